@@ -1,0 +1,183 @@
+//! Turning command-line paths into the kernel files to read: a file as given, a debugfs
+//! filesystem directory, a capture directory (`glocks.N` snapshots), or nothing, meaning
+//! every GFS2 filesystem in debugfs.
+
+use std::io;
+use std::path::{Path, PathBuf};
+
+/// debugfs's `statfs` magic number.
+const DEBUGFS_MAGIC: i64 = 0x6462_6720;
+
+/// One file to read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Input {
+    pub path: PathBuf,
+    /// True for files in debugfs, which change between reads.
+    pub live: bool,
+}
+
+/// Whether `path` lies on debugfs (a live kernel file rather than a saved copy).
+pub fn is_debugfs(path: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let Ok(c) = std::ffi::CString::new(path.as_os_str().as_bytes()) else {
+        return false;
+    };
+    // SAFETY: statfs writes only into the zeroed struct we pass; the path is NUL-terminated.
+    unsafe {
+        let mut st: libc::statfs = std::mem::zeroed();
+        libc::statfs(c.as_ptr(), &mut st) == 0 && st.f_type as i64 == DEBUGFS_MAGIC
+    }
+}
+
+/// The debugfs mount points listed in this process's mountinfo.
+pub fn debugfs_mounts() -> Vec<PathBuf> {
+    let Ok(me) = procfs::process::Process::myself() else {
+        return Vec::new();
+    };
+    let Ok(mounts) = me.mountinfo() else {
+        return Vec::new();
+    };
+    mounts
+        .into_iter()
+        .filter(|m| m.fs_type == "debugfs")
+        .map(|m| m.mount_point)
+        .collect()
+}
+
+/// GFS2 mount points, for error messages.
+fn gfs2_mounts() -> Vec<PathBuf> {
+    procfs::process::Process::myself()
+        .and_then(|p| p.mountinfo())
+        .map(|m| {
+            m.into_iter()
+                .filter(|m| m.fs_type == "gfs2")
+                .map(|m| m.mount_point)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Every `<debugfs>/gfs2/<table>` directory.
+pub fn gfs2_debugfs_dirs() -> io::Result<Vec<PathBuf>> {
+    let mounts = debugfs_mounts();
+    if mounts.is_empty() {
+        return Err(io::Error::new(
+            io::ErrorKind::NotFound,
+            "debugfs is not mounted: mount it with `mount -t debugfs none /sys/kernel/debug` \
+             or give the path of a saved glocks file",
+        ));
+    }
+    let mut dirs = Vec::new();
+    for m in &mounts {
+        if let Ok(rd) = std::fs::read_dir(m.join("gfs2")) {
+            dirs.extend(rd.flatten().map(|e| e.path()).filter(|p| p.is_dir()));
+        }
+    }
+    dirs.sort();
+    dirs.dedup();
+    if dirs.is_empty() {
+        let gfs2 = gfs2_mounts();
+        let why = if gfs2.is_empty() {
+            "no GFS2 filesystem is mounted".to_string()
+        } else {
+            format!(
+                "GFS2 is mounted at {} but {}/gfs2 has no entries (permission?)",
+                gfs2[0].display(),
+                mounts[0].display()
+            )
+        };
+        return Err(io::Error::new(io::ErrorKind::NotFound, why));
+    }
+    Ok(dirs)
+}
+
+/// In a capture directory, the newest `NAME.N` snapshot (largest N); else `NAME` itself.
+fn newest_in_dir(dir: &Path, name: &str) -> Option<PathBuf> {
+    let plain = dir.join(name);
+    if plain.is_file() {
+        return Some(plain);
+    }
+    let prefix = format!("{name}.");
+    std::fs::read_dir(dir)
+        .ok()?
+        .flatten()
+        .filter_map(|e| {
+            let file = e.file_name().into_string().ok()?;
+            let n: u64 = file.strip_prefix(&prefix)?.parse().ok()?;
+            Some((n, e.path()))
+        })
+        .max_by_key(|(n, _)| *n)
+        .map(|(_, p)| p)
+}
+
+/// Resolves paths to the `name` files to read (`glocks`, `glstats`, ...). With no paths,
+/// every mounted GFS2 filesystem's debugfs file.
+pub fn resolve(paths: &[PathBuf], name: &str) -> io::Result<Vec<Input>> {
+    let dirs;
+    let paths = if paths.is_empty() {
+        dirs = gfs2_debugfs_dirs()?;
+        &dirs[..]
+    } else {
+        paths
+    };
+    let mut out = Vec::new();
+    for p in paths {
+        let meta = std::fs::metadata(p)
+            .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", p.display())))?;
+        if meta.is_dir() {
+            if let Some(f) = newest_in_dir(p, name) {
+                out.push(Input {
+                    live: is_debugfs(&f),
+                    path: f,
+                });
+                continue;
+            }
+            // A debugfs gfs2/ directory (or a capture bundle) holding one dir per fs.
+            let mut found: Vec<PathBuf> = std::fs::read_dir(p)?
+                .flatten()
+                .filter_map(|e| newest_in_dir(&e.path(), name))
+                .collect();
+            if found.is_empty() {
+                return Err(io::Error::new(
+                    io::ErrorKind::NotFound,
+                    format!("{}: no {name} file in this directory", p.display()),
+                ));
+            }
+            found.sort();
+            out.extend(found.into_iter().map(|f| Input {
+                live: is_debugfs(&f),
+                path: f,
+            }));
+        } else {
+            out.push(Input {
+                live: is_debugfs(p),
+                path: p.clone(),
+            });
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn capture_dir_picks_newest_snapshot() {
+        let dir = testdata::path("real/dlm2-6.1/n1");
+        let r = resolve(std::slice::from_ref(&dir), "glocks").unwrap();
+        assert_eq!(r.len(), 1);
+        assert!(r[0].path.ends_with("glocks.5"));
+        assert!(!r[0].live);
+        let both = resolve(&[testdata::path("real/dlm2-6.1")], "glocks").unwrap();
+        assert_eq!(both.len(), 2);
+    }
+
+    #[test]
+    fn missing_paths_are_named() {
+        let e = resolve(&[PathBuf::from("/nonexistent/glocks")], "glocks").unwrap_err();
+        assert!(e.to_string().contains("/nonexistent/glocks"));
+        let e = resolve(&[testdata::path("public/glocktop-manpage")], "glocks").unwrap_err();
+        assert!(e.to_string().contains("no glocks file"));
+    }
+}

@@ -1,0 +1,40 @@
+//! glk: make GFS2 cluster-filesystem locking visible.
+
+use std::io;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+mod fmt;
+mod inputs;
+mod output;
+mod top;
+
+#[derive(Parser)]
+#[command(name = "glk", version, about = "Make GFS2 cluster-filesystem locking visible", long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// The glocks that matter, ranked: waiters, demotes, holders (from debugfs glocks files).
+    Top(top::TopArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match &cli.command {
+        Command::Top(a) => top::run(a),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        // A closed pipe (`glk top | head`) is a normal way to stop reading.
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("glk: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,69 @@
+//! Across refreshes: since when each waiter has been seen waiting, and which are new.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::SystemTime;
+
+use glockparse::GlockId;
+
+use super::Snapshot;
+
+/// A waiter's identity across refreshes.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct WaiterKey {
+    pub input: usize,
+    pub glock: GlockId,
+    pub pid: i64,
+    pub caller: Arc<str>,
+}
+
+/// How long a waiter has been seen.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct WaitAge {
+    pub first_seen: SystemTime,
+    /// Seconds from the first refresh that saw it to this one.
+    pub seen_secs: f64,
+    /// Refreshes in a row that saw it.
+    pub refreshes: u64,
+    /// First seen in this refresh (and not in the very first refresh).
+    pub new: bool,
+}
+
+#[derive(Default)]
+pub struct WaitTracker {
+    seen: HashMap<WaiterKey, (SystemTime, u64)>,
+    refreshes: u64,
+}
+
+impl WaitTracker {
+    /// Records the waiters of `snap`; forgets waiters no longer there.
+    pub fn update(&mut self, snap: &Snapshot) -> HashMap<WaiterKey, WaitAge> {
+        self.refreshes += 1;
+        let mut next = HashMap::new();
+        let mut ages = HashMap::new();
+        for s in &snap.shown {
+            for w in s.glock.waiters() {
+                let key = WaiterKey {
+                    input: s.input,
+                    glock: s.glock.id,
+                    pid: w.pid,
+                    caller: w.caller.clone(),
+                };
+                let (first, n) = self.seen.get(&key).copied().unwrap_or((snap.taken, 0));
+                let age = WaitAge {
+                    first_seen: first,
+                    seen_secs: snap
+                        .taken
+                        .duration_since(first)
+                        .map_or(0.0, |d| d.as_secs_f64()),
+                    refreshes: n + 1,
+                    new: n == 0 && self.refreshes > 1,
+                };
+                next.insert(key.clone(), (first, n + 1));
+                ages.insert(key, age);
+            }
+        }
+        self.seen = next;
+        ages
+    }
+}

@@ -1,0 +1,98 @@
+//! What went wrong while parsing: malformed lines as values with file and line number,
+//! and counts of what was read, skipped and ignored.
+
+use std::fmt;
+use std::sync::Arc;
+
+/// How many errors are kept with their text; the rest are only counted.
+pub const KEPT_ERRORS: usize = 20;
+
+/// One malformed line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParseError {
+    pub source: Arc<str>,
+    pub line: u64,
+    pub message: String,
+    /// The offending line, cut to 160 characters.
+    pub text: String,
+}
+
+impl ParseError {
+    pub fn new(source: &Arc<str>, line: u64, message: String, text: &[u8]) -> ParseError {
+        let mut text = String::from_utf8_lossy(text).into_owned();
+        if text.len() > 160 {
+            let mut cut = 160;
+            while !text.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            text.truncate(cut);
+            text.push('…');
+        }
+        ParseError {
+            source: Arc::clone(source),
+            line,
+            message,
+            text,
+        }
+    }
+}
+
+impl fmt::Display for ParseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}:{}: {}: {}",
+            self.source, self.line, self.message, self.text
+        )
+    }
+}
+
+/// Counts for one parse.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Diagnostics {
+    /// Lines read.
+    pub lines: u64,
+    /// Records produced.
+    pub records: u64,
+    /// Malformed lines.
+    pub errors: u64,
+    /// Lines dropped because the record they belonged to was malformed.
+    pub skipped: u64,
+    /// Lines that are not part of a record and not errors: blank lines, kernel-log
+    /// messages around a dump, glocktop's own D:/U:/C:/S lines.
+    pub ignored: u64,
+    /// The first [`KEPT_ERRORS`] errors.
+    pub first_errors: Vec<ParseError>,
+    /// A read error that ended the parse early (I/O or decompression failure).
+    pub fatal: Option<String>,
+}
+
+impl Diagnostics {
+    pub fn error(&mut self, e: ParseError) {
+        self.errors += 1;
+        if self.first_errors.len() < KEPT_ERRORS {
+            self.first_errors.push(e);
+        }
+    }
+
+    /// Adds another parse's counts to these.
+    pub fn merge(&mut self, other: &Diagnostics) {
+        self.lines += other.lines;
+        self.records += other.records;
+        self.errors += other.errors;
+        self.skipped += other.skipped;
+        self.ignored += other.ignored;
+        for e in &other.first_errors {
+            if self.first_errors.len() < KEPT_ERRORS {
+                self.first_errors.push(e.clone());
+            }
+        }
+        if self.fatal.is_none() {
+            self.fatal.clone_from(&other.fatal);
+        }
+    }
+
+    pub fn is_clean(&self) -> bool {
+        self.errors == 0 && self.skipped == 0 && self.fatal.is_none()
+    }
+}

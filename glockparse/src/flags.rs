@@ -1,0 +1,285 @@
+//! Glock (`G: f:`) and holder (`H: f:`) flag letters, kept as letter sets and decoded
+//! through tables that cover every kernel version (see docs/kernel-formats.md §1.8, §1.9).
+//!
+//! Letters that were reused or re-meant across versions are unambiguous per letter:
+//! old kernels print `I` for GLF_INITIAL ("DLM lock exists") and 6.11+ print `a` for the
+//! inverted flag ("no DLM lock yet"). Unknown letters are kept and shown as such.
+
+use std::fmt;
+
+/// One entry of a flag table: the letter, the kernel's flag name and a plain meaning.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FlagInfo {
+    pub letter: char,
+    pub name: &'static str,
+    pub meaning: &'static str,
+}
+
+const fn fi(letter: char, name: &'static str, meaning: &'static str) -> FlagInfo {
+    FlagInfo {
+        letter,
+        name,
+        meaning,
+    }
+}
+
+/// Glock flag letters in the order kernels print them (a union of every version's order).
+pub const GLOCK_FLAGS: &[FlagInfo] = &[
+    fi('l', "GLF_LOCK", "state change in progress"),
+    fi('D', "GLF_DEMOTE", "demote requested"),
+    fi(
+        'd',
+        "GLF_PENDING_DEMOTE",
+        "remote demote waiting for min hold time",
+    ),
+    fi('p', "GLF_DEMOTE_IN_PROGRESS", "demote in progress"),
+    fi('y', "GLF_DIRTY", "dirty, flush needed before release"),
+    fi('f', "GLF_LFLUSH", "log flush needed before release"),
+    fi(
+        'i',
+        "GLF_INVALIDATE_IN_PROGRESS",
+        "cache invalidation in progress",
+    ),
+    fi('R', "GLF_PENDING_REPLY", "DLM request outstanding"),
+    fi(
+        'r',
+        "GLF_HAVE_REPLY",
+        "DLM reply received, not yet processed",
+    ),
+    fi('I', "GLF_INITIAL", "DLM lock exists (kernels before 6.11)"),
+    fi('a', "GLF_INITIAL", "no DLM lock yet (6.11+)"),
+    fi('F', "GLF_HAVE_FROZEN_REPLY", "reply frozen during recovery"),
+    fi('q', "GLF_QUEUED", "holders queued"),
+    fi('L', "GLF_LRU", "on the LRU list"),
+    fi('o', "GLF_OBJECT", "inode or rgrp attached"),
+    fi('b', "GLF_BLOCKING", "DLM request may block"),
+    fi(
+        'c',
+        "GLF_INODE_CREATING",
+        "inode creation in progress (5.9-5.10)",
+    ),
+    fi('P', "GLF_PENDING_DELETE", "iopen: deletion pending"),
+    fi('x', "GLF_UNLOCKED", "waiting to be freed or unlocked"),
+    fi('n', "GLF_INSTANTIATE_NEEDED", "object must be read in"),
+    fi('N', "GLF_INSTANTIATE_IN_PROG", "object being read in"),
+    fi(
+        'e',
+        "GLF_TRY_TO_EVICT",
+        "iopen: try to evict the cached inode",
+    ),
+    fi(
+        'E',
+        "GLF_VERIFY_DELETE",
+        "iopen: verify whether the inode was deleted",
+    ),
+    fi('s', "GLF_DEFER_DELETE", "iopen: deletion deferred"),
+    fi('C', "GLF_CANCELING", "DLM cancel in progress"),
+];
+
+/// Holder flag letters in the order kernels print them.
+pub const HOLDER_FLAGS: &[FlagInfo] = &[
+    fi('t', "LM_FLAG_TRY", "try lock"),
+    fi('T', "LM_FLAG_TRY_1CB", "try lock, one callback"),
+    fi('e', "LM_FLAG_NOEXP", "taken during journal recovery"),
+    fi('A', "LM_FLAG_ANY", "any compatible mode"),
+    fi('p', "LM_FLAG_PRIORITY", "queued at the head (before 6.6)"),
+    fi(
+        'n',
+        "LM_FLAG_NODE_SCOPE",
+        "shares an EX glock within the node",
+    ),
+    fi('a', "GL_ASYNC", "asynchronous request"),
+    fi('E', "GL_EXACT", "exact mode required"),
+    fi('c', "GL_NOCACHE", "demote on unlock"),
+    fi('H', "HIF_HOLDER", "granted"),
+    fi('W', "HIF_WAIT", "waiting"),
+    fi('F', "HIF_FIRST", "first holder granted (before 5.16)"),
+    fi('D', "HIF_MAY_DEMOTE", "may be auto-demoted (5.16-5.19)"),
+    fi('s', "GL_SKIP", "skip instantiate"),
+];
+
+/// A set of ASCII flag letters. Order-independent; displays in the kernel's order, then
+/// any unknown letters in ASCII order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct LetterSet(u128);
+
+impl LetterSet {
+    /// Builds the set from a flag string; `None` if a byte is not printable ASCII.
+    pub fn parse(s: &[u8]) -> Option<LetterSet> {
+        let mut bits = 0u128;
+        for &b in s {
+            if !b.is_ascii_graphic() {
+                return None;
+            }
+            bits |= 1u128 << b;
+        }
+        Some(LetterSet(bits))
+    }
+
+    #[inline]
+    pub fn contains(self, letter: char) -> bool {
+        (letter as u32) < 128 && self.0 & (1u128 << (letter as u32)) != 0
+    }
+
+    pub fn is_empty(self) -> bool {
+        self.0 == 0
+    }
+
+    pub fn len(self) -> usize {
+        self.0.count_ones() as usize
+    }
+
+    fn letters_in(self, table: &[FlagInfo]) -> String {
+        let mut out = String::with_capacity(self.len());
+        let mut rest = self.0;
+        for f in table {
+            if self.contains(f.letter) {
+                out.push(f.letter);
+                rest &= !(1u128 << (f.letter as u32));
+            }
+        }
+        for b in 0u8..128 {
+            if rest & (1u128 << b) != 0 {
+                out.push(b as char);
+            }
+        }
+        out
+    }
+
+    fn decode_in(self, table: &'static [FlagInfo]) -> Vec<Decoded> {
+        self.letters_in(table)
+            .chars()
+            .map(|c| match table.iter().find(|f| f.letter == c) {
+                Some(info) => Decoded::Known(*info),
+                None => Decoded::Unknown(c),
+            })
+            .collect()
+    }
+}
+
+/// One decoded flag letter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Decoded {
+    Known(FlagInfo),
+    Unknown(char),
+}
+
+impl Decoded {
+    pub fn letter(self) -> char {
+        match self {
+            Decoded::Known(f) => f.letter,
+            Decoded::Unknown(c) => c,
+        }
+    }
+
+    pub fn meaning(self) -> String {
+        match self {
+            Decoded::Known(f) => f.meaning.to_string(),
+            Decoded::Unknown(c) => format!("unknown flag '{c}'"),
+        }
+    }
+}
+
+/// The flags of a `G:` line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct GlockFlags(pub LetterSet);
+
+impl GlockFlags {
+    pub fn parse(s: &[u8]) -> Option<GlockFlags> {
+        LetterSet::parse(s).map(GlockFlags)
+    }
+    pub fn contains(self, letter: char) -> bool {
+        self.0.contains(letter)
+    }
+    /// Demote requested, pending or in progress (`D`, `d`, `p`).
+    pub fn demote_activity(self) -> bool {
+        self.contains('D') || self.contains('d') || self.contains('p')
+    }
+    /// A state change or DLM operation is in progress (`l`).
+    pub fn locked(self) -> bool {
+        self.contains('l')
+    }
+    pub fn decode(self) -> Vec<Decoded> {
+        self.0.decode_in(GLOCK_FLAGS)
+    }
+    /// Each flag as a short phrase, for "flags as words" output.
+    pub fn words(self) -> Vec<String> {
+        self.decode().into_iter().map(Decoded::meaning).collect()
+    }
+}
+
+impl fmt::Display for GlockFlags {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0.letters_in(GLOCK_FLAGS))
+    }
+}
+
+/// The flags of an `H:` line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct HolderFlags(pub LetterSet);
+
+impl HolderFlags {
+    pub fn parse(s: &[u8]) -> Option<HolderFlags> {
+        LetterSet::parse(s).map(HolderFlags)
+    }
+    pub fn contains(self, letter: char) -> bool {
+        self.0.contains(letter)
+    }
+    pub fn decode(self) -> Vec<Decoded> {
+        self.0.decode_in(HOLDER_FLAGS)
+    }
+    pub fn words(self) -> Vec<String> {
+        self.decode().into_iter().map(Decoded::meaning).collect()
+    }
+}
+
+impl fmt::Display for HolderFlags {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0.letters_in(HOLDER_FLAGS))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kernel_order_is_kept_for_every_version() {
+        for s in [
+            "lDdpyfirIFqLob",
+            "lDdpyfirIFqLobPxnN",
+            "lDdpyfirIFqLobxnNeE",
+            "lDdpyfiRraFqLobxnNeEsC",
+            "lyfaqo",
+        ] {
+            assert_eq!(GlockFlags::parse(s.as_bytes()).unwrap().to_string(), s);
+        }
+        for s in ["tTeApaEcHWF", "tTeApnaEcHWDs", "tTeAnaEcHWs", "nW"] {
+            assert_eq!(HolderFlags::parse(s.as_bytes()).unwrap().to_string(), s);
+        }
+    }
+
+    #[test]
+    fn unknown_letters_are_kept() {
+        let f = GlockFlags::parse(b"qZob").unwrap();
+        assert_eq!(f.to_string(), "qobZ");
+        let d = f.decode();
+        assert_eq!(d.last().unwrap(), &Decoded::Unknown('Z'));
+        assert_eq!(d[0].meaning(), "holders queued");
+    }
+
+    #[test]
+    fn initial_letter_is_version_aware() {
+        let old = GlockFlags::parse(b"I").unwrap().words();
+        let new = GlockFlags::parse(b"a").unwrap().words();
+        assert!(old[0].contains("exists"));
+        assert!(new[0].contains("no DLM lock"));
+    }
+
+    #[test]
+    fn empty_and_bad() {
+        assert!(GlockFlags::parse(b"").unwrap().0.is_empty());
+        assert!(GlockFlags::parse(b"a\x01").is_none());
+        assert!(GlockFlags::parse("é".as_bytes()).is_none());
+    }
+}

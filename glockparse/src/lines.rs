@@ -1,0 +1,133 @@
+//! A line reader over any `Read` that hands out borrowed lines with their numbers and
+//! allocates nothing per line. Memory stays bounded: a "line" longer than
+//! [`MAX_LINE`] is cut into pieces (such a line is malformed anyway).
+
+use std::io::{self, Read};
+
+/// The longest line handed out in one piece.
+pub const MAX_LINE: usize = 1 << 20;
+const CHUNK: usize = 1 << 20;
+
+pub struct LineReader<R> {
+    rdr: R,
+    buf: Vec<u8>,
+    start: usize,
+    end: usize,
+    eof: bool,
+    line_no: u64,
+}
+
+impl<R: Read> LineReader<R> {
+    pub fn new(rdr: R) -> LineReader<R> {
+        LineReader {
+            rdr,
+            buf: vec![0; CHUNK + MAX_LINE],
+            start: 0,
+            end: 0,
+            eof: false,
+            line_no: 0,
+        }
+    }
+
+    /// Number of the line most recently returned (1-based).
+    pub fn line_number(&self) -> u64 {
+        self.line_no
+    }
+
+    /// The next line without its `\n` (and without a `\r` before it).
+    pub fn next_line(&mut self) -> io::Result<Option<&[u8]>> {
+        loop {
+            if let Some(i) = memchr::memchr(b'\n', &self.buf[self.start..self.end]) {
+                let (s, e) = (self.start, self.start + i);
+                self.start = e + 1;
+                return Ok(Some(self.finish(s, e)));
+            }
+            let pending = self.end - self.start;
+            if self.eof || pending >= MAX_LINE {
+                if pending == 0 {
+                    return Ok(None);
+                }
+                let (s, e) = (self.start, self.start + pending.min(MAX_LINE));
+                self.start = e;
+                return Ok(Some(self.finish(s, e)));
+            }
+            self.fill()?;
+        }
+    }
+
+    fn finish(&mut self, s: usize, mut e: usize) -> &[u8] {
+        self.line_no += 1;
+        if e > s && self.buf[e - 1] == b'\r' {
+            e -= 1;
+        }
+        &self.buf[s..e]
+    }
+
+    fn fill(&mut self) -> io::Result<()> {
+        if self.start > 0 {
+            self.buf.copy_within(self.start..self.end, 0);
+            self.end -= self.start;
+            self.start = 0;
+        }
+        let free = self.buf.len() - self.end;
+        let want = free.min(CHUNK);
+        loop {
+            match self.rdr.read(&mut self.buf[self.end..self.end + want]) {
+                Ok(0) => {
+                    self.eof = true;
+                    return Ok(());
+                }
+                Ok(n) => {
+                    self.end += n;
+                    return Ok(());
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A reader that returns one byte per call, to exercise refills at every position.
+    struct Trickle<'a>(&'a [u8]);
+    impl Read for Trickle<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            if self.0.is_empty() || buf.is_empty() {
+                return Ok(0);
+            }
+            buf[0] = self.0[0];
+            self.0 = &self.0[1..];
+            Ok(1)
+        }
+    }
+
+    fn collect<R: Read>(r: R) -> Vec<String> {
+        let mut lr = LineReader::new(r);
+        let mut out = vec![];
+        while let Some(l) = lr.next_line().unwrap() {
+            out.push(String::from_utf8(l.to_vec()).unwrap());
+        }
+        out
+    }
+
+    #[test]
+    fn splits_lines() {
+        let want = vec!["a", "", "b c", "d"];
+        assert_eq!(collect(&b"a\n\nb c\r\nd"[..]), want);
+        assert_eq!(collect(Trickle(b"a\n\nb c\r\nd\n")), want);
+        assert!(collect(&b""[..]).is_empty());
+    }
+
+    #[test]
+    fn overlong_lines_are_cut_not_buffered_forever() {
+        let data = vec![b'x'; MAX_LINE * 2 + 5];
+        let lines = collect(&data[..]);
+        assert_eq!(lines.len(), 3);
+        assert_eq!(lines[0].len(), MAX_LINE);
+        assert_eq!(lines[2].len(), 5);
+    }
+}

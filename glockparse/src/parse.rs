@@ -1,0 +1,378 @@
+//! Parsers for single glocks-file lines (the part after the tag: `G:`, `H:`, ...).
+//! Each returns a message on malformed input; none allocates on the common path except
+//! through the interner.
+
+use std::sync::Arc;
+
+use crate::flags::{GlockFlags, HolderFlags};
+use crate::id::GlockId;
+use crate::intern::Interner;
+use crate::num::{parse_hex_u64, parse_i64, parse_u64};
+use crate::record::{Glock, Holder, InodeInfo, Reservation, RgrpInfo, RgrpLvb, Token};
+use crate::state::LockState;
+
+/// Splits a line body into space-separated `key:value` tokens (a token without `:`
+/// yields `(token, None)`). Runs of spaces are skipped.
+pub(crate) fn tokens(s: &[u8]) -> impl Iterator<Item = (&[u8], Option<&[u8]>)> {
+    s.split(|&b| b == b' ')
+        .filter(|t| !t.is_empty())
+        .map(|t| match memchr::memchr(b':', t) {
+            Some(i) => (&t[..i], Some(&t[i + 1..])),
+            None => (t, None),
+        })
+}
+
+fn keep_token(extra: &mut Vec<Token>, key: &[u8], value: Option<&[u8]>) {
+    extra.push(Token {
+        key: String::from_utf8_lossy(key).into(),
+        value: String::from_utf8_lossy(value.unwrap_or(b"")).into(),
+    });
+}
+
+fn state(v: &[u8], what: &'static str) -> Result<LockState, String> {
+    LockState::parse(v).ok_or_else(|| format!("bad {what} state {:?}", lossy(v)))
+}
+
+fn lossy(v: &[u8]) -> String {
+    String::from_utf8_lossy(v).into_owned()
+}
+
+fn num_u(v: &[u8], key: &str) -> Result<u64, String> {
+    parse_u64(v).ok_or_else(|| format!("bad number in {key}:{}", lossy(v)))
+}
+
+fn num_i(v: &[u8], key: &str) -> Result<i64, String> {
+    parse_i64(v).ok_or_else(|| format!("bad number in {key}:{}", lossy(v)))
+}
+
+fn num_hex(v: &[u8], key: &str) -> Result<u64, String> {
+    parse_hex_u64(v).ok_or_else(|| format!("bad hex number in {key}:{}", lossy(v)))
+}
+
+fn pair<'a>(v: &'a [u8], key: &str) -> Result<(&'a [u8], &'a [u8]), String> {
+    let i = memchr::memchr(b'/', v).ok_or_else(|| format!("expected A/B in {key}:{}", lossy(v)))?;
+    Ok((&v[..i], &v[i + 1..]))
+}
+
+/// Parses the body of a `G:` line (after `G:`) into `g`, which must be cleared first.
+/// `s:` and `n:` are required; every other known field is optional so that old and new
+/// kernels parse alike.
+pub(crate) fn glock_line(body: &[u8], g: &mut Glock) -> Result<(), String> {
+    let (mut have_s, mut have_n) = (false, false);
+    for (key, value) in tokens(body) {
+        let Some(v) = value else {
+            keep_token(&mut g.extra, key, None);
+            continue;
+        };
+        match key {
+            b"s" => {
+                g.state = state(v, "s:")?;
+                have_s = true;
+            }
+            b"n" => {
+                g.id = GlockId::parse_hex(v)
+                    .ok_or_else(|| format!("bad glock number n:{}", lossy(v)))?;
+                have_n = true;
+            }
+            b"f" => {
+                g.flags =
+                    GlockFlags::parse(v).ok_or_else(|| format!("bad glock flags f:{}", lossy(v)))?
+            }
+            b"t" => g.target = state(v, "t:")?,
+            b"d" => {
+                let (s, us) = pair(v, "d")?;
+                g.demote_state = state(s, "d:")?;
+                g.demote_us = num_u(us, "d")?;
+            }
+            b"a" => g.ail = num_i(v, "a")?,
+            b"v" => g.revokes = num_i(v, "v")?,
+            b"r" => g.refs = num_i(v, "r")?,
+            b"m" => g.hold_jiffies = num_i(v, "m")?,
+            b"p" => g.nrpages = Some(num_u(v, "p")?),
+            _ => keep_token(&mut g.extra, key, Some(v)),
+        }
+    }
+    match (have_s, have_n) {
+        (true, true) => Ok(()),
+        (false, _) => Err("G: line without s: state".into()),
+        (_, false) => Err("G: line without n: glock number".into()),
+    }
+}
+
+/// Finds where the caller starts in `"COMM] CALLER"`: the last token, or the last two
+/// when the final token is `[module]` or a `file.c:line` location.
+fn caller_start(rest: &[u8]) -> usize {
+    let last_space = |s: &[u8]| memchr::memrchr(b' ', s);
+    let Some(sp) = last_space(rest) else {
+        return rest.len();
+    };
+    let last = &rest[sp + 1..];
+    let two_tokens = (last.starts_with(b"[") && last.ends_with(b"]"))
+        || (memchr::memchr(b':', last).is_some() && memchr::memmem::find(last, b"+0x").is_none());
+    if two_tokens {
+        if let Some(sp2) = last_space(&rest[..sp]) {
+            let prev = &rest[sp2 + 1..sp];
+            if memchr::memmem::find(prev, b"+0x").is_some() || prev.starts_with(b"0x") {
+                return sp2 + 1;
+            }
+        }
+    }
+    sp + 1
+}
+
+/// Parses the body of an ` H:` line. The comm may contain spaces and `]`, so it is taken
+/// as whatever lies between `p:N [` and the caller found from the right.
+pub(crate) fn holder_line(body: &[u8], interner: &mut Interner) -> Result<Holder, String> {
+    let mut h = Holder {
+        state: LockState::Unlocked,
+        flags: HolderFlags::default(),
+        error: 0,
+        pid: -1,
+        comm: Arc::from(""),
+        caller: Arc::from(""),
+    };
+    let (mut have_s, mut have_p) = (false, false);
+    let mut pos = 0;
+    while pos < body.len() {
+        if body[pos] == b' ' {
+            pos += 1;
+            continue;
+        }
+        if body[pos] == b'[' {
+            break;
+        }
+        let end = memchr::memchr(b' ', &body[pos..]).map_or(body.len(), |i| pos + i);
+        let tok = &body[pos..end];
+        pos = end;
+        let Some(colon) = memchr::memchr(b':', tok) else {
+            return Err(format!("unexpected token {:?} in H: line", lossy(tok)));
+        };
+        let (key, v) = (&tok[..colon], &tok[colon + 1..]);
+        match key {
+            b"s" => {
+                h.state = state(v, "s:")?;
+                have_s = true;
+            }
+            b"f" => {
+                h.flags = HolderFlags::parse(v)
+                    .ok_or_else(|| format!("bad holder flags f:{}", lossy(v)))?
+            }
+            b"e" => h.error = num_i(v, "e")?,
+            b"p" => {
+                h.pid = num_i(v, "p")?;
+                have_p = true;
+            }
+            _ => {}
+        }
+    }
+    if !have_s || !have_p {
+        return Err("H: line without s: and p: fields".into());
+    }
+    let rest = &body[pos..];
+    if rest.first() != Some(&b'[') {
+        return Err("H: line without [comm]".into());
+    }
+    let rest = &rest[1..];
+    let cs = caller_start(rest);
+    let comm_end = if cs >= 2 && &rest[cs - 2..cs] == b"] " {
+        cs - 2
+    } else if rest.ends_with(b"]") {
+        // No caller printed at all.
+        h.comm = interner.intern(&rest[..rest.len() - 1]);
+        return Ok(h);
+    } else {
+        return Err("H: line: comm not closed by ']'".into());
+    };
+    h.comm = interner.intern(&rest[..comm_end]);
+    h.caller = interner.intern(&rest[cs..]);
+    Ok(h)
+}
+
+/// Parses the body of an ` I:` line.
+pub(crate) fn inode_line(body: &[u8]) -> Result<InodeInfo, String> {
+    let mut i = InodeInfo::default();
+    let mut have_n = false;
+    for (key, value) in tokens(body) {
+        let Some(v) = value else {
+            keep_token(&mut i.extra, key, None);
+            continue;
+        };
+        match key {
+            b"n" => {
+                let (a, b) = pair(v, "n")?;
+                i.formal_ino = num_u(a, "n")?;
+                i.addr = num_u(b, "n")?;
+                have_n = true;
+            }
+            b"t" => i.dtype = num_u(v, "t")?,
+            b"f" => i.iflags = num_hex(v, "f")?,
+            b"d" => i.diskflags = num_hex(v, "d")?,
+            // RHEL6-era kernels printed s:size/disksize.
+            b"s" => i.size = num_u(v.split(|&b| b == b'/').next().unwrap_or(v), "s")?,
+            b"p" => i.nrpages = Some(num_u(v, "p")?),
+            _ => keep_token(&mut i.extra, key, Some(v)),
+        }
+    }
+    if !have_n {
+        return Err("I: line without n:".into());
+    }
+    Ok(i)
+}
+
+/// Parses the body of an ` R:` line.
+pub(crate) fn rgrp_line(body: &[u8]) -> Result<RgrpInfo, String> {
+    let mut r = RgrpInfo::default();
+    let mut have_n = false;
+    for (key, value) in tokens(body) {
+        let Some(v) = value else {
+            keep_token(&mut r.extra, key, None);
+            continue;
+        };
+        match key {
+            b"n" => {
+                r.addr = num_u(v, "n")?;
+                have_n = true;
+            }
+            b"f" => r.flags = num_hex(v, "f")?,
+            b"b" => {
+                let (a, b) = pair(v, "b")?;
+                r.free = num_u(a, "b")?;
+                r.free_clone = num_u(b, "b")?;
+            }
+            b"i" => r.dinodes = num_u(v, "i")?,
+            b"q" => r.requested = Some(num_u(v, "q")?),
+            b"r" => r.reserved = Some(num_u(v, "r")?),
+            b"e" => r.extfail = Some(num_u(v, "e")?),
+            _ => keep_token(&mut r.extra, key, Some(v)),
+        }
+    }
+    if !have_n {
+        return Err("R: line without n:".into());
+    }
+    Ok(r)
+}
+
+/// Parses the body of an `  L:` line.
+pub(crate) fn lvb_line(body: &[u8]) -> Result<RgrpLvb, String> {
+    let mut l = RgrpLvb::default();
+    for (key, value) in tokens(body) {
+        match (key, value) {
+            (b"f", Some(v)) => l.flags = num_hex(v, "f")?,
+            (b"b", Some(v)) => l.free = num_u(v, "b")?,
+            (b"i", Some(v)) => l.dinodes = num_u(v, "i")?,
+            _ => {}
+        }
+    }
+    Ok(l)
+}
+
+/// Parses the body of a `  B:` line.
+pub(crate) fn reservation_line(body: &[u8]) -> Result<Reservation, String> {
+    let mut b = Reservation::default();
+    let mut have_n = false;
+    for (key, value) in tokens(body) {
+        match (key, value) {
+            (b"n", Some(v)) => {
+                b.inode = num_u(v, "n")?;
+                have_n = true;
+            }
+            (b"s", Some(v)) => b.start = num_u(v, "s")?,
+            (b"b", Some(v)) => b.bit_offset = Some(num_u(v, "b")?),
+            (b"f", Some(v)) => b.free = num_u(v, "f")?,
+            _ => {}
+        }
+    }
+    if !have_n {
+        return Err("B: line without n:".into());
+    }
+    Ok(b)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn holder(s: &str) -> Holder {
+        holder_line(s.as_bytes(), &mut Interner::default()).unwrap()
+    }
+
+    #[test]
+    fn holder_caller_forms() {
+        let h = holder("s:EX f:H e:0 p:4466 [dd] gfs2_file_write_iter+0x134/0x3a0 [gfs2]");
+        assert_eq!(
+            (&*h.comm, &*h.caller),
+            ("dd", "gfs2_file_write_iter+0x134/0x3a0 [gfs2]")
+        );
+        assert_eq!(h.caller_function(), "gfs2_file_write_iter");
+        let h =
+            holder("s:EX f:nW e:0 p:6072 [syz.0.21] alloc_dinode+0x16a/0x550 fs/gfs2/inode.c:414");
+        assert_eq!(&*h.caller, "alloc_dinode+0x16a/0x550 fs/gfs2/inode.c:414");
+        let h = holder("s:EX f:H e:0 p:0 [(none)] get_tree_bdev+0x133/0x1d0");
+        assert_eq!(
+            (&*h.comm, &*h.caller),
+            ("(none)", "get_tree_bdev+0x133/0x1d0")
+        );
+        assert!(h.pid_meaningless());
+        let h = holder("s:SH f:W e:0 p:12 [a b] c]] 0xffffffffc04b621e");
+        assert_eq!((&*h.comm, &*h.caller), ("a b] c]", "0xffffffffc04b621e"));
+        let h = holder("s:SH f:W e:-5 p:-1 [(ended)]");
+        assert_eq!(
+            (h.pid, h.error, &*h.comm, &*h.caller),
+            (-1, -5, "(ended)", "")
+        );
+    }
+
+    #[test]
+    fn holder_errors() {
+        let mut i = Interner::default();
+        assert!(holder_line(b"s:EX f:H e:0 [dd] x", &mut i).is_err());
+        assert!(holder_line(b"s:EX f:H e:0 p:1 dd x", &mut i).is_err());
+        assert!(holder_line(b"s:XX f:H e:0 p:1 [dd] x", &mut i).is_err());
+        assert!(holder_line(b"s:EX f:H e:0 p:1 [dd x", &mut i).is_err());
+    }
+
+    #[test]
+    fn glock_line_fields_and_extras() {
+        let mut g = Glock::default();
+        glock_line(
+            b" s:EX n:2/203e5 f:yfIqob t:EX d:UN/2368172000 a:0 v:0 r:-128 m:200 p:1 z:9 <--root",
+            &mut g,
+        )
+        .unwrap();
+        assert_eq!(g.id, GlockId::new(2, 0x203e5));
+        assert_eq!(g.demote_state, LockState::Unlocked);
+        assert_eq!(g.demote_us, 2368172000);
+        assert_eq!(g.refs, -128);
+        assert_eq!(g.nrpages, Some(1));
+        assert_eq!(g.extra.len(), 2);
+        assert_eq!((&*g.extra[0].key, &*g.extra[0].value), ("z", "9"));
+        let mut g = Glock::default();
+        glock_line(b"  s:UN n:2/819 f: t:UN d:EX/0 a:0 v:0 r:-128 m:20", &mut g).unwrap();
+        assert!(g.flags.0.is_empty());
+        assert_eq!(g.nrpages, None);
+        assert!(glock_line(b" s:EX f:q", &mut Glock::default()).is_err());
+        assert!(glock_line(b" s:EX n:2/zz", &mut Glock::default()).is_err());
+    }
+
+    #[test]
+    fn object_lines() {
+        let i = inode_line(b" n:37/132069 t:8 f:0x00 d:0x00000000 s:1048576 p:256").unwrap();
+        assert_eq!(
+            (i.formal_ino, i.addr, i.size, i.nrpages),
+            (37, 132069, 1048576, Some(256))
+        );
+        assert_eq!(i.file_type(), "file");
+        let r = rgrp_line(b" n:17 f:90000000 b:61231/61230 i:12 q:0 r:0 e:61231").unwrap();
+        assert_eq!(
+            (r.addr, r.flags, r.free_clone, r.requested),
+            (17, 0x90000000, 61230, Some(0))
+        );
+        let b = reservation_line(b" n:132069 s:524401 f:64").unwrap();
+        assert_eq!(
+            (b.inode, b.start, b.bit_offset, b.free),
+            (132069, 524401, None, 64)
+        );
+        let l = lvb_line(b" f:00 b:38623 i:12").unwrap();
+        assert_eq!((l.free, l.dinodes), (38623, 12));
+    }
+}
