@@ -1,1 +1,77 @@
-fn main() {}
+//! glk benchmarks. Each prints its figures; none asserts a target (targets are judged by
+//! reading the figures, never by a timed test).
+//!
+//! ```text
+//! glk-bench gen-glocks --glocks 1000000 --out bench/out/glocks-1M
+//! glk-bench top --glocks 1000000          # wc -l vs glk top --once, peak RSS
+//! ```
+
+mod gen;
+mod measure;
+
+use std::path::{Path, PathBuf};
+
+fn usage() -> ! {
+    eprintln!(
+        "usage: glk-bench gen-glocks --glocks N --out FILE\n       glk-bench top [--glocks N] [--file FILE] [--glk PATH]"
+    );
+    std::process::exit(2)
+}
+
+fn arg(args: &[String], name: &str) -> Option<String> {
+    args.iter()
+        .position(|a| a == name)
+        .map(|i| args.get(i + 1).cloned().unwrap_or_else(|| usage()))
+}
+
+fn count(args: &[String]) -> u64 {
+    arg(args, "--glocks")
+        .map(|s| s.parse().unwrap_or_else(|_| usage()))
+        .unwrap_or(1_000_000)
+}
+
+fn generate(n: u64, out: &Path) -> std::io::Result<u64> {
+    if let Some(d) = out.parent() {
+        std::fs::create_dir_all(d)?;
+    }
+    let mut w = std::io::BufWriter::new(std::fs::File::create(out)?);
+    let bytes = gen::write_glocks(n, &mut w)?;
+    std::io::Write::flush(&mut w)?;
+    Ok(bytes)
+}
+
+/// The glk binary built next to this one (same target directory and profile).
+fn sibling_glk() -> PathBuf {
+    let me = std::env::current_exe().expect("current exe");
+    me.with_file_name("glk")
+}
+
+fn main() -> std::io::Result<()> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args.first().map(String::as_str) {
+        Some("gen-glocks") => {
+            let out = PathBuf::from(arg(&args, "--out").unwrap_or_else(|| usage()));
+            let n = count(&args);
+            let bytes = generate(n, &out)?;
+            println!("wrote {n} glocks, {bytes} bytes, to {}", out.display());
+        }
+        Some("top") => {
+            let n = count(&args);
+            let file = match arg(&args, "--file") {
+                Some(f) => PathBuf::from(f),
+                None => {
+                    let f = PathBuf::from(format!("bench/out/glocks-{n}"));
+                    if !f.exists() {
+                        let bytes = generate(n, &f)?;
+                        println!("generated {n} glocks ({bytes} bytes) in {}", f.display());
+                    }
+                    f
+                }
+            };
+            let glk = arg(&args, "--glk").map_or_else(sibling_glk, PathBuf::from);
+            measure::top(&glk, &file)?;
+        }
+        _ => usage(),
+    }
+    Ok(())
+}

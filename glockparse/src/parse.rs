@@ -2,8 +2,7 @@
 //! Each returns a message on malformed input; none allocates on the common path except
 //! through the interner.
 
-use std::sync::Arc;
-
+use crate::cursor::Cursor;
 use crate::flags::{GlockFlags, HolderFlags};
 use crate::id::GlockId;
 use crate::intern::Interner;
@@ -54,10 +53,47 @@ fn pair<'a>(v: &'a [u8], key: &str) -> Result<(&'a [u8], &'a [u8]), String> {
     Ok((&v[..i], &v[i + 1..]))
 }
 
+/// The kernel's exact `G:` layout, every version:
+/// `s:%s n:%u/%llx f:%s t:%s d:%s/%llu a:%d v:%d r:%d m:%ld[ p:%lu]`.
+fn glock_line_fast(body: &[u8], g: &mut Glock) -> Option<()> {
+    let mut c = Cursor::new(body);
+    c.skip_spaces();
+    c.lit(b"s:")?;
+    g.state = LockState::parse(c.take(2)?)?;
+    c.lit(b" n:")?;
+    let gltype = u32::try_from(c.uint()?).ok()?;
+    c.byte(b'/')?;
+    g.id = GlockId::new(gltype, c.hex()?);
+    c.lit(b" f:")?;
+    g.flags = GlockFlags::parse(c.word())?;
+    c.lit(b" t:")?;
+    g.target = LockState::parse(c.take(2)?)?;
+    c.lit(b" d:")?;
+    g.demote_state = LockState::parse(c.take(2)?)?;
+    c.byte(b'/')?;
+    g.demote_us = c.uint()?;
+    c.lit(b" a:")?;
+    g.ail = c.int()?;
+    c.lit(b" v:")?;
+    g.revokes = c.int()?;
+    c.lit(b" r:")?;
+    g.refs = c.int()?;
+    c.lit(b" m:")?;
+    g.hold_jiffies = c.int()?;
+    if c.lit(b" p:").is_some() {
+        g.nrpages = Some(c.uint()?);
+    }
+    c.at_end().then_some(())
+}
+
 /// Parses the body of a `G:` line (after `G:`) into `g`, which must be cleared first.
 /// `s:` and `n:` are required; every other known field is optional so that old and new
 /// kernels parse alike.
 pub(crate) fn glock_line(body: &[u8], g: &mut Glock) -> Result<(), String> {
+    if glock_line_fast(body, g).is_some() {
+        return Ok(());
+    }
+    g.clear();
     let (mut have_s, mut have_n) = (false, false);
     for (key, value) in tokens(body) {
         let Some(v) = value else {
@@ -99,6 +135,11 @@ pub(crate) fn glock_line(body: &[u8], g: &mut Glock) -> Result<(), String> {
     }
 }
 
+/// A `%pS` symbol carries `+0xOFF/0xSIZE`.
+fn has_offset(tok: &[u8]) -> bool {
+    tok.windows(3).any(|w| w == b"+0x")
+}
+
 /// Finds where the caller starts in `"COMM] CALLER"`: the last token, or the last two
 /// when the final token is `[module]` or a `file.c:line` location.
 fn caller_start(rest: &[u8]) -> usize {
@@ -108,11 +149,11 @@ fn caller_start(rest: &[u8]) -> usize {
     };
     let last = &rest[sp + 1..];
     let two_tokens = (last.starts_with(b"[") && last.ends_with(b"]"))
-        || (memchr::memchr(b':', last).is_some() && memchr::memmem::find(last, b"+0x").is_none());
+        || (last.contains(&b':') && !has_offset(last));
     if two_tokens {
         if let Some(sp2) = last_space(&rest[..sp]) {
             let prev = &rest[sp2 + 1..sp];
-            if memchr::memmem::find(prev, b"+0x").is_some() || prev.starts_with(b"0x") {
+            if has_offset(prev) || prev.starts_with(b"0x") {
                 return sp2 + 1;
             }
         }
@@ -120,16 +161,44 @@ fn caller_start(rest: &[u8]) -> usize {
     sp + 1
 }
 
+/// The kernel's exact `H:` layout up to the comm: `s:%s f:%s e:%d p:%ld [`.
+fn holder_prefix_fast(body: &[u8]) -> Option<(LockState, HolderFlags, i64, i64, &[u8])> {
+    let mut c = Cursor::new(body);
+    c.skip_spaces();
+    c.lit(b"s:")?;
+    let state = LockState::parse(c.take(2)?)?;
+    c.lit(b" f:")?;
+    let flags = HolderFlags::parse(c.word())?;
+    c.lit(b" e:")?;
+    let error = c.int()?;
+    c.lit(b" p:")?;
+    let pid = c.int()?;
+    c.byte(b' ')?;
+    let rest = c.rest();
+    (rest.first() == Some(&b'[')).then_some((state, flags, error, pid, rest))
+}
+
 /// Parses the body of an ` H:` line. The comm may contain spaces and `]`, so it is taken
 /// as whatever lies between `p:N [` and the caller found from the right.
 pub(crate) fn holder_line(body: &[u8], interner: &mut Interner) -> Result<Holder, String> {
+    if let Some((state, flags, error, pid, rest)) = holder_prefix_fast(body) {
+        let h = Holder {
+            state,
+            flags,
+            error,
+            pid,
+            comm: interner.empty(),
+            caller: interner.empty(),
+        };
+        return holder_tail(h, rest, interner);
+    }
     let mut h = Holder {
         state: LockState::Unlocked,
         flags: HolderFlags::default(),
         error: 0,
         pid: -1,
-        comm: Arc::from(""),
-        caller: Arc::from(""),
+        comm: interner.empty(),
+        caller: interner.empty(),
     };
     let (mut have_s, mut have_p) = (false, false);
     let mut pos = 0;
@@ -172,6 +241,11 @@ pub(crate) fn holder_line(body: &[u8], interner: &mut Interner) -> Result<Holder
     if rest.first() != Some(&b'[') {
         return Err("H: line without [comm]".into());
     }
+    holder_tail(h, rest, interner)
+}
+
+/// Fills comm and caller from `[COMM] CALLER`.
+fn holder_tail(mut h: Holder, rest: &[u8], interner: &mut Interner) -> Result<Holder, String> {
     let rest = &rest[1..];
     let cs = caller_start(rest);
     let comm_end = if cs >= 2 && &rest[cs - 2..cs] == b"] " {
@@ -188,8 +262,43 @@ pub(crate) fn holder_line(body: &[u8], interner: &mut Interner) -> Result<Holder
     Ok(h)
 }
 
+/// The kernel's exact `I:` layout: `n:%llu/%llu t:%u f:0x%02lx d:0x%08x s:%llu[ p:%lu]`.
+fn inode_line_fast(body: &[u8]) -> Option<InodeInfo> {
+    let mut c = Cursor::new(body);
+    c.skip_spaces();
+    c.lit(b"n:")?;
+    let formal_ino = c.uint()?;
+    c.byte(b'/')?;
+    let addr = c.uint()?;
+    c.lit(b" t:")?;
+    let dtype = c.uint()?;
+    c.lit(b" f:0x")?;
+    let iflags = c.hex()?;
+    c.lit(b" d:0x")?;
+    let diskflags = c.hex()?;
+    c.lit(b" s:")?;
+    let size = c.uint()?;
+    let nrpages = match c.lit(b" p:") {
+        Some(()) => Some(c.uint()?),
+        None => None,
+    };
+    c.at_end().then_some(InodeInfo {
+        formal_ino,
+        addr,
+        dtype,
+        iflags,
+        diskflags,
+        size,
+        nrpages,
+        extra: Vec::new(),
+    })
+}
+
 /// Parses the body of an ` I:` line.
 pub(crate) fn inode_line(body: &[u8]) -> Result<InodeInfo, String> {
+    if let Some(i) = inode_line_fast(body) {
+        return Ok(i);
+    }
     let mut i = InodeInfo::default();
     let mut have_n = false;
     for (key, value) in tokens(body) {

@@ -208,7 +208,7 @@ impl State {
                 .holders
                 .push(parse::holder_line(body, &mut self.interner)?),
             Kind::Inode(body) => g.inode = Some(parse::inode_line(body)?),
-            Kind::Rgrp(body) => g.rgrp = Some(parse::rgrp_line(body)?),
+            Kind::Rgrp(body) => g.rgrp = Some(Box::new(parse::rgrp_line(body)?)),
             Kind::Lvb(body) => {
                 let lvb = parse::lvb_line(body)?;
                 g.rgrp.as_mut().ok_or("L: line without an R: line")?.lvb = Some(lvb);

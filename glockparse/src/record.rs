@@ -40,7 +40,8 @@ pub struct Glock {
     /// `H:` lines in kernel order: granted holders first, then waiters.
     pub holders: Vec<Holder>,
     pub inode: Option<InodeInfo>,
-    pub rgrp: Option<RgrpInfo>,
+    /// Boxed: rgrp glocks are few, and a small record is cheap to move.
+    pub rgrp: Option<Box<RgrpInfo>>,
     pub extra: Vec<Token>,
     /// File system: the `fsid=` of the kernel-log form, or a glocktop `@` header's name.
     pub fs: Option<Arc<str>>,
@@ -79,12 +80,15 @@ impl Glock {
 
     /// Resets to the empty record, keeping allocated capacity for reuse.
     pub fn clear(&mut self) {
-        self.holders.clear();
-        self.extra.clear();
-        self.inode = None;
-        self.rgrp = None;
-        self.nrpages = None;
-        self.fs = None;
+        let mut holders = std::mem::take(&mut self.holders);
+        let mut extra = std::mem::take(&mut self.extra);
+        holders.clear();
+        extra.clear();
+        *self = Glock {
+            holders,
+            extra,
+            ..Glock::default()
+        };
     }
 }
 

@@ -9,7 +9,7 @@ use std::io::{self, Write};
 use std::path::PathBuf;
 use std::time::{Duration, SystemTime};
 
-use glockparse::{Glock, GlockReader, GlockType};
+use glockparse::{Glock, GlockType};
 
 use crate::inputs::{self, Input};
 use snapshot::{FileSnapshot, Selection, SortKey};
@@ -102,7 +102,7 @@ fn take_snapshot(inputs: &[Input], sel: &Selection, iteration: u64) -> io::Resul
     let taken = SystemTime::now();
     let mut files = Vec::with_capacity(inputs.len());
     for i in inputs {
-        files.push(snapshot::take(GlockReader::open(&i.path)?, sel));
+        files.push(snapshot::take_file(&i.path, sel)?);
     }
     // Merge the per-file best lists into one ranking.
     let mut shown: Vec<Shown> = files
@@ -117,7 +117,13 @@ fn take_snapshot(inputs: &[Input], sel: &Selection, iteration: u64) -> io::Resul
         .collect();
     if inputs.len() > 1 {
         // Stable: within one rank the files keep their order.
-        shown.sort_by_key(|s| std::cmp::Reverse(snapshot::rank_of(&s.glock, sel.sort)));
+        shown.sort_by_key(|s| {
+            (
+                std::cmp::Reverse(snapshot::rank_of(&s.glock, sel.sort)),
+                s.input,
+                s.glock.line,
+            )
+        });
         if sel.limit > 0 {
             shown.truncate(sel.limit);
         }

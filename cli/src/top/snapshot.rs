@@ -4,9 +4,10 @@
 
 use std::cmp::{Ordering, Reverse};
 use std::collections::{BTreeMap, BinaryHeap};
-use std::io::Read;
+use std::io::{self, Read};
+use std::path::Path;
 
-use glockparse::{Diagnostics, Glock, GlockReader, GlockType, LockState};
+use glockparse::{parallel, Diagnostics, Glock, GlockReader, GlockType, LockState};
 
 /// How glocks are ranked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -185,8 +186,45 @@ impl Ord for Ranked {
     }
 }
 
+/// Reads a glocks file, in parallel pieces when it is large and plain, and keeps what
+/// `sel` asks for.
+pub fn take_file(path: &Path, sel: &Selection) -> io::Result<FileSnapshot> {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let pieces = parallel::for_each_piece(path, threads, |r| take_from(r, sel))?;
+    let mut out = FileSnapshot {
+        summary: Summary::default(),
+        matching: 0,
+        glocks: Vec::new(),
+        diagnostics: Diagnostics::default(),
+    };
+    for p in pieces {
+        out.summary.merge(&p.value.summary);
+        out.matching += p.value.matching;
+        out.diagnostics.merge(&p.diagnostics);
+        out.glocks.extend(p.value.glocks.into_iter().map(|mut g| {
+            g.line += p.line_offset;
+            g
+        }));
+    }
+    // Best first; among equals, the one earlier in the file.
+    out.glocks
+        .sort_by_key(|g| (Reverse(rank_of(g, sel.sort)), g.line));
+    if sel.limit > 0 {
+        out.glocks.truncate(sel.limit);
+    }
+    Ok(out)
+}
+
 /// Reads every record of `reader` and keeps what `sel` asks for.
+#[cfg(test)]
 pub fn take<R: Read>(mut reader: GlockReader<R>, sel: &Selection) -> FileSnapshot {
+    let mut s = take_from(&mut reader, sel);
+    s.diagnostics = reader.into_diagnostics();
+    s
+}
+
+/// The records of `reader`, summarised; diagnostics are left in the reader.
+fn take_from<R: Read>(reader: &mut GlockReader<R>, sel: &Selection) -> FileSnapshot {
     let mut summary = Summary::default();
     // Min-heap of the best `limit` glocks seen so far.
     let mut heap: BinaryHeap<Reverse<Ranked>> = BinaryHeap::new();
@@ -240,7 +278,7 @@ pub fn take<R: Read>(mut reader: GlockReader<R>, sel: &Selection) -> FileSnapsho
         summary,
         matching,
         glocks: kept.into_iter().map(|r| r.glock).collect(),
-        diagnostics: reader.into_diagnostics(),
+        diagnostics: Diagnostics::default(),
     }
 }
 

@@ -1,0 +1,234 @@
+//! `glk top` end to end, through the built binary.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn glk(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_glk"))
+        .args(args)
+        .output()
+        .expect("run glk")
+}
+
+fn json_docs(out: &Output) -> Vec<serde_json::Value> {
+    String::from_utf8(out.stdout.clone())
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("one JSON document per line"))
+        .collect()
+}
+
+fn p(rel: &str) -> String {
+    testdata::path(rel).display().to_string()
+}
+
+#[test]
+fn every_fixture_runs_and_reports_only_real_errors() {
+    let files = testdata::files("", |n| {
+        n.starts_with("glocks")
+            || n.ends_with(".glocks")
+            || n.starts_with("glocktop")
+            || n.starts_with("dmesg-")
+    });
+    assert!(files.len() >= 40, "{}", files.len());
+    for f in files {
+        let out = glk(&["top", "--json", "--limit", "0", f.to_str().unwrap()]);
+        assert!(
+            out.status.success(),
+            "{}: {}",
+            f.display(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let doc = &json_docs(&out)[0];
+        let errors = doc["errors"]["count"].as_u64().unwrap();
+        let orphan = f.to_string_lossy().contains("orphan-holder");
+        assert_eq!(errors, u64::from(orphan), "{}", f.display());
+        assert_eq!(!out.stderr.is_empty(), orphan, "{}", f.display());
+    }
+}
+
+#[test]
+fn json_schema_has_the_documented_keys() {
+    let out = glk(&["top", "--json", &p("real/dlm2-6.1/n2/glocks.4")]);
+    assert!(out.status.success());
+    let doc = &json_docs(&out)[0];
+    for k in [
+        "glocks",
+        "summary",
+        "errors",
+        "sources",
+        "taken_unix",
+        "iteration",
+    ] {
+        assert!(doc.get(k).is_some(), "missing {k}");
+    }
+    let first = &doc["glocks"][0];
+    for k in [
+        "glock",
+        "type",
+        "state",
+        "target",
+        "flags",
+        "demote_us",
+        "holders",
+        "waiters",
+    ] {
+        assert!(first.get(k).is_some(), "missing glocks[].{k}");
+    }
+    // Phase 2 on n2: the only waiter is the flock n1 holds.
+    assert_eq!(first["glock"], "6/60af5");
+    assert_eq!(first["type"], "flock");
+    let w = &first["waiters"][0];
+    for k in ["pid", "comm", "state", "flags", "caller"] {
+        assert!(w.get(k).is_some(), "missing waiter.{k}");
+    }
+    assert_eq!(w["state"], "EX");
+    assert_eq!(w["caller"], "__do_sys_flock+0x144/0x1e0");
+    assert_eq!(doc["summary"]["total"]["waiters"], 1);
+    assert_eq!(doc["summary"]["total"]["glocks"], 1051);
+}
+
+#[test]
+fn sort_limit_and_type_options() {
+    let f = p("real/dlm2-6.1/n1/glocks.4");
+    let out = glk(&["top", "--json", "--sort", "demote", "--limit", "1", &f]);
+    let doc = &json_docs(&out)[0];
+    let g = doc["glocks"].as_array().unwrap();
+    assert_eq!(g.len(), 1);
+    // n1 holds the flock and has a remote demote request pending for it.
+    assert_eq!(g[0]["glock"], "6/60af5");
+    assert!(g[0]["demote_us"].as_u64().unwrap() > 0);
+    let out = glk(&[
+        "top",
+        "--json",
+        "--type",
+        "rgrp,journal",
+        "--limit",
+        "0",
+        &f,
+    ]);
+    let doc = &json_docs(&out)[0];
+    for g in doc["glocks"].as_array().unwrap() {
+        assert!(g["type"] == "rgrp" || g["type"] == "journal");
+    }
+    let out = glk(&["top", "--type", "bogus", &f]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown glock type"));
+}
+
+#[test]
+fn deadlock_excerpts_show_holder_and_waiter_per_host() {
+    let out = glk(&[
+        "top",
+        &p("public/cluster-devel-2019-rename-deadlock/deadlock-host018.glocks"),
+        &p("public/cluster-devel-2019-rename-deadlock/deadlock-host019.glocks"),
+    ]);
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    // Waiters rank first: each host waits for the glock the other holds.
+    let lines: Vec<&str> = text.lines().filter(|l| l.starts_with("2/")).collect();
+    assert!(lines[0].starts_with("2/3348") || lines[0].starts_with("2/3347"));
+    assert!(text.contains("waiting EX pid 6414"));
+    assert!(text.contains("deadlock-host019.glocks"));
+}
+
+#[test]
+fn missing_file_is_a_clear_error() {
+    let out = glk(&["top", "/nonexistent/glocks"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.starts_with("glk: /nonexistent/glocks:"), "{err}");
+}
+
+#[test]
+fn compressed_input() {
+    let dir = std::env::temp_dir().join(format!("glk-top-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let src = testdata::path("real/dlm2-6.1/n2/glocks.4");
+    let dst = dir.join("glocks.xz");
+    let st = Command::new("xz")
+        .args(["-c", src.to_str().unwrap()])
+        .stdout(std::fs::File::create(&dst).unwrap())
+        .status();
+    if st.map(|s| s.success()).unwrap_or(false) {
+        let strip = |path: &Path| {
+            let mut d = json_docs(&glk(&["top", "--json", path.to_str().unwrap()])).remove(0);
+            for g in d["glocks"].as_array_mut().unwrap() {
+                g.as_object_mut().unwrap().remove("source");
+            }
+            d
+        };
+        let (a, b) = (strip(&src), strip(&dst));
+        assert!(a["glocks"] == b["glocks"], "decoded glocks differ");
+        assert_eq!(a["summary"], b["summary"]);
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn follow_mode_tracks_waiters_across_refreshes() {
+    let dir = std::env::temp_dir().join(format!("glk-follow-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("glocks");
+    let one = "G:  s:EX n:2/10 f:q t:EX d:EX/0 a:0 v:0 r:3 m:200\n H: s:EX f:H e:0 p:1 [a] f+0x1/0x2\n H: s:EX f:W e:0 p:2 [b] g+0x1/0x2\n";
+    std::fs::write(&file, one).unwrap();
+    // Rewrite the file while glk refreshes: a second waiter appears.
+    let writer = {
+        let file = file.clone();
+        std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(700));
+            let two = format!("{one} H: s:SH f:W e:0 p:3 [c] h+0x1/0x2\n");
+            std::fs::write(Path::new(&file), two).unwrap();
+        })
+    };
+    let out = glk(&[
+        "top",
+        "--json",
+        "--follow",
+        "-n",
+        "3",
+        "-d",
+        "0.5",
+        file.to_str().unwrap(),
+    ]);
+    writer.join().unwrap();
+    assert!(out.status.success());
+    let docs = json_docs(&out);
+    assert_eq!(docs.len(), 3);
+    let waiters = |d: &serde_json::Value| d["glocks"][0]["waiters"].as_array().unwrap().clone();
+    assert_eq!(waiters(&docs[0]).len(), 1);
+    assert_eq!(waiters(&docs[0])[0]["new"], false);
+    let last = waiters(&docs[2]);
+    assert_eq!(last.len(), 2);
+    let old = last.iter().find(|w| w["pid"] == 2).unwrap();
+    assert!(old["seen_waiting_s"].as_f64().unwrap() >= 0.9);
+    let newer = last.iter().find(|w| w["pid"] == 3).unwrap();
+    assert!(newer["seen_waiting_s"].as_f64().unwrap() < old["seen_waiting_s"].as_f64().unwrap());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn closed_pipe_is_not_a_crash() {
+    use std::io::Read;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_glk"))
+        .args(["top", "--limit", "0", &p("real/nolock-6.1/glocks.2")])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = [0u8; 16];
+    child
+        .stdout
+        .as_mut()
+        .unwrap()
+        .read_exact(&mut first)
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -1,0 +1,176 @@
+//! Parsing one large plain glocks file on several threads: the file is cut at record
+//! boundaries (`\nG:`) and each piece gets its own [`GlockReader`]. Line numbers stay
+//! true: each piece's numbers are shifted by the lines of the pieces before it.
+
+use std::fs::File;
+use std::io::{self, Read, Seek, SeekFrom};
+use std::ops::Range;
+use std::path::Path;
+
+use crate::diagnostics::Diagnostics;
+use crate::input::Compression;
+use crate::reader::GlockReader;
+
+/// Files smaller than this are not worth splitting.
+pub const MIN_SPLIT_BYTES: u64 = 8 << 20;
+
+/// Byte ranges that cut `path` into up to `parts` pieces at record boundaries. A file
+/// that is compressed, small, of unknown size (debugfs) or not in the plain debugfs form
+/// (first line `G:`) comes back as one range covering everything.
+pub fn split(path: &Path, parts: usize) -> io::Result<Vec<Range<u64>>> {
+    let mut f = File::open(path)?;
+    let len = f.metadata()?.len();
+    let whole = std::iter::once(0..u64::MAX).collect();
+    if parts < 2 || len < MIN_SPLIT_BYTES {
+        return Ok(whole);
+    }
+    let mut head = [0u8; 6];
+    let n = read_full(&mut f, &mut head)?;
+    if Compression::detect(&head[..n]) != Compression::None || !head.starts_with(b"G:") {
+        return Ok(whole);
+    }
+    let mut cuts = vec![0u64];
+    let mut buf = vec![0u8; 1 << 20];
+    for k in 1..parts as u64 {
+        let at = len / parts as u64 * k;
+        if at <= *cuts.last().unwrap_or(&0) {
+            continue;
+        }
+        f.seek(SeekFrom::Start(at))?;
+        let n = read_full(&mut f, &mut buf)?;
+        match memchr::memmem::find(&buf[..n], b"\nG:") {
+            Some(i) => cuts.push(at + i as u64 + 1),
+            None => break,
+        }
+    }
+    cuts.dedup();
+    let mut ranges: Vec<Range<u64>> = cuts.windows(2).map(|w| w[0]..w[1]).collect();
+    ranges.push(*cuts.last().unwrap_or(&0)..u64::MAX);
+    Ok(ranges)
+}
+
+fn read_full(f: &mut File, buf: &mut [u8]) -> io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match f.read(&mut buf[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(n)
+}
+
+/// One piece's result.
+pub struct Piece<T> {
+    pub value: T,
+    /// Lines in the pieces before this one: add it to line numbers from this piece.
+    pub line_offset: u64,
+    /// This piece's diagnostics, with line numbers already shifted.
+    pub diagnostics: Diagnostics,
+}
+
+/// Runs `work` over every piece of `path` on its own thread (one piece for a file that
+/// cannot be split, read through [`crate::input::open`] so compression still works).
+pub fn for_each_piece<T, F>(path: &Path, parts: usize, work: F) -> io::Result<Vec<Piece<T>>>
+where
+    T: Send,
+    F: Fn(&mut GlockReader<Box<dyn Read + Send>>) -> T + Sync,
+{
+    let ranges = split(path, parts)?;
+    let source = path.display().to_string();
+    let results: Vec<io::Result<(T, Diagnostics)>> = std::thread::scope(|s| {
+        let handles: Vec<_> = ranges
+            .iter()
+            .map(|r| {
+                let (r, source, work) = (r.clone(), source.clone(), &work);
+                s.spawn(move || {
+                    let rdr: Box<dyn Read + Send> = if r.start == 0 && r.end == u64::MAX {
+                        crate::input::open(path)?
+                    } else {
+                        let mut f = File::open(path)?;
+                        f.seek(SeekFrom::Start(r.start))?;
+                        Box::new(io::BufReader::with_capacity(1 << 16, f).take(r.end - r.start))
+                    };
+                    let mut reader = GlockReader::new(rdr, source);
+                    let v = work(&mut reader);
+                    Ok((v, reader.into_diagnostics()))
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(io::Error::other("parser thread panicked")))
+            })
+            .collect()
+    });
+    let mut out = Vec::with_capacity(results.len());
+    let mut offset = 0;
+    for r in results {
+        let (value, mut diagnostics) = r?;
+        let lines = diagnostics.lines;
+        for e in &mut diagnostics.first_errors {
+            e.line += offset;
+        }
+        if let Some(f) = &mut diagnostics.fatal {
+            f.push_str(&format!(" (in the piece starting after line {offset})"));
+        }
+        out.push(Piece {
+            value,
+            line_offset: offset,
+            diagnostics,
+        });
+        offset += lines;
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::Glock;
+
+    #[test]
+    fn pieces_cover_the_file_exactly_once_with_true_line_numbers() {
+        let dir = std::env::temp_dir().join(format!("glockparse-par-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("glocks");
+        let mut text = String::new();
+        let mut n = 0u64;
+        while (text.len() as u64) < MIN_SPLIT_BYTES + 4096 {
+            text.push_str(&format!(
+                "G:  s:EX n:2/{n:x} f:q t:EX d:EX/0 a:0 v:0 r:3 m:200\n H: s:EX f:H e:0 p:1 [a] f+0x1/0x2\n"
+            ));
+            n += 1;
+        }
+        text.push_str("bogus line\n");
+        std::fs::write(&path, &text).unwrap();
+        assert!(split(&path, 4).unwrap().len() > 1);
+        let pieces = for_each_piece(&path, 4, |r| {
+            let mut g = Glock::default();
+            let mut v = Vec::new();
+            while r.next_into(&mut g) {
+                v.push((g.id.number, g.line));
+            }
+            v
+        })
+        .unwrap();
+        let mut all: Vec<(u64, u64)> = Vec::new();
+        for p in &pieces {
+            all.extend(p.value.iter().map(|(id, l)| (*id, l + p.line_offset)));
+        }
+        assert_eq!(all.len() as u64, n);
+        for (i, (id, line)) in all.iter().enumerate() {
+            assert_eq!((*id, *line), (i as u64, 2 * i as u64 + 1));
+        }
+        let errors: Vec<u64> = pieces
+            .iter()
+            .flat_map(|p| p.diagnostics.first_errors.iter().map(|e| e.line))
+            .collect();
+        assert_eq!(errors, vec![2 * n + 1]);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Installs the system packages glk needs to build and test, on Debian/Ubuntu (apt-get)
+# or RHEL/Fedora (dnf/yum). Does nothing when they are already there.
+set -euo pipefail
+
+sudo_if_needed() {
+    if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
+}
+
+if command -v dpkg-query >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
+    pkgs=(pkg-config gcc libc6-dev libtracefs-dev xz-utils)
+    missing=()
+    for p in "${pkgs[@]}"; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+    done
+    if [ "${#missing[@]}" -gt 0 ]; then
+        echo "setup: installing ${missing[*]}" >&2
+        export DEBIAN_FRONTEND=noninteractive
+        sudo_if_needed apt-get update -qq
+        sudo_if_needed apt-get install -y -qq "${missing[@]}" >/dev/null
+    fi
+elif command -v dnf >/dev/null 2>&1 || command -v yum >/dev/null 2>&1; then
+    pm=$(command -v dnf || command -v yum)
+    pkgs=(pkgconf-pkg-config gcc glibc-devel libtracefs-devel xz)
+    missing=()
+    for p in "${pkgs[@]}"; do rpm -q "$p" >/dev/null 2>&1 || missing+=("$p"); done
+    if [ "${#missing[@]}" -gt 0 ]; then
+        echo "setup: installing ${missing[*]}" >&2
+        sudo_if_needed "$pm" install -y -q "${missing[@]}"
+    fi
+else
+    echo "setup: unknown package manager; install pkg-config, a C compiler, libtracefs (dev) and xz yourself" >&2
+fi
+
+# Rust comes from rustup; make sure cargo is on PATH for the scripts that follow.
+if ! command -v cargo >/dev/null 2>&1 && [ -f "$HOME/.cargo/env" ]; then
+    # shellcheck disable=SC1091
+    . "$HOME/.cargo/env"
+fi
+command -v cargo >/dev/null 2>&1 || { echo "setup: cargo not found: install Rust with rustup first" >&2; exit 1; }
