@@ -8,7 +8,7 @@ sudo_if_needed() {
 }
 
 if command -v dpkg-query >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
-    pkgs=(pkg-config gcc libc6-dev libtracefs-dev xz-utils)
+    pkgs=(pkg-config gcc libc6-dev libtracefs-dev libtraceevent-dev xz-utils)
     missing=()
     for p in "${pkgs[@]}"; do
         dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -21,7 +21,7 @@ if command -v dpkg-query >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; 
     fi
 elif command -v dnf >/dev/null 2>&1 || command -v yum >/dev/null 2>&1; then
     pm=$(command -v dnf || command -v yum)
-    pkgs=(pkgconf-pkg-config gcc glibc-devel libtracefs-devel xz)
+    pkgs=(pkgconf-pkg-config gcc glibc-devel libtracefs-devel libtraceevent-devel xz)
     missing=()
     for p in "${pkgs[@]}"; do rpm -q "$p" >/dev/null 2>&1 || missing+=("$p"); done
     if [ "${#missing[@]}" -gt 0 ]; then

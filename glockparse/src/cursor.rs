@@ -1,13 +1,19 @@
-//! A byte cursor for the fast path: lines printed exactly as the kernel's format strings
-//! lay them out are read in one left-to-right pass. Any deviation makes the fast path
-//! give up (`None`) and the tolerant tokenizer takes over.
+//! A byte cursor for fast parsing: lines printed exactly as the kernel's format strings
+//! lay them out are read in one left-to-right pass. Every method returns `None` (or an
+//! empty slice) instead of panicking when the input does not match.
 
-pub(crate) struct Cursor<'a> {
+pub struct Cursor<'a> {
     s: &'a [u8],
     i: usize,
 }
 
 impl<'a> Cursor<'a> {
+    /// Bytes consumed so far.
+    #[inline]
+    pub fn position(&self) -> usize {
+        self.i
+    }
+
     #[inline]
     pub fn new(s: &'a [u8]) -> Cursor<'a> {
         Cursor { s, i: 0 }

@@ -20,7 +20,7 @@
 //! [`GlockId`] is the one glock identity every glk crate uses; it prints as the glocks
 //! file does (`2/11c2a`), and a tracepoint's decimal `2:72746` parses to the same id.
 
-mod cursor;
+pub mod cursor;
 pub mod diagnostics;
 pub mod flags;
 pub mod glockfd;

@@ -1,0 +1,979 @@
+//! Typed `gfs2:*` tracepoint events, decoded from their TP_printk text for every kernel
+//! version in docs/kernel-formats.md §4. Glock numbers, decimal in traces, become the same
+//! [`GlockId`] glockparse gives the hex numbers of the glocks file.
+
+use std::fmt;
+
+use glockparse::cursor::Cursor;
+use glockparse::{GlockFlags, GlockId};
+
+/// DLM lock modes, as tracepoints print glock states (`glock_trace_name`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum DlmMode {
+    IV,
+    NL,
+    CR,
+    CW,
+    PR,
+    PW,
+    EX,
+}
+
+impl DlmMode {
+    pub fn parse(s: &[u8]) -> Option<DlmMode> {
+        Some(match s {
+            b"IV" => DlmMode::IV,
+            b"NL" => DlmMode::NL,
+            b"CR" => DlmMode::CR,
+            b"CW" => DlmMode::CW,
+            b"PR" => DlmMode::PR,
+            b"PW" => DlmMode::PW,
+            b"EX" => DlmMode::EX,
+            _ => return None,
+        })
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DlmMode::IV => "IV",
+            DlmMode::NL => "NL",
+            DlmMode::CR => "CR",
+            DlmMode::CW => "CW",
+            DlmMode::PR => "PR",
+            DlmMode::PW => "PW",
+            DlmMode::EX => "EX",
+        }
+    }
+
+    /// Strength order for "is this a promotion": IV/NL < CR < CW/PR < PW < EX.
+    pub fn rank(self) -> u8 {
+        match self {
+            DlmMode::IV | DlmMode::NL => 0,
+            DlmMode::CR => 1,
+            DlmMode::CW | DlmMode::PR => 2,
+            DlmMode::PW => 3,
+            DlmMode::EX => 4,
+        }
+    }
+}
+
+impl fmt::Display for DlmMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Glock flags as traces print them: letters in the trace table's order, then any bits
+/// the kernel's table lacks as a `0x…` tail (`lob0x4`), kept as a bit mask.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct TraceFlags {
+    pub letters: GlockFlags,
+    /// Bits printed as a hex tail (not in that kernel's letter table).
+    pub unknown_bits: u64,
+}
+
+impl TraceFlags {
+    pub fn parse(s: &[u8]) -> Option<TraceFlags> {
+        let (letters, tail) = match s.windows(2).position(|w| w == b"0x") {
+            Some(i) => (&s[..i], Some(&s[i + 2..])),
+            None => (s, None),
+        };
+        if !letters.iter().all(u8::is_ascii_alphabetic) {
+            return None;
+        }
+        Some(TraceFlags {
+            letters: GlockFlags::parse(letters)?,
+            unknown_bits: match tail {
+                Some(t) => glockparse::num::parse_hex_u64(t)?,
+                None => 0,
+            },
+        })
+    }
+}
+
+impl fmt::Display for TraceFlags {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.letters)?;
+        if self.unknown_bits != 0 {
+            write!(f, "0x{:x}", self.unknown_bits)?;
+        }
+        Ok(())
+    }
+}
+
+/// `block_state_name`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum BlockState {
+    Free,
+    Used,
+    Unlinked,
+    Dinode,
+}
+
+/// `rs_func_name`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum RsFunc {
+    Del,
+    Tdel,
+    Ins,
+    Clm,
+}
+
+/// The statistics a `gfs2_glock_lock_time` event carries (per-glock values after the update).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct LockTime {
+    pub glock: GlockId,
+    /// DLM status: 0, -11 (-EAGAIN), -35 (-EDEADLK), -65538 (-DLM_EUNLOCK), ...
+    pub status: i64,
+    /// DLM sb_flags: 0x01 demoted, 0x02 value block not valid, 0x04 alternate mode.
+    pub sb_flags: u8,
+    /// This round trip, ns.
+    pub tdiff: i64,
+    pub srtt: i64,
+    pub srttvar: i64,
+    pub srttb: i64,
+    pub srttvarb: i64,
+    pub sirt: i64,
+    pub sirtvar: i64,
+    pub dcount: i64,
+    pub qcount: i64,
+}
+
+/// One gfs2 event body.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Gfs2Event {
+    GlockStateChange {
+        glock: GlockId,
+        from: DlmMode,
+        to: DlmMode,
+        target: DlmMode,
+        demote: DlmMode,
+        flags: TraceFlags,
+    },
+    GlockPut {
+        glock: GlockId,
+        state: DlmMode,
+        flags: TraceFlags,
+    },
+    DemoteRq {
+        glock: GlockId,
+        from: DlmMode,
+        to: DlmMode,
+        flags: TraceFlags,
+        /// `remote`/`local` (≈3.9+); `None` on older kernels.
+        remote: Option<bool>,
+    },
+    Promote {
+        glock: GlockId,
+        state: DlmMode,
+        /// `first`/`other` (before 5.16); `None` after.
+        first: Option<bool>,
+    },
+    GlockQueue {
+        glock: GlockId,
+        /// `queue` (true) or `dequeue` (false).
+        queue: bool,
+        state: DlmMode,
+    },
+    GlockLockTime(LockTime),
+    Pin {
+        pin: bool,
+        block: u64,
+        /// Bytes.
+        len: u64,
+        /// The buffer's glock number (inode or rgrp address).
+        ino: u64,
+    },
+    LogFlush {
+        start: bool,
+        seq: u64,
+        /// GFS2_LOG_HEAD_* | GFS2_LFC_* (≈4.16+).
+        flags: Option<u64>,
+    },
+    LogBlocks {
+        /// Negative for reservations, positive for releases.
+        blocks: i64,
+        /// Free log blocks after the change (5.10+).
+        free: Option<i64>,
+    },
+    AilFlush {
+        start: bool,
+        sync_all: bool,
+        nr_to_write: i64,
+    },
+    Bmap {
+        inum: u64,
+        lblock: u64,
+        /// Bytes.
+        len: u64,
+        pblock: u64,
+        bh_state: u64,
+        create: bool,
+        error: i64,
+    },
+    IomapStart {
+        inum: u64,
+        pos: u64,
+        length: u64,
+        flags: u64,
+    },
+    IomapEnd {
+        inum: u64,
+        pos: u64,
+        length: u64,
+        /// `to %llu` (≈4.19+).
+        pblock: Option<u64>,
+        ty: i64,
+        flags: u64,
+        rc: i64,
+    },
+    BlockAlloc {
+        inum: u64,
+        start: u64,
+        /// Blocks.
+        len: u64,
+        state: BlockState,
+        rg: u64,
+        rf: u64,
+        /// `rq:` (5.11+).
+        rq: Option<u64>,
+        rr: u64,
+    },
+    Rs {
+        inum: u64,
+        start: u64,
+        rg: u64,
+        rf: u64,
+        rq: Option<u64>,
+        rr: u64,
+        func: RsFunc,
+        /// `f:` (before 5.11) or `q:` (5.11+).
+        requested: u64,
+        /// `r:` (5.11+).
+        reserved: Option<u64>,
+    },
+}
+
+/// The gfs2 event names, without the `gfs2_` prefix, in the kernel header's order.
+pub const GFS2_EVENTS: [&str; 15] = [
+    "glock_state_change",
+    "glock_put",
+    "demote_rq",
+    "promote",
+    "glock_queue",
+    "glock_lock_time",
+    "pin",
+    "log_flush",
+    "log_blocks",
+    "ail_flush",
+    "bmap",
+    "iomap_start",
+    "iomap_end",
+    "block_alloc",
+    "rs",
+];
+
+impl Gfs2Event {
+    /// The event name without `gfs2_`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Gfs2Event::GlockStateChange { .. } => "glock_state_change",
+            Gfs2Event::GlockPut { .. } => "glock_put",
+            Gfs2Event::DemoteRq { .. } => "demote_rq",
+            Gfs2Event::Promote { .. } => "promote",
+            Gfs2Event::GlockQueue { .. } => "glock_queue",
+            Gfs2Event::GlockLockTime(_) => "glock_lock_time",
+            Gfs2Event::Pin { .. } => "pin",
+            Gfs2Event::LogFlush { .. } => "log_flush",
+            Gfs2Event::LogBlocks { .. } => "log_blocks",
+            Gfs2Event::AilFlush { .. } => "ail_flush",
+            Gfs2Event::Bmap { .. } => "bmap",
+            Gfs2Event::IomapStart { .. } => "iomap_start",
+            Gfs2Event::IomapEnd { .. } => "iomap_end",
+            Gfs2Event::BlockAlloc { .. } => "block_alloc",
+            Gfs2Event::Rs { .. } => "rs",
+        }
+    }
+
+    /// The glock the event is about, for the locking events.
+    pub fn glock(&self) -> Option<GlockId> {
+        match *self {
+            Gfs2Event::GlockStateChange { glock, .. }
+            | Gfs2Event::GlockPut { glock, .. }
+            | Gfs2Event::DemoteRq { glock, .. }
+            | Gfs2Event::Promote { glock, .. }
+            | Gfs2Event::GlockQueue { glock, .. } => Some(glock),
+            Gfs2Event::GlockLockTime(l) => Some(l.glock),
+            _ => None,
+        }
+    }
+}
+
+/// A device number as events print it (`MAJOR,MINOR`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+pub struct Dev {
+    pub major: u32,
+    pub minor: u32,
+}
+
+impl fmt::Display for Dev {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{},{}", self.major, self.minor)
+    }
+}
+
+fn u32_of(v: u64) -> Option<u32> {
+    u32::try_from(v).ok()
+}
+
+fn mode(c: &mut Cursor<'_>) -> Option<DlmMode> {
+    DlmMode::parse(c.take(2)?)
+}
+
+/// `glock T:N` with both parts decimal.
+fn glock(c: &mut Cursor<'_>) -> Option<GlockId> {
+    c.lit(b" glock ")?;
+    let t = u32_of(c.uint()?)?;
+    c.byte(b':')?;
+    let n = c.uint()?;
+    Some(GlockId::new(t, n))
+}
+
+fn flags(c: &mut Cursor<'_>) -> Option<TraceFlags> {
+    c.lit(b"flags:")?;
+    TraceFlags::parse(c.word())
+}
+
+fn done<T>(c: &Cursor<'_>, v: T) -> Option<T> {
+    c.at_end().then_some(v)
+}
+
+fn choice<T: Copy>(c: &mut Cursor<'_>, options: &[(&[u8], T)]) -> Option<T> {
+    for (lit, v) in options {
+        if c.lit(lit).is_some() {
+            return Some(*v);
+        }
+    }
+    None
+}
+
+/// Decodes a gfs2 event body. `name` may carry the `gfs2_` prefix or not.
+pub fn decode(name: &[u8], body: &[u8]) -> Option<(Dev, Gfs2Event)> {
+    let name = name.strip_prefix(b"gfs2_").unwrap_or(name);
+    let mut c = Cursor::new(body);
+    let dev = Dev {
+        major: u32_of(c.uint()?)?,
+        minor: {
+            c.byte(b',')?;
+            u32_of(c.uint()?)?
+        },
+    };
+    let ev = match name {
+        b"glock_state_change" => {
+            let glock = glock(&mut c)?;
+            c.lit(b" state ")?;
+            let from = mode(&mut c)?;
+            c.lit(b" to ")?;
+            let to = mode(&mut c)?;
+            c.lit(b" tgt:")?;
+            let target = mode(&mut c)?;
+            c.lit(b" dmt:")?;
+            let demote = mode(&mut c)?;
+            c.byte(b' ')?;
+            let flags = flags(&mut c)?;
+            done(
+                &c,
+                Gfs2Event::GlockStateChange {
+                    glock,
+                    from,
+                    to,
+                    target,
+                    demote,
+                    flags,
+                },
+            )?
+        }
+        b"glock_put" => {
+            let glock = glock(&mut c)?;
+            c.lit(b" state ")?;
+            let state = mode(&mut c)?;
+            c.lit(b" => ")?;
+            mode(&mut c)?;
+            c.byte(b' ')?;
+            let flags = flags(&mut c)?;
+            done(
+                &c,
+                Gfs2Event::GlockPut {
+                    glock,
+                    state,
+                    flags,
+                },
+            )?
+        }
+        b"demote_rq" => {
+            let glock = glock(&mut c)?;
+            c.lit(b" demote ")?;
+            let from = mode(&mut c)?;
+            c.lit(b" to ")?;
+            let to = mode(&mut c)?;
+            c.byte(b' ')?;
+            let flags = flags(&mut c)?;
+            let remote = if c.at_end() {
+                None
+            } else {
+                c.byte(b' ')?;
+                Some(choice(&mut c, &[(b"remote", true), (b"local", false)])?)
+            };
+            done(
+                &c,
+                Gfs2Event::DemoteRq {
+                    glock,
+                    from,
+                    to,
+                    flags,
+                    remote,
+                },
+            )?
+        }
+        b"promote" => {
+            let glock = glock(&mut c)?;
+            c.lit(b" promote ")?;
+            let first = choice(&mut c, &[(b"first ", Some(true)), (b"other ", Some(false))])
+                .unwrap_or(None);
+            let state = mode(&mut c)?;
+            done(
+                &c,
+                Gfs2Event::Promote {
+                    glock,
+                    state,
+                    first,
+                },
+            )?
+        }
+        b"glock_queue" => {
+            let glock = glock(&mut c)?;
+            c.byte(b' ')?;
+            let queue = choice(&mut c, &[(b"queue ", true), (b"dequeue ", false)])?;
+            let state = mode(&mut c)?;
+            done(
+                &c,
+                Gfs2Event::GlockQueue {
+                    glock,
+                    queue,
+                    state,
+                },
+            )?
+        }
+        b"glock_lock_time" => {
+            let glock = glock(&mut c)?;
+            c.lit(b" status:")?;
+            let status = c.int()?;
+            c.lit(b" flags:")?;
+            let sb_flags = u8::try_from(c.hex()?).ok()?;
+            let mut field = |key: &[u8]| -> Option<i64> {
+                c.lit(key)?;
+                c.int()
+            };
+            let tdiff = field(b" tdiff:")?;
+            let srtt = field(b" srtt:")?;
+            let srttvar = field(b"/")?;
+            let srttb = field(b" srttb:")?;
+            let srttvarb = field(b"/")?;
+            let sirt = field(b" sirt:")?;
+            let sirtvar = field(b"/")?;
+            let dcount = field(b" dcnt:")?;
+            let qcount = field(b" qcnt:")?;
+            done(
+                &c,
+                Gfs2Event::GlockLockTime(LockTime {
+                    glock,
+                    status,
+                    sb_flags,
+                    tdiff,
+                    srtt,
+                    srttvar,
+                    srttb,
+                    srttvarb,
+                    sirt,
+                    sirtvar,
+                    dcount,
+                    qcount,
+                }),
+            )?
+        }
+        b"pin" => {
+            c.lit(b" log ")?;
+            let pin = choice(&mut c, &[(b"pin ", true), (b"unpin ", false)])?;
+            let block = c.uint()?;
+            c.byte(b'/')?;
+            let len = c.uint()?;
+            c.lit(b" inode ")?;
+            let ino = c.uint()?;
+            done(
+                &c,
+                Gfs2Event::Pin {
+                    pin,
+                    block,
+                    len,
+                    ino,
+                },
+            )?
+        }
+        b"log_flush" => {
+            c.lit(b" log flush ")?;
+            let start = choice(&mut c, &[(b"start ", true), (b"end ", false)])?;
+            let seq = c.uint()?;
+            let flags = if c.at_end() {
+                None
+            } else {
+                c.byte(b' ')?;
+                Some(c.hex()?)
+            };
+            done(&c, Gfs2Event::LogFlush { start, seq, flags })?
+        }
+        b"log_blocks" => {
+            c.lit(b" log reserve ")?;
+            let blocks = c.int()?;
+            let free = if c.at_end() {
+                None
+            } else {
+                c.byte(b' ')?;
+                Some(c.int()?)
+            };
+            done(&c, Gfs2Event::LogBlocks { blocks, free })?
+        }
+        b"ail_flush" => {
+            c.lit(b" ail flush ")?;
+            let start = choice(&mut c, &[(b"start ", true), (b"end ", false)])?;
+            let sync_all = choice(&mut c, &[(b"all ", true), (b"none ", false)])?;
+            let nr_to_write = c.int()?;
+            done(
+                &c,
+                Gfs2Event::AilFlush {
+                    start,
+                    sync_all,
+                    nr_to_write,
+                },
+            )?
+        }
+        b"bmap" => {
+            c.lit(b" bmap ")?;
+            let inum = c.uint()?;
+            c.lit(b" map ")?;
+            let lblock = c.uint()?;
+            c.byte(b'/')?;
+            let len = c.uint()?;
+            c.lit(b" to ")?;
+            let pblock = c.uint()?;
+            c.lit(b" flags:")?;
+            let bh_state = c.hex()?;
+            c.byte(b' ')?;
+            // "create " has a trailing space: "create  0" / "nocreate 0".
+            let create = choice(&mut c, &[(b"create ", true), (b"nocreate", false)])?;
+            c.skip_spaces();
+            let error = c.int()?;
+            done(
+                &c,
+                Gfs2Event::Bmap {
+                    inum,
+                    lblock,
+                    len,
+                    pblock,
+                    bh_state,
+                    create,
+                    error,
+                },
+            )?
+        }
+        b"iomap_start" => {
+            c.lit(b" bmap ")?;
+            let inum = c.uint()?;
+            c.lit(b" iomap start ")?;
+            let pos = c.uint()?;
+            c.byte(b'/')?;
+            let length = c.uint()?;
+            c.lit(b" flags:")?;
+            let flags = c.hex()?;
+            done(
+                &c,
+                Gfs2Event::IomapStart {
+                    inum,
+                    pos,
+                    length,
+                    flags,
+                },
+            )?
+        }
+        b"iomap_end" => {
+            c.lit(b" bmap ")?;
+            let inum = c.uint()?;
+            c.lit(b" iomap end ")?;
+            let pos = c.uint()?;
+            c.byte(b'/')?;
+            let length = c.uint()?;
+            let pblock = match c.lit(b" to ") {
+                Some(()) => Some(c.uint()?),
+                None => None,
+            };
+            c.lit(b" ty:")?;
+            let ty = c.int()?;
+            c.lit(b" flags:")?;
+            let flags = c.hex()?;
+            c.lit(b" rc:")?;
+            let rc = c.int()?;
+            done(
+                &c,
+                Gfs2Event::IomapEnd {
+                    inum,
+                    pos,
+                    length,
+                    pblock,
+                    ty,
+                    flags,
+                    rc,
+                },
+            )?
+        }
+        b"block_alloc" => {
+            c.lit(b" bmap ")?;
+            let inum = c.uint()?;
+            c.lit(b" alloc ")?;
+            let start = c.uint()?;
+            c.byte(b'/')?;
+            let len = c.uint()?;
+            c.byte(b' ')?;
+            let state = choice(
+                &mut c,
+                &[
+                    (b"free", BlockState::Free),
+                    (b"used", BlockState::Used),
+                    (b"unlinked", BlockState::Unlinked),
+                    (b"dinode", BlockState::Dinode),
+                ],
+            )?;
+            c.lit(b" rg:")?;
+            let rg = c.uint()?;
+            c.lit(b" rf:")?;
+            let rf = c.uint()?;
+            let rq = match c.lit(b" rq:") {
+                Some(()) => Some(c.uint()?),
+                None => None,
+            };
+            c.lit(b" rr:")?;
+            let rr = c.uint()?;
+            done(
+                &c,
+                Gfs2Event::BlockAlloc {
+                    inum,
+                    start,
+                    len,
+                    state,
+                    rg,
+                    rf,
+                    rq,
+                    rr,
+                },
+            )?
+        }
+        b"rs" => {
+            c.lit(b" bmap ")?;
+            let inum = c.uint()?;
+            c.lit(b" resrv ")?;
+            let start = c.uint()?;
+            c.lit(b" rg:")?;
+            let rg = c.uint()?;
+            c.lit(b" rf:")?;
+            let rf = c.uint()?;
+            let rq = match c.lit(b" rq:") {
+                Some(()) => Some(c.uint()?),
+                None => None,
+            };
+            c.lit(b" rr:")?;
+            let rr = c.uint()?;
+            c.byte(b' ')?;
+            let func = choice(
+                &mut c,
+                &[
+                    (b"del ", RsFunc::Del),
+                    (b"tdel", RsFunc::Tdel),
+                    (b"ins ", RsFunc::Ins),
+                    (b"clm ", RsFunc::Clm),
+                ],
+            )?;
+            c.skip_spaces();
+            let (requested, reserved) = if c.lit(b"f:").is_some() {
+                (c.uint()?, None)
+            } else {
+                c.lit(b"q:")?;
+                let q = c.uint()?;
+                c.lit(b" r:")?;
+                (q, Some(c.uint()?))
+            };
+            done(
+                &c,
+                Gfs2Event::Rs {
+                    inum,
+                    start,
+                    rg,
+                    rf,
+                    rq,
+                    rr,
+                    func,
+                    requested,
+                    reserved,
+                },
+            )?
+        }
+        _ => return None,
+    };
+    Some((dev, ev))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn d(name: &str, body: &str) -> Gfs2Event {
+        decode(name.as_bytes(), body.as_bytes())
+            .unwrap_or_else(|| panic!("{name}: {body}"))
+            .1
+    }
+
+    #[test]
+    fn every_event_and_version() {
+        let g = GlockId::new(2, 8498);
+        assert_eq!(
+            d(
+                "gfs2_glock_state_change",
+                "254,0 glock 2:8498 state NL to PR tgt:PR dmt:EX flags:lob0x4"
+            ),
+            Gfs2Event::GlockStateChange {
+                glock: g,
+                from: DlmMode::NL,
+                to: DlmMode::PR,
+                target: DlmMode::PR,
+                demote: DlmMode::EX,
+                flags: TraceFlags::parse(b"lob0x4").unwrap()
+            }
+        );
+        assert_eq!(
+            d("glock_put", "254,0 glock 5:266264 state NL => IV flags:"),
+            Gfs2Event::GlockPut {
+                glock: GlockId::new(5, 266264),
+                state: DlmMode::NL,
+                flags: TraceFlags::default()
+            }
+        );
+        match d(
+            "demote_rq",
+            "254,0 glock 2:8760 demote EX to PR flags:dIob remote",
+        ) {
+            Gfs2Event::DemoteRq { remote, to, .. } => {
+                assert_eq!((remote, to), (Some(true), DlmMode::PR))
+            }
+            e => panic!("{e:?}"),
+        }
+        match d("demote_rq", "253,3 glock 2:1 demote EX to NL flags: local") {
+            Gfs2Event::DemoteRq { remote, flags, .. } => {
+                assert_eq!((remote, flags), (Some(false), TraceFlags::default()))
+            }
+            e => panic!("{e:?}"),
+        }
+        match d("demote_rq", "253,3 glock 2:1 demote EX to NL flags:Dy") {
+            Gfs2Event::DemoteRq { remote, .. } => assert_eq!(remote, None),
+            e => panic!("{e:?}"),
+        }
+        assert_eq!(
+            d("promote", "253,3 glock 2:132069 promote first EX"),
+            Gfs2Event::Promote {
+                glock: GlockId::new(2, 132069),
+                state: DlmMode::EX,
+                first: Some(true)
+            }
+        );
+        assert_eq!(
+            d("promote", "254,0 glock 2:8498 promote PR"),
+            Gfs2Event::Promote {
+                glock: g,
+                state: DlmMode::PR,
+                first: None
+            }
+        );
+        assert_eq!(
+            d("glock_queue", "254,0 glock 2:8498 dequeue PR"),
+            Gfs2Event::GlockQueue {
+                glock: g,
+                queue: false,
+                state: DlmMode::PR
+            }
+        );
+        match d("glock_lock_time", "254,0 glock 2:330773 status:-35 flags:00 tdiff:59762765 srtt:227207/65895 srttb:101676819/60750833 sirt:340512248/249747201 dcnt:69 qcnt:154") {
+            Gfs2Event::GlockLockTime(l) => {
+                assert_eq!((l.status, l.tdiff, l.srttvarb, l.dcount, l.qcount), (-35, 59762765, 60750833, 69, 154))
+            }
+            e => panic!("{e:?}"),
+        }
+        match d("glock_lock_time", "253,3 glock 2:1 status:0 flags:05 tdiff:-5 srtt:-9223372036854775808/0 srttb:0/0 sirt:0/0 dcnt:1 qcnt:1") {
+            Gfs2Event::GlockLockTime(l) => assert_eq!((l.sb_flags, l.tdiff, l.srtt), (5, -5, i64::MIN)),
+            e => panic!("{e:?}"),
+        }
+        assert_eq!(
+            d("pin", "254,0 log pin 266259/4096 inode 266259"),
+            Gfs2Event::Pin {
+                pin: true,
+                block: 266259,
+                len: 4096,
+                ino: 266259
+            }
+        );
+        assert_eq!(
+            d("log_flush", "254,0 log flush start 8192 100002"),
+            Gfs2Event::LogFlush {
+                start: true,
+                seq: 8192,
+                flags: Some(0x100002)
+            }
+        );
+        assert_eq!(
+            d("log_flush", "253,3 log flush end 12"),
+            Gfs2Event::LogFlush {
+                start: false,
+                seq: 12,
+                flags: None
+            }
+        );
+        assert_eq!(
+            d("log_blocks", "254,0 log reserve -11 8181"),
+            Gfs2Event::LogBlocks {
+                blocks: -11,
+                free: Some(8181)
+            }
+        );
+        assert_eq!(
+            d("log_blocks", "253,3 log reserve 4"),
+            Gfs2Event::LogBlocks {
+                blocks: 4,
+                free: None
+            }
+        );
+        assert_eq!(
+            d(
+                "ail_flush",
+                "254,0 ail flush start none 9223372036854775807"
+            ),
+            Gfs2Event::AilFlush {
+                start: true,
+                sync_all: false,
+                nr_to_write: i64::MAX
+            }
+        );
+        assert_eq!(
+            d(
+                "bmap",
+                "253,3 bmap 132069 map 0/4096 to 524401 flags:00000020 create  0"
+            ),
+            Gfs2Event::Bmap {
+                inum: 132069,
+                lblock: 0,
+                len: 4096,
+                pblock: 524401,
+                bh_state: 0x20,
+                create: true,
+                error: 0
+            }
+        );
+        match d(
+            "bmap",
+            "253,3 bmap 1 map 0/4096 to 0 flags:00000000 nocreate -5",
+        ) {
+            Gfs2Event::Bmap { create, error, .. } => assert_eq!((create, error), (false, -5)),
+            e => panic!("{e:?}"),
+        }
+        assert_eq!(
+            d(
+                "iomap_start",
+                "254,0 bmap 266264 iomap start 0/9 flags:00000001"
+            ),
+            Gfs2Event::IomapStart {
+                inum: 266264,
+                pos: 0,
+                length: 9,
+                flags: 1
+            }
+        );
+        match d(
+            "iomap_end",
+            "254,0 bmap 266264 iomap end 0/3864 to 266264 ty:4 flags:00000000 rc:0",
+        ) {
+            Gfs2Event::IomapEnd { pblock, ty, .. } => assert_eq!((pblock, ty), (Some(266264), 4)),
+            e => panic!("{e:?}"),
+        }
+        match d(
+            "iomap_end",
+            "253,3 bmap 1 iomap end 0/3864 ty:2 flags:00000000 rc:-5",
+        ) {
+            Gfs2Event::IomapEnd { pblock, rc, .. } => assert_eq!((pblock, rc), (None, -5)),
+            e => panic!("{e:?}"),
+        }
+        match d(
+            "block_alloc",
+            "254,0 bmap 0 alloc 266263/1 dinode rg:266259 rf:64499 rq:0 rr:0",
+        ) {
+            Gfs2Event::BlockAlloc { state, rq, .. } => {
+                assert_eq!((state, rq), (BlockState::Dinode, Some(0)))
+            }
+            e => panic!("{e:?}"),
+        }
+        match d(
+            "block_alloc",
+            "253,3 bmap 5 alloc 10/2 used rg:17 rf:100 rr:3",
+        ) {
+            Gfs2Event::BlockAlloc { rq, rr, .. } => assert_eq!((rq, rr), (None, 3)),
+            e => panic!("{e:?}"),
+        }
+        match d(
+            "rs",
+            "254,0 bmap 0 resrv 266263 rg:266259 rf:64500 rq:1 rr:0 ins  q:1 r:0",
+        ) {
+            Gfs2Event::Rs {
+                func,
+                requested,
+                reserved,
+                ..
+            } => assert_eq!((func, requested, reserved), (RsFunc::Ins, 1, Some(0))),
+            e => panic!("{e:?}"),
+        }
+        match d("rs", "253,3 bmap 5 resrv 10 rg:17 rf:100 rr:3 tdel f:7") {
+            Gfs2Event::Rs {
+                func,
+                requested,
+                reserved,
+                rq,
+                ..
+            } => {
+                assert_eq!(
+                    (func, requested, reserved, rq),
+                    (RsFunc::Tdel, 7, None, None)
+                )
+            }
+            e => panic!("{e:?}"),
+        }
+    }
+
+    #[test]
+    fn malformed_bodies_are_rejected() {
+        for (n, b) in [
+            ("glock_queue", "254,0 glock 2:8498 queue XX"),
+            ("glock_queue", "254,0 glock 2:8498 queue PR trailing"),
+            ("promote", "254 glock 2:1 promote PR"),
+            ("glock_put", "254,0 glock 2:x state NL => IV flags:"),
+            ("nosuch", "254,0 glock 2:1"),
+            (
+                "glock_state_change",
+                "254,0 glock 2:1 state NL to PR tgt:PR dmt:EX flags:l#b",
+            ),
+        ] {
+            assert!(decode(n.as_bytes(), b.as_bytes()).is_none(), "{n}: {b}");
+        }
+    }
+}

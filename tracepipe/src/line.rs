@@ -1,0 +1,265 @@
+//! The ftrace text line around an event, in all its variants:
+//!
+//! ```text
+//!            mkdir-179     [001] ...1.    34.268977: gfs2_glock_queue: 254,0 glock 2:8498 queue PR
+//!               dd-4466  [002] ....  1234.567890: ...        (≤5.9: pid width 5, 4 flag columns)
+//!               dd-4466    (   4466) [002] .....  1234.567890: ...   (record-tgid)
+//!               dd-4466    [002]  1234.567890: ...           (noirq-info)
+//! gfs2_pin: 253,3 log pin 524401/4096 inode 132069            (nocontext-info)
+//!            mkdir-179   [001]    34.268977: gfs2_glock_queue:     254,0 ...  (trace-cmd report)
+//! CPU:1 [LOST 5 EVENTS]
+//! ```
+//! The comm may hold spaces and dashes; the pid is the digits after the last `-` before
+//! the `[cpu]` field.
+
+use glockparse::num::parse_u64;
+
+/// One parsed ftrace line, borrowing from the input.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TraceLine<'a> {
+    pub comm: &'a [u8],
+    pub pid: i64,
+    pub tgid: Option<i64>,
+    pub cpu: Option<u32>,
+    /// The irq-info flag columns (`d..2.`), empty when not printed.
+    pub irq_flags: &'a [u8],
+    /// Timestamp in nanoseconds (the trace clock's seconds.micros scaled; a counter
+    /// clock's raw value).
+    pub ts_ns: u64,
+    /// Event name (`gfs2_glock_queue`, `print`, `sched_switch`, ...).
+    pub event: &'a [u8],
+    /// The event's TP_printk text.
+    pub body: &'a [u8],
+}
+
+/// What a line of trace text is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Line<'a> {
+    Event(TraceLine<'a>),
+    /// `CPU:N [LOST M EVENTS]`: the ring buffer overflowed.
+    Lost {
+        cpu: u32,
+        events: u64,
+    },
+    /// Blank lines, `#` headers of the `trace` file, trace-cmd's `cpus=N` and
+    /// `version = N` header lines.
+    Header,
+}
+
+/// Why a line could not be parsed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BadLine(pub &'static str);
+
+fn trim(s: &[u8]) -> &[u8] {
+    let a = s
+        .iter()
+        .position(|b| !b.is_ascii_whitespace())
+        .unwrap_or(s.len());
+    let b = s
+        .iter()
+        .rposition(|b| !b.is_ascii_whitespace())
+        .map_or(a, |i| i + 1);
+    &s[a..b.max(a)]
+}
+
+/// `[digits]` at `s[i..]`: returns the number and the index after `]`.
+fn cpu_field(s: &[u8], i: usize) -> Option<(u32, usize)> {
+    let rest = s.get(i + 1..)?;
+    let close = rest.iter().position(|&b| b == b']')?;
+    let digits = &rest[..close];
+    if digits.is_empty() || digits.len() > 6 {
+        return None;
+    }
+    let cpu = u32::try_from(parse_u64(digits)?).ok()?;
+    Some((cpu, i + 1 + close + 1))
+}
+
+/// `secs.frac:` or a counter `N:` as nanoseconds.
+fn timestamp(tok: &[u8]) -> Option<u64> {
+    let tok = tok.strip_suffix(b":")?;
+    match tok.iter().position(|&b| b == b'.') {
+        Some(dot) => {
+            let secs = parse_u64(&tok[..dot])?;
+            let frac = &tok[dot + 1..];
+            if frac.is_empty() || frac.len() > 9 {
+                return None;
+            }
+            let f = parse_u64(frac)? * 10u64.pow(9 - frac.len() as u32);
+            secs.checked_mul(1_000_000_000)?.checked_add(f)
+        }
+        None => parse_u64(tok),
+    }
+}
+
+fn is_event_name(s: &[u8]) -> bool {
+    !s.is_empty() && s.iter().all(|b| b.is_ascii_alphanumeric() || *b == b'_')
+}
+
+/// `comm-pid` with optional `(tgid)`, right-trimmed, from the text before `[cpu]`.
+fn task(s: &[u8]) -> Option<(&[u8], i64, Option<i64>)> {
+    let mut s = trim(s);
+    let mut tgid = None;
+    if s.ends_with(b")") {
+        let open = s.iter().rposition(|&b| b == b'(')?;
+        let inner = trim(&s[open + 1..s.len() - 1]);
+        tgid = parse_u64(inner).and_then(|v| i64::try_from(v).ok());
+        s = trim(&s[..open]);
+    }
+    let dash = s.iter().rposition(|&b| b == b'-')?;
+    let pid = i64::try_from(parse_u64(&s[dash + 1..])?).ok()?;
+    Some((trim(&s[..dash]), pid, tgid))
+}
+
+/// Parses one line of `trace_pipe`, `trace` or `trace-cmd report` text.
+pub fn parse(line: &[u8]) -> Result<Line<'_>, BadLine> {
+    let t = trim(line);
+    if t.is_empty() || t[0] == b'#' || t.starts_with(b"cpus=") || t.starts_with(b"version =") {
+        return Ok(Line::Header);
+    }
+    if let Some(rest) = t.strip_prefix(b"CPU:") {
+        if let Some(sp) = rest.iter().position(|&b| b == b' ') {
+            let tail = &rest[sp..];
+            if let (Some(cpu), Some(n)) = (
+                parse_u64(&rest[..sp]),
+                tail.strip_prefix(b" [LOST ")
+                    .and_then(|x| x.strip_suffix(b" EVENTS]"))
+                    .and_then(parse_u64),
+            ) {
+                return Ok(Line::Lost {
+                    cpu: cpu as u32,
+                    events: n,
+                });
+            }
+        }
+    }
+    // Find the `[cpu]` field: a `[` preceded by a space and followed by digits and `]`.
+    let mut from = 0;
+    let found = loop {
+        let Some(off) = memchr::memchr(b'[', &line[from..]) else {
+            break None;
+        };
+        let i = from + off;
+        if i > 0 && line[i - 1] == b' ' {
+            if let Some((cpu, after)) = cpu_field(line, i) {
+                if let Some(t) = task(&line[..i]) {
+                    break Some((t, cpu, after));
+                }
+            }
+        }
+        from = i + 1;
+    };
+    let (comm, pid, tgid, cpu, rest) = match found {
+        Some(((comm, pid, tgid), cpu, after)) => (comm, pid, tgid, Some(cpu), &line[after..]),
+        None => {
+            // nocontext-info: `event: body`.
+            let colon =
+                memchr::memchr(b':', t).ok_or(BadLine("no [cpu] field and no event name"))?;
+            if !is_event_name(&t[..colon]) || t.get(colon + 1) != Some(&b' ') {
+                return Err(BadLine("no [cpu] field and no event name"));
+            }
+            return Ok(Line::Event(TraceLine {
+                comm: b"",
+                pid: 0,
+                tgid: None,
+                cpu: None,
+                irq_flags: b"",
+                ts_ns: 0,
+                event: &t[..colon],
+                body: trim(&t[colon + 2..]),
+            }));
+        }
+    };
+    let mut words = rest.split(|&b| b == b' ').filter(|w| !w.is_empty());
+    let first = words.next().ok_or(BadLine("nothing after [cpu]"))?;
+    let (irq_flags, ts_tok) = match timestamp(first) {
+        Some(_) => (&b""[..], first),
+        None => (first, words.next().ok_or(BadLine("no timestamp"))?),
+    };
+    let ts_ns = timestamp(ts_tok).ok_or(BadLine("bad timestamp"))?;
+    // The event name follows the timestamp token.
+    let ts_end = ts_tok.as_ptr() as usize - rest.as_ptr() as usize + ts_tok.len();
+    let after_ts = &rest[ts_end..];
+    let start = after_ts
+        .iter()
+        .position(|&b| b != b' ')
+        .ok_or(BadLine("no event name"))?;
+    let ev = &after_ts[start..];
+    let colon = memchr::memchr(b':', ev).ok_or(BadLine("no event name"))?;
+    if !is_event_name(&ev[..colon]) {
+        return Err(BadLine("bad event name"));
+    }
+    Ok(Line::Event(TraceLine {
+        comm,
+        pid,
+        tgid,
+        cpu,
+        irq_flags,
+        ts_ns,
+        event: &ev[..colon],
+        body: trim(&ev[colon + 1..]),
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ev(s: &str) -> TraceLine<'_> {
+        match parse(s.as_bytes()).unwrap() {
+            Line::Event(e) => e,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn every_prefix_variant() {
+        let e = ev("           mkdir-179     [001] ...1.    34.268977: gfs2_glock_queue: 254,0 glock 2:8498 queue PR");
+        assert_eq!(
+            (e.comm, e.pid, e.cpu, e.irq_flags),
+            (&b"mkdir"[..], 179, Some(1), &b"...1."[..])
+        );
+        assert_eq!(e.ts_ns, 34_268_977_000);
+        assert_eq!(
+            (e.event, e.body),
+            (
+                &b"gfs2_glock_queue"[..],
+                &b"254,0 glock 2:8498 queue PR"[..]
+            )
+        );
+        let e = ev("              dd-4466  [002] ....  1234.567890: gfs2_promote: 253,3 glock 2:132069 promote first EX");
+        assert_eq!((e.pid, e.irq_flags), (4466, &b"...."[..]));
+        let e = ev("              dd-4466    (   4466) [002] .....  1234.567890: gfs2_log_blocks: 253,3 log reserve -5 8123");
+        assert_eq!(e.tgid, Some(4466));
+        let e = ev("              dd-4466    (-------) [002] .....  1234.567890: gfs2_log_blocks: 253,3 log reserve -5 8123");
+        assert_eq!((e.pid, e.tgid), (4466, None));
+        let e = ev("              dd-4466    [002]  1234.567890: gfs2_pin: 253,3 log pin 524401/4096 inode 132069");
+        assert_eq!(e.irq_flags, b"");
+        let e = ev("gfs2_pin: 253,3 log pin 524401/4096 inode 132069");
+        assert_eq!((e.cpu, e.event), (None, &b"gfs2_pin"[..]));
+        let e = ev("    kworker/u4:1-25      [000] .....    40.694895: gfs2_log_flush: 254,0 log flush start 8192 100002");
+        assert_eq!((e.comm, e.pid), (&b"kworker/u4:1"[..], 25));
+        let e = ev(
+            " my [odd]-name-77  [003] d..2. 5.000000001: print: tracing_mark_write: hello [1] x",
+        );
+        assert_eq!((e.comm, e.pid, e.cpu), (&b"my [odd]-name"[..], 77, Some(3)));
+        assert_eq!(e.ts_ns, 5_000_000_001);
+        assert_eq!(e.body, b"tracing_mark_write: hello [1] x");
+        let e = ev("           mkdir-179   [001]    34.268977: gfs2_glock_queue:     254,0 glock 2:8498 queue PR");
+        assert_eq!(e.body, b"254,0 glock 2:8498 queue PR");
+        let e = ev("          <idle>-0       [000] d.h1. 99: sched_waking: comm=x pid=1");
+        assert_eq!((e.comm, e.pid, e.ts_ns), (&b"<idle>"[..], 0, 99));
+    }
+
+    #[test]
+    fn special_lines() {
+        assert_eq!(
+            parse(b"CPU:1 [LOST 5 EVENTS]").unwrap(),
+            Line::Lost { cpu: 1, events: 5 }
+        );
+        assert_eq!(parse(b"# tracer: nop").unwrap(), Line::Header);
+        assert_eq!(parse(b"").unwrap(), Line::Header);
+        assert_eq!(parse(b"cpus=2").unwrap(), Line::Header);
+        assert!(parse(b"garbage").is_err());
+        assert!(parse(b"x-1 [000] ..... notatime: ev: b").is_err());
+    }
+}
