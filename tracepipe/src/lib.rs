@@ -1,11 +1,26 @@
 //! Safe tracefs control (private instances, events, filters) and typed decoding of the
 //! `gfs2:*` tracepoints.
 //!
+//! Control: [`Tracefs::locate`] finds (or, as root, mounts) tracefs; an [`Instance`] is a
+//! guard through which every change is made and which restores everything when dropped.
+//! [`BlockReader`] reads a live `trace_pipe` or a saved file on its own thread.
+//!
 //! Decoding: [`line::parse`] splits an ftrace text line (any prefix variant) and
 //! [`event::decode`] turns a gfs2 body into a [`Gfs2Event`]; [`decode_line`] does both.
 
+mod error;
 pub mod event;
+pub mod format;
+pub mod instance;
 pub mod line;
+pub mod reader;
+pub mod stop;
+pub mod tracefs;
+
+pub use error::TraceError;
+pub use instance::{Instance, Losses};
+pub use reader::BlockReader;
+pub use tracefs::Tracefs;
 
 pub use event::{Dev, DlmMode, Gfs2Event, LockTime, TraceFlags, GFS2_EVENTS};
 pub use line::{Line, TraceLine};

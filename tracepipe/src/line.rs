@@ -238,12 +238,13 @@ mod tests {
         assert_eq!((e.cpu, e.event), (None, &b"gfs2_pin"[..]));
         let e = ev("    kworker/u4:1-25      [000] .....    40.694895: gfs2_log_flush: 254,0 log flush start 8192 100002");
         assert_eq!((e.comm, e.pid), (&b"kworker/u4:1"[..], 25));
-        let e = ev(
-            " my [odd]-name-77  [003] d..2. 5.000000001: print: tracing_mark_write: hello [1] x",
-        );
+        let e = ev(" my [odd]-name-77  [003] d..2. 5.000000001: tracing_mark_write: hello [1] x");
         assert_eq!((e.comm, e.pid, e.cpu), (&b"my [odd]-name"[..], 77, Some(3)));
         assert_eq!(e.ts_ns, 5_000_000_001);
-        assert_eq!(e.body, b"tracing_mark_write: hello [1] x");
+        assert_eq!(
+            (e.event, e.body),
+            (&b"tracing_mark_write"[..], &b"hello [1] x"[..])
+        );
         let e = ev("           mkdir-179   [001]    34.268977: gfs2_glock_queue:     254,0 glock 2:8498 queue PR");
         assert_eq!(e.body, b"254,0 glock 2:8498 queue PR");
         let e = ev("          <idle>-0       [000] d.h1. 99: sched_waking: comm=x pid=1");

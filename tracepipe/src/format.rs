@@ -1,0 +1,70 @@
+//! Checking the running kernel's gfs2 tracepoint formats (`events/gfs2/*/format`)
+//! against the variants the decoder knows (docs/kernel-formats.md §4).
+
+/// The `print fmt:` string of a format file, between the first pair of quotes.
+pub fn print_fmt(format_file: &str) -> Option<&str> {
+    let line = format_file
+        .lines()
+        .find(|l| l.starts_with("print fmt: \""))?;
+    let rest = &line["print fmt: \"".len()..];
+    let end = rest.find("\", ")?;
+    Some(&rest[..end])
+}
+
+/// Every TP_printk string of every kernel version the decoder handles, per event.
+pub fn known_formats(event: &str) -> &'static [&'static str] {
+    match event {
+        "glock_state_change" => &["%u,%u glock %d:%lld state %s to %s tgt:%s dmt:%s flags:%s"],
+        "glock_put" => &["%u,%u glock %d:%lld state %s => %s flags:%s"],
+        "demote_rq" => &[
+            "%u,%u glock %d:%lld demote %s to %s flags:%s %s",
+            "%u,%u glock %d:%lld demote %s to %s flags:%s",
+        ],
+        "promote" => &["%u,%u glock %u:%llu promote %s", "%u,%u glock %u:%llu promote %s %s"],
+        "glock_queue" => &["%u,%u glock %u:%llu %squeue %s"],
+        "glock_lock_time" => &["%u,%u glock %d:%lld status:%d flags:%02x tdiff:%lld srtt:%lld/%lld srttb:%lld/%lld sirt:%lld/%lld dcnt:%lld qcnt:%lld"],
+        "pin" => &["%u,%u log %s %llu/%lu inode %llu"],
+        "log_flush" => &["%u,%u log flush %s %llu %llx", "%u,%u log flush %s %llu"],
+        "log_blocks" => &["%u,%u log reserve %d %d", "%u,%u log reserve %d"],
+        "ail_flush" => &["%u,%u ail flush %s %s %ld"],
+        "bmap" => &["%u,%u bmap %llu map %llu/%lu to %llu flags:%08lx %s %d"],
+        "iomap_start" => &["%u,%u bmap %llu iomap start %llu/%lu flags:%08x"],
+        "iomap_end" => &[
+            "%u,%u bmap %llu iomap end %llu/%lu to %llu ty:%d flags:%08x rc:%d",
+            "%u,%u bmap %llu iomap end %llu/%lu ty:%d flags:%08x rc:%d",
+        ],
+        "block_alloc" => &[
+            "%u,%u bmap %llu alloc %llu/%lu %s rg:%llu rf:%u rq:%u rr:%u",
+            "%u,%u bmap %llu alloc %llu/%lu %s rg:%llu rf:%u rr:%lu",
+        ],
+        "rs" => &[
+            "%u,%u bmap %llu resrv %llu rg:%llu rf:%u rq:%u rr:%u %s q:%u r:%u",
+            "%u,%u bmap %llu resrv %llu rg:%llu rf:%lu rr:%lu %s f:%lu",
+        ],
+        _ => &[],
+    }
+}
+
+/// Whether the decoder knows this event's print format (events without `gfs2_`).
+pub fn is_known(event: &str, fmt: &str) -> bool {
+    known_formats(event).contains(&fmt)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fixture_format_files_are_known() {
+        let files = testdata::files("real/dlm2-6.1/n1", |n| n.starts_with("format.gfs2_"));
+        assert_eq!(files.len(), 15);
+        for f in files {
+            let name = f.file_name().unwrap().to_str().unwrap();
+            let event = name.trim_start_matches("format.gfs2_");
+            let text = std::fs::read_to_string(&f).unwrap();
+            let fmt = print_fmt(&text).unwrap();
+            assert!(is_known(event, fmt), "{event}: {fmt}");
+        }
+        assert!(!is_known("pin", "%u,%u something new"));
+    }
+}

@@ -1,0 +1,250 @@
+//! A reader thread per source: it reads blocks of whole lines and sends them over a
+//! bounded crossbeam channel; the consumer hands the buffers back for reuse, so nothing
+//! is allocated per line (or, once warm, per block).
+
+use std::io::{self, Read};
+use std::os::unix::fs::OpenOptionsExt;
+use std::os::unix::io::AsRawFd;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+use crossbeam_channel::{bounded, Receiver, Sender};
+
+const BLOCK: usize = 1 << 20;
+const IN_FLIGHT: usize = 8;
+
+/// What [`BlockReader::next_block_timeout`] found.
+#[derive(Debug)]
+pub enum Next {
+    Block(Vec<u8>),
+    /// Nothing arrived within the timeout.
+    Idle,
+    /// The source is done.
+    Done,
+}
+
+/// Blocks of whole lines from one source.
+pub struct BlockReader {
+    blocks: Receiver<Vec<u8>>,
+    pool: Sender<Vec<u8>>,
+    drain: Arc<AtomicBool>,
+    handle: Option<JoinHandle<io::Result<u64>>>,
+}
+
+/// Holds the partial last line between reads.
+struct Splitter {
+    carry: Vec<u8>,
+}
+
+impl Splitter {
+    /// Moves the carried partial line to the front of a fresh buffer.
+    fn start(&mut self, buf: &mut Vec<u8>) {
+        buf.clear();
+        buf.extend_from_slice(&self.carry);
+        self.carry.clear();
+    }
+
+    /// Cuts `buf` after its last newline, keeping the tail for next time. A buffer with
+    /// no newline at all that has grown past 4 blocks is sent as it is.
+    fn cut(&mut self, buf: &mut Vec<u8>) -> bool {
+        match memchr::memrchr(b'\n', buf) {
+            Some(i) => {
+                self.carry.extend_from_slice(&buf[i + 1..]);
+                buf.truncate(i + 1);
+                true
+            }
+            None => buf.len() >= 4 * BLOCK,
+        }
+    }
+}
+
+fn take_buf(pool: &Receiver<Vec<u8>>) -> Vec<u8> {
+    pool.try_recv()
+        .unwrap_or_else(|_| Vec::with_capacity(BLOCK + 4096))
+}
+
+/// Reads up to BLOCK bytes appended to `buf`.
+fn read_into(r: &mut dyn Read, buf: &mut Vec<u8>) -> io::Result<usize> {
+    let old = buf.len();
+    buf.resize(old + BLOCK, 0);
+    let n = loop {
+        match r.read(&mut buf[old..]) {
+            Ok(n) => break n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => {
+                buf.truncate(old);
+                return Err(e);
+            }
+        }
+    };
+    buf.truncate(old + n);
+    Ok(n)
+}
+
+impl BlockReader {
+    /// Reads a whole stream (a file, decompressed or not) on a thread.
+    pub fn stream(mut src: Box<dyn Read + Send>) -> BlockReader {
+        let (tx, blocks) = bounded(IN_FLIGHT);
+        let (pool, pool_rx) = bounded::<Vec<u8>>(IN_FLIGHT + 2);
+        let handle = std::thread::spawn(move || -> io::Result<u64> {
+            let mut sp = Splitter { carry: Vec::new() };
+            let mut total = 0u64;
+            loop {
+                let mut buf = take_buf(&pool_rx);
+                sp.start(&mut buf);
+                let n = read_into(&mut *src, &mut buf)?;
+                total += n as u64;
+                if n == 0 {
+                    if !buf.is_empty() {
+                        let _ = tx.send(buf);
+                    }
+                    return Ok(total);
+                }
+                if sp.cut(&mut buf) && tx.send(buf).is_err() {
+                    return Ok(total);
+                }
+            }
+        });
+        BlockReader {
+            blocks,
+            pool,
+            drain: Arc::new(AtomicBool::new(false)),
+            handle: Some(handle),
+        }
+    }
+
+    /// Follows a live `trace_pipe` until [`BlockReader::drain`] is called, then reads what
+    /// is left in the ring buffer and ends.
+    pub fn live_pipe(path: &Path) -> io::Result<BlockReader> {
+        let mut f = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(path)
+            .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
+        let (tx, blocks) = bounded(IN_FLIGHT);
+        let (pool, pool_rx) = bounded::<Vec<u8>>(IN_FLIGHT + 2);
+        let drain = Arc::new(AtomicBool::new(false));
+        let stop = Arc::clone(&drain);
+        let handle = std::thread::spawn(move || -> io::Result<u64> {
+            let mut sp = Splitter { carry: Vec::new() };
+            let mut total = 0u64;
+            let mut buf = take_buf(&pool_rx);
+            sp.start(&mut buf);
+            loop {
+                let draining = stop.load(Ordering::SeqCst);
+                match read_into(&mut f, &mut buf) {
+                    Ok(0) => {}
+                    Ok(n) => {
+                        total += n as u64;
+                        // Send when a block is full enough, or keep filling.
+                        if buf.len() >= BLOCK / 2 && sp.cut(&mut buf) {
+                            if tx.send(std::mem::take(&mut buf)).is_err() {
+                                return Ok(total);
+                            }
+                            buf = take_buf(&pool_rx);
+                            sp.start(&mut buf);
+                        }
+                        continue;
+                    }
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                    Err(e) => return Err(e),
+                }
+                // Nothing to read right now: flush what we have.
+                if !buf.is_empty() && sp.cut(&mut buf) {
+                    if tx.send(std::mem::take(&mut buf)).is_err() {
+                        return Ok(total);
+                    }
+                    buf = take_buf(&pool_rx);
+                    sp.start(&mut buf);
+                }
+                if draining {
+                    // The buffer was empty after the stop: done.
+                    sp.start(&mut buf);
+                    if !buf.is_empty() {
+                        let _ = tx.send(buf);
+                    }
+                    return Ok(total);
+                }
+                let mut pfd = libc::pollfd {
+                    fd: f.as_raw_fd(),
+                    events: libc::POLLIN,
+                    revents: 0,
+                };
+                // SAFETY: one valid pollfd; a short timeout so drain requests are seen.
+                unsafe { libc::poll(&mut pfd, 1, 100) };
+            }
+        });
+        Ok(BlockReader {
+            blocks,
+            pool,
+            drain,
+            handle: Some(handle),
+        })
+    }
+
+    /// The next block of whole lines; `None` when the source is done.
+    pub fn next_block(&self) -> Option<Vec<u8>> {
+        self.blocks.recv().ok()
+    }
+
+    /// Like [`BlockReader::next_block`], waiting at most `timeout`.
+    pub fn next_block_timeout(&self, timeout: std::time::Duration) -> Next {
+        match self.blocks.recv_timeout(timeout) {
+            Ok(b) => Next::Block(b),
+            Err(crossbeam_channel::RecvTimeoutError::Timeout) => Next::Idle,
+            Err(crossbeam_channel::RecvTimeoutError::Disconnected) => Next::Done,
+        }
+    }
+
+    /// Gives a block back for reuse.
+    pub fn recycle(&self, buf: Vec<u8>) {
+        let _ = self.pool.try_send(buf);
+    }
+
+    /// Live pipes: read what is left, then end.
+    pub fn drain(&self) {
+        self.drain.store(true, Ordering::SeqCst);
+    }
+
+    /// Waits for the thread; returns the bytes it read, or its I/O error.
+    pub fn finish(mut self) -> io::Result<u64> {
+        // Unblock a sender waiting on a full channel.
+        while self.blocks.try_recv().is_ok() {}
+        let h = self.handle.take().expect("joined once");
+        drop(self.blocks);
+        h.join()
+            .unwrap_or_else(|_| Err(io::Error::other("reader thread panicked")))
+    }
+}
+
+/// Opens a saved trace file (compressed or not) as blocks.
+pub fn open_file(path: &Path) -> io::Result<BlockReader> {
+    Ok(BlockReader::stream(glockparse::input::open(path)?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn blocks_hold_whole_lines_in_order() {
+        let mut text = String::new();
+        for i in 0..300_000 {
+            text.push_str(&format!("line {i} {}\n", "x".repeat(i % 50)));
+        }
+        text.push_str("last without newline");
+        let r = BlockReader::stream(Box::new(io::Cursor::new(text.clone().into_bytes())));
+        let mut got = Vec::new();
+        let mut blocks = 0;
+        while let Some(b) = r.next_block() {
+            blocks += 1;
+            got.extend_from_slice(&b);
+            r.recycle(b);
+        }
+        assert!(blocks > 2);
+        assert_eq!(String::from_utf8(got).unwrap(), text);
+        assert_eq!(r.finish().unwrap(), text.len() as u64);
+    }
+}

@@ -1,0 +1,141 @@
+//! Finding tracefs: `/sys/kernel/tracing`, or `tracing/` inside debugfs; mounting it when
+//! neither is there and we are root (and unmounting it again when done).
+
+use std::ffi::CString;
+use std::path::{Path, PathBuf};
+
+use crate::error::TraceError;
+
+const DEFAULT_MOUNT: &str = "/sys/kernel/tracing";
+
+/// The tracefs mount glk works in.
+#[derive(Debug)]
+pub struct Tracefs {
+    dir: PathBuf,
+    mounted_by_us: bool,
+}
+
+fn mounts() -> Vec<(String, PathBuf)> {
+    let text = std::fs::read_to_string("/proc/self/mounts").unwrap_or_default();
+    text.lines()
+        .filter_map(|l| {
+            let mut f = l.split(' ');
+            let _dev = f.next()?;
+            let dir = f.next()?.replace("\\040", " ");
+            let fstype = f.next()?;
+            Some((fstype.to_string(), PathBuf::from(dir)))
+        })
+        .collect()
+}
+
+/// Whether this process may control tracing (effective uid 0).
+pub fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+impl Tracefs {
+    /// Finds the tracefs mount; mounts it at /sys/kernel/tracing when none is mounted
+    /// and `may_mount` and we are root.
+    pub fn locate(may_mount: bool) -> Result<Tracefs, TraceError> {
+        let m = mounts();
+        if let Some((_, dir)) = m.iter().find(|(t, _)| t == "tracefs") {
+            return Tracefs::adopt(dir.clone(), false);
+        }
+        if let Some((_, dir)) = m.iter().find(|(t, _)| t == "debugfs") {
+            let t = dir.join("tracing");
+            if t.join("instances").is_dir() {
+                return Tracefs::adopt(t, false);
+            }
+        }
+        if !may_mount || !is_root() {
+            return Err(TraceError::NoTracefs(format!(
+                "tracefs is not mounted; as root glk mounts it, or run `mount -t tracefs nodev {DEFAULT_MOUNT}`"
+            )));
+        }
+        let target = CString::new(DEFAULT_MOUNT).expect("no NUL");
+        let fstype = CString::new("tracefs").expect("no NUL");
+        // SAFETY: all pointers are valid NUL-terminated strings; data may be NULL.
+        let rc = unsafe {
+            libc::mount(
+                fstype.as_ptr(),
+                target.as_ptr(),
+                fstype.as_ptr(),
+                0,
+                std::ptr::null(),
+            )
+        };
+        if rc != 0 {
+            return Err(TraceError::NoTracefs(format!(
+                "tracefs is not mounted and mounting it at {DEFAULT_MOUNT} failed: {}",
+                std::io::Error::last_os_error()
+            )));
+        }
+        Tracefs::adopt(PathBuf::from(DEFAULT_MOUNT), true)
+    }
+
+    fn adopt(dir: PathBuf, mounted_by_us: bool) -> Result<Tracefs, TraceError> {
+        let c = CString::new(dir.as_os_str().as_encoded_bytes())
+            .map_err(|_| TraceError::NoTracefs("tracefs path has a NUL byte".into()))?;
+        // libtracefs keeps its own copy of the directory name.
+        // SAFETY: c is a valid NUL-terminated string for the duration of the call.
+        unsafe { libtracefs_sys::tracefs_set_tracing_dir(c.as_ptr() as *mut _) };
+        Ok(Tracefs { dir, mounted_by_us })
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// True when glk mounted tracefs itself (it is unmounted again on drop).
+    pub fn mounted_by_us(&self) -> bool {
+        self.mounted_by_us
+    }
+
+    /// Whether `events/SYSTEM/EVENT` (or `events/SYSTEM` with no event) exists.
+    pub fn has_event(&self, system: &str, event: Option<&str>) -> bool {
+        let mut p = self.dir.join("events").join(system);
+        if let Some(e) = event {
+            p = p.join(e);
+        }
+        p.is_dir()
+    }
+
+    /// The events of a system, sorted.
+    pub fn system_events(&self, system: &str) -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(self.dir.join("events").join(system))
+            .map(|rd| {
+                rd.flatten()
+                    .filter(|e| e.path().is_dir())
+                    .filter_map(|e| e.file_name().into_string().ok())
+                    .collect()
+            })
+            .unwrap_or_default();
+        v.sort();
+        v
+    }
+
+    /// The `print fmt:` line of an event's `format` file.
+    pub fn print_fmt(&self, system: &str, event: &str) -> Option<String> {
+        let text = std::fs::read_to_string(
+            self.dir
+                .join("events")
+                .join(system)
+                .join(event)
+                .join("format"),
+        )
+        .ok()?;
+        crate::format::print_fmt(&text).map(str::to_string)
+    }
+}
+
+impl Drop for Tracefs {
+    fn drop(&mut self) {
+        if self.mounted_by_us {
+            if let Ok(c) = CString::new(self.dir.as_os_str().as_encoded_bytes()) {
+                // SAFETY: c is a valid NUL-terminated path.
+                unsafe { libc::umount2(c.as_ptr(), libc::MNT_DETACH) };
+            }
+        }
+    }
+}

@@ -1,0 +1,180 @@
+//! Live tests on this machine's tracefs, with events every kernel has (ftrace `print`
+//! through `trace_marker`, sched events). They need root, as live tracing does.
+
+use std::sync::Mutex;
+use std::time::Duration;
+
+use tracepipe::{decode_line, BlockReader, Decoded, Instance, TraceError, Tracefs};
+
+/// Tests share one tracefs mount: run them one at a time.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn root() -> bool {
+    let r = tracepipe::tracefs::is_root();
+    if !r {
+        eprintln!("live tracefs tests need root: not run");
+    }
+    r
+}
+
+fn collect(reader: BlockReader) -> Vec<String> {
+    let mut lines = Vec::new();
+    while let Some(b) = reader.next_block() {
+        lines.extend(String::from_utf8_lossy(&b).lines().map(str::to_string));
+        reader.recycle(b);
+    }
+    reader.finish().unwrap();
+    lines
+}
+
+#[test]
+fn markers_arrive_in_order_and_the_instance_is_removed() {
+    if !root() {
+        return;
+    }
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let tfs = Tracefs::locate(true).unwrap();
+    let name = format!("glk-test-markers-{}", std::process::id());
+    let mut inst = Instance::open(&tfs, &name).unwrap();
+    assert!(inst.created());
+    let dir = inst.dir().to_path_buf();
+    assert!(dir.is_dir());
+    inst.set_buffer_kb(4096).unwrap();
+    inst.tracing_on().unwrap();
+    let reader = BlockReader::live_pipe(&inst.trace_pipe()).unwrap();
+    const N: usize = 20_000;
+    for i in 0..N {
+        inst.write_marker(&format!("glk-marker {i}")).unwrap();
+    }
+    inst.tracing_off();
+    std::thread::sleep(Duration::from_millis(50));
+    reader.drain();
+    let lines = collect(reader);
+    let mut next = 0;
+    for l in &lines {
+        match decode_line(l.as_bytes()).unwrap() {
+            Decoded::Other(t) => {
+                assert_eq!(t.event, b"tracing_mark_write");
+                let body = String::from_utf8_lossy(t.body);
+                let n: usize = body.rsplit(' ').next().unwrap().parse().unwrap();
+                assert_eq!(n, next, "out of order or missing: {l}");
+                next += 1;
+                assert_eq!(t.pid, i64::from(unsafe { libc::gettid() }));
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    assert_eq!(next, N);
+    assert_eq!(inst.losses().total(), 0);
+    inst.close().unwrap();
+    assert!(!dir.exists(), "instance left behind");
+}
+
+#[test]
+fn sched_event_with_filter_and_a_bad_filter() {
+    if !root() {
+        return;
+    }
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let tfs = Tracefs::locate(true).unwrap();
+    assert!(tfs.has_event("sched", Some("sched_switch")));
+    let name = format!("glk-test-sched-{}", std::process::id());
+    let mut inst = Instance::open(&tfs, &name).unwrap();
+    let enable = inst.dir().join("events/sched/sched_switch/enable");
+    inst.enable("sched", "sched_switch").unwrap();
+    assert_eq!(std::fs::read_to_string(&enable).unwrap().trim(), "1");
+    // The kernel's own message comes back for a bad expression.
+    match inst.set_filter("sched", "sched_switch", "no_such_field == 1") {
+        Err(TraceError::BadFilter { kernel, .. }) => assert!(!kernel.is_empty()),
+        other => panic!("expected a rejected filter, got {other:?}"),
+    }
+    // Only switches away from this thread's pid pass the filter.
+    let me = unsafe { libc::gettid() };
+    inst.set_filter("sched", "sched_switch", &format!("prev_pid == {me}"))
+        .unwrap();
+    inst.tracing_on().unwrap();
+    let reader = BlockReader::live_pipe(&inst.trace_pipe()).unwrap();
+    for _ in 0..50 {
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    inst.tracing_off();
+    reader.drain();
+    let lines = collect(reader);
+    let switches: Vec<_> = lines
+        .iter()
+        .filter_map(|l| match decode_line(l.as_bytes()) {
+            Ok(Decoded::Other(t)) if t.event == b"sched_switch" => {
+                Some(String::from_utf8_lossy(t.body).into_owned())
+            }
+            _ => None,
+        })
+        .collect();
+    assert!(!switches.is_empty(), "no sched_switch seen");
+    assert!(
+        switches
+            .iter()
+            .all(|b| b.contains(&format!("prev_pid={me} "))),
+        "{switches:?}"
+    );
+    let dir = inst.dir().to_path_buf();
+    drop(inst);
+    assert!(!dir.exists());
+}
+
+#[test]
+fn a_preexisting_instance_is_restored_not_removed() {
+    if !root() {
+        return;
+    }
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let tfs = Tracefs::locate(true).unwrap();
+    let name = format!("glk-test-kept-{}", std::process::id());
+    let dir = tfs.dir().join("instances").join(&name);
+    std::fs::create_dir(&dir).unwrap();
+    let kb_before = std::fs::read_to_string(dir.join("buffer_size_kb")).unwrap();
+    {
+        let mut inst = Instance::open(&tfs, &name).unwrap();
+        assert!(!inst.created());
+        inst.enable("sched", "sched_wakeup").unwrap();
+        inst.set_filter("sched", "sched_wakeup", "pid == 1")
+            .unwrap();
+        inst.set_buffer_kb(64).unwrap();
+    }
+    assert!(dir.is_dir());
+    let ev = dir.join("events/sched/sched_wakeup");
+    assert_eq!(
+        std::fs::read_to_string(ev.join("enable")).unwrap().trim(),
+        "0"
+    );
+    assert_eq!(
+        std::fs::read_to_string(ev.join("filter")).unwrap().trim(),
+        "none"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.join("buffer_size_kb")).unwrap(),
+        kb_before
+    );
+    std::fs::remove_dir(&dir).unwrap();
+}
+
+#[test]
+fn stale_private_instances_are_removed() {
+    if !root() {
+        return;
+    }
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let tfs = Tracefs::locate(true).unwrap();
+    let max: u64 = std::fs::read_to_string("/proc/sys/kernel/pid_max")
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    // A pid above pid_max can belong to no process.
+    let stale = format!("glk-{}", max + 7);
+    let dir = tfs.dir().join("instances").join(&stale);
+    std::fs::create_dir(&dir).unwrap();
+    std::fs::write(dir.join("events/sched/sched_switch/enable"), "1").unwrap();
+    let removed = tracepipe::instance::remove_stale(&tfs);
+    assert!(removed.contains(&stale), "{removed:?}");
+    assert!(!dir.exists());
+}
