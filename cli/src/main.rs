@@ -9,6 +9,7 @@ mod fmt;
 mod inputs;
 mod output;
 mod top;
+mod trace;
 
 #[derive(Parser)]
 #[command(name = "glk", version, about = "Make GFS2 cluster-filesystem locking visible", long_about = None)]
@@ -21,12 +22,15 @@ struct Cli {
 enum Command {
     /// The glocks that matter, ranked: waiters, demotes, holders (from debugfs glocks files).
     Top(top::TopArgs),
+    /// gfs2 tracepoints: live from a private tracefs instance, or decoded from saved text.
+    Trace(trace::TraceArgs),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match &cli.command {
         Command::Top(a) => top::run(a),
+        Command::Trace(a) => trace::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -27,7 +27,7 @@ pub enum Next {
 
 /// Blocks of whole lines from one source.
 pub struct BlockReader {
-    blocks: Receiver<Vec<u8>>,
+    blocks: Option<Receiver<Vec<u8>>>,
     pool: Sender<Vec<u8>>,
     drain: Arc<AtomicBool>,
     handle: Option<JoinHandle<io::Result<u64>>>,
@@ -108,7 +108,7 @@ impl BlockReader {
             }
         });
         BlockReader {
-            blocks,
+            blocks: Some(blocks),
             pool,
             drain: Arc::new(AtomicBool::new(false)),
             handle: Some(handle),
@@ -177,7 +177,7 @@ impl BlockReader {
             }
         });
         Ok(BlockReader {
-            blocks,
+            blocks: Some(blocks),
             pool,
             drain,
             handle: Some(handle),
@@ -186,12 +186,15 @@ impl BlockReader {
 
     /// The next block of whole lines; `None` when the source is done.
     pub fn next_block(&self) -> Option<Vec<u8>> {
-        self.blocks.recv().ok()
+        self.blocks.as_ref()?.recv().ok()
     }
 
     /// Like [`BlockReader::next_block`], waiting at most `timeout`.
     pub fn next_block_timeout(&self, timeout: std::time::Duration) -> Next {
-        match self.blocks.recv_timeout(timeout) {
+        let Some(blocks) = &self.blocks else {
+            return Next::Done;
+        };
+        match blocks.recv_timeout(timeout) {
             Ok(b) => Next::Block(b),
             Err(crossbeam_channel::RecvTimeoutError::Timeout) => Next::Idle,
             Err(crossbeam_channel::RecvTimeoutError::Disconnected) => Next::Done,
@@ -210,12 +213,27 @@ impl BlockReader {
 
     /// Waits for the thread; returns the bytes it read, or its I/O error.
     pub fn finish(mut self) -> io::Result<u64> {
-        // Unblock a sender waiting on a full channel.
-        while self.blocks.try_recv().is_ok() {}
-        let h = self.handle.take().expect("joined once");
-        drop(self.blocks);
-        h.join()
-            .unwrap_or_else(|_| Err(io::Error::other("reader thread panicked")))
+        self.stop()
+    }
+
+    fn stop(&mut self) -> io::Result<u64> {
+        self.drain();
+        // Closing the channel makes a sender waiting on it give up.
+        drop(self.blocks.take());
+        match self.handle.take() {
+            Some(h) => h
+                .join()
+                .unwrap_or_else(|_| Err(io::Error::other("reader thread panicked"))),
+            None => Ok(0),
+        }
+    }
+}
+
+impl Drop for BlockReader {
+    /// Stops and joins the thread, so a live `trace_pipe` is closed before its instance
+    /// is removed, even when the consumer ends early or panics.
+    fn drop(&mut self) {
+        let _ = self.stop();
     }
 }
 

@@ -1,0 +1,436 @@
+//! `glk trace`: live gfs2 tracepoints from a private tracefs instance, or saved trace
+//! text decoded offline.
+
+mod render;
+mod sink;
+pub mod summary;
+
+use std::io::{self, IsTerminal, Write};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use glockparse::{Diagnostics, ParseError};
+use tracepipe::reader::Next;
+use tracepipe::{
+    decode_line, stop, BlockReader, Decoded, Instance, TraceError, Tracefs, GFS2_EVENTS,
+};
+
+use sink::Sink;
+use summary::Summary;
+
+#[derive(Debug, clap::Args)]
+pub struct TraceArgs {
+    /// Events: gfs2 names with or without `gfs2_`, `gfs2` or `all` for every gfs2 event,
+    /// and SYSTEM:EVENT for any other (sched:sched_switch, ftrace:print, block:*...).
+    #[arg(long, value_delimiter = ',', default_value = "gfs2")]
+    pub events: Vec<String>,
+    /// Kernel event filter (e.g. 'glnum == 72746'); events it does not apply to are not traced.
+    #[arg(long)]
+    pub filter: Option<String>,
+    /// Stop after this many seconds (default: at Ctrl-C).
+    #[arg(long)]
+    pub duration: Option<f64>,
+    /// Write events here: .jsonl (JSON lines) or .txt (raw lines). Default: readable lines on stdout.
+    #[arg(long, short = 'o')]
+    pub output: Option<PathBuf>,
+    /// Decode a saved trace_pipe / trace / `trace-cmd report` text (compressed or not) instead of tracing live.
+    #[arg(long, short = 'i')]
+    pub input: Vec<PathBuf>,
+    /// Print counts per event type and per glock at the end (instead of the events, unless --output).
+    #[arg(long)]
+    pub summary: bool,
+    /// Use this tracefs instance instead of a private `glk-PID` one (an existing instance
+    /// is restored as found, never removed).
+    #[arg(long)]
+    pub instance: Option<String>,
+    /// Per-CPU ring buffer size in KiB for the instance.
+    #[arg(long)]
+    pub buffer_kb: Option<u64>,
+}
+
+/// What `--events` asks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EventSel {
+    AllGfs2,
+    Gfs2(&'static str),
+    Other { system: String, event: String },
+}
+
+pub fn parse_events(list: &[String]) -> Result<Vec<EventSel>, String> {
+    let mut out = Vec::new();
+    for raw in list.iter().map(|s| s.trim()).filter(|s| !s.is_empty()) {
+        let sel = match raw {
+            "gfs2" | "all" | "gfs2:*" => EventSel::AllGfs2,
+            _ => {
+                let (system, event) = match raw.split_once(':') {
+                    Some((s, e)) => (s, e),
+                    None => ("gfs2", raw),
+                };
+                if system == "gfs2" {
+                    let name = event.strip_prefix("gfs2_").unwrap_or(event);
+                    match GFS2_EVENTS.iter().find(|e| **e == name) {
+                        Some(e) => EventSel::Gfs2(e),
+                        None => {
+                            return Err(format!(
+                                "unknown gfs2 event {raw:?}; gfs2 events are: {}",
+                                GFS2_EVENTS.join(", ")
+                            ))
+                        }
+                    }
+                } else if system.is_empty() || event.is_empty() {
+                    return Err(format!("bad event {raw:?}: use SYSTEM:EVENT"));
+                } else {
+                    EventSel::Other {
+                        system: system.to_string(),
+                        event: if event == "*" {
+                            String::new()
+                        } else {
+                            event.to_string()
+                        },
+                    }
+                }
+            }
+        };
+        if !out.contains(&sel) {
+            out.push(sel);
+        }
+    }
+    if out.is_empty() {
+        return Err("no events given".into());
+    }
+    Ok(out)
+}
+
+/// Decodes blocks of lines, feeds the sink and the summary, and counts.
+struct Consumer {
+    sink: Box<dyn Sink>,
+    summary: Option<Summary>,
+    diag: Diagnostics,
+    source: Arc<str>,
+    gfs2: u64,
+    other: u64,
+    undecoded: u64,
+    lost_lines: u64,
+}
+
+impl Consumer {
+    fn block(&mut self, buf: &[u8]) -> io::Result<()> {
+        let mut start = 0;
+        for nl in memchr::memchr_iter(b'\n', buf).chain(std::iter::once(buf.len())) {
+            if nl <= start && nl == buf.len() {
+                break;
+            }
+            let line = &buf[start..nl];
+            start = nl + 1;
+            self.diag.lines += 1;
+            match decode_line(line) {
+                Ok(d) => {
+                    match d {
+                        Decoded::Gfs2 { .. } => self.gfs2 += 1,
+                        Decoded::Other(_) => self.other += 1,
+                        Decoded::Undecoded(_) => self.undecoded += 1,
+                        Decoded::Lost { events, .. } => self.lost_lines += events,
+                        Decoded::Header => self.diag.ignored += 1,
+                    }
+                    if let Some(s) = &mut self.summary {
+                        s.add(&d);
+                    }
+                    self.sink.line(line, &d)?;
+                }
+                Err(e) => {
+                    let n = self.diag.lines;
+                    self.diag
+                        .error(ParseError::new(&self.source, n, e.0.to_string(), line));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn events(&self) -> u64 {
+        self.gfs2 + self.other + self.undecoded
+    }
+
+    fn report(&mut self, lost_in_buffer: Option<u64>, out: &mut impl Write) -> io::Result<()> {
+        self.sink.finish()?;
+        if let Some(s) = &self.summary {
+            s.write_text(out, 20)?;
+        }
+        out.flush()?;
+        let mut msg = format!(
+            "glk: {} events ({} gfs2, {} other)",
+            self.events(),
+            self.gfs2,
+            self.other
+        );
+        if let Some(l) = lost_in_buffer {
+            msg.push_str(&format!(", {} lost", l + self.lost_lines));
+        } else if self.lost_lines > 0 {
+            msg.push_str(&format!(
+                ", {} lost (LOST lines in the input)",
+                self.lost_lines
+            ));
+        }
+        eprintln!("{msg}");
+        if self.undecoded > 0 {
+            eprintln!(
+                "glk: warning: {} gfs2 events did not match any known format and are kept raw",
+                self.undecoded
+            );
+        }
+        crate::output::report_diagnostics(&self.diag);
+        Ok(())
+    }
+}
+
+fn consumer(args: &TraceArgs, source: &str) -> io::Result<Consumer> {
+    let sink: Box<dyn Sink> = match (&args.output, args.summary) {
+        (Some(p), _) => sink::for_path(p)?,
+        (None, true) => Box::new(sink::NullSink),
+        (None, false) => Box::new(sink::TextSink::new(io::BufWriter::with_capacity(
+            1 << 16,
+            io::stdout(),
+        ))),
+    };
+    Ok(Consumer {
+        sink,
+        summary: args.summary.then(Summary::default),
+        diag: Diagnostics::default(),
+        source: source.into(),
+        gfs2: 0,
+        other: 0,
+        undecoded: 0,
+        lost_lines: 0,
+    })
+}
+
+pub fn run(args: &TraceArgs) -> io::Result<()> {
+    if !args.input.is_empty() {
+        return offline(args);
+    }
+    live(args).map_err(|e| match e {
+        Failure::Trace(t) => io::Error::other(t.to_string()),
+        Failure::Io(e) => e,
+    })
+}
+
+fn offline(args: &TraceArgs) -> io::Result<()> {
+    let mut c = consumer(args, "")?;
+    for path in &args.input {
+        c.source = path.display().to_string().into();
+        c.diag.lines = 0;
+        let reader = tracepipe::reader::open_file(path)?;
+        while let Some(b) = reader.next_block() {
+            let r = c.block(&b);
+            reader.recycle(b);
+            r?;
+        }
+        reader
+            .finish()
+            .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
+    }
+    c.report(None, &mut io::stdout().lock())
+}
+
+enum Failure {
+    Trace(TraceError),
+    Io(io::Error),
+}
+
+impl From<TraceError> for Failure {
+    fn from(e: TraceError) -> Failure {
+        Failure::Trace(e)
+    }
+}
+
+impl From<io::Error> for Failure {
+    fn from(e: io::Error) -> Failure {
+        Failure::Io(e)
+    }
+}
+
+/// Enables the selected events (and the filter) in `inst`.
+fn set_up(tfs: &Tracefs, inst: &mut Instance, args: &TraceArgs) -> Result<(), Failure> {
+    let sel = parse_events(&args.events).map_err(|m| Failure::Io(io::Error::other(m)))?;
+    let wants_gfs2 = sel.iter().any(|s| !matches!(s, EventSel::Other { .. }));
+    if wants_gfs2 && !tfs.has_event("gfs2", None) {
+        return Err(TraceError::NoGfs2.into());
+    }
+    // (system, event) pairs, one per event so a filter can be set on each.
+    let mut pairs: Vec<(String, String)> = Vec::new();
+    for s in &sel {
+        match s {
+            EventSel::AllGfs2 => pairs.extend(
+                tfs.system_events("gfs2")
+                    .into_iter()
+                    .map(|e| ("gfs2".to_string(), e)),
+            ),
+            EventSel::Gfs2(e) => pairs.push(("gfs2".into(), format!("gfs2_{e}"))),
+            EventSel::Other { system, event } if event.is_empty() => {
+                if !tfs.has_event(system, None) {
+                    return Err(TraceError::UnknownEvent(format!("{system}:*")).into());
+                }
+                pairs.extend(
+                    tfs.system_events(system)
+                        .into_iter()
+                        .map(|e| (system.clone(), e)),
+                );
+            }
+            EventSel::Other { system, event } => pairs.push((system.clone(), event.clone())),
+        }
+    }
+    pairs.dedup();
+    for (s, e) in &pairs {
+        if !tfs.has_event(s, Some(e)) {
+            return Err(if s == "gfs2" {
+                TraceError::NoGfs2
+            } else {
+                TraceError::UnknownEvent(format!("{s}:{e}"))
+            }
+            .into());
+        }
+    }
+    if let Some(kb) = args.buffer_kb {
+        inst.set_buffer_kb(kb)?;
+    }
+    // Formats the decoder does not know are worth a warning before any event arrives.
+    for (s, e) in pairs.iter().filter(|(s, _)| s == "gfs2") {
+        let name = e.trim_start_matches("gfs2_");
+        if let Some(f) = tfs.print_fmt(s, e) {
+            if !tracepipe::format::is_known(name, &f) {
+                eprintln!("glk: warning: {e} has a print format glk does not know: {f}");
+            }
+        }
+    }
+    let mut traced = 0;
+    let mut first_rejection = None;
+    for (s, e) in &pairs {
+        inst.enable(s, e)?;
+        if let Some(expr) = &args.filter {
+            if let Err(err) = inst.set_filter(s, e, expr) {
+                eprintln!("glk: warning: not tracing {s}:{e}: {err}");
+                inst.disable(s, e);
+                first_rejection.get_or_insert(err);
+                continue;
+            }
+        }
+        traced += 1;
+    }
+    if traced == 0 {
+        return Err(first_rejection
+            .map(Failure::Trace)
+            .unwrap_or_else(|| Failure::Io(io::Error::other("no events to trace"))));
+    }
+    Ok(())
+}
+
+fn live(args: &TraceArgs) -> Result<(), Failure> {
+    stop::install();
+    if !tracepipe::tracefs::is_root() {
+        return Err(TraceError::Permission(
+            "live tracing needs root (or use --input FILE to decode a saved trace)".into(),
+        )
+        .into());
+    }
+    let tfs = Tracefs::locate(true)?;
+    let mut inst = match &args.instance {
+        Some(name) => Instance::open(&tfs, name)?,
+        None => Instance::private(&tfs)?,
+    };
+    set_up(&tfs, &mut inst, args)?;
+    let mut c = consumer(args, &inst.trace_pipe().display().to_string())?;
+    let reader = BlockReader::live_pipe(&inst.trace_pipe())?;
+    inst.tracing_on()?;
+    let started = Instant::now();
+    let deadline = args
+        .duration
+        .map(|d| started + Duration::from_secs_f64(d.max(0.0)));
+    let progress = io::stderr().is_terminal();
+    let mut last_progress = Instant::now();
+    let mut stopping = false;
+    let mut result = Ok(());
+    loop {
+        let want_stop = stop::requested() || deadline.is_some_and(|d| Instant::now() >= d);
+        if want_stop && !stopping {
+            stopping = true;
+            inst.tracing_off();
+            reader.drain();
+        }
+        match reader.next_block_timeout(Duration::from_millis(100)) {
+            Next::Block(b) => {
+                let r = c.block(&b);
+                reader.recycle(b);
+                if let Err(e) = r {
+                    // A closed stdout ends the trace quietly; anything else is reported.
+                    if e.kind() != io::ErrorKind::BrokenPipe {
+                        result = Err(e);
+                    }
+                    break;
+                }
+            }
+            Next::Idle => {}
+            Next::Done => break,
+        }
+        if progress && last_progress.elapsed() >= Duration::from_secs(1) {
+            last_progress = Instant::now();
+            let secs = started.elapsed().as_secs_f64();
+            eprint!(
+                "\r{} events, {:.0}/s, {} lost   ",
+                c.events(),
+                c.events() as f64 / secs,
+                inst.losses().total() + c.lost_lines
+            );
+        }
+    }
+    if progress {
+        eprint!("\r");
+    }
+    inst.tracing_off();
+    let read = reader.finish();
+    let losses = inst.losses();
+    inst.close()?;
+    drop(tfs);
+    result?;
+    read?;
+    c.report(Some(losses.total()), &mut io::stdout().lock())?;
+    if let Some(sig) = stop::signal() {
+        eprintln!("glk: stopped by signal {sig}; tracing state restored");
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn event_lists() {
+        let v = |s: &str| parse_events(&s.split(',').map(str::to_string).collect::<Vec<_>>());
+        assert_eq!(v("gfs2").unwrap(), vec![EventSel::AllGfs2]);
+        assert_eq!(
+            v("glock_state_change,gfs2_demote_rq,gfs2:promote").unwrap(),
+            vec![
+                EventSel::Gfs2("glock_state_change"),
+                EventSel::Gfs2("demote_rq"),
+                EventSel::Gfs2("promote")
+            ]
+        );
+        assert_eq!(
+            v("sched:sched_switch,block:*").unwrap(),
+            vec![
+                EventSel::Other {
+                    system: "sched".into(),
+                    event: "sched_switch".into()
+                },
+                EventSel::Other {
+                    system: "block".into(),
+                    event: String::new()
+                }
+            ]
+        );
+        assert!(v("glock_bogus").unwrap_err().contains("glock_state_change"));
+        assert!(v("sched:").is_err());
+        assert_eq!(v("all,gfs2").unwrap(), vec![EventSel::AllGfs2]);
+    }
+}

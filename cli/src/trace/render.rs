@@ -1,0 +1,255 @@
+//! Rendering decoded events: one readable line, or one JSON object.
+
+use std::fmt::Write as _;
+
+use tracepipe::event::{BlockState, RsFunc};
+use tracepipe::{Dev, Gfs2Event, TraceLine};
+
+use crate::fmt;
+
+fn lossy(b: &[u8]) -> std::borrow::Cow<'_, str> {
+    String::from_utf8_lossy(b)
+}
+
+/// `   34.268977 [001] mkdir-179 `
+pub fn prefix(out: &mut String, l: &TraceLine<'_>) {
+    let _ = write!(
+        out,
+        "{:>5}.{:06} [{:03}] {}-{} ",
+        l.ts_ns / 1_000_000_000,
+        l.ts_ns % 1_000_000_000 / 1000,
+        l.cpu.unwrap_or(0),
+        lossy(l.comm),
+        l.pid
+    );
+}
+
+fn block_state(s: BlockState) -> &'static str {
+    match s {
+        BlockState::Free => "free",
+        BlockState::Used => "used",
+        BlockState::Unlinked => "unlinked",
+        BlockState::Dinode => "dinode",
+    }
+}
+
+fn rs_func(f: RsFunc) -> &'static str {
+    match f {
+        RsFunc::Del => "del",
+        RsFunc::Tdel => "tdel",
+        RsFunc::Ins => "ins",
+        RsFunc::Clm => "clm",
+    }
+}
+
+fn opt<T: std::fmt::Display>(v: Option<T>) -> String {
+    v.map_or_else(|| "-".to_string(), |v| v.to_string())
+}
+
+/// The event in words, glock ids in the canonical `TYPE/hexnum` form.
+pub fn text(out: &mut String, dev: Dev, e: &Gfs2Event) {
+    let _ = write!(out, "{} {dev} ", e.name());
+    let _ = match *e {
+        Gfs2Event::GlockStateChange { glock, from, to, target, demote, flags } => write!(
+            out,
+            "{glock} {from} -> {to} target {target} demote {demote} flags {flags}"
+        ),
+        Gfs2Event::GlockPut { glock, state, flags } => write!(out, "{glock} freed in {state} flags {flags}"),
+        Gfs2Event::DemoteRq { glock, from, to, flags, remote } => write!(
+            out,
+            "{glock} {from} -> {to} {} flags {flags}",
+            match remote {
+                Some(true) => "remote",
+                Some(false) => "local",
+                None => "",
+            }
+        ),
+        Gfs2Event::Promote { glock, state, first } => write!(
+            out,
+            "{glock} granted {state}{}",
+            match first {
+                Some(true) => " first",
+                Some(false) => " other",
+                None => "",
+            }
+        ),
+        Gfs2Event::GlockQueue { glock, queue, state } => {
+            write!(out, "{glock} {} {state}", if queue { "queue" } else { "dequeue" })
+        }
+        Gfs2Event::GlockLockTime(l) => write!(
+            out,
+            "{} dlm {} status {} srtt {}/{} srttb {}/{} sirt {}/{} dcnt {} qcnt {}",
+            l.glock,
+            fmt::nanos(l.tdiff.max(0) as u64),
+            l.status,
+            fmt::nanos(l.srtt.max(0) as u64),
+            fmt::nanos(l.srttvar.max(0) as u64),
+            fmt::nanos(l.srttb.max(0) as u64),
+            fmt::nanos(l.srttvarb.max(0) as u64),
+            fmt::nanos(l.sirt.max(0) as u64),
+            fmt::nanos(l.sirtvar.max(0) as u64),
+            l.dcount,
+            l.qcount
+        ),
+        Gfs2Event::Pin { pin, block, len, ino } => write!(
+            out,
+            "{} block {block} {len} bytes, glock number {ino}",
+            if pin { "pin" } else { "unpin" }
+        ),
+        Gfs2Event::LogFlush { start, seq, flags } => write!(
+            out,
+            "{} seq {seq} flags {}",
+            if start { "start" } else { "end" },
+            flags.map_or("-".into(), |f| format!("0x{f:x}"))
+        ),
+        Gfs2Event::LogBlocks { blocks, free } => write!(out, "{blocks} blocks, {} free", opt(free)),
+        Gfs2Event::AilFlush { start, sync_all, nr_to_write } => write!(
+            out,
+            "{} {} nr_to_write {nr_to_write}",
+            if start { "start" } else { "end" },
+            if sync_all { "all" } else { "none" }
+        ),
+        Gfs2Event::Bmap { inum, lblock, len, pblock, bh_state, create, error } => write!(
+            out,
+            "inode {inum} block {lblock} {len} bytes -> {pblock} state {bh_state:x} {} error {error}",
+            if create { "create" } else { "nocreate" }
+        ),
+        Gfs2Event::IomapStart { inum, pos, length, flags } => {
+            write!(out, "inode {inum} pos {pos} length {length} flags {flags:x}")
+        }
+        Gfs2Event::IomapEnd { inum, pos, length, pblock, ty, flags, rc } => write!(
+            out,
+            "inode {inum} pos {pos} length {length} -> {} type {ty} flags {flags:x} rc {rc}",
+            opt(pblock)
+        ),
+        Gfs2Event::BlockAlloc { inum, start, len, state, rg, rf, rq, rr } => write!(
+            out,
+            "inode {inum} blocks {start}+{len} {} rgrp {rg} free {rf} requested {} reserved {rr}",
+            block_state(state),
+            opt(rq)
+        ),
+        Gfs2Event::Rs { inum, start, rg, rf, rq, rr, func, requested, reserved } => write!(
+            out,
+            "{} inode {inum} start {start} rgrp {rg} free {rf} rq {} rr {rr} requested {requested} reserved {}",
+            rs_func(func),
+            opt(rq),
+            opt(reserved)
+        ),
+    };
+}
+
+/// A JSON number, or `null`.
+fn num_or_null<T: std::fmt::Display>(v: Option<T>) -> String {
+    v.map_or_else(|| "null".to_string(), |v| v.to_string())
+}
+
+fn json_str(out: &mut String, s: &[u8]) {
+    let v = serde_json::Value::String(String::from_utf8_lossy(s).into_owned());
+    out.push_str(&v.to_string());
+}
+
+/// `"key":value` pairs common to every event line.
+fn json_head(out: &mut String, l: &TraceLine<'_>, event: &str) {
+    let _ = write!(out, "{{\"ts_ns\":{},\"cpu\":", l.ts_ns);
+    match l.cpu {
+        Some(c) => {
+            let _ = write!(out, "{c}");
+        }
+        None => out.push_str("null"),
+    }
+    out.push_str(",\"comm\":");
+    json_str(out, l.comm);
+    let _ = write!(out, ",\"pid\":{},\"event\":", l.pid);
+    json_str(out, event.as_bytes());
+}
+
+/// One JSON object for a gfs2 event.
+pub fn json(out: &mut String, l: &TraceLine<'_>, dev: Dev, e: &Gfs2Event) {
+    json_head(out, l, e.name());
+    let _ = write!(out, ",\"dev\":\"{dev}\"");
+    if let Some(g) = e.glock() {
+        let _ = write!(
+            out,
+            ",\"glock\":\"{g}\",\"type\":\"{}\"",
+            g.glock_type().name()
+        );
+    }
+    let b = |v: bool| if v { "true" } else { "false" };
+    let _ = match *e {
+        Gfs2Event::GlockStateChange { from, to, target, demote, flags, .. } => write!(
+            out,
+            ",\"from\":\"{from}\",\"to\":\"{to}\",\"target\":\"{target}\",\"demote\":\"{demote}\",\"flags\":\"{flags}\""
+        ),
+        Gfs2Event::GlockPut { state, flags, .. } => write!(out, ",\"state\":\"{state}\",\"flags\":\"{flags}\""),
+        Gfs2Event::DemoteRq { from, to, flags, remote, .. } => write!(
+            out,
+            ",\"from\":\"{from}\",\"to\":\"{to}\",\"flags\":\"{flags}\",\"remote\":{}",
+            remote.map_or("null", b)
+        ),
+        Gfs2Event::Promote { state, first, .. } => {
+            write!(out, ",\"state\":\"{state}\",\"first\":{}", first.map_or("null", b))
+        }
+        Gfs2Event::GlockQueue { queue, state, .. } => write!(out, ",\"queue\":{},\"state\":\"{state}\"", b(queue)),
+        Gfs2Event::GlockLockTime(l) => write!(
+            out,
+            ",\"status\":{},\"sb_flags\":{},\"tdiff_ns\":{},\"srtt_ns\":{},\"srttvar_ns\":{},\"srttb_ns\":{},\"srttvarb_ns\":{},\"sirt_ns\":{},\"sirtvar_ns\":{},\"dcount\":{},\"qcount\":{}",
+            l.status, l.sb_flags, l.tdiff, l.srtt, l.srttvar, l.srttb, l.srttvarb, l.sirt, l.sirtvar, l.dcount, l.qcount
+        ),
+        Gfs2Event::Pin { pin, block, len, ino } => {
+            write!(out, ",\"pin\":{},\"block\":{block},\"len\":{len},\"ino\":{ino}", b(pin))
+        }
+        Gfs2Event::LogFlush { start, seq, flags } => write!(
+            out,
+            ",\"start\":{},\"seq\":{seq},\"flags\":{}",
+            b(start),
+            num_or_null(flags)
+        ),
+        Gfs2Event::LogBlocks { blocks, free } => {
+            write!(out, ",\"blocks\":{blocks},\"free\":{}", num_or_null(free))
+        }
+        Gfs2Event::AilFlush { start, sync_all, nr_to_write } => write!(
+            out,
+            ",\"start\":{},\"sync_all\":{},\"nr_to_write\":{nr_to_write}",
+            b(start),
+            b(sync_all)
+        ),
+        Gfs2Event::Bmap { inum, lblock, len, pblock, bh_state, create, error } => write!(
+            out,
+            ",\"inum\":{inum},\"lblock\":{lblock},\"len\":{len},\"pblock\":{pblock},\"bh_state\":{bh_state},\"create\":{},\"error\":{error}",
+            b(create)
+        ),
+        Gfs2Event::IomapStart { inum, pos, length, flags } => {
+            write!(out, ",\"inum\":{inum},\"pos\":{pos},\"length\":{length},\"flags\":{flags}")
+        }
+        Gfs2Event::IomapEnd { inum, pos, length, pblock, ty, flags, rc } => write!(
+            out,
+            ",\"inum\":{inum},\"pos\":{pos},\"length\":{length},\"pblock\":{},\"ty\":{ty},\"flags\":{flags},\"rc\":{rc}",
+            num_or_null(pblock)
+        ),
+        Gfs2Event::BlockAlloc { inum, start, len, state, rg, rf, rq, rr } => write!(
+            out,
+            ",\"inum\":{inum},\"start\":{start},\"len\":{len},\"state\":\"{}\",\"rg\":{rg},\"rf\":{rf},\"rq\":{},\"rr\":{rr}",
+            block_state(state),
+            num_or_null(rq)
+        ),
+        Gfs2Event::Rs { inum, start, rg, rf, rq, rr, func, requested, reserved } => write!(
+            out,
+            ",\"inum\":{inum},\"start\":{start},\"rg\":{rg},\"rf\":{rf},\"rq\":{},\"rr\":{rr},\"func\":\"{}\",\"requested\":{requested},\"reserved\":{}",
+            num_or_null(rq),
+            rs_func(func),
+            num_or_null(reserved)
+        ),
+    };
+    out.push_str("}\n");
+}
+
+/// One JSON object for an event glk does not decode (or a gfs2 body it could not).
+pub fn json_raw(out: &mut String, l: &TraceLine<'_>, undecoded: bool) {
+    json_head(out, l, &lossy(l.event));
+    out.push_str(",\"body\":");
+    json_str(out, l.body);
+    if undecoded {
+        out.push_str(",\"undecoded\":true");
+    }
+    out.push_str("}\n");
+}

@@ -1,0 +1,292 @@
+//! `glk trace` end to end: offline decoding of the real captures, and live tracing on this
+//! machine's tracefs (root only) including a SIGINT in the middle.
+
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn glk() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_glk"))
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("glk-trace-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn decompressed(rel: &str) -> String {
+    let mut s = String::new();
+    glockparse::input::open(&testdata::path(rel))
+        .unwrap()
+        .read_to_string(&mut s)
+        .unwrap();
+    s
+}
+
+#[test]
+fn offline_jsonl_matches_the_text_line_for_line() {
+    let dir = tmp("jsonl");
+    for rel in [
+        "real/nolock-6.1/trace_pipe.txt.xz",
+        "real/dlm2-6.1/n1/trace_pipe.txt.xz",
+        "real/dlm2-6.1/n2/trace_pipe.txt.xz",
+    ] {
+        let out = dir.join("events.jsonl");
+        let o = glk()
+            .args([
+                "trace",
+                "--input",
+                testdata::path(rel).to_str().unwrap(),
+                "--output",
+                out.to_str().unwrap(),
+            ])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert!(!stderr.contains("warning"), "{stderr}");
+        let text = decompressed(rel);
+        let json = std::fs::read_to_string(&out).unwrap();
+        assert_eq!(json.lines().count(), text.lines().count(), "{rel}");
+        let mut want: BTreeMap<String, usize> = BTreeMap::new();
+        for l in text.lines() {
+            let name = l
+                .split_whitespace()
+                .find(|w| w.starts_with("gfs2_") && w.ends_with(':'))
+                .unwrap();
+            *want
+                .entry(
+                    name.trim_start_matches("gfs2_")
+                        .trim_end_matches(':')
+                        .to_string(),
+                )
+                .or_default() += 1;
+        }
+        let mut got: BTreeMap<String, usize> = BTreeMap::new();
+        for (l, j) in text.lines().zip(json.lines()) {
+            let v: serde_json::Value = serde_json::from_str(j).unwrap();
+            *got.entry(v["event"].as_str().unwrap().to_string())
+                .or_default() += 1;
+            // Decimal trace ids become the glocks file's hex ids.
+            if let Some(g) = v["glock"].as_str() {
+                let dec = l
+                    .split(" glock ")
+                    .nth(1)
+                    .unwrap()
+                    .split(' ')
+                    .next()
+                    .unwrap();
+                let id: glockparse::GlockId = dec.parse().unwrap();
+                assert_eq!(g, id.to_string());
+            }
+        }
+        assert_eq!(got, want, "{rel}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn offline_txt_keeps_lines_as_read_and_bad_lines_are_reported() {
+    let dir = tmp("txt");
+    let input = dir.join("mixed.txt");
+    let good = decompressed("real/dlm2-6.1/n2/trace_pipe.txt.xz");
+    let mut lines: Vec<&str> = good.lines().take(1000).collect();
+    lines.insert(10, "this is not a trace line");
+    lines.insert(500, "CPU:0 [LOST 7 EVENTS]");
+    std::fs::write(&input, lines.join("\n") + "\n").unwrap();
+    let out = dir.join("copy.txt");
+    let o = glk()
+        .args([
+            "trace",
+            "-i",
+            input.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+            "--summary",
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        stderr.contains(&format!("{}:11: ", input.display())),
+        "{stderr}"
+    );
+    assert!(stderr.contains("7 lost"), "{stderr}");
+    let copy = std::fs::read_to_string(&out).unwrap();
+    // Every line but the malformed one is kept exactly.
+    let kept: Vec<&str> = lines
+        .iter()
+        .filter(|l| !l.starts_with("this is"))
+        .copied()
+        .collect();
+    assert_eq!(copy.lines().collect::<Vec<_>>(), kept);
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(stdout.contains("gfs2_glock_queue"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn unknown_output_format_is_refused() {
+    let o = glk()
+        .args([
+            "trace",
+            "-i",
+            testdata::path("real/dlm2-6.1/n2/trace_pipe.txt.xz")
+                .to_str()
+                .unwrap(),
+            "-o",
+            "/tmp/x.csv",
+        ])
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("unknown output format"));
+}
+
+fn root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    let r = unsafe { libc::geteuid() } == 0;
+    if !r {
+        eprintln!("live glk trace tests need root: not run");
+    }
+    r
+}
+
+fn tracing_dir() -> Option<PathBuf> {
+    let m = std::fs::read_to_string("/proc/self/mounts").unwrap();
+    m.lines()
+        .find(|l| l.split(' ').nth(2) == Some("tracefs"))
+        .map(|l| PathBuf::from(l.split(' ').nth(1).unwrap()))
+}
+
+fn wait_for(what: &str, mut cond: impl FnMut() -> bool) {
+    let t = Instant::now();
+    while !cond() {
+        assert!(
+            t.elapsed() < Duration::from_secs(20),
+            "timed out waiting for {what}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Live tests share tracefs; they run one at a time.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+#[test]
+fn live_markers_then_sigint_restores_everything() {
+    if !root() {
+        return;
+    }
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let mounted_before = tracing_dir();
+    let dir = tmp("live");
+    let out = dir.join("live.txt");
+    let name = format!("glk-clitest-{}", std::process::id());
+    let mut child = glk()
+        .args([
+            "trace",
+            "--events",
+            "sched:sched_process_exec",
+            "--instance",
+            &name,
+            "-o",
+            out.to_str().unwrap(),
+        ])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut inst: Option<PathBuf> = None;
+    wait_for("the instance to be tracing", || {
+        inst = tracing_dir().map(|t| t.join("instances").join(&name));
+        inst.as_ref().is_some_and(|i| {
+            std::fs::read_to_string(i.join("tracing_on")).is_ok_and(|s| s.trim() == "1")
+                && std::fs::read_to_string(i.join("events/sched/sched_process_exec/enable"))
+                    .is_ok_and(|s| s.trim() == "1")
+        })
+    });
+    let inst = inst.unwrap();
+    const N: usize = 2000;
+    for i in 0..N {
+        std::fs::write(inst.join("trace_marker"), format!("glk-cli-marker {i}")).unwrap();
+    }
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let status = child.wait().unwrap();
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    assert!(status.success(), "{err}");
+    assert!(err.contains("stopped by signal 2"), "{err}");
+    assert!(!inst.exists(), "instance left behind");
+    assert_eq!(tracing_dir(), mounted_before, "tracefs mount state changed");
+    let text = std::fs::read_to_string(&out).unwrap();
+    let markers: Vec<usize> = text
+        .lines()
+        .filter_map(|l| l.split("glk-cli-marker ").nth(1))
+        .map(|n| n.trim().parse().unwrap())
+        .collect();
+    assert_eq!(markers, (0..N).collect::<Vec<_>>());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn live_duration_filter_and_missing_gfs2() {
+    if !root() {
+        return;
+    }
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tmp("filter");
+    let out = dir.join("exec.jsonl");
+    // Start a process with a known name while tracing exec events filtered to it.
+    let o = {
+        let child = glk()
+            .args([
+                "trace",
+                "--events",
+                "sched:sched_process_exec",
+                "--filter",
+                "filename ~ \"*/true\"",
+                "--duration",
+                "1.5",
+                "-o",
+                out.to_str().unwrap(),
+            ])
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(700));
+        Command::new("true").status().unwrap();
+        Command::new("ls").arg(Path::new("/")).output().unwrap();
+        child.wait_with_output().unwrap()
+    };
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = std::fs::read_to_string(&out).unwrap();
+    let bodies: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert!(!bodies.is_empty());
+    assert!(
+        bodies
+            .iter()
+            .all(|b| b["body"].as_str().unwrap().contains("/true")),
+        "{text}"
+    );
+    // gfs2 events: available only where the gfs2 module is loaded.
+    let has_gfs2 = tracing_dir().is_some_and(|t| t.join("events/gfs2").is_dir());
+    let o = glk().args(["trace", "--duration", "0.2"]).output().unwrap();
+    if !has_gfs2 {
+        assert!(!o.status.success());
+        assert!(String::from_utf8_lossy(&o.stderr).contains("gfs2 events not available"));
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
