@@ -4,16 +4,19 @@
 //! ```text
 //! glk-bench gen-glocks --glocks 1000000 --out bench/out/glocks-1M
 //! glk-bench top --glocks 1000000          # wc -l vs glk top --once, peak RSS
+//! glk-bench trace [--copies 10]            # decode throughput vs wc -l (nolock fixture)
+//! glk-bench live [--rate 200000] [--secs 10]   # markers through glk trace, lost events
 //! ```
 
 mod gen;
 mod measure;
+mod trace;
 
 use std::path::{Path, PathBuf};
 
 fn usage() -> ! {
     eprintln!(
-        "usage: glk-bench gen-glocks --glocks N --out FILE\n       glk-bench top [--glocks N] [--file FILE] [--glk PATH]"
+        "usage: glk-bench gen-glocks --glocks N --out FILE\n       glk-bench top [--glocks N] [--file FILE] [--glk PATH]\n       glk-bench trace [--copies N] [--glk PATH]\n       glk-bench live [--rate N] [--secs S] [--glk PATH]"
     );
     std::process::exit(2)
 }
@@ -70,6 +73,19 @@ fn main() -> std::io::Result<()> {
             };
             let glk = arg(&args, "--glk").map_or_else(sibling_glk, PathBuf::from);
             measure::top(&glk, &file)?;
+        }
+        Some("trace") => {
+            let copies =
+                arg(&args, "--copies").map_or(1, |s| s.parse().unwrap_or_else(|_| usage()));
+            let glk = arg(&args, "--glk").map_or_else(sibling_glk, PathBuf::from);
+            trace::offline(&glk, copies)?;
+        }
+        Some("live") => {
+            let rate =
+                arg(&args, "--rate").map_or(200_000, |s| s.parse().unwrap_or_else(|_| usage()));
+            let secs = arg(&args, "--secs").map_or(10.0, |s| s.parse().unwrap_or_else(|_| usage()));
+            let glk = arg(&args, "--glk").map_or_else(sibling_glk, PathBuf::from);
+            trace::live(&glk, rate, secs)?;
         }
         _ => usage(),
     }

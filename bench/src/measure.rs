@@ -29,7 +29,7 @@ fn run_once(cmd: &mut Command) -> std::io::Result<(Duration, u64)> {
 }
 
 /// Best wall time and the largest peak RSS over `runs` runs.
-fn best_of(runs: usize, mut make: impl FnMut() -> Command) -> std::io::Result<(Duration, u64)> {
+pub fn best_of(runs: usize, mut make: impl FnMut() -> Command) -> std::io::Result<(Duration, u64)> {
     let mut best = Duration::MAX;
     let mut rss = 0;
     for _ in 0..runs {
@@ -40,19 +40,20 @@ fn best_of(runs: usize, mut make: impl FnMut() -> Command) -> std::io::Result<(D
     Ok((best, rss))
 }
 
+/// `wc -l FILE`, best of 5 after a run that warms the page cache.
+pub fn wc(file: &Path) -> std::io::Result<Duration> {
+    let wc = || {
+        let mut c = Command::new("wc");
+        c.arg("-l").arg(file);
+        c
+    };
+    best_of(1, wc)?;
+    Ok(best_of(5, wc)?.0)
+}
+
 pub fn top(glk: &Path, file: &Path) -> std::io::Result<()> {
     let size = std::fs::metadata(file)?.len();
-    // Warm the page cache so both commands read from memory.
-    best_of(1, || {
-        let mut c = Command::new("wc");
-        c.arg("-l").arg(file);
-        c
-    })?;
-    let (wc, _) = best_of(5, || {
-        let mut c = Command::new("wc");
-        c.arg("-l").arg(file);
-        c
-    })?;
+    let wc = wc(file)?;
     let (top, rss) = best_of(5, || {
         let mut c = Command::new(glk);
         c.args(["top", "--once"]).arg(file);

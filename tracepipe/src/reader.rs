@@ -13,7 +13,9 @@ use std::thread::JoinHandle;
 use crossbeam_channel::{bounded, Receiver, Sender};
 
 const BLOCK: usize = 1 << 20;
-const IN_FLIGHT: usize = 8;
+const IN_FLIGHT: usize = 4;
+/// Smallest read worth making into a block's spare room.
+const MIN_READ: usize = 64 << 10;
 
 /// What [`BlockReader::next_block_timeout`] found.
 #[derive(Debug)]
@@ -62,13 +64,18 @@ impl Splitter {
 
 fn take_buf(pool: &Receiver<Vec<u8>>) -> Vec<u8> {
     pool.try_recv()
-        .unwrap_or_else(|_| Vec::with_capacity(BLOCK + 4096))
+        .unwrap_or_else(|_| Vec::with_capacity(BLOCK + MIN_READ))
 }
 
-/// Reads up to BLOCK bytes appended to `buf`.
+/// Reads into the spare room of `buf`, growing it only when less than MIN_READ is left
+/// (a line longer than a block), so buffers keep one size and are reused as they are.
 fn read_into(r: &mut dyn Read, buf: &mut Vec<u8>) -> io::Result<usize> {
     let old = buf.len();
-    buf.resize(old + BLOCK, 0);
+    if buf.capacity() - old < MIN_READ {
+        buf.reserve_exact(MIN_READ.max(old));
+    }
+    let room = buf.capacity() - old;
+    buf.resize(old + room, 0);
     let n = loop {
         match r.read(&mut buf[old..]) {
             Ok(n) => break n,
@@ -138,8 +145,8 @@ impl BlockReader {
                     Ok(0) => {}
                     Ok(n) => {
                         total += n as u64;
-                        // Send when a block is full enough, or keep filling.
-                        if buf.len() >= BLOCK / 2 && sp.cut(&mut buf) {
+                        // Send when a block is full, or keep filling.
+                        if buf.len() >= BLOCK && sp.cut(&mut buf) {
                             if tx.send(std::mem::take(&mut buf)).is_err() {
                                 return Ok(total);
                             }

@@ -4,7 +4,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::io::{self, Write};
 
 use glockparse::GlockId;
-use tracepipe::{Decoded, Gfs2Event};
+use tracepipe::{Decoded, Gfs2Event, GFS2_EVENTS};
 
 /// Per-glock counts of the locking events.
 #[derive(Debug, Default, Clone, serde::Serialize)]
@@ -22,7 +22,10 @@ pub struct GlockCounts {
 
 #[derive(Debug, Default)]
 pub struct Summary {
-    pub per_event: BTreeMap<String, u64>,
+    /// gfs2 events by their index in [`GFS2_EVENTS`].
+    per_gfs2: [u64; GFS2_EVENTS.len()],
+    /// Other events (and undecodable gfs2 bodies) by name.
+    per_other: BTreeMap<String, u64>,
     pub per_glock: HashMap<GlockId, GlockCounts>,
     pub lost_reported: u64,
 }
@@ -31,10 +34,9 @@ impl Summary {
     pub fn add(&mut self, d: &Decoded<'_>) {
         match d {
             Decoded::Gfs2 { event, .. } => {
-                *self
-                    .per_event
-                    .entry(format!("gfs2_{}", event.name()))
-                    .or_default() += 1;
+                if let Some(i) = GFS2_EVENTS.iter().position(|n| *n == event.name()) {
+                    self.per_gfs2[i] += 1;
+                }
                 let Some(g) = event.glock() else { return };
                 let c = self.per_glock.entry(g).or_default();
                 c.events += 1;
@@ -53,20 +55,31 @@ impl Summary {
                 }
             }
             Decoded::Undecoded(l) => {
-                *self
-                    .per_event
-                    .entry(format!("{} (undecoded)", String::from_utf8_lossy(l.event)))
-                    .or_default() += 1;
+                self.count_other(format!("{} (undecoded)", String::from_utf8_lossy(l.event)))
             }
             Decoded::Other(l) => {
-                *self
-                    .per_event
-                    .entry(String::from_utf8_lossy(l.event).into_owned())
-                    .or_default() += 1;
+                let name = String::from_utf8_lossy(l.event);
+                match self.per_other.get_mut(name.as_ref()) {
+                    Some(n) => *n += 1,
+                    None => self.count_other(name.into_owned()),
+                }
             }
             Decoded::Lost { events, .. } => self.lost_reported += events,
             Decoded::Header => {}
         }
+    }
+
+    fn count_other(&mut self, name: String) {
+        *self.per_other.entry(name).or_default() += 1;
+    }
+
+    /// Event counts by name, gfs2 events with their `gfs2_` prefix, sorted by name.
+    pub fn per_event(&self) -> BTreeMap<String, u64> {
+        let mut m = self.per_other.clone();
+        for (i, n) in self.per_gfs2.iter().enumerate().filter(|(_, n)| **n > 0) {
+            m.insert(format!("gfs2_{}", GFS2_EVENTS[i]), *n);
+        }
+        m
     }
 
     /// Glocks by number of events, most first (ties by id).
@@ -80,7 +93,7 @@ impl Summary {
 
     pub fn write_text(&self, out: &mut impl Write, top: usize) -> io::Result<()> {
         writeln!(out, "{:<28} {:>10}", "EVENT", "COUNT")?;
-        for (e, n) in &self.per_event {
+        for (e, n) in &self.per_event() {
             writeln!(out, "{e:<28} {n:>10}")?;
         }
         writeln!(out)?;
