@@ -92,7 +92,7 @@ pub fn gfs2_debugfs_dirs() -> io::Result<Vec<PathBuf>> {
 }
 
 /// In a capture directory, the newest `NAME.N` snapshot (largest N); else `NAME` itself.
-fn newest_in_dir(dir: &Path, name: &str) -> Option<PathBuf> {
+pub fn newest_in_dir(dir: &Path, name: &str) -> Option<PathBuf> {
     let plain = dir.join(name);
     if plain.is_file() {
         return Some(plain);

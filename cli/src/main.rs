@@ -8,6 +8,7 @@ use clap::{Parser, Subcommand};
 mod fmt;
 mod inputs;
 mod output;
+mod stats;
 mod top;
 mod trace;
 
@@ -24,6 +25,8 @@ enum Command {
     Top(top::TopArgs),
     /// gfs2 tracepoints: live from a private tracefs instance, or decoded from saved text.
     Trace(trace::TraceArgs),
+    /// DLM timing: glstats, sbstats (lkstats), snapshot deltas, tdiff distributions from traces.
+    Stats(stats::StatsArgs),
 }
 
 fn main() -> ExitCode {
@@ -31,6 +34,7 @@ fn main() -> ExitCode {
     let result = match &cli.command {
         Command::Top(a) => top::run(a),
         Command::Trace(a) => trace::run(a),
+        Command::Stats(a) => stats::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

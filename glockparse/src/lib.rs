@@ -1,4 +1,5 @@
-//! Parsing for the GFS2 debugfs `glocks` and `glockfd` files, as every kernel from 3.10
+//! Parsing for the GFS2 debugfs `glocks` and `glockfd` files (and the DLM lock dump of a
+//! GFS2 lockspace), as every kernel from 3.10
 //! to 6.18 writes them, plus the kernel-log form (`gfs2: fsid=...: G: ...`) and glocktop
 //! output.
 //!
@@ -22,6 +23,7 @@
 
 pub mod cursor;
 pub mod diagnostics;
+pub mod dlm_locks;
 pub mod flags;
 pub mod glockfd;
 pub mod id;

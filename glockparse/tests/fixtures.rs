@@ -223,3 +223,36 @@ fn compressed_fixture_matches_plain() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn dlm_lock_dumps_parse_and_name_glocks() {
+    let files = testdata::files("real/dlm2-6.1", |n| n.starts_with("dlm_locks."));
+    assert_eq!(files.len(), 12);
+    for f in files {
+        let (locks, d) = glockparse::dlm_locks::read(std::fs::File::open(&f).unwrap(), "x");
+        assert!(d.is_clean(), "{}: {:?}", f.display(), d.first_errors);
+        let t = text(&f);
+        assert_eq!(
+            locks.len(),
+            t.lines().skip(1).filter(|l| !l.trim().is_empty()).count()
+        );
+        // Every resource of a gfs2 lockspace is a glock name.
+        assert!(locks.iter().all(|l| l.glock.is_some()));
+    }
+    // Phase 2 on the master n1: its own EX flock (pid 866) and n2's waiting copy (pid 860).
+    let (locks, _) = glockparse::dlm_locks::read(
+        std::fs::File::open(testdata::path("real/dlm2-6.1/n1/dlm_locks.4")).unwrap(),
+        "x",
+    );
+    let flock: Vec<_> = locks
+        .iter()
+        .filter(|l| l.glock == Some(glockparse::GlockId::new(6, 0x60af5)))
+        .collect();
+    assert_eq!(flock.len(), 2);
+    assert!(flock
+        .iter()
+        .any(|l| !l.is_master_copy() && l.pid == 866 && l.grmode == 5));
+    assert!(flock
+        .iter()
+        .any(|l| l.owner_nodeid(1) == 2 && l.pid == 860 && l.status.is_waiting()));
+}

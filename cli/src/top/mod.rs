@@ -12,6 +12,7 @@ use std::time::{Duration, SystemTime};
 use glockparse::{Glock, GlockType};
 
 use crate::inputs::{self, Input};
+pub use json::errors as json_errors;
 use snapshot::{FileSnapshot, Selection, SortKey};
 pub use waits::WaitTracker;
 

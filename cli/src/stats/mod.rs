@@ -1,0 +1,273 @@
+//! `glk stats`: DLM timing from glstats and sbstats (lkstats), snapshot deltas, and tdiff
+//! distributions from traces.
+
+mod render;
+
+use std::io::{self, BufRead, Write};
+use std::path::{Path, PathBuf};
+
+use gfs2stats::lock_time::LockTimes;
+use gfs2stats::metrics::{self, Delta};
+use gfs2stats::{glstats, sbstats, GlStat, SbStats};
+use glockparse::Diagnostics;
+
+use crate::inputs;
+
+/// Ranking of the per-glock table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum StatSort {
+    /// Blocking DLM round trip (waiting for other nodes), slowest first.
+    Srttb,
+    /// Non-blocking DLM round trip.
+    Srtt,
+    /// Inter-request time, shortest first (the most frequently requested).
+    Sirt,
+    /// DLM requests.
+    Dcount,
+    /// Holder queues.
+    Qcount,
+    /// Share of time a DLM request is outstanding.
+    Busy,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct StatsArgs {
+    /// glstats / sbstats (lkstats) files, debugfs filesystem directories or capture
+    /// directories. Default: every mounted GFS2 filesystem.
+    pub paths: Vec<PathBuf>,
+    #[arg(long, value_enum, default_value = "srttb")]
+    pub sort: StatSort,
+    /// Glocks shown (0: all).
+    #[arg(long, default_value_t = 20)]
+    pub limit: usize,
+    /// Counter increases between two glstats snapshots (files or capture snapshots).
+    #[arg(long, num_args = 2, value_names = ["OLD", "NEW"])]
+    pub delta: Option<Vec<PathBuf>>,
+    /// tdiff distributions from gfs2_glock_lock_time events in saved trace text.
+    #[arg(long)]
+    pub trace: Vec<PathBuf>,
+    /// Show sbstats per CPU, not only combined.
+    #[arg(long)]
+    pub per_cpu: bool,
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// One glstats input.
+pub struct GlFile {
+    pub path: PathBuf,
+    pub stats: Vec<GlStat>,
+}
+
+/// One sbstats input.
+pub struct SbFile {
+    pub path: PathBuf,
+    pub stats: SbStats,
+}
+
+/// Everything `glk stats` read and computed.
+pub struct Report {
+    pub glstats: Vec<GlFile>,
+    pub sbstats: Vec<SbFile>,
+    pub delta: Option<(f64, Vec<Delta>)>,
+    pub trace: Option<LockTimes>,
+    pub diagnostics: Diagnostics,
+}
+
+enum Kind {
+    Glstats,
+    Sbstats,
+}
+
+/// Tells glstats from sbstats by the first line.
+fn sniff(path: &Path) -> io::Result<Kind> {
+    let mut r = io::BufReader::new(glockparse::input::open(path)?);
+    let mut first = String::new();
+    while first.trim().is_empty() {
+        first.clear();
+        if r.read_line(&mut first)? == 0 {
+            break;
+        }
+    }
+    let t = first.trim_start();
+    if let Some(rest) = t.strip_prefix("G:") {
+        if rest.trim_start().starts_with("n:") {
+            return Ok(Kind::Glstats);
+        }
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!(
+                "{}: neither a glstats nor an sbstats file (it looks like a glocks file: try glk top)",
+                path.display()
+            ),
+        ));
+    }
+    if t.starts_with("type") {
+        Ok(Kind::Sbstats)
+    } else {
+        Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("{}: neither a glstats nor an sbstats file", path.display()),
+        ))
+    }
+}
+
+/// The glstats and sbstats files the paths stand for.
+fn resolve(paths: &[PathBuf]) -> io::Result<(Vec<PathBuf>, Vec<PathBuf>)> {
+    let dirs;
+    let paths = if paths.is_empty() {
+        dirs = inputs::gfs2_debugfs_dirs()?;
+        &dirs[..]
+    } else {
+        paths
+    };
+    let (mut gl, mut sb) = (Vec::new(), Vec::new());
+    for p in paths {
+        if p.is_dir() {
+            let g = inputs::newest_in_dir(p, "glstats");
+            let s =
+                inputs::newest_in_dir(p, "sbstats").or_else(|| inputs::newest_in_dir(p, "lkstats"));
+            if g.is_none() && s.is_none() {
+                return Err(io::Error::new(
+                    io::ErrorKind::NotFound,
+                    format!(
+                        "{}: no glstats or sbstats file in this directory",
+                        p.display()
+                    ),
+                ));
+            }
+            gl.extend(g);
+            sb.extend(s);
+        } else {
+            match sniff(p).map_err(|e| io::Error::new(e.kind(), e.to_string()))? {
+                Kind::Glstats => gl.push(p.clone()),
+                Kind::Sbstats => sb.push(p.clone()),
+            }
+        }
+    }
+    Ok((gl, sb))
+}
+
+/// When a snapshot was taken: the capture's `time.N` next to `glstats.N`, else the mtime.
+pub fn snapshot_time(path: &Path) -> Option<f64> {
+    let name = path.file_name()?.to_str()?;
+    if let Some((_, n)) = name.rsplit_once('.') {
+        if n.bytes().all(|b| b.is_ascii_digit()) {
+            let t = path.with_file_name(format!("time.{n}"));
+            if let Some(v) = std::fs::read_to_string(t)
+                .ok()
+                .and_then(|s| s.trim().parse().ok())
+            {
+                return Some(v);
+            }
+        }
+    }
+    let m = std::fs::metadata(path).ok()?.modified().ok()?;
+    Some(crate::fmt::unix_secs(m))
+}
+
+pub fn build(args: &StatsArgs) -> io::Result<Report> {
+    let mut diagnostics = Diagnostics::default();
+    let (glp, sbp) = if args.paths.is_empty() && (args.delta.is_some() || !args.trace.is_empty()) {
+        (Vec::new(), Vec::new())
+    } else {
+        resolve(&args.paths)?
+    };
+    let mut glstats_out = Vec::new();
+    for p in glp {
+        let (stats, d) = glstats::read_path(&p)?;
+        diagnostics.merge(&d);
+        glstats_out.push(GlFile { path: p, stats });
+    }
+    let mut sbstats_out = Vec::new();
+    for p in sbp {
+        let (stats, d) = sbstats::read_path(&p)?;
+        diagnostics.merge(&d);
+        sbstats_out.push(SbFile { path: p, stats });
+    }
+    let delta = match &args.delta {
+        Some(v) => {
+            let (old, d1) = glstats::read_path(&v[0])?;
+            let (new, d2) = glstats::read_path(&v[1])?;
+            diagnostics.merge(&d1);
+            diagnostics.merge(&d2);
+            let secs = match (snapshot_time(&v[0]), snapshot_time(&v[1])) {
+                (Some(a), Some(b)) => b - a,
+                _ => 0.0,
+            };
+            Some((secs, metrics::deltas(&old, &new, secs)))
+        }
+        None => None,
+    };
+    let trace = if args.trace.is_empty() {
+        None
+    } else {
+        let mut lt = LockTimes::default();
+        for p in &args.trace {
+            let reader = tracepipe::reader::open_file(p)?;
+            while let Some(b) = reader.next_block() {
+                for line in b.split(|&c| c == b'\n') {
+                    if let Ok(tracepipe::Decoded::Gfs2 { event, .. }) = tracepipe::decode_line(line)
+                    {
+                        lt.add(&event);
+                    }
+                }
+                reader.recycle(b);
+            }
+            reader.finish()?;
+        }
+        lt.finish();
+        Some(lt)
+    };
+    Ok(Report {
+        glstats: glstats_out,
+        sbstats: sbstats_out,
+        delta,
+        trace,
+        diagnostics,
+    })
+}
+
+/// The glocks to show, best first per `sort`, with the file each came from. Timing sorts
+/// skip glocks without DLM requests of their own (their values are inherited).
+pub fn ranked(r: &Report, sort: StatSort, limit: usize) -> (Vec<(usize, &GlStat)>, usize) {
+    let mut v: Vec<(usize, &GlStat)> = r
+        .glstats
+        .iter()
+        .enumerate()
+        .flat_map(|(i, f)| f.stats.iter().map(move |s| (i, s)))
+        .filter(|(_, s)| match sort {
+            StatSort::Srttb | StatSort::Srtt | StatSort::Sirt | StatSort::Busy => s.dcount > 0,
+            StatSort::Dcount | StatSort::Qcount => true,
+        })
+        .collect();
+    let key = |s: &GlStat| -> i128 {
+        match sort {
+            StatSort::Srttb => s.srttb as i128,
+            StatSort::Srtt => s.srtt as i128,
+            StatSort::Sirt => -(s.sirt as i128),
+            StatSort::Dcount => s.dcount as i128,
+            StatSort::Qcount => s.qcount as i128,
+            StatSort::Busy => (metrics::derive(s).dlm_busy.unwrap_or(0.0) * 1e9) as i128,
+        }
+    };
+    v.sort_by(|a, b| key(b.1).cmp(&key(a.1)).then(a.1.glock.cmp(&b.1.glock)));
+    let candidates = v.len();
+    if limit > 0 {
+        v.truncate(limit);
+    }
+    (v, candidates)
+}
+
+pub fn run(args: &StatsArgs) -> io::Result<()> {
+    let report = build(args)?;
+    let mut out = io::BufWriter::new(io::stdout().lock());
+    if args.json {
+        render::json(&mut out, &report, args)?;
+    } else {
+        render::text(&mut out, &report, args)?;
+    }
+    out.flush()?;
+    crate::output::report_diagnostics(&report.diagnostics);
+    Ok(())
+}

@@ -1,0 +1,367 @@
+//! Text and JSON output of `glk stats`. JSON keys are documented in the README.
+
+use std::io::{self, Write};
+
+use gfs2stats::lock_time::{distribution, Distribution, Hists};
+use gfs2stats::metrics;
+use gfs2stats::{GlStat, Stat};
+use glockparse::GlockId;
+use serde::Serialize;
+use serde_json::{json, Value};
+
+use super::{ranked, Report, StatsArgs};
+use crate::fmt::nanos;
+
+fn ns(v: i64) -> String {
+    if v < 0 {
+        format!("{v}ns")
+    } else {
+        nanos(v as u64)
+    }
+}
+
+fn pct(v: Option<f64>) -> String {
+    v.map_or_else(|| "-".into(), |v| format!("{:.0}%", v * 100.0))
+}
+
+fn label(p: &std::path::Path) -> String {
+    let file = p
+        .file_name()
+        .map(|f| f.to_string_lossy())
+        .unwrap_or_default();
+    match p.parent().and_then(|d| d.file_name()) {
+        Some(d) => format!("{}/{file}", d.to_string_lossy()),
+        None => file.into_owned(),
+    }
+}
+
+fn dist_row(out: &mut impl Write, name: &str, kind: &str, d: Distribution) -> io::Result<()> {
+    if d.count == 0 {
+        return Ok(());
+    }
+    writeln!(
+        out,
+        "{name:<18} {kind:<13} {:>7} {:>9} {:>9} {:>9} {:>9}",
+        d.count,
+        nanos(d.p50_ns),
+        nanos(d.p90_ns),
+        nanos(d.p99_ns),
+        nanos(d.max_ns)
+    )
+}
+
+fn hists_rows(out: &mut impl Write, name: &str, h: &Hists) -> io::Result<()> {
+    dist_row(out, name, "all", distribution(&h.all))?;
+    dist_row(out, "", "blocking", distribution(&h.blocking))?;
+    dist_row(out, "", "non-blocking", distribution(&h.nonblocking))
+}
+
+pub fn text(out: &mut impl Write, r: &Report, args: &StatsArgs) -> io::Result<()> {
+    if !r.glstats.is_empty() {
+        let total: usize = r.glstats.iter().map(|f| f.stats.len()).sum();
+        let own: usize = r
+            .glstats
+            .iter()
+            .flat_map(|f| &f.stats)
+            .filter(|s| s.dcount > 0)
+            .count();
+        let files: Vec<String> = r.glstats.iter().map(|f| label(&f.path)).collect();
+        writeln!(out, "glk stats  {}", files.join(" "))?;
+        writeln!(out, "{total} glocks, {own} with DLM requests of their own")?;
+        writeln!(out)?;
+        let (rows, candidates) = ranked(r, args.sort, args.limit);
+        let key = clap::ValueEnum::to_possible_value(&args.sort)
+            .map(|v| v.get_name().to_string())
+            .unwrap_or_default();
+        writeln!(
+            out,
+            "GLOCKS by {key} (times: smoothed mean ±mean deviation)"
+        )?;
+        writeln!(
+            out,
+            "{:<16} {:<7} {:>19} {:>19} {:>19} {:>8} {:>7} {:>7} {:>5} {:>5}{}",
+            "GLOCK",
+            "TYPE",
+            "RTT",
+            "RTT-BLOCKING",
+            "INTER-REQUEST",
+            "REQ/S",
+            "DCNT",
+            "QCNT",
+            "DLM",
+            "BUSY",
+            if r.glstats.len() > 1 { "  SOURCE" } else { "" }
+        )?;
+        for (i, s) in &rows {
+            let d = metrics::derive(s);
+            writeln!(
+                out,
+                "{:<16} {:<7} {:>19} {:>19} {:>19} {:>8} {:>7} {:>7} {:>5} {:>5}{}",
+                s.glock.to_string(),
+                s.glock.glock_type().name(),
+                format!("{} ±{}", ns(s.srtt), ns(s.srttvar)),
+                format!("{} ±{}", ns(s.srttb), ns(s.srttvarb)),
+                format!("{} ±{}", ns(s.sirt), ns(s.sirtvar)),
+                d.request_rate.map_or("-".into(), |v| format!("{v:.2}")),
+                s.dcount,
+                s.qcount,
+                pct(d.dlm_share),
+                pct(d.dlm_busy),
+                if r.glstats.len() > 1 {
+                    format!("  {}", label(&r.glstats[*i].path))
+                } else {
+                    String::new()
+                }
+            )?;
+        }
+        if rows.is_empty() {
+            writeln!(
+                out,
+                "(no glock has made a DLM request of its own: lock_nolock, or nothing happened)"
+            )?;
+        } else if candidates > rows.len() {
+            writeln!(
+                out,
+                "({} more; --limit 0 shows all)",
+                candidates - rows.len()
+            )?;
+        }
+        writeln!(out)?;
+    }
+    for f in &r.sbstats {
+        writeln!(
+            out,
+            "PER TYPE  {} (CPUs: {}; counters summed, means weighted by each CPU's DLM requests)",
+            label(&f.path),
+            f.stats.cpus.len()
+        )?;
+        writeln!(
+            out,
+            "{:<9} {:>8} {:>8} {:>19} {:>19} {:>19}",
+            "TYPE", "DLM", "QUEUE", "RTT", "RTT-BLOCKING", "INTER-REQUEST"
+        )?;
+        for (t, ts) in &f.stats.types {
+            let c = ts.combined();
+            if c.dlm == 0 && c.queue == 0 {
+                continue;
+            }
+            writeln!(
+                out,
+                "{:<9} {:>8} {:>8} {:>19} {:>19} {:>19}",
+                t.name(),
+                c.dlm,
+                c.queue,
+                format!("{} ±{}", ns(c.srtt as i64), ns(c.srttvar as i64)),
+                format!("{} ±{}", ns(c.srttb as i64), ns(c.srttvarb as i64)),
+                format!("{} ±{}", ns(c.sirt as i64), ns(c.sirtvar as i64)),
+            )?;
+            if args.per_cpu {
+                for (i, cpu) in f.stats.cpus.iter().enumerate() {
+                    let v = |s: Stat| ts.get(s).get(i).copied().unwrap_or(0);
+                    writeln!(
+                        out,
+                        "  cpu {cpu:<3} {:>8} {:>8} {:>19} {:>19} {:>19}",
+                        v(Stat::Dlm),
+                        v(Stat::Queue),
+                        format!("{} ±{}", ns(v(Stat::Srtt)), ns(v(Stat::Srttvar))),
+                        format!("{} ±{}", ns(v(Stat::Srttb)), ns(v(Stat::Srttvarb))),
+                        format!("{} ±{}", ns(v(Stat::Sirt)), ns(v(Stat::Sirtvar))),
+                    )?;
+                }
+            }
+        }
+        writeln!(out)?;
+    }
+    if let Some((secs, deltas)) = &r.delta {
+        writeln!(out, "INCREASES over {:.1}s", secs)?;
+        writeln!(
+            out,
+            "{:<16} {:<7} {:>8} {:>8} {:>10} {:>10}",
+            "GLOCK", "TYPE", "+DCNT", "+QCNT", "DCNT/S", "QCNT/S"
+        )?;
+        let n = if args.limit == 0 {
+            deltas.len()
+        } else {
+            args.limit
+        };
+        for d in deltas
+            .iter()
+            .filter(|d| d.dcount > 0 || d.qcount > 0)
+            .take(n)
+        {
+            writeln!(
+                out,
+                "{:<16} {:<7} {:>8} {:>8} {:>10} {:>10}{}",
+                d.glock.to_string(),
+                d.glock.glock_type().name(),
+                d.dcount,
+                d.qcount,
+                if d.dcount_per_s.is_finite() {
+                    format!("{:.2}", d.dcount_per_s)
+                } else {
+                    "-".into()
+                },
+                if d.qcount_per_s.is_finite() {
+                    format!("{:.2}", d.qcount_per_s)
+                } else {
+                    "-".into()
+                },
+                if d.new { "  new" } else { "" }
+            )?;
+        }
+        writeln!(out)?;
+    }
+    if let Some(lt) = &r.trace {
+        writeln!(out, "DLM ROUND TRIPS from gfs2_glock_lock_time (tdiff)")?;
+        writeln!(
+            out,
+            "{:<18} {:<13} {:>7} {:>9} {:>9} {:>9} {:>9}",
+            "TYPE", "REQUESTS", "COUNT", "P50", "P90", "P99", "MAX"
+        )?;
+        for (t, h) in &lt.per_type {
+            hists_rows(out, &t.name(), h)?;
+        }
+        writeln!(out)?;
+        writeln!(
+            out,
+            "{:<18} {:<13} {:>7} {:>9} {:>9} {:>9} {:>9}",
+            "GLOCK (by p99)", "REQUESTS", "COUNT", "P50", "P90", "P99", "MAX"
+        )?;
+        let n = if args.limit == 0 {
+            usize::MAX
+        } else {
+            args.limit
+        };
+        for (g, h) in lt.slowest(n) {
+            hists_rows(out, &g.to_string(), h)?;
+        }
+        writeln!(
+            out,
+            "(classified by stats pair: {}, by the next state change's flags: {}, unclassified: {}, negative tdiff skipped: {})",
+            lt.by_stats, lt.by_flags, lt.unclassified, lt.negative
+        )?;
+    }
+    Ok(())
+}
+
+#[derive(Serialize)]
+struct JDist {
+    count: u64,
+    p50_ns: u64,
+    p90_ns: u64,
+    p99_ns: u64,
+    max_ns: u64,
+    mean_ns: f64,
+}
+
+fn jdist(d: Distribution) -> JDist {
+    JDist {
+        count: d.count,
+        p50_ns: d.p50_ns,
+        p90_ns: d.p90_ns,
+        p99_ns: d.p99_ns,
+        max_ns: d.max_ns,
+        mean_ns: d.mean_ns,
+    }
+}
+
+fn jhists(h: &Hists) -> Value {
+    json!({
+        "all": jdist(distribution(&h.all)),
+        "blocking": jdist(distribution(&h.blocking)),
+        "nonblocking": jdist(distribution(&h.nonblocking)),
+    })
+}
+
+fn jglock(s: &GlStat, source: &std::path::Path) -> Value {
+    let d = metrics::derive(s);
+    json!({
+        "glock": s.glock.to_string(),
+        "type": s.glock.glock_type().name(),
+        "source": source.display().to_string(),
+        "srtt_ns": s.srtt, "srttvar_ns": s.srttvar,
+        "srttb_ns": s.srttb, "srttvarb_ns": s.srttvarb,
+        "sirt_ns": s.sirt, "sirtvar_ns": s.sirtvar,
+        "dcount": s.dcount, "qcount": s.qcount,
+        "own_samples": d.own_samples,
+        "request_rate_per_s": d.request_rate,
+        "dlm_share": d.dlm_share,
+        "dlm_busy": d.dlm_busy,
+    })
+}
+
+fn jtrace_glock(g: GlockId, h: &Hists) -> Value {
+    let mut v = jhists(h);
+    let a = distribution(&h.all);
+    let o = v.as_object_mut().expect("object");
+    o.insert("glock".into(), json!(g.to_string()));
+    o.insert("type".into(), json!(g.glock_type().name()));
+    // The headline figures at the top level too.
+    o.insert("count".into(), json!(a.count));
+    o.insert("p50_ns".into(), json!(a.p50_ns));
+    o.insert("p99_ns".into(), json!(a.p99_ns));
+    o.insert("max_ns".into(), json!(a.max_ns));
+    v
+}
+
+pub fn json(out: &mut impl Write, r: &Report, args: &StatsArgs) -> io::Result<()> {
+    let (rows, _) = ranked(r, args.sort, args.limit);
+    let glocks: Vec<Value> = rows
+        .iter()
+        .map(|(i, s)| jglock(s, &r.glstats[*i].path))
+        .collect();
+    let types: Vec<Value> =
+        r.sbstats
+            .iter()
+            .flat_map(|f| {
+                f.stats.types.iter().map(move |(t, ts)| {
+                let c = ts.combined();
+                let per_cpu: serde_json::Map<String, Value> =
+                    Stat::ALL.iter().map(|s| (s.name().to_string(), json!(ts.get(*s)))).collect();
+                json!({
+                    "type": t.name(), "source": f.path.display().to_string(), "cpus": f.stats.cpus,
+                    "dlm": c.dlm, "queue": c.queue,
+                    "srtt_ns": c.srtt, "srttvar_ns": c.srttvar, "srttb_ns": c.srttb,
+                    "srttvarb_ns": c.srttvarb, "sirt_ns": c.sirt, "sirtvar_ns": c.sirtvar,
+                    "per_cpu": per_cpu,
+                })
+            })
+            })
+            .collect();
+    let delta = r.delta.as_ref().map(|(secs, d)| {
+        json!({
+            "seconds": secs,
+            "glocks": d.iter().filter(|d| d.dcount > 0 || d.qcount > 0).map(|d| json!({
+                "glock": d.glock.to_string(), "type": d.glock.glock_type().name(),
+                "dcount": d.dcount, "qcount": d.qcount,
+                "dcount_per_s": d.dcount_per_s.is_finite().then_some(d.dcount_per_s),
+                "qcount_per_s": d.qcount_per_s.is_finite().then_some(d.qcount_per_s),
+                "new": d.new,
+            })).collect::<Vec<_>>(),
+        })
+    });
+    let trace = r.trace.as_ref().map(|lt| {
+        let n = if args.limit == 0 { usize::MAX } else { args.limit };
+        json!({
+            "types": lt.per_type.iter().map(|(t, h)| {
+                let mut v = jhists(h);
+                v.as_object_mut().expect("object").insert("type".into(), json!(t.name()));
+                v
+            }).collect::<Vec<_>>(),
+            "glocks": lt.slowest(n).into_iter().map(|(g, h)| jtrace_glock(g, h)).collect::<Vec<_>>(),
+            "classified_by_stats": lt.by_stats,
+            "classified_by_flags": lt.by_flags,
+            "unclassified": lt.unclassified,
+            "negative_tdiff": lt.negative,
+        })
+    });
+    let doc = json!({
+        "glocks": glocks,
+        "types": types,
+        "delta": delta,
+        "trace": trace,
+        "errors": crate::top::json_errors(&r.diagnostics),
+    });
+    serde_json::to_writer(&mut *out, &doc)?;
+    writeln!(out)
+}

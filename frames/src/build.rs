@@ -1,0 +1,571 @@
+//! Typed records → DataFrames. One frame per kind, every one with a `node` column; the
+//! schema of each is documented in the README ("Frames").
+
+use std::io;
+
+use glockparse::dlm_locks::{self, mode_name};
+use glockparse::{Diagnostics, Glock, GlockReader};
+use polars::prelude::*;
+use tracepipe::{decode_line, Decoded, Gfs2Event};
+
+use crate::capture::{Captures, NodeCapture, Snapshot};
+
+/// The frame kinds, in export order.
+pub const KINDS: [&str; 6] = [
+    "glocks",
+    "holders",
+    "events",
+    "glstats",
+    "sbstats",
+    "dlm_locks",
+];
+
+/// Every frame of a set of captures.
+pub struct Frames {
+    pub glocks: DataFrame,
+    pub holders: DataFrame,
+    pub events: DataFrame,
+    pub glstats: DataFrame,
+    pub sbstats: DataFrame,
+    pub dlm_locks: DataFrame,
+    pub diagnostics: Diagnostics,
+}
+
+impl Frames {
+    pub fn get(&self, kind: &str) -> Option<&DataFrame> {
+        Some(match kind {
+            "glocks" => &self.glocks,
+            "holders" => &self.holders,
+            "events" => &self.events,
+            "glstats" => &self.glstats,
+            "sbstats" => &self.sbstats,
+            "dlm_locks" => &self.dlm_locks,
+            _ => return None,
+        })
+    }
+}
+
+fn to_polars(e: PolarsError) -> io::Error {
+    io::Error::other(e.to_string())
+}
+
+fn col<T, V>(name: &str, v: V) -> Column
+where
+    Series: NamedFrom<V, T>,
+    T: ?Sized,
+{
+    Series::new(name.into(), v).into_column()
+}
+
+#[derive(Default)]
+struct GlockCols {
+    snap: SnapCols,
+    glock: Vec<String>,
+    gltype: Vec<String>,
+    number: Vec<u64>,
+    state: Vec<&'static str>,
+    target: Vec<&'static str>,
+    demote_state: Vec<&'static str>,
+    demote_us: Vec<u64>,
+    flags: Vec<String>,
+    refs: Vec<i64>,
+    holders: Vec<u32>,
+    waiters: Vec<u32>,
+    inode_size: Vec<Option<u64>>,
+    file_type: Vec<Option<&'static str>>,
+}
+
+#[derive(Default)]
+struct HolderCols {
+    snap: SnapCols,
+    glock: Vec<String>,
+    gltype: Vec<String>,
+    role: Vec<&'static str>,
+    pid: Vec<i64>,
+    comm: Vec<String>,
+    state: Vec<&'static str>,
+    flags: Vec<String>,
+    caller: Vec<String>,
+    error: Vec<i64>,
+}
+
+impl GlockCols {
+    fn push(&mut self, node: &str, s: &Snapshot, g: &Glock, h: &mut HolderCols) {
+        let id = g.id.to_string();
+        let t = g.glock_type().name().into_owned();
+        self.snap.push(node, s);
+        self.glock.push(id.clone());
+        self.gltype.push(t.clone());
+        self.number.push(g.id.number);
+        self.state.push(g.state.as_str());
+        self.target.push(g.target.as_str());
+        self.demote_state.push(g.demote_state.as_str());
+        self.demote_us.push(g.demote_us);
+        self.flags.push(g.flags.to_string());
+        self.refs.push(g.refs);
+        self.holders.push(g.granted_count() as u32);
+        self.waiters.push(g.waiter_count() as u32);
+        self.inode_size.push(g.inode.as_ref().map(|i| i.size));
+        self.file_type.push(g.inode.as_ref().map(|i| i.file_type()));
+        for x in &g.holders {
+            h.snap.push(node, s);
+            h.glock.push(id.clone());
+            h.gltype.push(t.clone());
+            h.role.push(if x.is_waiting() {
+                "waiter"
+            } else if x.is_granted() {
+                "holder"
+            } else {
+                "queued"
+            });
+            h.pid.push(x.pid);
+            h.comm.push(x.comm.to_string());
+            h.state.push(x.state.as_str());
+            h.flags.push(x.flags.to_string());
+            h.caller.push(x.caller.to_string());
+            h.error.push(x.error);
+        }
+    }
+
+    fn frame(self) -> PolarsResult<DataFrame> {
+        let mut c = self.snap.columns();
+        c.extend([
+            col("glock", self.glock),
+            col("type", self.gltype),
+            col("number", self.number),
+            col("state", self.state),
+            col("target", self.target),
+            col("demote_state", self.demote_state),
+            col("demote_us", self.demote_us),
+            col("flags", self.flags),
+            col("refs", self.refs),
+            col("holders", self.holders),
+            col("waiters", self.waiters),
+            col("inode_size", self.inode_size),
+            col("file_type", self.file_type),
+        ]);
+        DataFrame::new_infer_height(c)
+    }
+}
+
+impl HolderCols {
+    fn frame(self) -> PolarsResult<DataFrame> {
+        let mut c = self.snap.columns();
+        c.extend([
+            col("glock", self.glock),
+            col("type", self.gltype),
+            col("role", self.role),
+            col("pid", self.pid),
+            col("comm", self.comm),
+            col("state", self.state),
+            col("flags", self.flags),
+            col("caller", self.caller),
+            col("error", self.error),
+        ]);
+        DataFrame::new_infer_height(c)
+    }
+}
+
+#[derive(Default)]
+struct EventCols {
+    node: Vec<String>,
+    ts_ns: Vec<u64>,
+    cpu: Vec<Option<u32>>,
+    comm: Vec<String>,
+    pid: Vec<i64>,
+    event: Vec<String>,
+    dev: Vec<Option<String>>,
+    glock: Vec<Option<String>>,
+    gltype: Vec<Option<String>>,
+    from: Vec<Option<&'static str>>,
+    to: Vec<Option<&'static str>>,
+    target: Vec<Option<&'static str>>,
+    state: Vec<Option<&'static str>>,
+    flags: Vec<Option<String>>,
+    remote: Vec<Option<bool>>,
+    queue: Vec<Option<bool>>,
+    status: Vec<Option<i64>>,
+    tdiff_ns: Vec<Option<i64>>,
+    srtt_ns: Vec<Option<i64>>,
+    srttb_ns: Vec<Option<i64>>,
+    sirt_ns: Vec<Option<i64>>,
+    dcount: Vec<Option<i64>>,
+    qcount: Vec<Option<i64>>,
+    body: Vec<String>,
+}
+
+impl EventCols {
+    fn push(&mut self, node: &str, d: &Decoded<'_>) {
+        let (line, dev, ev) = match d {
+            Decoded::Gfs2 { line, dev, event } => (line, Some(dev.to_string()), Some(event)),
+            Decoded::Other(line) | Decoded::Undecoded(line) => (line, None, None),
+            _ => return,
+        };
+        let s = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+        self.node.push(node.to_string());
+        self.ts_ns.push(line.ts_ns);
+        self.cpu.push(line.cpu);
+        self.comm.push(s(line.comm));
+        self.pid.push(line.pid);
+        self.event.push(match ev {
+            Some(e) => e.name().to_string(),
+            None => s(line.event),
+        });
+        self.dev.push(dev);
+        let g = ev.and_then(|e| e.glock());
+        self.glock.push(g.map(|g| g.to_string()));
+        self.gltype
+            .push(g.map(|g| g.glock_type().name().into_owned()));
+        let (mut from, mut to, mut target, mut state, mut flags) = (None, None, None, None, None);
+        let (mut remote, mut queue) = (None, None);
+        let mut lt = None;
+        match ev {
+            Some(Gfs2Event::GlockStateChange {
+                from: f,
+                to: t,
+                target: tg,
+                flags: fl,
+                ..
+            }) => {
+                (from, to, target, flags) = (
+                    Some(f.as_str()),
+                    Some(t.as_str()),
+                    Some(tg.as_str()),
+                    Some(fl.to_string()),
+                );
+            }
+            Some(Gfs2Event::DemoteRq {
+                from: f,
+                to: t,
+                flags: fl,
+                remote: r,
+                ..
+            }) => {
+                (from, to, flags, remote) =
+                    (Some(f.as_str()), Some(t.as_str()), Some(fl.to_string()), *r);
+            }
+            Some(Gfs2Event::GlockPut {
+                state: st,
+                flags: fl,
+                ..
+            }) => {
+                (state, flags) = (Some(st.as_str()), Some(fl.to_string()));
+            }
+            Some(Gfs2Event::Promote { state: st, .. }) => state = Some(st.as_str()),
+            Some(Gfs2Event::GlockQueue {
+                queue: q,
+                state: st,
+                ..
+            }) => {
+                (state, queue) = (Some(st.as_str()), Some(*q));
+            }
+            Some(Gfs2Event::GlockLockTime(l)) => lt = Some(*l),
+            _ => {}
+        }
+        self.from.push(from);
+        self.to.push(to);
+        self.target.push(target);
+        self.state.push(state);
+        self.flags.push(flags);
+        self.remote.push(remote);
+        self.queue.push(queue);
+        self.status.push(lt.map(|l| l.status));
+        self.tdiff_ns.push(lt.map(|l| l.tdiff));
+        self.srtt_ns.push(lt.map(|l| l.srtt));
+        self.srttb_ns.push(lt.map(|l| l.srttb));
+        self.sirt_ns.push(lt.map(|l| l.sirt));
+        self.dcount.push(lt.map(|l| l.dcount));
+        self.qcount.push(lt.map(|l| l.qcount));
+        self.body.push(s(line.body));
+    }
+
+    fn frame(self) -> PolarsResult<DataFrame> {
+        DataFrame::new_infer_height(vec![
+            col("node", self.node),
+            col("ts_ns", self.ts_ns),
+            col("cpu", self.cpu),
+            col("comm", self.comm),
+            col("pid", self.pid),
+            col("event", self.event),
+            col("dev", self.dev),
+            col("glock", self.glock),
+            col("type", self.gltype),
+            col("from", self.from),
+            col("to", self.to),
+            col("target", self.target),
+            col("state", self.state),
+            col("flags", self.flags),
+            col("remote", self.remote),
+            col("queue", self.queue),
+            col("status", self.status),
+            col("tdiff_ns", self.tdiff_ns),
+            col("srtt_ns", self.srtt_ns),
+            col("srttb_ns", self.srttb_ns),
+            col("sirt_ns", self.sirt_ns),
+            col("dcount", self.dcount),
+            col("qcount", self.qcount),
+            col("body", self.body),
+        ])
+    }
+}
+
+fn read_trace(
+    path: &std::path::Path,
+    node: &str,
+    ev: &mut EventCols,
+    diag: &mut Diagnostics,
+) -> io::Result<()> {
+    let source: std::sync::Arc<str> = path.display().to_string().into();
+    let reader = tracepipe::reader::open_file(path)?;
+    let mut line_no = 0u64;
+    while let Some(b) = reader.next_block() {
+        for line in b.split(|&c| c == b'\n') {
+            line_no += 1;
+            if line.is_empty() {
+                continue;
+            }
+            match decode_line(line) {
+                Ok(d) => ev.push(node, &d),
+                Err(e) => diag.error(glockparse::ParseError::new(
+                    &source,
+                    line_no,
+                    e.0.to_string(),
+                    line,
+                )),
+            }
+        }
+        reader.recycle(b);
+    }
+    reader.finish()?;
+    Ok(())
+}
+
+/// Reads every file of every node into frames.
+pub fn load(caps: &Captures) -> io::Result<Frames> {
+    let mut c = Cols::default();
+    let mut diag = Diagnostics::default();
+    for n in &caps.nodes {
+        load_node(n, &mut c, &mut diag)?;
+        for t in &n.traces {
+            read_trace(t, &n.node, &mut c.events, &mut diag)?;
+        }
+    }
+    Ok(Frames {
+        glocks: c.glocks.frame().map_err(to_polars)?,
+        holders: c.holders.frame().map_err(to_polars)?,
+        events: c.events.frame().map_err(to_polars)?,
+        glstats: c.glstats.frame().map_err(to_polars)?,
+        sbstats: c.sbstats.frame().map_err(to_polars)?,
+        dlm_locks: c.dlm.frame().map_err(to_polars)?,
+        diagnostics: diag,
+    })
+}
+
+/// The column builders of every frame.
+#[derive(Default)]
+struct Cols {
+    glocks: GlockCols,
+    holders: HolderCols,
+    events: EventCols,
+    glstats: GlStatCols,
+    sbstats: SbStatCols,
+    dlm: DlmCols,
+}
+
+/// Columns every snapshot frame starts with.
+#[derive(Default)]
+struct SnapCols {
+    node: Vec<String>,
+    snapshot: Vec<u32>,
+    time_unix: Vec<Option<f64>>,
+}
+
+impl SnapCols {
+    fn push(&mut self, node: &str, s: &Snapshot) {
+        self.node.push(node.to_string());
+        self.snapshot.push(s.index);
+        self.time_unix.push(s.time_unix);
+    }
+
+    fn columns(self) -> Vec<Column> {
+        vec![
+            col("node", self.node),
+            col("snapshot", self.snapshot),
+            col("time_unix", self.time_unix),
+        ]
+    }
+}
+
+#[derive(Default)]
+struct GlStatCols {
+    snap: SnapCols,
+    glock: Vec<String>,
+    gltype: Vec<String>,
+    /// srtt, srttvar, srttb, srttvarb, sirt, sirtvar, dcount, qcount.
+    values: [Vec<i64>; 8],
+}
+
+impl GlStatCols {
+    fn frame(self) -> PolarsResult<DataFrame> {
+        let mut c = self.snap.columns();
+        c.push(col("glock", self.glock));
+        c.push(col("type", self.gltype));
+        let names = [
+            "srtt_ns",
+            "srttvar_ns",
+            "srttb_ns",
+            "srttvarb_ns",
+            "sirt_ns",
+            "sirtvar_ns",
+            "dcount",
+            "qcount",
+        ];
+        for (name, v) in names.into_iter().zip(self.values) {
+            c.push(col(name, v));
+        }
+        DataFrame::new_infer_height(c)
+    }
+}
+
+#[derive(Default)]
+struct SbStatCols {
+    snap: SnapCols,
+    gltype: Vec<String>,
+    cpu: Vec<u32>,
+    stat: Vec<&'static str>,
+    value: Vec<i64>,
+}
+
+impl SbStatCols {
+    fn frame(self) -> PolarsResult<DataFrame> {
+        let mut c = self.snap.columns();
+        c.push(col("type", self.gltype));
+        c.push(col("cpu", self.cpu));
+        c.push(col("stat", self.stat));
+        c.push(col("value", self.value));
+        DataFrame::new_infer_height(c)
+    }
+}
+
+#[derive(Default)]
+struct DlmCols {
+    snap: SnapCols,
+    glock: Vec<Option<String>>,
+    gltype: Vec<Option<String>>,
+    resource: Vec<String>,
+    lkid: Vec<u64>,
+    nodeid: Vec<u64>,
+    owner_nodeid: Vec<Option<u64>>,
+    master_nodeid: Vec<u64>,
+    master_copy: Vec<bool>,
+    pid: Vec<u64>,
+    status: Vec<String>,
+    grmode: Vec<Option<&'static str>>,
+    rqmode: Vec<Option<&'static str>>,
+    time_ms: Vec<u64>,
+}
+
+impl DlmCols {
+    fn push(
+        &mut self,
+        node: &str,
+        local_nodeid: Option<u64>,
+        s: &Snapshot,
+        l: &dlm_locks::DlmLock,
+    ) {
+        self.snap.push(node, s);
+        self.glock.push(l.glock.map(|g| g.to_string()));
+        self.gltype
+            .push(l.glock.map(|g| g.glock_type().name().into_owned()));
+        self.owner_nodeid.push(if l.is_master_copy() {
+            Some(l.nodeid)
+        } else {
+            local_nodeid
+        });
+        self.resource.push(l.resource.clone());
+        self.lkid.push(l.id);
+        self.nodeid.push(l.nodeid);
+        self.master_nodeid.push(l.master_nodeid);
+        self.master_copy.push(l.is_master_copy());
+        self.pid.push(l.pid);
+        self.status.push(l.status.name());
+        self.grmode.push(mode_name(l.grmode));
+        self.rqmode.push(mode_name(l.rqmode));
+        self.time_ms.push(l.time_ms);
+    }
+
+    fn frame(self) -> PolarsResult<DataFrame> {
+        let mut c = self.snap.columns();
+        c.extend([
+            col("glock", self.glock),
+            col("type", self.gltype),
+            col("resource", self.resource),
+            col("lkid", self.lkid),
+            col("nodeid", self.nodeid),
+            col("owner_nodeid", self.owner_nodeid),
+            col("master_nodeid", self.master_nodeid),
+            col("master_copy", self.master_copy),
+            col("pid", self.pid),
+            col("status", self.status),
+            col("grmode", self.grmode),
+            col("rqmode", self.rqmode),
+            col("time_ms", self.time_ms),
+        ]);
+        DataFrame::new_infer_height(c)
+    }
+}
+
+fn load_node(n: &NodeCapture, c: &mut Cols, diag: &mut Diagnostics) -> io::Result<()> {
+    for s in &n.snapshots {
+        if let Some(p) = &s.glocks {
+            let mut r = GlockReader::open(p)?;
+            let mut g = Glock::default();
+            while r.next_into(&mut g) {
+                c.glocks.push(&n.node, s, &g, &mut c.holders);
+            }
+            diag.merge(r.diagnostics());
+        }
+        if let Some(p) = &s.glstats {
+            let (v, d) = gfs2stats::glstats::read_path(p)?;
+            diag.merge(&d);
+            for x in v {
+                c.glstats.snap.push(&n.node, s);
+                c.glstats.glock.push(x.glock.to_string());
+                c.glstats
+                    .gltype
+                    .push(x.glock.glock_type().name().into_owned());
+                let vals = [
+                    x.srtt, x.srttvar, x.srttb, x.srttvarb, x.sirt, x.sirtvar, x.dcount, x.qcount,
+                ];
+                for (col, v) in c.glstats.values.iter_mut().zip(vals) {
+                    col.push(v);
+                }
+            }
+        }
+        if let Some(p) = &s.sbstats {
+            let (v, d) = gfs2stats::sbstats::read_path(p)?;
+            diag.merge(&d);
+            for (t, ts) in &v.types {
+                for stat in gfs2stats::Stat::ALL {
+                    for (i, val) in ts.get(stat).iter().enumerate() {
+                        c.sbstats.snap.push(&n.node, s);
+                        c.sbstats.gltype.push(t.name().into_owned());
+                        c.sbstats
+                            .cpu
+                            .push(v.cpus.get(i).copied().unwrap_or(i as u32));
+                        c.sbstats.stat.push(stat.name());
+                        c.sbstats.value.push(*val);
+                    }
+                }
+            }
+        }
+        if let Some(p) = &s.dlm_locks {
+            let (v, d) = dlm_locks::read(glockparse::input::open(p)?, &p.display().to_string());
+            diag.merge(&d);
+            for l in v {
+                c.dlm.push(&n.node, n.nodeid, s, &l);
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,10 @@
+//! glk's polars layer: capture bundles are read into DataFrames with a documented schema
+//! (one per kind, each with a `node` column), analyses are functions from frames to
+//! report structs, and frames are exported as Hive-partitioned Parquet.
+
+pub mod build;
+pub mod capture;
+pub mod export;
+
+pub use build::{load, Frames, KINDS};
+pub use capture::{discover, Captures, NodeCapture};

@@ -1,0 +1,99 @@
+//! Frames from the real two-node capture, their row counts checked against the raw files,
+//! and the Parquet export read back.
+
+use std::io::Read;
+
+use polars_io::SerReader;
+
+fn count_lines(rel: &str, keep: impl Fn(&str) -> bool) -> usize {
+    let mut s = String::new();
+    glockparse::input::open(&testdata::path(rel))
+        .unwrap()
+        .read_to_string(&mut s)
+        .unwrap();
+    s.lines().filter(|l| keep(l)).count()
+}
+
+#[test]
+fn frames_from_the_dlm_capture() {
+    let caps = frames::discover(&[testdata::path("real/dlm2-6.1")]).unwrap();
+    let f = frames::load(&caps).unwrap();
+    assert!(f.diagnostics.is_clean(), "{:?}", f.diagnostics.first_errors);
+    let mut want_glocks = 0;
+    let mut want_holders = 0;
+    let mut want_glstats = 0;
+    let mut want_dlm = 0;
+    let mut want_events = 0;
+    for n in ["n1", "n2"] {
+        for i in 0..6 {
+            want_glocks += count_lines(&format!("real/dlm2-6.1/{n}/glocks.{i}"), |l| {
+                l.starts_with("G:")
+            });
+            want_holders += count_lines(&format!("real/dlm2-6.1/{n}/glocks.{i}"), |l| {
+                l.starts_with(" H:")
+            });
+            want_glstats += count_lines(&format!("real/dlm2-6.1/{n}/glstats.{i}"), |l| {
+                l.starts_with("G:")
+            });
+            want_dlm += count_lines(&format!("real/dlm2-6.1/{n}/dlm_locks.{i}"), |l| {
+                l.ends_with('"')
+            });
+        }
+        want_events += count_lines(&format!("real/dlm2-6.1/{n}/trace_pipe.txt.xz"), |l| {
+            !l.trim().is_empty()
+        });
+    }
+    assert_eq!(f.glocks.height(), want_glocks);
+    assert_eq!(f.holders.height(), want_holders);
+    assert_eq!(f.glstats.height(), want_glstats);
+    assert_eq!(f.dlm_locks.height(), want_dlm);
+    assert_eq!(f.events.height(), want_events);
+    // 2 nodes x 6 snapshots x 10 types x 8 stats x 1 CPU.
+    assert_eq!(f.sbstats.height(), 2 * 6 * 80);
+    for kind in frames::KINDS {
+        let df = f.get(kind).unwrap();
+        let nodes = df
+            .column("node")
+            .unwrap()
+            .str()
+            .unwrap()
+            .iter()
+            .flatten()
+            .collect::<std::collections::BTreeSet<_>>();
+        assert_eq!(
+            nodes.into_iter().collect::<Vec<_>>(),
+            ["n1", "n2"],
+            "{kind}"
+        );
+    }
+}
+
+#[test]
+fn export_is_hive_partitioned_and_reads_back() {
+    let caps = frames::discover(&[testdata::path("real/dlm2-6.1")]).unwrap();
+    let f = frames::load(&caps).unwrap();
+    let dir = std::env::temp_dir().join(format!("frames-export-{}", std::process::id()));
+    let written = frames::export::export(&f, &dir).unwrap();
+    assert_eq!(written.len(), 12);
+    for w in &written {
+        assert!(w
+            .path
+            .ends_with(format!("kind={}/node={}/part-0.parquet", w.kind, w.node)));
+        let back =
+            polars_io::parquet::read::ParquetReader::new(std::fs::File::open(&w.path).unwrap())
+                .finish()
+                .unwrap();
+        assert_eq!(back.height(), w.rows);
+        // The node is a partition column, not stored in the file.
+        assert!(back.column("node").is_err());
+        let all = f.get(w.kind).unwrap();
+        assert_eq!(back.width(), all.width() - 1);
+    }
+    let total: usize = written
+        .iter()
+        .filter(|w| w.kind == "events")
+        .map(|w| w.rows)
+        .sum();
+    assert_eq!(total, f.events.height());
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -1,0 +1,154 @@
+//! The debugfs `glstats` file: one line per glock,
+//! `G: n:TYPE/HEX rtt:SRTT/SRTTVAR rttb:SRTTB/SRTTVARB irt:SIRT/SIRTVAR dcnt: N qcnt: N`.
+//! All times are integer nanoseconds; the "var" fields are smoothed mean deviations.
+
+use std::io::Read;
+use std::path::Path;
+use std::sync::Arc;
+
+use glockparse::lines::LineReader;
+use glockparse::{Diagnostics, GlockId, ParseError};
+
+use crate::value;
+
+/// One glock's DLM statistics.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct GlStat {
+    pub glock: GlockId,
+    /// Non-blocking DLM round trip: smoothed mean and mean deviation, ns.
+    pub srtt: i64,
+    pub srttvar: i64,
+    /// Blocking DLM round trip (the request had to wait for other nodes), ns.
+    pub srttb: i64,
+    pub srttvarb: i64,
+    /// Time between DLM requests for this glock: smoothed mean and deviation, ns.
+    pub sirt: i64,
+    pub sirtvar: i64,
+    /// DLM requests issued.
+    pub dcount: i64,
+    /// Holders queued.
+    pub qcount: i64,
+}
+
+/// Splits `a/b`.
+fn pair(v: &[u8]) -> Option<(i64, i64)> {
+    let i = v.iter().position(|&b| b == b'/')?;
+    Some((value::parse(&v[..i])?, value::parse(&v[i + 1..])?))
+}
+
+/// Parses one glstats line. Spacing is free: `dcnt: 5` and `dcnt:5` both work.
+pub fn parse_line(line: &[u8]) -> Result<GlStat, String> {
+    let mut toks = line
+        .split(|b| b.is_ascii_whitespace())
+        .filter(|t| !t.is_empty())
+        .peekable();
+    if toks.next() != Some(b"G:") {
+        return Err("not a glstats line (expected G:)".into());
+    }
+    let mut s = GlStat::default();
+    let (mut id, mut seen) = (false, 0u32);
+    while let Some(tok) = toks.next() {
+        let Some(colon) = tok.iter().position(|&b| b == b':') else {
+            return Err(format!(
+                "unexpected token {:?}",
+                String::from_utf8_lossy(tok)
+            ));
+        };
+        let key = &tok[..colon];
+        let mut v = &tok[colon + 1..];
+        if v.is_empty() {
+            v = toks
+                .next()
+                .ok_or_else(|| format!("{} without a value", String::from_utf8_lossy(key)))?;
+        }
+        let bad = || {
+            format!(
+                "bad value {}:{}",
+                String::from_utf8_lossy(key),
+                String::from_utf8_lossy(v)
+            )
+        };
+        match key {
+            b"n" => {
+                s.glock = GlockId::parse_hex(v).ok_or_else(bad)?;
+                id = true;
+            }
+            b"rtt" => (s.srtt, s.srttvar) = pair(v).ok_or_else(bad)?,
+            b"rttb" => (s.srttb, s.srttvarb) = pair(v).ok_or_else(bad)?,
+            b"irt" => (s.sirt, s.sirtvar) = pair(v).ok_or_else(bad)?,
+            b"dcnt" => s.dcount = value::parse(v).ok_or_else(bad)?,
+            b"qcnt" => s.qcount = value::parse(v).ok_or_else(bad)?,
+            _ => continue,
+        }
+        seen += 1;
+    }
+    if !id {
+        return Err("no n: glock id".into());
+    }
+    if seen < 6 {
+        return Err("missing fields (expected rtt, rttb, irt, dcnt, qcnt)".into());
+    }
+    Ok(s)
+}
+
+/// Reads every line of a glstats file; malformed lines are counted and reported.
+pub fn read<R: Read>(rdr: R, source: &str) -> (Vec<GlStat>, Diagnostics) {
+    let src: Arc<str> = source.into();
+    let mut lines = LineReader::new(rdr);
+    let mut d = Diagnostics::default();
+    let mut out = Vec::new();
+    loop {
+        let n = lines.line_number() + 1;
+        match lines.next_line() {
+            Ok(Some(l)) => {
+                d.lines += 1;
+                if l.iter().all(u8::is_ascii_whitespace) {
+                    d.ignored += 1;
+                    continue;
+                }
+                match parse_line(l) {
+                    Ok(s) => {
+                        d.records += 1;
+                        out.push(s);
+                    }
+                    Err(m) => d.error(ParseError::new(&src, n, m, l)),
+                }
+            }
+            Ok(None) => break,
+            Err(e) => {
+                d.fatal = Some(format!("{src}:{n}: read error: {e}"));
+                break;
+            }
+        }
+    }
+    (out, d)
+}
+
+/// Reads a glstats file (compressed or not).
+pub fn read_path(path: &Path) -> std::io::Result<(Vec<GlStat>, Diagnostics)> {
+    Ok(read(
+        glockparse::input::open(path)?,
+        &path.display().to_string(),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_spacing_and_sign() {
+        let s = parse_line(b"G: n:2/608ea rtt:301936/241999 rttb:64736034/28945459 irt:352352111/440779811 dcnt: 1 qcnt: 3").unwrap();
+        assert_eq!(s.glock, GlockId::new(2, 0x608ea));
+        assert_eq!(
+            (s.srtt, s.srttvarb, s.sirtvar, s.dcount, s.qcount),
+            (301936, 28945459, 440779811, 1, 3)
+        );
+        let s = parse_line(b"G:  n:2/1 rtt:-1/0 rttb:0/0 irt:0/0 dcnt:5 qcnt:6").unwrap();
+        assert_eq!((s.srtt, s.dcount), (-1, 5));
+        assert!(parse_line(b"G: n:2/1 rtt:1/2").is_err());
+        assert!(parse_line(b"G: rtt:1/2 rttb:0/0 irt:0/0 dcnt: 1 qcnt: 1").is_err());
+        assert!(parse_line(b"G: n:2/1 rtt:1 rttb:0/0 irt:0/0 dcnt: 1 qcnt: 1").is_err());
+        assert!(parse_line(b"type cpu: 0").is_err());
+    }
+}

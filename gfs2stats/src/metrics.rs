@@ -1,0 +1,124 @@
+//! Metrics derived from one glock's glstats values, and rates between two snapshots.
+//! Each formula is documented in the README ("glk stats").
+
+use std::collections::HashMap;
+
+use glockparse::GlockId;
+
+use crate::glstats::GlStat;
+
+/// Derived per-glock metrics.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Derived {
+    /// The glock has made DLM requests of its own (`dcnt > 0`). A glock's rtt/irt start
+    /// as a copy of its CPU's per-type values, so without requests they are not its own.
+    pub own_samples: bool,
+    /// DLM requests per second for this glock: `1e9 / sirt`.
+    pub request_rate: Option<f64>,
+    /// Share of holder queues that needed a DLM request: `dcount / qcount`.
+    pub dlm_share: Option<f64>,
+    /// How busy this glock keeps the DLM: the share of time a request is outstanding,
+    /// `rtt / (rtt + sirt)`, with rtt the blocking round trip when there is one
+    /// (`srttb > 0`), else the non-blocking one (the kernel docs' time share).
+    pub dlm_busy: Option<f64>,
+}
+
+pub fn derive(s: &GlStat) -> Derived {
+    let rtt = if s.srttb > 0 { s.srttb } else { s.srtt };
+    Derived {
+        own_samples: s.dcount > 0,
+        request_rate: (s.sirt > 0).then(|| 1e9 / s.sirt as f64),
+        dlm_share: (s.qcount > 0).then(|| s.dcount.max(0) as f64 / s.qcount as f64),
+        dlm_busy: (rtt > 0 && s.sirt >= 0).then(|| rtt as f64 / (rtt as f64 + s.sirt as f64)),
+    }
+}
+
+/// Counter increase of one glock between two snapshots.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Delta {
+    pub glock: GlockId,
+    pub dcount: i64,
+    pub qcount: i64,
+    pub dcount_per_s: f64,
+    pub qcount_per_s: f64,
+    /// Not in the old snapshot, or its counters went down (freed and created again):
+    /// the new counters are the increase.
+    pub new: bool,
+}
+
+/// Increases from `old` to `new` over `seconds`, largest DLM increase first. Glocks that
+/// disappeared are left out.
+pub fn deltas(old: &[GlStat], new: &[GlStat], seconds: f64) -> Vec<Delta> {
+    let before: HashMap<GlockId, &GlStat> = old.iter().map(|s| (s.glock, s)).collect();
+    let secs = if seconds > 0.0 { seconds } else { f64::NAN };
+    let mut out: Vec<Delta> = new
+        .iter()
+        .map(|n| {
+            let (dd, dq, fresh) = match before.get(&n.glock) {
+                Some(o) if n.dcount >= o.dcount && n.qcount >= o.qcount => {
+                    (n.dcount - o.dcount, n.qcount - o.qcount, false)
+                }
+                _ => (n.dcount, n.qcount, true),
+            };
+            Delta {
+                glock: n.glock,
+                dcount: dd,
+                qcount: dq,
+                dcount_per_s: dd as f64 / secs,
+                qcount_per_s: dq as f64 / secs,
+                new: fresh,
+            }
+        })
+        .collect();
+    out.sort_by(|a, b| {
+        b.dcount
+            .cmp(&a.dcount)
+            .then(b.qcount.cmp(&a.qcount))
+            .then(a.glock.cmp(&b.glock))
+    });
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn st(n: u64, dcount: i64, qcount: i64) -> GlStat {
+        GlStat {
+            glock: GlockId::new(2, n),
+            dcount,
+            qcount,
+            srttb: 3_000_000,
+            sirt: 9_000_000,
+            ..GlStat::default()
+        }
+    }
+
+    #[test]
+    fn formulas() {
+        let d = derive(&st(1, 4, 8));
+        assert_eq!(d.dlm_share, Some(0.5));
+        assert_eq!(d.dlm_busy, Some(0.25));
+        assert!((d.request_rate.unwrap() - 1e9 / 9e6).abs() < 1e-9);
+        assert!(d.own_samples);
+        let z = derive(&GlStat::default());
+        assert_eq!(
+            (z.request_rate, z.dlm_share, z.dlm_busy, z.own_samples),
+            (None, None, None, false)
+        );
+    }
+
+    #[test]
+    fn deltas_handle_new_and_recreated_glocks() {
+        let old = [st(1, 10, 20), st(2, 5, 5), st(3, 1, 1)];
+        let new = [st(1, 30, 50), st(2, 2, 3), st(4, 7, 7)];
+        let d = deltas(&old, &new, 10.0);
+        let by = |n| d.iter().find(|x| x.glock.number == n).unwrap();
+        assert_eq!((by(1).dcount, by(1).qcount, by(1).new), (20, 30, false));
+        assert_eq!(by(1).dcount_per_s, 2.0);
+        assert_eq!((by(2).dcount, by(2).new), (2, true));
+        assert_eq!((by(4).dcount, by(4).new), (7, true));
+        assert_eq!(d.len(), 3);
+        assert_eq!(d[0].glock.number, 1);
+    }
+}

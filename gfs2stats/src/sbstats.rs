@@ -1,0 +1,274 @@
+//! The debugfs `sbstats` file (the kernel docs' "lkstats"): per glock type, per CPU, eight
+//! rows `srtt srttvar srttb srttvarb sirt sirtvar dlm queue`, after a header row listing the
+//! possible CPUs. Each CPU column is that CPU's own smoothed estimate; counters (`dlm`,
+//! `queue`) add up over CPUs, the smoothed means do not (see [`TypeStats::combined`]).
+
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::path::Path;
+use std::sync::Arc;
+
+use glockparse::lines::LineReader;
+use glockparse::{Diagnostics, GlockType, ParseError};
+
+use crate::value;
+
+/// The eight statistics, in the kernel's row order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Stat {
+    Srtt,
+    Srttvar,
+    Srttb,
+    Srttvarb,
+    Sirt,
+    Sirtvar,
+    Dlm,
+    Queue,
+}
+
+impl Stat {
+    pub const ALL: [Stat; 8] = [
+        Stat::Srtt,
+        Stat::Srttvar,
+        Stat::Srttb,
+        Stat::Srttvarb,
+        Stat::Sirt,
+        Stat::Sirtvar,
+        Stat::Dlm,
+        Stat::Queue,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Stat::Srtt => "srtt",
+            Stat::Srttvar => "srttvar",
+            Stat::Srttb => "srttb",
+            Stat::Srttvarb => "srttvarb",
+            Stat::Sirt => "sirt",
+            Stat::Sirtvar => "sirtvar",
+            Stat::Dlm => "dlm",
+            Stat::Queue => "queue",
+        }
+    }
+
+    fn parse(s: &str) -> Option<Stat> {
+        Stat::ALL.into_iter().find(|x| x.name() == s)
+    }
+}
+
+/// sbstats labels types by `gfs2_gltype[ln_type + 1]`.
+fn type_from_label(s: &str) -> Option<GlockType> {
+    Some(match s {
+        "reserved" => GlockType::Reserved,
+        "nondisk" => GlockType::Trans,
+        "inode" => GlockType::Inode,
+        "rgrp" => GlockType::Rgrp,
+        "meta" => GlockType::Meta,
+        "iopen" => GlockType::Iopen,
+        "flock" => GlockType::Flock,
+        "plock" => GlockType::Plock,
+        "quota" => GlockType::Quota,
+        "journal" => GlockType::Journal,
+        _ => return None,
+    })
+}
+
+/// One type's eight rows, one value per CPU column.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TypeStats {
+    pub per_cpu: BTreeMap<Stat, Vec<i64>>,
+}
+
+/// One type's statistics over all CPUs.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Combined {
+    /// DLM requests, summed over CPUs.
+    pub dlm: i64,
+    /// Holders queued, summed over CPUs.
+    pub queue: i64,
+    /// Smoothed values averaged over the CPUs that have any DLM activity, weighted by each
+    /// CPU's `dlm` count (an unweighted mean when no CPU counted a request), in ns.
+    pub srtt: f64,
+    pub srttvar: f64,
+    pub srttb: f64,
+    pub srttvarb: f64,
+    pub sirt: f64,
+    pub sirtvar: f64,
+}
+
+impl TypeStats {
+    pub fn get(&self, s: Stat) -> &[i64] {
+        self.per_cpu.get(&s).map_or(&[], Vec::as_slice)
+    }
+
+    pub fn sum(&self, s: Stat) -> i64 {
+        self.get(s).iter().fold(0i64, |a, v| a.saturating_add(*v))
+    }
+
+    /// Counters summed; smoothed means averaged, weighted by each CPU's DLM requests.
+    pub fn combined(&self) -> Combined {
+        let w: Vec<f64> = self
+            .get(Stat::Dlm)
+            .iter()
+            .map(|v| (*v).max(0) as f64)
+            .collect();
+        let total: f64 = w.iter().sum();
+        let avg = |s: Stat| {
+            let v = self.get(s);
+            if v.is_empty() {
+                return 0.0;
+            }
+            if total > 0.0 {
+                v.iter().zip(&w).map(|(x, w)| *x as f64 * w).sum::<f64>() / total
+            } else {
+                v.iter().map(|x| *x as f64).sum::<f64>() / v.len() as f64
+            }
+        };
+        Combined {
+            dlm: self.sum(Stat::Dlm),
+            queue: self.sum(Stat::Queue),
+            srtt: avg(Stat::Srtt),
+            srttvar: avg(Stat::Srttvar),
+            srttb: avg(Stat::Srttb),
+            srttvarb: avg(Stat::Srttvarb),
+            sirt: avg(Stat::Sirt),
+            sirtvar: avg(Stat::Sirtvar),
+        }
+    }
+}
+
+/// A whole sbstats file.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SbStats {
+    /// The CPU ids of the header row, in column order.
+    pub cpus: Vec<u32>,
+    pub types: BTreeMap<GlockType, TypeStats>,
+}
+
+/// Reads an sbstats file. Rows whose value count differs from the header's CPU count are
+/// kept for the columns they have and reported.
+pub fn read<R: Read>(rdr: R, source: &str) -> (SbStats, Diagnostics) {
+    let src: Arc<str> = source.into();
+    let mut lines = LineReader::new(rdr);
+    let mut d = Diagnostics::default();
+    let mut sb = SbStats::default();
+    loop {
+        let n = lines.line_number() + 1;
+        let line = match lines.next_line() {
+            Ok(Some(l)) => l,
+            Ok(None) => break,
+            Err(e) => {
+                d.fatal = Some(format!("{src}:{n}: read error: {e}"));
+                break;
+            }
+        };
+        d.lines += 1;
+        let text = String::from_utf8_lossy(line);
+        if text.trim().is_empty() {
+            d.ignored += 1;
+            continue;
+        }
+        let Some((label, values)) = text.split_once(':') else {
+            d.error(ParseError::new(
+                &src,
+                n,
+                "expected TYPE STAT: values".into(),
+                line,
+            ));
+            continue;
+        };
+        let mut lw = label.split_whitespace();
+        let (Some(tname), Some(sname), None) = (lw.next(), lw.next(), lw.next()) else {
+            d.error(ParseError::new(
+                &src,
+                n,
+                "expected TYPE STAT: values".into(),
+                line,
+            ));
+            continue;
+        };
+        let nums: Result<Vec<i64>, _> = values
+            .split_whitespace()
+            .map(|v| value::parse(v.as_bytes()).ok_or(v))
+            .collect();
+        let nums = match nums {
+            Ok(v) => v,
+            Err(bad) => {
+                d.error(ParseError::new(
+                    &src,
+                    n,
+                    format!("bad number {bad:?}"),
+                    line,
+                ));
+                continue;
+            }
+        };
+        if tname == "type" && sname == "cpu" {
+            sb.cpus = nums.iter().map(|v| *v as u32).collect();
+            d.records += 1;
+            continue;
+        }
+        let (Some(t), Some(s)) = (type_from_label(tname), Stat::parse(sname)) else {
+            d.error(ParseError::new(
+                &src,
+                n,
+                format!("unknown row {tname} {sname}"),
+                line,
+            ));
+            continue;
+        };
+        if !sb.cpus.is_empty() && nums.len() != sb.cpus.len() {
+            d.error(ParseError::new(
+                &src,
+                n,
+                format!("{} values for {} CPUs", nums.len(), sb.cpus.len()),
+                line,
+            ));
+        }
+        d.records += 1;
+        sb.types.entry(t).or_default().per_cpu.insert(s, nums);
+    }
+    if sb.cpus.is_empty() && !sb.types.is_empty() {
+        // No header: number the columns.
+        let n = sb
+            .types
+            .values()
+            .flat_map(|t| t.per_cpu.values())
+            .map(Vec::len)
+            .max()
+            .unwrap_or(0);
+        sb.cpus = (0..n as u32).collect();
+    }
+    (sb, d)
+}
+
+/// Reads an sbstats (lkstats) file, compressed or not.
+pub fn read_path(path: &Path) -> std::io::Result<(SbStats, Diagnostics)> {
+    Ok(read(
+        glockparse::input::open(path)?,
+        &path.display().to_string(),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_columns_and_combination() {
+        let text = "type            cpu:               0               1\n\
+                    inode          srtt:             100             300\n\
+                    inode           dlm:               1               3\n\
+                    inode         queue:               5               5\n\
+                    rgrp          queue:               2\n";
+        let (sb, d) = read(text.as_bytes(), "t");
+        assert_eq!(sb.cpus, vec![0, 1]);
+        assert_eq!(d.errors, 1, "the short rgrp row is reported");
+        let inode = &sb.types[&GlockType::Inode];
+        assert_eq!(inode.get(Stat::Srtt), &[100, 300]);
+        let c = inode.combined();
+        assert_eq!((c.dlm, c.queue), (4, 10));
+        assert_eq!(c.srtt, (100.0 * 1.0 + 300.0 * 3.0) / 4.0);
+        assert_eq!(sb.types[&GlockType::Rgrp].sum(Stat::Queue), 2);
+    }
+}

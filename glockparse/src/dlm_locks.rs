@@ -1,0 +1,206 @@
+//! The DLM debugfs lock dump of a GFS2 lockspace (`<debugfs>/dlm/FSNAME_locks`):
+//!
+//! ```text
+//! id nodeid remid pid xid exflags flags sts grmode rqmode time_ms r_nodeid r_len r_name
+//! 42d 0 0 866 0 0 0 2 5 -1 12826031 0 24 "       6           60af5"
+//! ```
+//! Ids and flags are hex, the rest decimal. A lock whose flags have `0x10000`
+//! (DLM_IFL_MSTCPY) is the master node's copy of another node's lock: `nodeid` is the
+//! owner's node id and `pid` the owner's process there. Otherwise the lock is this node's
+//! own (then `nodeid` is the master's id, 0 when this node masters the resource).
+
+use std::io::Read;
+use std::sync::Arc;
+
+use crate::diagnostics::{Diagnostics, ParseError};
+use crate::id::GlockId;
+use crate::lines::LineReader;
+use crate::num::{parse_hex_u64, parse_i64, parse_u64};
+
+/// DLM_IFL_MSTCPY.
+pub const MASTER_COPY: u64 = 0x10000;
+
+/// A DLM lock's status (`sts`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum LockStatus {
+    Waiting,
+    Granted,
+    Converting,
+    Other(i64),
+}
+
+impl LockStatus {
+    fn from(n: i64) -> LockStatus {
+        match n {
+            1 => LockStatus::Waiting,
+            2 => LockStatus::Granted,
+            3 => LockStatus::Converting,
+            n => LockStatus::Other(n),
+        }
+    }
+
+    pub fn name(self) -> String {
+        match self {
+            LockStatus::Waiting => "waiting".into(),
+            LockStatus::Granted => "granted".into(),
+            LockStatus::Converting => "converting".into(),
+            LockStatus::Other(n) => format!("status{n}"),
+        }
+    }
+
+    /// Waiting for a grant or a conversion.
+    pub fn is_waiting(self) -> bool {
+        matches!(self, LockStatus::Waiting | LockStatus::Converting)
+    }
+}
+
+/// DLM mode names by number (-1: none).
+pub fn mode_name(m: i64) -> Option<&'static str> {
+    Some(match m {
+        0 => "NL",
+        1 => "CR",
+        2 => "CW",
+        3 => "PR",
+        4 => "PW",
+        5 => "EX",
+        _ => return None,
+    })
+}
+
+/// One lock of the dump.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DlmLock {
+    pub id: u64,
+    pub nodeid: u64,
+    pub remid: u64,
+    pub pid: u64,
+    pub exflags: u64,
+    pub flags: u64,
+    pub status: LockStatus,
+    /// Granted mode, -1 when none.
+    pub grmode: i64,
+    /// Requested mode, -1 when none.
+    pub rqmode: i64,
+    pub time_ms: u64,
+    /// The resource's master node id (0: this node).
+    pub master_nodeid: u64,
+    pub resource: String,
+    /// The glock the resource name stands for, when it is one.
+    pub glock: Option<GlockId>,
+}
+
+impl DlmLock {
+    /// The master's copy of another node's lock.
+    pub fn is_master_copy(&self) -> bool {
+        self.flags & MASTER_COPY != 0
+    }
+
+    /// The node id that owns the lock, given this node's own id.
+    pub fn owner_nodeid(&self, local: u64) -> u64 {
+        if self.is_master_copy() {
+            self.nodeid
+        } else {
+            local
+        }
+    }
+}
+
+/// Parses one lock line.
+pub fn parse_line(line: &[u8]) -> Result<DlmLock, String> {
+    let q = line
+        .iter()
+        .position(|&b| b == b'"')
+        .ok_or("no quoted resource name")?;
+    let name = line[q + 1..]
+        .strip_suffix(b"\"")
+        .ok_or("resource name not closed by '\"'")?;
+    let f: Vec<&[u8]> = line[..q]
+        .split(|&b| b == b' ')
+        .filter(|t| !t.is_empty())
+        .collect();
+    if f.len() != 13 {
+        return Err(format!(
+            "expected 13 fields before the name, found {}",
+            f.len()
+        ));
+    }
+    let hex = |i: usize| parse_hex_u64(f[i]).ok_or_else(|| format!("bad hex field {}", i + 1));
+    let dec = |i: usize| parse_u64(f[i]).ok_or_else(|| format!("bad number field {}", i + 1));
+    let sdec = |i: usize| parse_i64(f[i]).ok_or_else(|| format!("bad number field {}", i + 1));
+    let resource = String::from_utf8_lossy(name).into_owned();
+    Ok(DlmLock {
+        id: hex(0)?,
+        nodeid: dec(1)?,
+        remid: hex(2)?,
+        pid: dec(3)?,
+        exflags: hex(5)?,
+        flags: hex(6)?,
+        status: LockStatus::from(sdec(7)?),
+        grmode: sdec(8)?,
+        rqmode: sdec(9)?,
+        time_ms: dec(10)?,
+        master_nodeid: dec(11)?,
+        glock: GlockId::parse_dlm_resource(&resource),
+        resource,
+    })
+}
+
+/// Reads a whole lock dump; the header line is skipped, bad lines reported.
+pub fn read<R: Read>(rdr: R, source: &str) -> (Vec<DlmLock>, Diagnostics) {
+    let src: Arc<str> = source.into();
+    let mut lines = LineReader::new(rdr);
+    let mut d = Diagnostics::default();
+    let mut out = Vec::new();
+    loop {
+        let n = lines.line_number() + 1;
+        match lines.next_line() {
+            Ok(Some(l)) => {
+                d.lines += 1;
+                if l.iter().all(u8::is_ascii_whitespace) || l.starts_with(b"id ") {
+                    d.ignored += 1;
+                    continue;
+                }
+                match parse_line(l) {
+                    Ok(x) => {
+                        d.records += 1;
+                        out.push(x);
+                    }
+                    Err(m) => d.error(ParseError::new(&src, n, m, l)),
+                }
+            }
+            Ok(None) => break,
+            Err(e) => {
+                d.fatal = Some(format!("{src}:{n}: read error: {e}"));
+                break;
+            }
+        }
+    }
+    (out, d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn master_copy_and_own_locks() {
+        let w = parse_line(
+            br#"430 2 419 860 0 0 10000 1 -1 5 9562575 0 24 "       6           60af5""#,
+        )
+        .unwrap();
+        assert!(w.is_master_copy());
+        assert_eq!(
+            (w.owner_nodeid(1), w.pid, w.status, w.rqmode),
+            (2, 860, LockStatus::Waiting, 5)
+        );
+        assert_eq!(w.glock, Some(GlockId::new(6, 0x60af5)));
+        let g = parse_line(br#"42d 0 0 866 0 0 0 2 5 -1 12826031 0 24 "       6           60af5""#)
+            .unwrap();
+        assert_eq!((g.owner_nodeid(1), g.grmode, g.id), (1, 5, 0x42d));
+        assert_eq!(mode_name(g.grmode), Some("EX"));
+        assert!(parse_line(b"1 2 3").is_err());
+        let (v, d) = read(&b"id nodeid remid pid xid exflags flags sts grmode rqmode time_ms r_nodeid r_len r_name\nbad\n"[..], "x");
+        assert!(v.is_empty());
+        assert_eq!((d.errors, d.ignored), (1, 1));
+    }
+}
