@@ -5,6 +5,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod analyze;
 mod fmt;
 mod inputs;
 mod output;
@@ -27,6 +28,11 @@ enum Command {
     Trace(trace::TraceArgs),
     /// DLM timing: glstats, sbstats (lkstats), snapshot deltas, tdiff distributions from traces.
     Stats(stats::StatsArgs),
+    /// Contended glocks, demote storms, slow DLM, hold/wait times, cross-node waits,
+    /// deadlock cycles, stuck waiters and leaks, from capture bundles.
+    Analyze(analyze::AnalyzeArgs),
+    /// Every frame of capture bundles as Hive-partitioned Parquet (kind=…/node=…).
+    Export(analyze::ExportArgs),
 }
 
 fn main() -> ExitCode {
@@ -35,6 +41,8 @@ fn main() -> ExitCode {
         Command::Top(a) => top::run(a),
         Command::Trace(a) => trace::run(a),
         Command::Stats(a) => stats::run(a),
+        Command::Analyze(a) => analyze::run(a),
+        Command::Export(a) => analyze::export(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -166,8 +166,10 @@ impl HolderCols {
     }
 }
 
+/// Builds the `events` frame from decoded trace lines (also used by `glk trace -o
+/// FILE.parquet`).
 #[derive(Default)]
-struct EventCols {
+pub struct EventCols {
     node: Vec<String>,
     ts_ns: Vec<u64>,
     cpu: Vec<Option<u32>>,
@@ -187,15 +189,19 @@ struct EventCols {
     status: Vec<Option<i64>>,
     tdiff_ns: Vec<Option<i64>>,
     srtt_ns: Vec<Option<i64>>,
+    srttvar_ns: Vec<Option<i64>>,
     srttb_ns: Vec<Option<i64>>,
+    srttvarb_ns: Vec<Option<i64>>,
     sirt_ns: Vec<Option<i64>>,
+    sirtvar_ns: Vec<Option<i64>>,
     dcount: Vec<Option<i64>>,
     qcount: Vec<Option<i64>>,
     body: Vec<String>,
 }
 
 impl EventCols {
-    fn push(&mut self, node: &str, d: &Decoded<'_>) {
+    /// Adds an event line (headers and lost-event lines are not events).
+    pub fn push(&mut self, node: &str, d: &Decoded<'_>) {
         let (line, dev, ev) = match d {
             Decoded::Gfs2 { line, dev, event } => (line, Some(dev.to_string()), Some(event)),
             Decoded::Other(line) | Decoded::Undecoded(line) => (line, None, None),
@@ -272,14 +278,26 @@ impl EventCols {
         self.status.push(lt.map(|l| l.status));
         self.tdiff_ns.push(lt.map(|l| l.tdiff));
         self.srtt_ns.push(lt.map(|l| l.srtt));
+        self.srttvar_ns.push(lt.map(|l| l.srttvar));
         self.srttb_ns.push(lt.map(|l| l.srttb));
+        self.srttvarb_ns.push(lt.map(|l| l.srttvarb));
         self.sirt_ns.push(lt.map(|l| l.sirt));
+        self.sirtvar_ns.push(lt.map(|l| l.sirtvar));
         self.dcount.push(lt.map(|l| l.dcount));
         self.qcount.push(lt.map(|l| l.qcount));
         self.body.push(s(line.body));
     }
 
-    fn frame(self) -> PolarsResult<DataFrame> {
+    pub fn len(&self) -> usize {
+        self.ts_ns.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.ts_ns.is_empty()
+    }
+
+    /// The frame, in the documented `events` schema.
+    pub fn frame(self) -> PolarsResult<DataFrame> {
         DataFrame::new_infer_height(vec![
             col("node", self.node),
             col("ts_ns", self.ts_ns),
@@ -300,8 +318,11 @@ impl EventCols {
             col("status", self.status),
             col("tdiff_ns", self.tdiff_ns),
             col("srtt_ns", self.srtt_ns),
+            col("srttvar_ns", self.srttvar_ns),
             col("srttb_ns", self.srttb_ns),
+            col("srttvarb_ns", self.srttvarb_ns),
             col("sirt_ns", self.sirt_ns),
+            col("sirtvar_ns", self.sirtvar_ns),
             col("dcount", self.dcount),
             col("qcount", self.qcount),
             col("body", self.body),

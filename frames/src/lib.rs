@@ -2,9 +2,10 @@
 //! (one per kind, each with a `node` column), analyses are functions from frames to
 //! report structs, and frames are exported as Hive-partitioned Parquet.
 
+pub mod analyze;
 pub mod build;
 pub mod capture;
 pub mod export;
 
-pub use build::{load, Frames, KINDS};
+pub use build::{load, EventCols, Frames, KINDS};
 pub use capture::{discover, Captures, NodeCapture};

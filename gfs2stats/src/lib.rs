@@ -4,6 +4,7 @@
 //! All times are integer nanoseconds, as the kernel keeps them; the "var" fields are
 //! smoothed mean absolute deviations (Jacobson/Karels), not variances.
 
+pub mod dist;
 pub mod glstats;
 pub mod lock_time;
 pub mod metrics;

@@ -1,6 +1,7 @@
 //! DLM round-trip distributions from `gfs2_glock_lock_time` events: per glock and per
 //! glock type, an HDR histogram of `tdiff`, split blocking / non-blocking, so slow round
-//! trips show as percentiles rather than the kernel's smoothed means.
+//! trips show as percentiles rather than the kernel's smoothed means (exact while a glock
+//! has few samples, an HDR histogram past that: see [`crate::dist`]).
 //!
 //! Which kind a reply was: the kernel updates either the non-blocking pair (`srtt`) or the
 //! blocking pair (`srttb`) with each sample, depending on GLF_BLOCKING. So an event is
@@ -13,13 +14,12 @@
 use std::collections::{BTreeMap, HashMap};
 
 use glockparse::{GlockId, GlockType};
-use hdrhistogram::Histogram;
 use tracepipe::{Gfs2Event, LockTime};
 
 /// `-DLM_EUNLOCK`: the reply to an unlock.
 const DLM_EUNLOCK: i64 = -65538;
-/// Largest tdiff recorded exactly (one hour); longer ones are recorded as this.
-const MAX_NS: u64 = 3_600_000_000_000;
+
+pub use crate::dist::{Distribution, Recorder};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Class {
@@ -27,64 +27,35 @@ pub enum Class {
     NonBlocking,
 }
 
-/// Percentiles of one histogram, ns.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
-pub struct Distribution {
-    pub count: u64,
-    pub p50_ns: u64,
-    pub p90_ns: u64,
-    pub p99_ns: u64,
-    pub max_ns: u64,
-    pub mean_ns: f64,
-}
-
-fn new_hist() -> Histogram<u64> {
-    Histogram::new_with_bounds(1, MAX_NS, 3).expect("valid bounds")
-}
-
-/// All, blocking and non-blocking histograms of one glock or type.
-#[derive(Debug, Clone)]
+/// All, blocking and non-blocking round trips of one glock or type.
+#[derive(Debug, Clone, Default)]
 pub struct Hists {
-    pub all: Histogram<u64>,
-    pub blocking: Histogram<u64>,
-    pub nonblocking: Histogram<u64>,
-}
-
-impl Default for Hists {
-    fn default() -> Self {
-        Hists {
-            all: new_hist(),
-            blocking: new_hist(),
-            nonblocking: new_hist(),
-        }
-    }
+    pub all: Recorder,
+    pub blocking: Recorder,
+    pub nonblocking: Recorder,
 }
 
 impl Hists {
     fn record(&mut self, ns: u64, class: Option<Class>) {
-        let v = ns.clamp(1, MAX_NS);
-        self.all.saturating_record(v);
+        self.all.record(ns);
         match class {
-            Some(Class::Blocking) => self.blocking.saturating_record(v),
-            Some(Class::NonBlocking) => self.nonblocking.saturating_record(v),
+            Some(Class::Blocking) => self.blocking.record(ns),
+            Some(Class::NonBlocking) => self.nonblocking.record(ns),
             None => {}
         }
     }
+
+    /// Adds another set's samples.
+    pub fn merge(&mut self, o: &Hists) {
+        self.all.merge(&o.all);
+        self.blocking.merge(&o.blocking);
+        self.nonblocking.merge(&o.nonblocking);
+    }
 }
 
-/// Summarises a histogram.
-pub fn distribution(h: &Histogram<u64>) -> Distribution {
-    if h.is_empty() {
-        return Distribution::default();
-    }
-    Distribution {
-        count: h.len(),
-        p50_ns: h.value_at_quantile(0.5),
-        p90_ns: h.value_at_quantile(0.9),
-        p99_ns: h.value_at_quantile(0.99),
-        max_ns: h.max(),
-        mean_ns: h.mean(),
-    }
+/// Summarises a recorder.
+pub fn distribution(r: &Recorder) -> Distribution {
+    r.distribution()
 }
 
 /// Collects lock-time distributions from a stream of decoded gfs2 events.
@@ -178,12 +149,7 @@ impl LockTimes {
     /// Glocks by p99 of all their samples, slowest first (ties by id).
     pub fn slowest(&self, n: usize) -> Vec<(GlockId, &Hists)> {
         let mut v: Vec<(GlockId, &Hists)> = self.per_glock.iter().map(|(g, h)| (*g, h)).collect();
-        v.sort_by(|a, b| {
-            b.1.all
-                .value_at_quantile(0.99)
-                .cmp(&a.1.all.value_at_quantile(0.99))
-                .then(a.0.cmp(&b.0))
-        });
+        v.sort_by_cached_key(|(g, h)| (std::cmp::Reverse(h.all.distribution().p99_ns), *g));
         v.truncate(n);
         v
     }

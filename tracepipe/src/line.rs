@@ -95,6 +95,15 @@ fn is_event_name(s: &[u8]) -> bool {
     !s.is_empty() && s.iter().all(|b| b.is_ascii_alphanumeric() || *b == b'_')
 }
 
+/// Stricter, for lines with no context prefix: tracepoint names are lower-case
+/// identifiers (`print`, `sched_switch`, `gfs2_pin`), which `G:`/`H:` dump lines are not.
+fn is_bare_event_name(s: &[u8]) -> bool {
+    s.len() >= 3
+        && s[0].is_ascii_lowercase()
+        && s.iter()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'_')
+}
+
 /// `comm-pid` with optional `(tgid)`, right-trimmed, from the text before `[cpu]`.
 fn task(s: &[u8]) -> Option<(&[u8], i64, Option<i64>)> {
     let mut s = trim(s);
@@ -154,7 +163,7 @@ pub fn parse(line: &[u8]) -> Result<Line<'_>, BadLine> {
             // nocontext-info: `event: body`.
             let colon =
                 memchr::memchr(b':', t).ok_or(BadLine("no [cpu] field and no event name"))?;
-            if !is_event_name(&t[..colon]) || t.get(colon + 1) != Some(&b' ') {
+            if !is_bare_event_name(&t[..colon]) || t.get(colon + 1) != Some(&b' ') {
                 return Err(BadLine("no [cpu] field and no event name"));
             }
             return Ok(Line::Event(TraceLine {
@@ -261,6 +270,8 @@ mod tests {
         assert_eq!(parse(b"").unwrap(), Line::Header);
         assert_eq!(parse(b"cpus=2").unwrap(), Line::Header);
         assert!(parse(b"garbage").is_err());
+        assert!(parse(b"G:  s:EX n:2/3347 f:DyIqob t:EX d:UN/0 a:0 v:0 r:3 m:150").is_err());
+        assert!(parse(b" H: s:EX f:H e:0 p:1 [a] f+0x1/0x2").is_err());
         assert!(parse(b"x-1 [000] ..... notatime: ev: b").is_err());
     }
 }

@@ -6,7 +6,6 @@ use gfs2stats::lock_time::{distribution, Distribution, Hists};
 use gfs2stats::metrics;
 use gfs2stats::{GlStat, Stat};
 use glockparse::GlockId;
-use serde::Serialize;
 use serde_json::{json, Value};
 
 use super::{ranked, Report, StatsArgs};
@@ -244,32 +243,11 @@ pub fn text(out: &mut impl Write, r: &Report, args: &StatsArgs) -> io::Result<()
     Ok(())
 }
 
-#[derive(Serialize)]
-struct JDist {
-    count: u64,
-    p50_ns: u64,
-    p90_ns: u64,
-    p99_ns: u64,
-    max_ns: u64,
-    mean_ns: f64,
-}
-
-fn jdist(d: Distribution) -> JDist {
-    JDist {
-        count: d.count,
-        p50_ns: d.p50_ns,
-        p90_ns: d.p90_ns,
-        p99_ns: d.p99_ns,
-        max_ns: d.max_ns,
-        mean_ns: d.mean_ns,
-    }
-}
-
 fn jhists(h: &Hists) -> Value {
     json!({
-        "all": jdist(distribution(&h.all)),
-        "blocking": jdist(distribution(&h.blocking)),
-        "nonblocking": jdist(distribution(&h.nonblocking)),
+        "all": distribution(&h.all),
+        "blocking": distribution(&h.blocking),
+        "nonblocking": distribution(&h.nonblocking),
     })
 }
 

@@ -31,7 +31,8 @@ pub struct TraceArgs {
     /// Stop after this many seconds (default: at Ctrl-C).
     #[arg(long)]
     pub duration: Option<f64>,
-    /// Write events here: .jsonl (JSON lines) or .txt (raw lines). Default: readable lines on stdout.
+    /// Write events here: .jsonl (JSON lines), .parquet (the events frame) or .txt (raw lines).
+    /// Default: readable lines on stdout.
     #[arg(long, short = 'o')]
     pub output: Option<PathBuf>,
     /// Decode a saved trace_pipe / trace / `trace-cmd report` text (compressed or not) instead of tracing live.

@@ -123,6 +123,36 @@ impl Sink for NullSink {
     }
 }
 
+/// Collects events into the `events` frame and writes it as Parquet at the end. The node
+/// column holds this machine's host name.
+pub struct ParquetSink {
+    cols: frames::EventCols,
+    node: String,
+    path: std::path::PathBuf,
+}
+
+impl Sink for ParquetSink {
+    fn line(&mut self, _raw: &[u8], d: &Decoded<'_>) -> io::Result<()> {
+        self.cols.push(&self.node, d);
+        Ok(())
+    }
+
+    fn finish(&mut self) -> io::Result<()> {
+        let cols = std::mem::take(&mut self.cols);
+        let mut df = cols.frame().map_err(|e| io::Error::other(e.to_string()))?;
+        frames::export::write_parquet(&mut df, &self.path)
+    }
+}
+
+/// This machine's host name (the `node` of what it records).
+pub fn hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|s| s.trim().to_string())
+        .ok()
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| "localhost".into())
+}
+
 /// The sink for `--output PATH`, chosen by extension.
 pub fn for_path(path: &Path) -> io::Result<Box<dyn Sink>> {
     let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
@@ -134,11 +164,20 @@ pub fn for_path(path: &Path) -> io::Result<Box<dyn Sink>> {
     Ok(match ext {
         "jsonl" | "ndjson" => Box::new(JsonSink::new(open()?)),
         "txt" => Box::new(RawSink { out: open()? }),
+        "parquet" => {
+            // Fail now, not after the trace, when the file cannot be created.
+            std::fs::File::create(path).map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
+            Box::new(ParquetSink {
+                cols: frames::EventCols::default(),
+                node: hostname(),
+                path: path.to_path_buf(),
+            })
+        }
         other => {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
                 format!(
-                    "{}: unknown output format {other:?}: use .jsonl (one JSON object per event) or .txt (raw lines)",
+                    "{}: unknown output format {other:?}: use .jsonl (one JSON object per event), .parquet (the events frame) or .txt (raw lines)",
                     path.display()
                 ),
             ))

@@ -1,0 +1,346 @@
+//! `glk analyze` and `glk export`: capture bundles through the frames layer.
+
+use std::io::{self, Write};
+use std::path::PathBuf;
+
+use frames::analyze::{self, Options, Report, SortBy, StormOptions};
+
+use crate::fmt::nanos;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Sort {
+    /// Remote demote requests summed over nodes.
+    Demotes,
+    /// Time spent waiting (queue → promote in traces).
+    Wait,
+    /// State changes.
+    Changes,
+    /// Most waiters in one snapshot.
+    Waiters,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct AnalyzeArgs {
+    /// Capture directories (one per node, or a directory of them), tarballs, or loose files.
+    #[arg(required = true)]
+    pub captures: Vec<PathBuf>,
+    #[arg(long, value_enum, default_value = "demotes")]
+    pub sort: Sort,
+    /// Entries per list (0: all).
+    #[arg(long, default_value_t = 10)]
+    pub limit: usize,
+    /// Demote-storm window, seconds.
+    #[arg(long, default_value_t = 1.0)]
+    pub storm_window: f64,
+    /// Remote demotes within one window that make a storm.
+    #[arg(long, default_value_t = 5)]
+    pub storm_min: u64,
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ExportArgs {
+    /// Capture directories, tarballs or loose files.
+    #[arg(required = true)]
+    pub captures: Vec<PathBuf>,
+    /// Output directory: DIR/kind=KIND/node=NODE/part-0.parquet.
+    #[arg(long, short = 'o')]
+    pub output: PathBuf,
+}
+
+fn polars(e: polars_error::PolarsError) -> io::Error {
+    io::Error::other(e.to_string())
+}
+
+pub fn run(a: &AnalyzeArgs) -> io::Result<()> {
+    let caps = frames::discover(&a.captures)?;
+    let f = frames::load(&caps)?;
+    let o = Options {
+        sort: match a.sort {
+            Sort::Demotes => SortBy::Demotes,
+            Sort::Wait => SortBy::Wait,
+            Sort::Changes => SortBy::Changes,
+            Sort::Waiters => SortBy::Waiters,
+        },
+        limit: a.limit,
+        storms: StormOptions {
+            window_ns: (a.storm_window.max(0.001) * 1e9) as u64,
+            min_demotes: a.storm_min.max(1),
+            ..StormOptions::default()
+        },
+    };
+    let report = analyze::analyze(&f, &caps, &o).map_err(polars)?;
+    let mut out = io::BufWriter::new(io::stdout().lock());
+    if a.json {
+        let mut v = serde_json::to_value(&report)?;
+        v["errors"] = serde_json::to_value(crate::top::json_errors(&f.diagnostics))?;
+        serde_json::to_writer(&mut out, &v)?;
+        writeln!(out)?;
+    } else {
+        text(&mut out, &report)?;
+    }
+    out.flush()?;
+    crate::output::report_diagnostics(&f.diagnostics);
+    Ok(())
+}
+
+pub fn export(a: &ExportArgs) -> io::Result<()> {
+    let caps = frames::discover(&a.captures)?;
+    let f = frames::load(&caps)?;
+    let t = std::time::Instant::now();
+    let written = frames::export::export(&f, &a.output)?;
+    let rows: usize = written.iter().map(|w| w.rows).sum();
+    for w in &written {
+        println!("{:>9} rows  {}", w.rows, w.path.display());
+    }
+    eprintln!(
+        "glk: wrote {rows} rows in {} files in {:.2}s",
+        written.len(),
+        t.elapsed().as_secs_f64()
+    );
+    crate::output::report_diagnostics(&f.diagnostics);
+    Ok(())
+}
+
+fn ns128(v: u128) -> String {
+    nanos(u64::try_from(v).unwrap_or(u64::MAX))
+}
+
+fn text(out: &mut impl Write, r: &Report) -> io::Result<()> {
+    let nodes: Vec<String> = r
+        .nodes
+        .iter()
+        .map(|n| {
+            format!(
+                "{}{} ({} snapshots, {} traces)",
+                n.node,
+                n.nodeid
+                    .map(|i| format!(" [nodeid {i}]"))
+                    .unwrap_or_default(),
+                n.snapshots,
+                n.traces
+            )
+        })
+        .collect();
+    writeln!(out, "glk analyze: {}", nodes.join(", "))?;
+    writeln!(out)?;
+    writeln!(out, "1. CONTENDED GLOCKS")?;
+    writeln!(
+        out,
+        "{:<16} {:<6} {:>8} {:>7} {:>8} {:>8} {:>10} {:>6}  NODES / OBJECT",
+        "GLOCK", "TYPE", "RMT-DEM", "LOC-DEM", "CHANGES", "WAITERS", "WAIT-TOT", "WAITS",
+    )?;
+    for c in &r.contended {
+        writeln!(
+            out,
+            "{:<16} {:<6} {:>8} {:>7} {:>8} {:>8} {:>10} {:>6}  {}{}",
+            c.glock,
+            c.gltype,
+            c.remote_demotes,
+            c.local_demotes,
+            c.state_changes,
+            c.max_waiters,
+            ns128(c.wait_ns_total),
+            c.waits,
+            c.nodes.join(","),
+            c.object
+                .as_ref()
+                .map(|o| format!(" ({o})"))
+                .unwrap_or_default()
+        )?;
+        for h in &c.holders {
+            writeln!(out, "    held by  {h}")?;
+        }
+        for w in &c.waiters {
+            writeln!(out, "    waiting  {w}")?;
+        }
+    }
+    writeln!(out)?;
+    writeln!(
+        out,
+        "2. DEMOTE STORMS (remote demote bursts; times in each node's trace clock)"
+    )?;
+    if r.demote_storms.is_empty() {
+        writeln!(out, "none")?;
+    }
+    for s in &r.demote_storms {
+        writeln!(
+            out,
+            "{:<16} {:<6} on {:<8} {:>5} demotes in {:>9} (peak {}/window) from {:.3}s; storm nodes: {}",
+            s.glock,
+            s.gltype,
+            s.node,
+            s.demotes,
+            nanos(s.end_ns - s.start_ns),
+            s.peak_per_window,
+            s.start_ns as f64 / 1e9,
+            s.nodes.join(",")
+        )?;
+    }
+    for p in &r.ping_pong {
+        let per: Vec<String> = p.cycles.iter().map(|(n, c)| format!("{n}: {c}")).collect();
+        writeln!(
+            out,
+            "{:<16} {:<6} ping-pong between nodes (give up and regain cycles: {}; modes {})",
+            p.glock,
+            p.gltype,
+            per.join(", "),
+            p.modes.join("/")
+        )?;
+    }
+    writeln!(out)?;
+    writeln!(out, "3. SLOW DLM ROUND TRIPS (gfs2_glock_lock_time tdiff)")?;
+    writeln!(
+        out,
+        "{:<8} {:>7} {:>9} {:>9} {:>9}   {:>20} {:>20}",
+        "TYPE", "COUNT", "P50", "P99", "MAX", "BLOCKING n/p50", "NON-BLOCKING n/p50"
+    )?;
+    for t in &r.slow_dlm_types {
+        writeln!(
+            out,
+            "{:<8} {:>7} {:>9} {:>9} {:>9}   {:>20} {:>20}",
+            t.gltype,
+            t.count,
+            nanos(t.p50_ns),
+            nanos(t.p99_ns),
+            nanos(t.max_ns),
+            format!("{} / {}", t.blocking_count, nanos(t.blocking_p50_ns)),
+            format!("{} / {}", t.nonblocking_count, nanos(t.nonblocking_p50_ns)),
+        )?;
+    }
+    writeln!(
+        out,
+        "{:<16} {:<6} {:>6} {:>9} {:>9} {:>9} {:>12}",
+        "GLOCK", "TYPE", "COUNT", "P50", "P99", "MAX", "GLSTATS-RTTB"
+    )?;
+    for s in &r.slow_dlm {
+        writeln!(
+            out,
+            "{:<16} {:<6} {:>6} {:>9} {:>9} {:>9} {:>12}  {}",
+            s.glock,
+            s.gltype,
+            s.count,
+            nanos(s.p50_ns),
+            nanos(s.p99_ns),
+            nanos(s.max_ns),
+            s.glstats_srttb_ns
+                .map_or("-".into(), |v| nanos(v.max(0) as u64)),
+            if s.outlier {
+                format!(
+                    "outlier: p99 >= {}x type median",
+                    analyze::slow::OUTLIER_FACTOR
+                )
+            } else {
+                String::new()
+            }
+        )?;
+    }
+    writeln!(out)?;
+    writeln!(out, "4. HOLD AND WAIT TIMES (traces)")?;
+    writeln!(
+        out,
+        "{:<16} {:<6} {:>18} {:>18} {:>18} {:>6} {:>6}",
+        "GLOCK", "TYPE", "WAIT n/p99/total", "HOLD n/p99", "DEMOTE n/p99", "WAIT@", "HELD@"
+    )?;
+    for h in &r.hold_wait {
+        writeln!(
+            out,
+            "{:<16} {:<6} {:>18} {:>18} {:>18} {:>6} {:>6}",
+            h.glock,
+            h.gltype,
+            format!(
+                "{}/{}/{}",
+                h.wait.dist.count,
+                nanos(h.wait.dist.p99_ns),
+                ns128(h.wait.total_ns)
+            ),
+            format!("{}/{}", h.hold.dist.count, nanos(h.hold.dist.p99_ns)),
+            format!("{}/{}", h.demote.dist.count, nanos(h.demote.dist.p99_ns)),
+            h.waiting_at_end,
+            h.held_at_end
+        )?;
+    }
+    writeln!(out)?;
+    writeln!(out, "5. CROSS-NODE WAITS")?;
+    if r.cross_node.is_empty() {
+        writeln!(out, "none")?;
+    }
+    for c in &r.cross_node {
+        let pid = |p: Option<i64>| p.map_or("?".to_string(), |p| p.to_string());
+        writeln!(
+            out,
+            "{:<16} {:<6} {} pid {} waits for {} pid {} (seen in {} snapshots; from {})",
+            c.glock,
+            c.gltype,
+            c.waiter_node,
+            pid(c.waiter_pid),
+            c.holder_node,
+            pid(c.holder_pid),
+            c.seen_in_snapshots,
+            c.evidence.join(" and ")
+        )?;
+    }
+    writeln!(out)?;
+    writeln!(out, "6. DEADLOCK CYCLES")?;
+    if r.cycles.is_empty() {
+        writeln!(out, "none")?;
+    }
+    for c in &r.cycles {
+        let steps: Vec<String> = c
+            .steps
+            .iter()
+            .map(|s| format!("{} pid {} waits for {}", s.node, s.pid, s.waits_for))
+            .collect();
+        writeln!(
+            out,
+            "cycle: {} -> back to the start (snapshots {:?})",
+            steps.join(", held by "),
+            c.snapshots
+        )?;
+    }
+    writeln!(out)?;
+    let s = &r.stuck_and_leaks;
+    writeln!(out, "7. STUCK OR SLOW, AND LEAKS")?;
+    for w in &s.stuck {
+        writeln!(
+            out,
+            "STUCK  {} {} pid {} [{}] {} waiting for {} in snapshots {}..{}",
+            w.node, w.glock, w.pid, w.comm, w.caller, w.state, w.first_snapshot, w.last_snapshot
+        )?;
+    }
+    for w in &s.progressed {
+        writeln!(
+            out,
+            "slow   {} {} pid {} [{}] {} waited through {} snapshot(s) ({}..{}), then progressed",
+            w.node,
+            w.glock,
+            w.pid,
+            w.comm,
+            w.caller,
+            w.snapshots,
+            w.first_snapshot,
+            w.last_snapshot
+        )?;
+    }
+    for g in &s.growing {
+        writeln!(
+            out,
+            "growing {} {} glocks: {:?}",
+            g.node, g.gltype, g.counts
+        )?;
+    }
+    writeln!(
+        out,
+        "traces: {} glocks had events, {} were freed (glock_put) during the trace",
+        s.glocks_seen_in_traces, s.glocks_put_in_traces
+    )?;
+    for u in &s.unbalanced {
+        writeln!(
+            out,
+            "queued, not dequeued at trace end: {} {} {} of {} (pids {:?})",
+            u.node, u.glock, u.balance, u.queued, u.pids
+        )?;
+    }
+    Ok(())
+}

@@ -1,0 +1,233 @@
+//! `glk analyze` on the real two-node capture and the public rename deadlock, checked
+//! against answers computed here from the raw text (and the fixtures' README).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::Read;
+use std::process::Command;
+
+fn analyze(args: &[&str]) -> serde_json::Value {
+    let o = Command::new(env!("CARGO_BIN_EXE_glk"))
+        .arg("analyze")
+        .args(args)
+        .arg("--json")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
+fn trace(node: &str) -> String {
+    let mut s = String::new();
+    glockparse::input::open(&testdata::path(&format!(
+        "real/dlm2-6.1/{node}/trace_pipe.txt.xz"
+    )))
+    .unwrap()
+    .read_to_string(&mut s)
+    .unwrap();
+    s
+}
+
+/// `2:330773` in a trace line → `2/50c15`.
+fn glock_of(line: &str) -> String {
+    let dec = line
+        .split(" glock ")
+        .nth(1)
+        .unwrap()
+        .split(' ')
+        .next()
+        .unwrap();
+    dec.parse::<glockparse::GlockId>().unwrap().to_string()
+}
+
+fn ts(line: &str) -> u64 {
+    let t = line
+        .split("]")
+        .nth(1)
+        .unwrap()
+        .split_whitespace()
+        .find(|w| w.ends_with(':'))
+        .unwrap();
+    (t.trim_end_matches(':').parse::<f64>().unwrap() * 1e6).round() as u64 * 1000
+}
+
+#[test]
+fn dlm_capture_findings() {
+    let v = analyze(&[
+        testdata::path("real/dlm2-6.1").to_str().unwrap(),
+        "--limit",
+        "0",
+    ]);
+    let (t1, t2) = (trace("n1"), trace("n2"));
+    // Remote demotes and state changes per glock, both nodes.
+    let mut remote: BTreeMap<String, u64> = BTreeMap::new();
+    let mut changes: BTreeMap<String, u64> = BTreeMap::new();
+    let mut promotes: BTreeMap<String, u64> = BTreeMap::new();
+    for l in t1.lines().chain(t2.lines()) {
+        if l.contains("gfs2_demote_rq:") && l.ends_with(" remote") {
+            *remote.entry(glock_of(l)).or_default() += 1;
+        } else if l.contains("gfs2_glock_state_change:") {
+            *changes.entry(glock_of(l)).or_default() += 1;
+        } else if l.contains("gfs2_promote:") {
+            *promotes.entry(glock_of(l)).or_default() += 1;
+        }
+    }
+    let contended = v["contended"].as_array().unwrap();
+    let top = remote
+        .iter()
+        .max_by_key(|(g, n)| (**n, std::cmp::Reverse((*g).clone())))
+        .unwrap();
+    assert_eq!(
+        contended[0]["glock"],
+        top.0.as_str(),
+        "the most demoted glock ranks first"
+    );
+    // The phase-1 shared directory: a directory inode, contended from both nodes.
+    assert_eq!(contended[0]["type"], "inode");
+    assert_eq!(contended[0]["nodes"], serde_json::json!(["n1", "n2"]));
+    assert!(contended[0]["object"].as_str().unwrap().starts_with("dir"));
+    let mut last = u64::MAX;
+    for c in contended {
+        let g = c["glock"].as_str().unwrap();
+        let r = c["remote_demotes"].as_u64().unwrap();
+        assert_eq!(r, remote.get(g).copied().unwrap_or(0), "{g}");
+        assert_eq!(
+            c["state_changes"].as_u64().unwrap(),
+            changes.get(g).copied().unwrap_or(0),
+            "{g}"
+        );
+        assert!(r <= last);
+        last = r;
+        for k in ["max_waiters", "wait_ns_total"] {
+            assert!(c.get(k).is_some());
+        }
+    }
+    // Every promote of a queued holder is one wait.
+    let hw = v["hold_wait"].as_array().unwrap();
+    let dir = hw.iter().find(|h| h["glock"] == *top.0).unwrap();
+    assert_eq!(dir["wait"]["count"].as_u64().unwrap(), promotes[top.0]);
+
+    // Phase 2: n1 holds the flock, n2 waits; the pids come from the DLM dumps.
+    let cross = v["cross_node"].as_array().unwrap();
+    assert_eq!(cross.len(), 1, "{cross:?}");
+    let c = &cross[0];
+    assert_eq!(c["glock"], "6/60af5");
+    assert_eq!(
+        (c["waiter_node"].as_str(), c["holder_node"].as_str()),
+        (Some("n2"), Some("n1"))
+    );
+    let dump = std::fs::read_to_string(testdata::path("real/dlm2-6.1/n1/dlm_locks.4")).unwrap();
+    let flock: Vec<Vec<&str>> = dump
+        .lines()
+        .filter(|l| l.ends_with("\"       6           60af5\""))
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    let granted = flock.iter().find(|f| f[7] == "2").unwrap();
+    let waiting = flock.iter().find(|f| f[7] == "1").unwrap();
+    assert_eq!(c["holder_pid"].as_i64().unwrap().to_string(), granted[3]);
+    assert_eq!(c["waiter_pid"].as_i64().unwrap().to_string(), waiting[3]);
+    // Seen in the two phase-2 snapshots (.3 and .4).
+    assert_eq!(c["seen_in_snapshots"], 2);
+    // The wait ended: slow, not stuck.
+    let s = &v["stuck_and_leaks"];
+    assert!(s["stuck"].as_array().unwrap().is_empty());
+    assert!(s["progressed"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|w| w["glock"] == "6/60af5" && w["node"] == "n2"));
+    assert!(v["cycles"].as_array().unwrap().is_empty());
+
+    // Demote storms: any 1 s window with >= 5 remote demotes of one glock on one node.
+    let mut per: BTreeMap<(String, &str), Vec<u64>> = BTreeMap::new();
+    for (node, t) in [("n1", &t1), ("n2", &t2)] {
+        for l in t
+            .lines()
+            .filter(|l| l.contains("gfs2_demote_rq:") && l.ends_with(" remote"))
+        {
+            per.entry((glock_of(l), node)).or_default().push(ts(l));
+        }
+    }
+    let mut want: BTreeSet<(String, String)> = BTreeSet::new();
+    for ((g, n), mut v) in per {
+        v.sort_unstable();
+        if (0..v.len()).any(|i| {
+            v[i..]
+                .iter()
+                .take_while(|t| **t - v[i] < 1_000_000_000)
+                .count()
+                >= 5
+        }) {
+            want.insert((g, n.to_string()));
+        }
+    }
+    let got: BTreeSet<(String, String)> = v["demote_storms"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["glock"].as_str().unwrap().to_string(),
+                s["node"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert!(!want.is_empty());
+    assert_eq!(got, want);
+    for s in v["demote_storms"].as_array().unwrap() {
+        for k in ["glock", "start_ns", "end_ns", "demotes", "nodes"] {
+            assert!(s.get(k).is_some());
+        }
+        assert!(s["demotes"].as_u64().unwrap() >= 5);
+    }
+    // Slow DLM: the flock's 25 s wait is the slowest round trip of the capture.
+    let slow = &v["slow_dlm"][0];
+    assert_eq!(slow["glock"], "6/60af5");
+    let max_tdiff = t1
+        .lines()
+        .chain(t2.lines())
+        .filter(|l| l.contains("gfs2_glock_lock_time:"))
+        .map(|l| {
+            l.split("tdiff:")
+                .nth(1)
+                .unwrap()
+                .split(' ')
+                .next()
+                .unwrap()
+                .parse::<u64>()
+                .unwrap()
+        })
+        .max()
+        .unwrap();
+    assert_eq!(slow["max_ns"].as_u64().unwrap(), max_tdiff);
+    for k in ["glock", "count", "p50_ns", "p99_ns", "max_ns"] {
+        assert!(slow.get(k).is_some());
+    }
+}
+
+#[test]
+fn rename_deadlock_cycle_is_found() {
+    let d = testdata::path("public/cluster-devel-2019-rename-deadlock");
+    let v = analyze(&[
+        d.join("deadlock-host018.glocks").to_str().unwrap(),
+        d.join("deadlock-host019.glocks").to_str().unwrap(),
+    ]);
+    let cycles = v["cycles"].as_array().unwrap();
+    assert_eq!(cycles.len(), 1, "{cycles:?}");
+    let steps = cycles[0]["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 2);
+    // The mail: host-018 holds root (2/3347) and waits for dir6 (2/3348); host-019 holds
+    // dir6 and waits for root. Both processes are pid 6414.
+    let by_node: BTreeMap<&str, &str> = steps
+        .iter()
+        .map(|s| {
+            (
+                s["node"].as_str().unwrap(),
+                s["waits_for"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(by_node["deadlock-host018"], "2/3348");
+    assert_eq!(by_node["deadlock-host019"], "2/3347");
+    assert!(steps.iter().all(|s| s["pid"] == 6414));
+    assert_eq!(v["cross_node"].as_array().unwrap().len(), 2);
+}

@@ -1,0 +1,217 @@
+//! The questions people debug GFS2 with, answered from frames: each analysis is a
+//! function from frames to a part of [`Report`], which serialises to the documented JSON.
+
+pub mod contended;
+pub mod cross;
+pub mod hold_wait;
+pub mod rows;
+pub mod slow;
+pub mod storms;
+pub mod stuck;
+
+use std::collections::{BTreeMap, HashMap};
+
+use polars::prelude::PolarsResult;
+use serde::Serialize;
+
+use crate::build::Frames;
+use crate::capture::Captures;
+pub use contended::SortBy;
+use hold_wait::{DurationSummary, Times};
+pub use storms::StormOptions;
+
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Options {
+    pub sort: SortBy,
+    /// Entries per list (0: all).
+    pub limit: usize,
+    pub storms: StormOptions,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct NodeInfo {
+    pub node: String,
+    pub nodeid: Option<u64>,
+    pub snapshots: usize,
+    pub traces: usize,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct HoldWait {
+    pub glock: String,
+    #[serde(rename = "type")]
+    pub gltype: String,
+    pub wait: DurationSummary,
+    pub hold: DurationSummary,
+    pub demote: DurationSummary,
+    pub waiting_at_end: u64,
+    pub held_at_end: u64,
+    pub failed: u64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct HoldWaitType {
+    #[serde(rename = "type")]
+    pub gltype: String,
+    pub wait: DurationSummary,
+    pub hold: DurationSummary,
+    pub demote: DurationSummary,
+}
+
+/// Everything `glk analyze` reports.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    pub nodes: Vec<NodeInfo>,
+    pub contended: Vec<contended::Contended>,
+    pub demote_storms: Vec<storms::Storm>,
+    pub ping_pong: Vec<storms::PingPong>,
+    pub slow_dlm: Vec<slow::SlowGlock>,
+    pub slow_dlm_types: Vec<slow::SlowType>,
+    pub hold_wait: Vec<HoldWait>,
+    pub hold_wait_types: Vec<HoldWaitType>,
+    pub cross_node: Vec<cross::CrossNode>,
+    pub cycles: Vec<cross::Cycle>,
+    pub stuck_and_leaks: stuck::Report,
+}
+
+fn cut<T>(mut v: Vec<T>, limit: usize) -> Vec<T> {
+    if limit > 0 {
+        v.truncate(limit);
+    }
+    v
+}
+
+fn hold_wait_rows(
+    times: &BTreeMap<String, Times>,
+    limit: usize,
+) -> (Vec<HoldWait>, Vec<HoldWaitType>) {
+    let mut types: BTreeMap<String, Times> = BTreeMap::new();
+    let mut rows: Vec<HoldWait> = times
+        .iter()
+        .map(|(g, t)| {
+            let gltype = g
+                .parse::<glockparse::GlockId>()
+                .map(|x| x.glock_type().name().into_owned())
+                .unwrap_or_default();
+            let tt = types.entry(gltype.clone()).or_default();
+            tt.wait.merge(&t.wait);
+            tt.hold.merge(&t.hold);
+            tt.demote.merge(&t.demote);
+            HoldWait {
+                glock: g.clone(),
+                gltype,
+                wait: t.wait.summary(),
+                hold: t.hold.summary(),
+                demote: t.demote.summary(),
+                waiting_at_end: t.waiting_at_end,
+                held_at_end: t.held_at_end,
+                failed: t.failed,
+            }
+        })
+        .filter(|r| r.wait.dist.count + r.hold.dist.count + r.demote.dist.count > 0)
+        .collect();
+    rows.sort_by(|a, b| {
+        b.wait
+            .total_ns
+            .cmp(&a.wait.total_ns)
+            .then(a.glock.cmp(&b.glock))
+    });
+    let types = types
+        .into_iter()
+        .map(|(t, x)| HoldWaitType {
+            gltype: t,
+            wait: x.wait.summary(),
+            hold: x.hold.summary(),
+            demote: x.demote.summary(),
+        })
+        .collect();
+    (cut(rows, limit), types)
+}
+
+/// Runs every analysis.
+pub fn analyze(f: &Frames, caps: &Captures, o: &Options) -> PolarsResult<Report> {
+    let mut events = rows::events(f)?;
+    // Per node in time order (a trace is in order; this keeps loose files honest).
+    events.sort_by(|a, b| a.node.cmp(&b.node).then(a.ts_ns.cmp(&b.ts_ns)));
+    let holds = rows::holders(f)?;
+    let dlm = rows::dlm(f)?;
+    let times = hold_wait::pair(&events);
+    let contended = contended::analyze(f, &times, &holds, o.sort)?;
+    let (hold_wait, hold_wait_types) = hold_wait_rows(&times, o.limit);
+    let node_by_id: HashMap<u64, String> = caps
+        .nodes
+        .iter()
+        .filter_map(|n| Some((n.nodeid?, n.node.clone())))
+        .collect();
+    let (cross_node, cycles) = cross::analyze(&holds, &dlm, &node_by_id);
+    // glstats of each node's last snapshot: largest srttb over nodes.
+    let mut glstats: HashMap<String, (i64, i64)> = HashMap::new();
+    {
+        let df = &f.glstats;
+        let node: Vec<Option<&str>> = df.column("node")?.str()?.iter().collect();
+        let snap: Vec<Option<u32>> = df.column("snapshot")?.u32()?.iter().collect();
+        let mut last: HashMap<&str, u32> = HashMap::new();
+        for (n, s) in node.iter().zip(&snap) {
+            if let (Some(n), Some(s)) = (n, s) {
+                let e = last.entry(n).or_insert(*s);
+                *e = (*e).max(*s);
+            }
+        }
+        let glock: Vec<Option<&str>> = df.column("glock")?.str()?.iter().collect();
+        let srttb: Vec<Option<i64>> = df.column("srttb_ns")?.i64()?.iter().collect();
+        let dcount: Vec<Option<i64>> = df.column("dcount")?.i64()?.iter().collect();
+        for i in 0..df.height() {
+            let (Some(n), Some(s), Some(g)) = (node[i], snap[i], glock[i]) else {
+                continue;
+            };
+            if last.get(n) == Some(&s) {
+                let e = glstats.entry(g.to_string()).or_insert((i64::MIN, 0));
+                if srttb[i].unwrap_or(0) > e.0 {
+                    *e = (srttb[i].unwrap_or(0), dcount[i].unwrap_or(0));
+                }
+            }
+        }
+    }
+    let (slow_dlm, slow_dlm_types) = slow::analyze(&events, &glstats);
+    // Glock counts per node, snapshot and type.
+    let mut counts: BTreeMap<(String, u32), BTreeMap<String, u64>> = BTreeMap::new();
+    {
+        let df = &f.glocks;
+        let node: Vec<Option<&str>> = df.column("node")?.str()?.iter().collect();
+        let snap: Vec<Option<u32>> = df.column("snapshot")?.u32()?.iter().collect();
+        let t: Vec<Option<&str>> = df.column("type")?.str()?.iter().collect();
+        for i in 0..df.height() {
+            if let (Some(n), Some(s), Some(t)) = (node[i], snap[i], t[i]) {
+                *counts
+                    .entry((n.to_string(), s))
+                    .or_default()
+                    .entry(t.to_string())
+                    .or_default() += 1;
+            }
+        }
+    }
+    let mut stuck_and_leaks = stuck::analyze(&holds, &counts, &events);
+    stuck_and_leaks.unbalanced = cut(stuck_and_leaks.unbalanced, o.limit);
+    Ok(Report {
+        nodes: caps
+            .nodes
+            .iter()
+            .map(|n| NodeInfo {
+                node: n.node.clone(),
+                nodeid: n.nodeid,
+                snapshots: n.snapshots.len(),
+                traces: n.traces.len(),
+            })
+            .collect(),
+        contended: cut(contended, o.limit),
+        demote_storms: cut(storms::storms(&events, o.storms), o.limit),
+        ping_pong: cut(storms::ping_pong(&events, o.storms), o.limit),
+        slow_dlm: cut(slow_dlm, o.limit),
+        slow_dlm_types,
+        hold_wait,
+        hold_wait_types,
+        cross_node,
+        cycles,
+        stuck_and_leaks,
+    })
+}

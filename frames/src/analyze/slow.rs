@@ -1,0 +1,172 @@
+//! Slow DLM round trips: `tdiff` distributions per glock and per type from
+//! `gfs2_glock_lock_time` (each node's events classified blocking / non-blocking by
+//! gfs2stats' rules, then merged across nodes), outliers against their type's median, and
+//! the glstats view of the same glocks.
+
+use std::collections::{BTreeMap, HashMap};
+
+use gfs2stats::lock_time::{distribution, Hists, LockTimes};
+use glockparse::{GlockId, GlockType};
+use serde::Serialize;
+use tracepipe::{DlmMode, Gfs2Event, LockTime, TraceFlags};
+
+use super::rows::Ev;
+
+/// A glock is an outlier when its p99 round trip is this many times its type's median.
+pub const OUTLIER_FACTOR: u64 = 10;
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct SlowGlock {
+    pub glock: String,
+    #[serde(rename = "type")]
+    pub gltype: String,
+    pub count: u64,
+    pub p50_ns: u64,
+    pub p90_ns: u64,
+    pub p99_ns: u64,
+    pub max_ns: u64,
+    pub blocking_count: u64,
+    pub blocking_p99_ns: u64,
+    pub nonblocking_count: u64,
+    pub nonblocking_p99_ns: u64,
+    /// The type's median over all its glocks.
+    pub type_p50_ns: u64,
+    /// p99 at least OUTLIER_FACTOR times the type's median.
+    pub outlier: bool,
+    /// From the last glstats snapshot (largest over nodes), when captured.
+    pub glstats_srttb_ns: Option<i64>,
+    pub glstats_dcount: Option<i64>,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct SlowType {
+    #[serde(rename = "type")]
+    pub gltype: String,
+    pub count: u64,
+    pub p50_ns: u64,
+    pub p99_ns: u64,
+    pub max_ns: u64,
+    pub blocking_count: u64,
+    pub blocking_p50_ns: u64,
+    pub nonblocking_count: u64,
+    pub nonblocking_p50_ns: u64,
+}
+
+fn mode(s: &Option<String>) -> DlmMode {
+    s.as_deref()
+        .and_then(|m| DlmMode::parse(m.as_bytes()))
+        .unwrap_or(DlmMode::NL)
+}
+
+/// The lock-time and state-change rows as gfs2 events again.
+fn to_event(e: &Ev) -> Option<Gfs2Event> {
+    let glock: GlockId = e.glock.parse().ok()?;
+    match e.event.as_str() {
+        "glock_lock_time" => {
+            let a = e.lock_time?;
+            Some(Gfs2Event::GlockLockTime(LockTime {
+                glock,
+                status: a[0],
+                sb_flags: 0,
+                tdiff: a[1],
+                srtt: a[2],
+                srttvar: a[3],
+                srttb: a[4],
+                srttvarb: a[5],
+                sirt: a[6],
+                sirtvar: a[7],
+                dcount: a[8],
+                qcount: a[9],
+            }))
+        }
+        "glock_state_change" => Some(Gfs2Event::GlockStateChange {
+            glock,
+            from: mode(&e.from),
+            to: mode(&e.to),
+            target: mode(&e.to),
+            demote: DlmMode::EX,
+            flags: TraceFlags::parse(e.flags.as_deref().unwrap_or("").as_bytes())
+                .unwrap_or_default(),
+        }),
+        _ => None,
+    }
+}
+
+/// Lock-time distributions; `glstats` maps a glock to its (srttb, dcount) of the last
+/// snapshot.
+pub fn analyze(
+    events: &[Ev],
+    glstats: &HashMap<String, (i64, i64)>,
+) -> (Vec<SlowGlock>, Vec<SlowType>) {
+    let mut per_node: BTreeMap<&str, LockTimes> = BTreeMap::new();
+    for e in events {
+        if let Some(ev) = to_event(e) {
+            per_node.entry(&e.node).or_default().add(&ev);
+        }
+    }
+    let mut glocks: BTreeMap<GlockId, Hists> = BTreeMap::new();
+    let mut types: BTreeMap<GlockType, Hists> = BTreeMap::new();
+    for lt in per_node.values_mut() {
+        lt.finish();
+        for (g, h) in &lt.per_glock {
+            glocks.entry(*g).or_default().merge(h);
+        }
+        for (t, h) in &lt.per_type {
+            types.entry(*t).or_default().merge(h);
+        }
+    }
+    let type_p50: HashMap<GlockType, u64> = types
+        .iter()
+        .map(|(t, h)| (*t, distribution(&h.all).p50_ns))
+        .collect();
+    let mut out: Vec<SlowGlock> = glocks
+        .iter()
+        .map(|(g, h)| {
+            let a = distribution(&h.all);
+            let b = distribution(&h.blocking);
+            let nb = distribution(&h.nonblocking);
+            let tp = type_p50.get(&g.glock_type()).copied().unwrap_or(0);
+            let gs = glstats.get(&g.to_string());
+            SlowGlock {
+                glock: g.to_string(),
+                gltype: g.glock_type().name().into_owned(),
+                count: a.count,
+                p50_ns: a.p50_ns,
+                p90_ns: a.p90_ns,
+                p99_ns: a.p99_ns,
+                max_ns: a.max_ns,
+                blocking_count: b.count,
+                blocking_p99_ns: b.p99_ns,
+                nonblocking_count: nb.count,
+                nonblocking_p99_ns: nb.p99_ns,
+                type_p50_ns: tp,
+                outlier: tp > 0 && a.p99_ns >= tp.saturating_mul(OUTLIER_FACTOR),
+                glstats_srttb_ns: gs.map(|x| x.0),
+                glstats_dcount: gs.map(|x| x.1),
+            }
+        })
+        .collect();
+    out.sort_by(|a, b| b.p99_ns.cmp(&a.p99_ns).then(a.glock.cmp(&b.glock)));
+    let types = types
+        .iter()
+        .map(|(t, h)| {
+            let (a, b, nb) = (
+                distribution(&h.all),
+                distribution(&h.blocking),
+                distribution(&h.nonblocking),
+            );
+            SlowType {
+                gltype: t.name().into_owned(),
+                count: a.count,
+                p50_ns: a.p50_ns,
+                p99_ns: a.p99_ns,
+                max_ns: a.max_ns,
+                blocking_count: b.count,
+                blocking_p50_ns: b.p50_ns,
+                nonblocking_count: nb.count,
+                nonblocking_p50_ns: nb.p50_ns,
+            }
+        })
+        .collect();
+    (out, types)
+}

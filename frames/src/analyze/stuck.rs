@@ -1,0 +1,204 @@
+//! Stuck or slow, and leaks (the statedump method):
+//! * a waiter seen in consecutive snapshots up to the node's last one never progressed
+//!   (stuck); one that disappeared before the end was slow but moved;
+//! * glock counts per type that only grow across 3 or more snapshots;
+//! * from traces, per glock: holders queued but not dequeued by the end of the trace
+//!   (the queue/dequeue balance, as the systemtap ref-leak method), and glocks freed
+//!   (`glock_put`) versus seen.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::Serialize;
+
+use super::rows::{Ev, Hold};
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Wait {
+    pub node: String,
+    pub glock: String,
+    pub pid: i64,
+    pub comm: String,
+    pub caller: String,
+    pub state: String,
+    pub first_snapshot: u32,
+    pub last_snapshot: u32,
+    pub snapshots: usize,
+    /// `stuck`: still waiting in the node's last snapshot after at least two;
+    /// `progressed`: gone before the end.
+    pub verdict: &'static str,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Growth {
+    pub node: String,
+    #[serde(rename = "type")]
+    pub gltype: String,
+    /// Glock count per snapshot, in snapshot order.
+    pub counts: Vec<u64>,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Unbalanced {
+    pub node: String,
+    pub glock: String,
+    pub queued: u64,
+    pub dequeued: u64,
+    /// queued - dequeued at the end of the trace.
+    pub balance: i64,
+    /// Pids whose queues were not matched by a dequeue.
+    pub pids: Vec<i64>,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq, Default)]
+pub struct Report {
+    pub stuck: Vec<Wait>,
+    pub progressed: Vec<Wait>,
+    pub growing: Vec<Growth>,
+    pub unbalanced: Vec<Unbalanced>,
+    /// Glocks with trace events, and how many of them were freed during the trace.
+    pub glocks_seen_in_traces: usize,
+    pub glocks_put_in_traces: usize,
+}
+
+pub fn analyze(
+    holds: &[Hold],
+    glock_types: &BTreeMap<(String, u32), BTreeMap<String, u64>>,
+    events: &[Ev],
+) -> Report {
+    let mut r = Report::default();
+    // Snapshots per node.
+    let mut snaps: BTreeMap<&str, BTreeSet<u32>> = BTreeMap::new();
+    for (n, s) in glock_types.keys() {
+        snaps.entry(n.as_str()).or_default().insert(*s);
+    }
+    type Key<'a> = (&'a str, &'a str, i64, &'a str);
+    let mut seen: BTreeMap<Key<'_>, (BTreeSet<u32>, &Hold)> = BTreeMap::new();
+    for h in holds.iter().filter(|h| h.role == "waiter") {
+        seen.entry((&h.node, &h.glock, h.pid, &h.caller))
+            .or_insert_with(|| (BTreeSet::new(), h))
+            .0
+            .insert(h.snapshot);
+    }
+    for ((node, glock, pid, caller), (s, h)) in seen {
+        let all: Vec<u32> = snaps
+            .get(node)
+            .map(|x| x.iter().copied().collect())
+            .unwrap_or_default();
+        let (first, last) = (
+            *s.first().expect("non-empty"),
+            *s.last().expect("non-empty"),
+        );
+        // Consecutive in the node's snapshot list?
+        let span: Vec<u32> = all
+            .iter()
+            .copied()
+            .filter(|x| *x >= first && *x <= last)
+            .collect();
+        let consecutive = span.len() == s.len();
+        let at_end = all.last() == Some(&last);
+        let w = Wait {
+            node: node.to_string(),
+            glock: glock.to_string(),
+            pid,
+            comm: h.comm.clone(),
+            caller: caller.to_string(),
+            state: h.state.clone(),
+            first_snapshot: first,
+            last_snapshot: last,
+            snapshots: s.len(),
+            verdict: if at_end && consecutive && s.len() >= 2 {
+                "stuck"
+            } else {
+                "progressed"
+            },
+        };
+        if w.verdict == "stuck" {
+            r.stuck.push(w);
+        } else {
+            r.progressed.push(w);
+        }
+    }
+    // Types whose glock count only grows.
+    let mut series: BTreeMap<(&str, &str), Vec<u64>> = BTreeMap::new();
+    for ((node, _), types) in glock_types {
+        let all_types: BTreeSet<&String> = glock_types
+            .iter()
+            .filter(|((n, _), _)| n == node)
+            .flat_map(|(_, t)| t.keys())
+            .collect();
+        for t in all_types {
+            series
+                .entry((node.as_str(), t.as_str()))
+                .or_default()
+                .push(types.get(t).copied().unwrap_or(0));
+        }
+    }
+    for ((node, t), counts) in series {
+        if counts.len() >= 3 && counts.windows(2).all(|w| w[1] > w[0]) {
+            r.growing.push(Growth {
+                node: node.to_string(),
+                gltype: t.to_string(),
+                counts,
+            });
+        }
+    }
+    // Queue/dequeue balance per node and glock.
+    /// Queues, dequeues, and the balance per pid.
+    #[derive(Default)]
+    struct Balance {
+        queued: u64,
+        dequeued: u64,
+        pids: BTreeMap<i64, i64>,
+    }
+    let mut bal: BTreeMap<(&str, &str), Balance> = BTreeMap::new();
+    let mut glocks: BTreeSet<(&str, &str)> = BTreeSet::new();
+    let mut put: BTreeSet<(&str, &str)> = BTreeSet::new();
+    for e in events {
+        glocks.insert((&e.node, &e.glock));
+        match (e.event.as_str(), e.queue) {
+            ("glock_queue", Some(q)) => {
+                let b = bal.entry((&e.node, &e.glock)).or_default();
+                if q {
+                    b.queued += 1;
+                    *b.pids.entry(e.pid).or_default() += 1;
+                } else {
+                    b.dequeued += 1;
+                    *b.pids.entry(e.pid).or_default() -= 1;
+                }
+            }
+            ("glock_put", _) => {
+                put.insert((&e.node, &e.glock));
+            }
+            _ => {}
+        }
+    }
+    for (
+        (node, glock),
+        Balance {
+            queued: q,
+            dequeued: d,
+            pids,
+        },
+    ) in bal
+    {
+        if q > d {
+            r.unbalanced.push(Unbalanced {
+                node: node.to_string(),
+                glock: glock.to_string(),
+                queued: q,
+                dequeued: d,
+                balance: q as i64 - d as i64,
+                pids: pids
+                    .into_iter()
+                    .filter(|(_, n)| *n > 0)
+                    .map(|(p, _)| p)
+                    .collect(),
+            });
+        }
+    }
+    r.unbalanced
+        .sort_by(|a, b| b.balance.cmp(&a.balance).then(a.glock.cmp(&b.glock)));
+    r.glocks_seen_in_traces = glocks.len();
+    r.glocks_put_in_traces = put.len();
+    r
+}
