@@ -6,8 +6,10 @@
 //! glk-bench top --glocks 1000000          # wc -l vs glk top --once, peak RSS
 //! glk-bench trace [--copies 10]            # decode throughput vs wc -l (nolock fixture)
 //! glk-bench live [--rate 200000] [--secs 10]   # markers through glk trace, lost events
+//! glk-bench export [--copies 10]           # Parquet export rows/s
 //! ```
 
+mod export;
 mod gen;
 mod measure;
 mod trace;
@@ -16,7 +18,7 @@ use std::path::{Path, PathBuf};
 
 fn usage() -> ! {
     eprintln!(
-        "usage: glk-bench gen-glocks --glocks N --out FILE\n       glk-bench top [--glocks N] [--file FILE] [--glk PATH]\n       glk-bench trace [--copies N] [--glk PATH]\n       glk-bench live [--rate N] [--secs S] [--glk PATH]"
+        "usage: glk-bench gen-glocks --glocks N --out FILE\n       glk-bench top [--glocks N] [--file FILE] [--glk PATH]\n       glk-bench trace [--copies N] [--glk PATH]\n       glk-bench live [--rate N] [--secs S] [--glk PATH]\n       glk-bench export [--copies N]"
     );
     std::process::exit(2)
 }
@@ -86,6 +88,11 @@ fn main() -> std::io::Result<()> {
             let secs = arg(&args, "--secs").map_or(10.0, |s| s.parse().unwrap_or_else(|_| usage()));
             let glk = arg(&args, "--glk").map_or_else(sibling_glk, PathBuf::from);
             trace::live(&glk, rate, secs)?;
+        }
+        Some("export") => {
+            let copies =
+                arg(&args, "--copies").map_or(10, |s| s.parse().unwrap_or_else(|_| usage()));
+            export::run(copies)?;
         }
         _ => usage(),
     }

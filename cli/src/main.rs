@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod analyze;
+mod capture;
 mod fmt;
 mod inputs;
 mod output;
@@ -33,6 +34,9 @@ enum Command {
     Analyze(analyze::AnalyzeArgs),
     /// Every frame of capture bundles as Hive-partitioned Parquet (kind=…/node=…).
     Export(analyze::ExportArgs),
+    /// Snapshots of glocks, glstats, sbstats, glockfd and DLM lock dumps (and tracepoints)
+    /// on a live node, into a bundle for analyze and export.
+    Capture(capture::CaptureArgs),
 }
 
 fn main() -> ExitCode {
@@ -43,6 +47,7 @@ fn main() -> ExitCode {
         Command::Stats(a) => stats::run(a),
         Command::Analyze(a) => analyze::run(a),
         Command::Export(a) => analyze::export(a),
+        Command::Capture(a) => capture::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

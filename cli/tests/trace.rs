@@ -290,3 +290,42 @@ fn live_duration_filter_and_missing_gfs2() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn offline_parquet_is_the_events_frame() {
+    use polars_io::SerReader;
+    let dir = tmp("parquet");
+    let out = dir.join("events.parquet");
+    let rel = "real/dlm2-6.1/n2/trace_pipe.txt.xz";
+    let o = glk()
+        .args([
+            "trace",
+            "-i",
+            testdata::path(rel).to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let df = polars_io::parquet::read::ParquetReader::new(std::fs::File::open(&out).unwrap())
+        .finish()
+        .unwrap();
+    let text = decompressed(rel);
+    assert_eq!(df.height(), text.lines().count());
+    let events = df.column("event").unwrap().str().unwrap();
+    let lock_times = events
+        .iter()
+        .filter(|e| *e == Some("glock_lock_time"))
+        .count();
+    assert_eq!(
+        lock_times,
+        text.lines()
+            .filter(|l| l.contains("gfs2_glock_lock_time:"))
+            .count()
+    );
+    for c in ["node", "ts_ns", "glock", "tdiff_ns", "body"] {
+        assert!(df.column(c).is_ok(), "missing {c}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

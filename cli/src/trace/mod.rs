@@ -16,6 +16,7 @@ use tracepipe::{
     decode_line, stop, BlockReader, Decoded, Instance, TraceError, Tracefs, GFS2_EVENTS,
 };
 
+pub use sink::hostname;
 use sink::Sink;
 use summary::Summary;
 
@@ -105,7 +106,7 @@ pub fn parse_events(list: &[String]) -> Result<Vec<EventSel>, String> {
 
 /// Decodes blocks of lines, feeds the sink and the summary, and counts.
 struct Consumer {
-    sink: Box<dyn Sink>,
+    sink: Box<dyn Sink + Send>,
     summary: Option<Summary>,
     diag: Diagnostics,
     source: Arc<str>,
@@ -186,7 +187,7 @@ impl Consumer {
 }
 
 fn consumer(args: &TraceArgs, source: &str) -> io::Result<Consumer> {
-    let sink: Box<dyn Sink> = match (&args.output, args.summary) {
+    let sink: Box<dyn Sink + Send> = match (&args.output, args.summary) {
         (Some(p), _) => sink::for_path(p)?,
         (None, true) => Box::new(sink::NullSink),
         (None, false) => Box::new(sink::TextSink::new(io::BufWriter::with_capacity(
@@ -210,10 +211,47 @@ pub fn run(args: &TraceArgs) -> io::Result<()> {
     if !args.input.is_empty() {
         return offline(args);
     }
-    live(args).map_err(|e| match e {
-        Failure::Trace(t) => io::Error::other(t.to_string()),
-        Failure::Io(e) => e,
-    })
+    let mut rec = live(args, true).map_err(io::Error::from)?;
+    rec.consumer
+        .report(Some(rec.lost), &mut io::stdout().lock())?;
+    if let Some(sig) = stop::signal() {
+        eprintln!("glk: stopped by signal {sig}; tracing state restored");
+    }
+    Ok(())
+}
+
+/// Records `events` live for `secs` seconds (or until a stop signal) into `path`
+/// (raw lines as read). Returns the events seen and the events lost.
+pub fn record_raw(events: &[String], secs: f64, path: &std::path::Path) -> io::Result<(u64, u64)> {
+    let args = TraceArgs {
+        events: events.to_vec(),
+        filter: None,
+        duration: Some(secs),
+        output: Some(path.to_path_buf()),
+        input: Vec::new(),
+        summary: false,
+        instance: None,
+        buffer_kb: None,
+    };
+    let mut rec = live(&args, false).map_err(io::Error::from)?;
+    rec.consumer.sink.finish()?;
+    Ok((rec.consumer.events(), rec.lost + rec.consumer.lost_lines))
+}
+
+/// What a live trace saw.
+struct Recorded {
+    consumer: Consumer,
+    /// Events the instance lost (per-CPU overrun + dropped).
+    lost: u64,
+}
+
+impl From<Failure> for io::Error {
+    fn from(f: Failure) -> io::Error {
+        match f {
+            Failure::Trace(t) => io::Error::other(t.to_string()),
+            Failure::Io(e) => e,
+        }
+    }
 }
 
 fn offline(args: &TraceArgs) -> io::Result<()> {
@@ -326,7 +364,7 @@ fn set_up(tfs: &Tracefs, inst: &mut Instance, args: &TraceArgs) -> Result<(), Fa
     Ok(())
 }
 
-fn live(args: &TraceArgs) -> Result<(), Failure> {
+fn live(args: &TraceArgs, show_progress: bool) -> Result<Recorded, Failure> {
     stop::install();
     if !tracepipe::tracefs::is_root() {
         return Err(TraceError::Permission(
@@ -347,7 +385,7 @@ fn live(args: &TraceArgs) -> Result<(), Failure> {
     let deadline = args
         .duration
         .map(|d| started + Duration::from_secs_f64(d.max(0.0)));
-    let progress = io::stderr().is_terminal();
+    let progress = show_progress && io::stderr().is_terminal();
     let mut last_progress = Instant::now();
     let mut stopping = false;
     let mut result = Ok(());
@@ -394,11 +432,10 @@ fn live(args: &TraceArgs) -> Result<(), Failure> {
     drop(tfs);
     result?;
     read?;
-    c.report(Some(losses.total()), &mut io::stdout().lock())?;
-    if let Some(sig) = stop::signal() {
-        eprintln!("glk: stopped by signal {sig}; tracing state restored");
-    }
-    Ok(())
+    Ok(Recorded {
+        consumer: c,
+        lost: losses.total(),
+    })
 }
 
 #[cfg(test)]

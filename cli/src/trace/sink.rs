@@ -154,7 +154,7 @@ pub fn hostname() -> String {
 }
 
 /// The sink for `--output PATH`, chosen by extension.
-pub fn for_path(path: &Path) -> io::Result<Box<dyn Sink>> {
+pub fn for_path(path: &Path) -> io::Result<Box<dyn Sink + Send>> {
     let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
     let open = || {
         std::fs::File::create(path)

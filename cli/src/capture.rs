@@ -1,0 +1,218 @@
+//! `glk capture`: on a live node, snapshots of every GFS2 debugfs file and the DLM lock
+//! dumps, with the capture times, optionally with gfs2 tracepoints recorded alongside,
+//! into a bundle every analysis command reads (like gfs2_lockcapture, minus the Python).
+//!
+//! Layout: `DIR/NODE/` holds `glocks.N`, `glstats.N`, `sbstats.N`, `glockfd.N`,
+//! `dlm_locks.N`, `dlm_waiters.N`, `time.N` (epoch seconds when snapshot N started),
+//! `trace_pipe.txt` (with `--trace`), `node`, `nodeid` (the DLM node id when configfs
+//! shows it) and `kernel.txt`. With several filesystems, `DIR/FS/NODE/`. `-o X.tar.zst`
+//! packs the same tree.
+
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant, SystemTime};
+
+use crate::inputs;
+
+#[derive(Debug, clap::Args)]
+pub struct CaptureArgs {
+    /// Only this filesystem (lock table `CLUSTER:FS` or just `FS`). Default: all.
+    #[arg(long)]
+    pub fs: Option<String>,
+    /// Snapshots to take.
+    #[arg(long, default_value_t = 3)]
+    pub count: u32,
+    /// Seconds between snapshots.
+    #[arg(long, default_value_t = 5.0)]
+    pub interval: f64,
+    /// Record gfs2 tracepoints from the start for this many seconds (the capture lasts
+    /// until both the snapshots and the trace are done).
+    #[arg(long)]
+    pub trace: Option<f64>,
+    /// Events to record with --trace (as glk trace --events).
+    #[arg(long, value_delimiter = ',', default_value = "gfs2")]
+    pub trace_events: Vec<String>,
+    /// Output directory, or FILE.tar.zst for a packed bundle.
+    #[arg(long, short = 'o')]
+    pub output: PathBuf,
+    /// The debugfs root to read (default: the mounted debugfs).
+    #[arg(long)]
+    pub debugfs: Option<PathBuf>,
+}
+
+/// A filesystem to capture: its debugfs dir and its DLM lockspace name.
+struct Fs {
+    table: String,
+    dir: PathBuf,
+    lockspace: String,
+}
+
+fn filesystems(root: &Path, only: Option<&str>) -> io::Result<Vec<Fs>> {
+    let gfs2 = root.join("gfs2");
+    let mut out: Vec<Fs> = std::fs::read_dir(&gfs2)
+        .map_err(|e| {
+            io::Error::new(
+                e.kind(),
+                format!("{}: {e} (is a GFS2 filesystem mounted?)", gfs2.display()),
+            )
+        })?
+        .flatten()
+        .filter(|e| e.path().is_dir())
+        .map(|e| {
+            let table = e.file_name().to_string_lossy().into_owned();
+            let lockspace = table.rsplit(':').next().unwrap_or(&table).to_string();
+            Fs {
+                dir: e.path(),
+                table,
+                lockspace,
+            }
+        })
+        .filter(|f| only.is_none_or(|o| f.table == o || f.lockspace == o))
+        .collect();
+    out.sort_by(|a, b| a.table.cmp(&b.table));
+    if out.is_empty() {
+        return Err(io::Error::new(
+            io::ErrorKind::NotFound,
+            match only {
+                Some(o) => format!("no GFS2 filesystem {o:?} in {}", gfs2.display()),
+                None => format!("no GFS2 filesystem in {}", gfs2.display()),
+            },
+        ));
+    }
+    Ok(out)
+}
+
+/// Copies a (possibly huge, possibly debugfs) file by streaming; a missing source is skipped.
+fn copy(from: &Path, to: &Path) -> io::Result<bool> {
+    let mut src = match std::fs::File::open(from) {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(false),
+        Err(e) => return Err(io::Error::new(e.kind(), format!("{}: {e}", from.display()))),
+    };
+    let mut dst = io::BufWriter::with_capacity(1 << 20, std::fs::File::create(to)?);
+    io::copy(&mut src, &mut dst)
+        .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", from.display())))?;
+    dst.flush()?;
+    Ok(true)
+}
+
+/// The DLM node id of this machine, from dlm's configfs (`comms/ID/local` is 1).
+fn local_nodeid() -> Option<String> {
+    let rd = std::fs::read_dir("/sys/kernel/config/dlm/cluster/comms").ok()?;
+    rd.flatten()
+        .find(|e| std::fs::read_to_string(e.path().join("local")).is_ok_and(|s| s.trim() == "1"))
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+}
+
+fn snapshot(fs: &Fs, root: &Path, out: &Path, n: u32) -> io::Result<()> {
+    let t = crate::fmt::unix_secs(SystemTime::now());
+    std::fs::write(out.join(format!("time.{n}")), format!("{t:.9}\n"))?;
+    for f in ["glocks", "glstats", "sbstats", "glockfd"] {
+        copy(&fs.dir.join(f), &out.join(format!("{f}.{n}")))?;
+    }
+    let dlm = root.join("dlm");
+    copy(
+        &dlm.join(format!("{}_locks", fs.lockspace)),
+        &out.join(format!("dlm_locks.{n}")),
+    )?;
+    copy(
+        &dlm.join(format!("{}_waiters", fs.lockspace)),
+        &out.join(format!("dlm_waiters.{n}")),
+    )?;
+    Ok(())
+}
+
+fn pack(dir: &Path, file: &Path) -> io::Result<()> {
+    let f = std::fs::File::create(file)
+        .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", file.display())))?;
+    let enc = zstd::stream::write::Encoder::new(f, 3)?.auto_finish();
+    let mut tar = tar::Builder::new(enc);
+    tar.append_dir_all(".", dir)?;
+    tar.into_inner()?.flush()?;
+    Ok(())
+}
+
+pub fn run(a: &CaptureArgs) -> io::Result<()> {
+    tracepipe::stop::install();
+    let root = match &a.debugfs {
+        Some(d) => d.clone(),
+        None => inputs::debugfs_mounts().into_iter().next().ok_or_else(|| {
+            io::Error::new(
+                io::ErrorKind::NotFound,
+                "debugfs is not mounted: mount it with `mount -t debugfs none /sys/kernel/debug`",
+            )
+        })?,
+    };
+    let fss = filesystems(&root, a.fs.as_deref())?;
+    let packed = a.output.to_string_lossy().ends_with(".tar.zst");
+    let base = if packed {
+        std::env::temp_dir().join(format!("glk-capture-out-{}", std::process::id()))
+    } else {
+        a.output.clone()
+    };
+    let node = crate::trace::hostname();
+    let dirs: Vec<PathBuf> = fss
+        .iter()
+        .map(|f| {
+            if fss.len() == 1 {
+                base.join(&node)
+            } else {
+                base.join(f.table.replace(':', "_")).join(&node)
+            }
+        })
+        .collect();
+    for d in &dirs {
+        std::fs::create_dir_all(d)
+            .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", d.display())))?;
+        std::fs::write(d.join("node"), format!("{node}\n"))?;
+        if let Some(id) = local_nodeid() {
+            std::fs::write(d.join("nodeid"), format!("{id}\n"))?;
+        }
+        copy(
+            Path::new("/proc/sys/kernel/osrelease"),
+            &d.join("kernel.txt"),
+        )?;
+    }
+    // The trace runs on its own thread for the whole capture.
+    let tracer = a.trace.map(|secs| {
+        let path = dirs[0].join("trace_pipe.txt");
+        let events = a.trace_events.clone();
+        std::thread::spawn(move || crate::trace::record_raw(&events, secs, &path))
+    });
+    let start = Instant::now();
+    let mut taken = 0;
+    for n in 0..a.count {
+        if tracepipe::stop::requested() {
+            break;
+        }
+        for (fs, d) in fss.iter().zip(&dirs) {
+            snapshot(fs, &root, d, n)?;
+        }
+        taken += 1;
+        eprintln!("glk: snapshot {n} taken ({} filesystem(s))", fss.len());
+        if n + 1 < a.count {
+            let due = start + Duration::from_secs_f64(a.interval.max(0.0) * f64::from(n + 1));
+            while Instant::now() < due && !tracepipe::stop::requested() {
+                std::thread::sleep(
+                    Duration::from_millis(50).min(due.saturating_duration_since(Instant::now())),
+                );
+            }
+        }
+    }
+    if let Some(t) = tracer {
+        let (events, lost) = t
+            .join()
+            .map_err(|_| io::Error::other("trace thread panicked"))??;
+        eprintln!("glk: trace: {events} events, {lost} lost");
+    }
+    if packed {
+        pack(&base, &a.output)?;
+        std::fs::remove_dir_all(&base)?;
+    }
+    eprintln!(
+        "glk: {taken} snapshot(s) of {} filesystem(s) in {}",
+        fss.len(),
+        a.output.display()
+    );
+    Ok(())
+}

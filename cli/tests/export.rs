@@ -1,0 +1,84 @@
+//! `glk export` read back by the Python example (pyarrow, pandas, polars, DuckDB), and
+//! its SQL answer compared with `glk analyze`.
+
+use std::process::Command;
+
+/// The Python with pyarrow, duckdb, pandas and polars: $GLK_PYTHON (scripts/test.sh sets it
+/// up in a private venv), else python3 if it has them.
+fn python() -> Option<String> {
+    let candidates = std::env::var("GLK_PYTHON")
+        .into_iter()
+        .chain(["python3".to_string()]);
+    for py in candidates {
+        let ok = Command::new(&py)
+            .args(["-c", "import pyarrow, duckdb, pandas, polars"])
+            .status()
+            .is_ok_and(|s| s.success());
+        if ok {
+            return Some(py);
+        }
+    }
+    None
+}
+
+#[test]
+fn notebook_example_reads_the_export() {
+    let Some(py) = python() else {
+        assert!(
+            std::env::var("CI").is_err(),
+            "CI must provide Python with pyarrow, duckdb, pandas, polars"
+        );
+        eprintln!("no Python with pyarrow/duckdb/pandas/polars: example not run (scripts/test.sh sets one up)");
+        return;
+    };
+    let dir = std::env::temp_dir().join(format!("glk-export-test-{}", std::process::id()));
+    let capture = testdata::path("real/dlm2-6.1");
+    let o = Command::new(env!("CARGO_BIN_EXE_glk"))
+        .args([
+            "export",
+            capture.to_str().unwrap(),
+            "-o",
+            dir.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(dir.join("kind=events/node=n1/part-0.parquet").is_file());
+    let example =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/read_export.py");
+    let o = Command::new(&py).arg(&example).arg(&dir).output().unwrap();
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(
+        o.status.success(),
+        "{out}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    // The example's SQL ranks by remote demotes, as glk analyze does.
+    let a = Command::new(env!("CARGO_BIN_EXE_glk"))
+        .args([
+            "analyze",
+            capture.to_str().unwrap(),
+            "--json",
+            "--limit",
+            "1",
+        ])
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&a.stdout).unwrap();
+    let top = &v["contended"][0];
+    let want = format!(
+        "duckdb: {} remote_demotes={} nodes=2",
+        top["glock"].as_str().unwrap(),
+        top["remote_demotes"]
+    );
+    assert!(out.contains(&want), "{want} not in:\n{out}");
+    assert!(
+        out.contains("pandas: events per node {'n1': 58492, 'n2': 58180}"),
+        "{out}"
+    );
+    assert!(
+        out.contains("polars: node=n2 glocks_with_waiters="),
+        "{out}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
