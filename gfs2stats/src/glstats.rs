@@ -4,10 +4,9 @@
 
 use std::io::Read;
 use std::path::Path;
-use std::sync::Arc;
 
-use glockparse::lines::LineReader;
-use glockparse::{Diagnostics, GlockId, ParseError};
+use glockparse::lines::{parse_records, Parsed};
+use glockparse::{Diagnostics, GlockId};
 
 use crate::value;
 
@@ -93,35 +92,10 @@ pub fn parse_line(line: &[u8]) -> Result<GlStat, String> {
 
 /// Reads every line of a glstats file; malformed lines are counted and reported.
 pub fn read<R: Read>(rdr: R, source: &str) -> (Vec<GlStat>, Diagnostics) {
-    let src: Arc<str> = source.into();
-    let mut lines = LineReader::new(rdr);
-    let mut d = Diagnostics::default();
-    let mut out = Vec::new();
-    loop {
-        let n = lines.line_number() + 1;
-        match lines.next_line() {
-            Ok(Some(l)) => {
-                d.lines += 1;
-                if l.iter().all(u8::is_ascii_whitespace) {
-                    d.ignored += 1;
-                    continue;
-                }
-                match parse_line(l) {
-                    Ok(s) => {
-                        d.records += 1;
-                        out.push(s);
-                    }
-                    Err(m) => d.error(ParseError::new(&src, n, m, l)),
-                }
-            }
-            Ok(None) => break,
-            Err(e) => {
-                d.fatal = Some(format!("{src}:{n}: read error: {e}"));
-                break;
-            }
-        }
-    }
-    (out, d)
+    parse_records(rdr, source, |line| match parse_line(line) {
+        Ok(s) => Parsed::Record(s),
+        Err(m) => Parsed::Bad(m),
+    })
 }
 
 /// Reads a glstats file (compressed or not).

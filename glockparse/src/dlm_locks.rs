@@ -10,11 +10,10 @@
 //! own (then `nodeid` is the master's id, 0 when this node masters the resource).
 
 use std::io::Read;
-use std::sync::Arc;
 
-use crate::diagnostics::{Diagnostics, ParseError};
+use crate::diagnostics::Diagnostics;
 use crate::id::GlockId;
-use crate::lines::LineReader;
+use crate::lines::{parse_records, Parsed};
 use crate::num::{parse_hex_u64, parse_i64, parse_u64};
 
 /// DLM_IFL_MSTCPY.
@@ -147,35 +146,15 @@ pub fn parse_line(line: &[u8]) -> Result<DlmLock, String> {
 
 /// Reads a whole lock dump; the header line is skipped, bad lines reported.
 pub fn read<R: Read>(rdr: R, source: &str) -> (Vec<DlmLock>, Diagnostics) {
-    let src: Arc<str> = source.into();
-    let mut lines = LineReader::new(rdr);
-    let mut d = Diagnostics::default();
-    let mut out = Vec::new();
-    loop {
-        let n = lines.line_number() + 1;
-        match lines.next_line() {
-            Ok(Some(l)) => {
-                d.lines += 1;
-                if l.iter().all(u8::is_ascii_whitespace) || l.starts_with(b"id ") {
-                    d.ignored += 1;
-                    continue;
-                }
-                match parse_line(l) {
-                    Ok(x) => {
-                        d.records += 1;
-                        out.push(x);
-                    }
-                    Err(m) => d.error(ParseError::new(&src, n, m, l)),
-                }
-            }
-            Ok(None) => break,
-            Err(e) => {
-                d.fatal = Some(format!("{src}:{n}: read error: {e}"));
-                break;
-            }
+    parse_records(rdr, source, |line| {
+        if line.starts_with(b"id ") {
+            return Parsed::Ignored;
         }
-    }
-    (out, d)
+        match parse_line(line) {
+            Ok(l) => Parsed::Record(l),
+            Err(m) => Parsed::Bad(m),
+        }
+    })
 }
 
 #[cfg(test)]

@@ -2,11 +2,10 @@
 //! glock (the iopen glock, plus the flock glock when the file holds a flock).
 
 use std::io::Read;
-use std::sync::Arc;
 
-use crate::diagnostics::{Diagnostics, ParseError};
+use crate::diagnostics::Diagnostics;
 use crate::id::GlockId;
-use crate::lines::LineReader;
+use crate::lines::{parse_records, Parsed};
 use crate::num::parse_u64;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -33,37 +32,10 @@ pub fn parse_line(line: &[u8]) -> Result<GlockFd, String> {
 
 /// Reads a whole glockfd file; malformed lines are counted and reported.
 pub fn read_all<R: Read>(rdr: R, source: &str) -> (Vec<GlockFd>, Diagnostics) {
-    let source: Arc<str> = source.into();
-    let mut lines = LineReader::new(rdr);
-    let mut diag = Diagnostics::default();
-    let mut out = Vec::new();
-    loop {
-        let n = lines.line_number() + 1;
-        match lines.next_line() {
-            Ok(Some(line)) => {
-                diag.lines += 1;
-                if line.iter().all(u8::is_ascii_whitespace) {
-                    diag.ignored += 1;
-                    continue;
-                }
-                match parse_line(line) {
-                    Ok(r) => {
-                        diag.records += 1;
-                        out.push(r);
-                    }
-                    Err(m) => {
-                        diag.error(ParseError::new(&source, n, m, line));
-                    }
-                }
-            }
-            Ok(None) => break,
-            Err(e) => {
-                diag.fatal = Some(format!("{source}: read error: {e}"));
-                break;
-            }
-        }
-    }
-    (out, diag)
+    parse_records(rdr, source, |line| match parse_line(line) {
+        Ok(r) => Parsed::Record(r),
+        Err(m) => Parsed::Bad(m),
+    })
 }
 
 #[cfg(test)]

@@ -88,6 +88,53 @@ impl<R: Read> LineReader<R> {
     }
 }
 
+/// What a line-oriented parser made of one line.
+pub enum Parsed<T> {
+    Record(T),
+    /// Not a record and not an error (a header).
+    Ignored,
+    /// Malformed: the message says why.
+    Bad(String),
+}
+
+/// Runs `parse` on every line of `rdr`: blank lines are ignored, records collected, bad
+/// lines reported in the diagnostics as `source:line`, and a read error ends the input.
+pub fn parse_records<R: Read, T>(
+    rdr: R,
+    source: &str,
+    mut parse: impl FnMut(&[u8]) -> Parsed<T>,
+) -> (Vec<T>, crate::Diagnostics) {
+    let src: std::sync::Arc<str> = source.into();
+    let mut lines = LineReader::new(rdr);
+    let mut d = crate::Diagnostics::default();
+    let mut out = Vec::new();
+    loop {
+        let n = lines.line_number() + 1;
+        let line = match lines.next_line() {
+            Ok(Some(l)) => l,
+            Ok(None) => break,
+            Err(e) => {
+                d.fatal = Some(format!("{src}:{n}: read error: {e}"));
+                break;
+            }
+        };
+        d.lines += 1;
+        if line.iter().all(u8::is_ascii_whitespace) {
+            d.ignored += 1;
+            continue;
+        }
+        match parse(line) {
+            Parsed::Record(r) => {
+                d.records += 1;
+                out.push(r);
+            }
+            Parsed::Ignored => d.ignored += 1,
+            Parsed::Bad(m) => d.error(crate::ParseError::new(&src, n, m, line)),
+        }
+    }
+    (out, d)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
