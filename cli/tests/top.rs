@@ -232,3 +232,21 @@ fn closed_pipe_is_not_a_crash() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+#[test]
+fn no_path_without_gfs2_is_a_clear_error() {
+    let has_gfs2 = std::fs::read_to_string("/proc/self/mountinfo")
+        .unwrap()
+        .lines()
+        .any(|l| l.contains(" - gfs2 "));
+    if has_gfs2 {
+        return;
+    }
+    let out = glk(&["top", "--once"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("debugfs is not mounted") || err.contains("no GFS2 filesystem is mounted"),
+        "{err}"
+    );
+}

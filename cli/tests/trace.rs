@@ -179,14 +179,23 @@ static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 #[test]
 fn live_markers_then_sigint_restores_everything() {
+    live_markers_then_signal(libc::SIGINT);
+}
+
+#[test]
+fn sigterm_restores_everything_too() {
+    live_markers_then_signal(libc::SIGTERM);
+}
+
+fn live_markers_then_signal(signal: i32) {
     if !root() {
         return;
     }
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let mounted_before = tracing_dir();
-    let dir = tmp("live");
+    let dir = tmp(&format!("live{signal}"));
     let out = dir.join("live.txt");
-    let name = format!("glk-clitest-{}", std::process::id());
+    let name = format!("glk-clitest-{}-{signal}", std::process::id());
     let mut child = glk()
         .args([
             "trace",
