@@ -12,6 +12,8 @@ const DEFAULT_MOUNT: &str = "/sys/kernel/tracing";
 #[derive(Debug)]
 pub struct Tracefs {
     dir: PathBuf,
+    /// The path as handed to libtracefs, kept alive as long as it may use it.
+    dir_c: CString,
     mounted_by_us: bool,
 }
 
@@ -75,12 +77,16 @@ impl Tracefs {
     }
 
     fn adopt(dir: PathBuf, mounted_by_us: bool) -> Result<Tracefs, TraceError> {
-        let c = CString::new(dir.as_os_str().as_encoded_bytes())
+        let dir_c = CString::new(dir.as_os_str().as_encoded_bytes())
             .map_err(|_| TraceError::NoTracefs("tracefs path has a NUL byte".into()))?;
-        // libtracefs keeps its own copy of the directory name.
-        // SAFETY: c is a valid NUL-terminated string for the duration of the call.
-        unsafe { libtracefs_sys::tracefs_set_tracing_dir(c.as_ptr() as *mut _) };
-        Ok(Tracefs { dir, mounted_by_us })
+        // SAFETY: dir_c is a valid NUL-terminated string that outlives every use through
+        // this Tracefs (libtracefs may copy it or keep the pointer).
+        unsafe { libtracefs_sys::tracefs_set_tracing_dir(dir_c.as_ptr() as *mut _) };
+        Ok(Tracefs {
+            dir,
+            dir_c,
+            mounted_by_us,
+        })
     }
 
     pub fn dir(&self) -> &Path {
@@ -132,10 +138,8 @@ impl Tracefs {
 impl Drop for Tracefs {
     fn drop(&mut self) {
         if self.mounted_by_us {
-            if let Ok(c) = CString::new(self.dir.as_os_str().as_encoded_bytes()) {
-                // SAFETY: c is a valid NUL-terminated path.
-                unsafe { libc::umount2(c.as_ptr(), libc::MNT_DETACH) };
-            }
+            // SAFETY: dir_c is a valid NUL-terminated path.
+            unsafe { libc::umount2(self.dir_c.as_ptr(), libc::MNT_DETACH) };
         }
     }
 }
