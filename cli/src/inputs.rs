@@ -91,6 +91,25 @@ pub fn gfs2_debugfs_dirs() -> io::Result<Vec<PathBuf>> {
     Ok(dirs)
 }
 
+/// Paths with capture tarballs replaced by their extracted directories; the extractions
+/// last as long as the returned guards.
+pub fn unpack_tarballs(
+    paths: &[PathBuf],
+) -> io::Result<(Vec<PathBuf>, Vec<frames::capture::Unpacked>)> {
+    let mut out = Vec::with_capacity(paths.len());
+    let mut keep = Vec::new();
+    for p in paths {
+        if p.is_file() && frames::capture::is_tarball(p) {
+            let u = frames::capture::unpack(p)?;
+            out.push(u.dir.clone());
+            keep.push(u);
+        } else {
+            out.push(p.clone());
+        }
+    }
+    Ok((out, keep))
+}
+
 /// In a capture directory, the newest `NAME.N` snapshot (largest N); else `NAME` itself.
 pub fn newest_in_dir(dir: &Path, name: &str) -> Option<PathBuf> {
     let plain = dir.join(name);

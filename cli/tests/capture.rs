@@ -156,3 +156,54 @@ fn packed_bundle_with_a_trace() {
     assert!(std::fs::read_dir(e.join("kind=events")).unwrap().count() == 1);
     std::fs::remove_dir_all(&d).unwrap();
 }
+
+#[test]
+fn top_and_stats_read_a_packed_bundle() {
+    let d = tmp("packed-read");
+    let root = d.join("debugfs");
+    fake_debugfs(&root);
+    let out = d.join("b.tar.zst");
+    let o = glk()
+        .args([
+            "capture",
+            "--debugfs",
+            root.to_str().unwrap(),
+            "--count",
+            "1",
+            "-o",
+            out.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let top = glk()
+        .args(["top", "--json", out.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(
+        top.status.success(),
+        "{}",
+        String::from_utf8_lossy(&top.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&top.stdout).unwrap();
+    let want = std::fs::read_to_string(testdata::path("real/dlm2-6.1/n1/glocks.4"))
+        .unwrap()
+        .lines()
+        .filter(|l| l.starts_with("G:"))
+        .count();
+    assert_eq!(v["summary"]["total"]["glocks"], want);
+    assert_eq!(v["errors"]["count"], 0);
+    let stats = glk()
+        .args(["stats", "--json", out.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(
+        stats.status.success(),
+        "{}",
+        String::from_utf8_lossy(&stats.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&stats.stdout).unwrap();
+    assert!(!v["glocks"].as_array().unwrap().is_empty());
+    assert_eq!(v["types"].as_array().unwrap().len(), 10);
+    std::fs::remove_dir_all(&d).unwrap();
+}

@@ -41,15 +41,31 @@ pub struct NodeCapture {
 #[derive(Debug, Default)]
 pub struct Captures {
     pub nodes: Vec<NodeCapture>,
-    extracted: Vec<PathBuf>,
+    extracted: Vec<Unpacked>,
 }
 
-impl Drop for Captures {
+/// A tarball extracted into a temporary directory, which is removed on drop.
+#[derive(Debug)]
+pub struct Unpacked {
+    pub dir: PathBuf,
+}
+
+impl Drop for Unpacked {
     fn drop(&mut self) {
-        for d in &self.extracted {
-            let _ = std::fs::remove_dir_all(d);
-        }
+        let _ = std::fs::remove_dir_all(&self.dir);
     }
+}
+
+/// Extracts a capture tarball (`.tar`, `.tar.zst`, `.tar.gz`, `.tar.xz`).
+pub fn unpack(tarball: &Path) -> io::Result<Unpacked> {
+    static SEQ: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let u = Unpacked {
+        dir: std::env::temp_dir().join(format!("glk-capture-{}-{n}", std::process::id())),
+    };
+    extract(tarball, &u.dir)
+        .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", tarball.display())))?;
+    Ok(u)
 }
 
 const KINDS: [&str; 8] = [
@@ -78,7 +94,8 @@ fn is_trace(name: &str) -> bool {
     name.starts_with("trace_pipe") || name.starts_with("trace.txt") || name == "trace"
 }
 
-fn is_tarball(path: &Path) -> bool {
+/// Whether a path names a tarball, by its extension.
+pub fn is_tarball(path: &Path) -> bool {
     let n = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
     [".tar", ".tar.zst", ".tar.gz", ".tgz", ".tar.xz"]
         .iter()
@@ -243,14 +260,9 @@ pub fn discover(paths: &[PathBuf]) -> io::Result<Captures> {
         let meta = std::fs::metadata(p)
             .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", p.display())))?;
         let dir = if meta.is_file() && is_tarball(p) {
-            let d = std::env::temp_dir().join(format!(
-                "glk-capture-{}-{}",
-                std::process::id(),
-                caps.extracted.len()
-            ));
-            caps.extracted.push(d.clone());
-            extract(p, &d)
-                .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", p.display())))?;
+            let u = unpack(p)?;
+            let d = u.dir.clone();
+            caps.extracted.push(u);
             d
         } else if meta.is_file() {
             let n = loose_file(p)?;

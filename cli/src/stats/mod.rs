@@ -32,8 +32,8 @@ pub enum StatSort {
 
 #[derive(Debug, clap::Args)]
 pub struct StatsArgs {
-    /// glstats / sbstats (lkstats) files, debugfs filesystem directories or capture
-    /// directories. Default: every mounted GFS2 filesystem.
+    /// glstats / sbstats (lkstats) files, debugfs filesystem directories, capture
+    /// directories or capture tarballs. Default: every mounted GFS2 filesystem.
     pub paths: Vec<PathBuf>,
     #[arg(long, value_enum, default_value = "srttb")]
     pub sort: StatSort,
@@ -124,10 +124,29 @@ fn resolve(paths: &[PathBuf]) -> io::Result<(Vec<PathBuf>, Vec<PathBuf>)> {
     let (mut gl, mut sb) = (Vec::new(), Vec::new());
     for p in paths {
         if p.is_dir() {
-            let g = inputs::newest_in_dir(p, "glstats");
-            let s =
-                inputs::newest_in_dir(p, "sbstats").or_else(|| inputs::newest_in_dir(p, "lkstats"));
-            if g.is_none() && s.is_none() {
+            let files = |d: &Path| {
+                let g = inputs::newest_in_dir(d, "glstats");
+                let s = inputs::newest_in_dir(d, "sbstats")
+                    .or_else(|| inputs::newest_in_dir(d, "lkstats"));
+                (g, s)
+            };
+            // The directory itself, or (a cluster capture) the node directories in it.
+            let mut dirs = vec![p.clone()];
+            if files(p) == (None, None) {
+                dirs = std::fs::read_dir(p)?
+                    .flatten()
+                    .map(|e| e.path())
+                    .filter(|d| d.is_dir())
+                    .collect();
+                dirs.sort();
+            }
+            let before = gl.len() + sb.len();
+            for d in dirs {
+                let (g, s) = files(&d);
+                gl.extend(g);
+                sb.extend(s);
+            }
+            if gl.len() + sb.len() == before {
                 return Err(io::Error::new(
                     io::ErrorKind::NotFound,
                     format!(
@@ -136,8 +155,6 @@ fn resolve(paths: &[PathBuf]) -> io::Result<(Vec<PathBuf>, Vec<PathBuf>)> {
                     ),
                 ));
             }
-            gl.extend(g);
-            sb.extend(s);
         } else {
             match sniff(p).map_err(|e| io::Error::new(e.kind(), e.to_string()))? {
                 Kind::Glstats => gl.push(p.clone()),
@@ -168,10 +185,11 @@ pub fn snapshot_time(path: &Path) -> Option<f64> {
 
 pub fn build(args: &StatsArgs) -> io::Result<Report> {
     let mut diagnostics = Diagnostics::default();
-    let (glp, sbp) = if args.paths.is_empty() && (args.delta.is_some() || !args.trace.is_empty()) {
+    let (paths, _unpacked) = inputs::unpack_tarballs(&args.paths)?;
+    let (glp, sbp) = if paths.is_empty() && (args.delta.is_some() || !args.trace.is_empty()) {
         (Vec::new(), Vec::new())
     } else {
-        resolve(&args.paths)?
+        resolve(&paths)?
     };
     let mut glstats_out = Vec::new();
     for p in glp {

@@ -19,8 +19,8 @@ pub use waits::WaitTracker;
 #[derive(Debug, clap::Args)]
 pub struct TopArgs {
     /// glocks files (saved or live, compressed or not), debugfs filesystem directories
-    /// (/sys/kernel/debug/gfs2/CLUSTER:FS) or capture directories. Default: every mounted
-    /// GFS2 filesystem.
+    /// (/sys/kernel/debug/gfs2/CLUSTER:FS), capture directories or capture tarballs (the
+    /// newest snapshot of each node). Default: every mounted GFS2 filesystem.
     pub paths: Vec<PathBuf>,
     /// Ranking of the glocks shown.
     #[arg(long, value_enum, default_value = "waiters")]
@@ -139,7 +139,8 @@ fn take_snapshot(inputs: &[Input], sel: &Selection, iteration: u64) -> io::Resul
 }
 
 pub fn run(args: &TopArgs) -> io::Result<()> {
-    let inputs = inputs::resolve(&args.paths, "glocks")?;
+    let (paths, _unpacked) = inputs::unpack_tarballs(&args.paths)?;
+    let inputs = inputs::resolve(&paths, "glocks")?;
     let sel = Selection {
         sort: args.sort,
         limit: args.limit,
