@@ -1,0 +1,56 @@
+//! The trace decoder never panics: arbitrary bytes, and real trace lines with bytes
+//! flipped, cut, inserted or duplicated.
+
+use std::io::Read;
+
+use proptest::prelude::*;
+
+/// A sample of every event kind, read once for all cases.
+fn real_lines() -> &'static [Vec<u8>] {
+    static LINES: std::sync::OnceLock<Vec<Vec<u8>>> = std::sync::OnceLock::new();
+    LINES.get_or_init(load)
+}
+
+fn load() -> Vec<Vec<u8>> {
+    let mut s = String::new();
+    glockparse::input::open(&testdata::path("real/dlm2-6.1/n1/trace_pipe.txt.xz"))
+        .unwrap()
+        .read_to_string(&mut s)
+        .unwrap();
+    let mut seen = std::collections::BTreeMap::new();
+    for l in s.lines() {
+        let ev = l
+            .split_whitespace()
+            .find(|w| w.starts_with("gfs2_"))
+            .unwrap_or("")
+            .to_string();
+        let v: &mut Vec<Vec<u8>> = seen.entry(ev).or_default();
+        if v.len() < 20 {
+            v.push(l.as_bytes().to_vec());
+        }
+    }
+    seen.into_values().flatten().collect()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 3000, ..ProptestConfig::default() })]
+
+    #[test]
+    fn arbitrary_bytes(bytes in proptest::collection::vec(any::<u8>(), 0..400)) {
+        let _ = tracepipe::decode_line(&bytes);
+    }
+
+    #[test]
+    fn mutated_real_lines(i in 0usize..10_000, pos in 0usize..300, byte in any::<u8>(), op in 0u8..4) {
+        let lines = real_lines();
+        let mut l = lines[i % lines.len()].clone();
+        let p = if l.is_empty() { 0 } else { pos % l.len() };
+        match op {
+            0 if !l.is_empty() => l[p] = byte,
+            1 => l.truncate(p),
+            2 => l.insert(p, byte),
+            _ => l.extend_from_within(p..),
+        }
+        let _ = tracepipe::decode_line(&l);
+    }
+}
