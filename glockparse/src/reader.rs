@@ -231,6 +231,15 @@ impl State {
         if line.is_empty() {
             return Kind::Ignored;
         }
+        // The plain debugfs form, by far the most common: no prefixes to strip.
+        if !self.glocktop && !self.kernel_log {
+            match line.get(..3) {
+                Some(b"G: ") => return Kind::Glock(&line[2..], None),
+                Some(b" H:") if line.get(3) == Some(&b' ') => return Kind::Holder(&line[3..]),
+                Some(b" I:") if line.get(3) == Some(&b' ') => return Kind::Inode(&line[3..]),
+                _ => {}
+            }
+        }
         let (rest, fsid, logged) = strip_log_prefix(line);
         if logged {
             self.kernel_log = true;
