@@ -6,10 +6,9 @@
 use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::Path;
-use std::sync::Arc;
 
-use glockparse::lines::LineReader;
-use glockparse::{Diagnostics, GlockType, ParseError};
+use glockparse::lines::{parse_records, Parsed};
+use glockparse::{Diagnostics, GlockType};
 
 use crate::value;
 
@@ -145,88 +144,56 @@ pub struct SbStats {
     pub types: BTreeMap<GlockType, TypeStats>,
 }
 
+/// One parsed line: the CPU header or a statistics row.
+enum Row {
+    Cpus(Vec<u32>),
+    Stat(GlockType, Stat, Vec<i64>),
+}
+
+fn parse_row(line: &[u8]) -> Result<Row, String> {
+    let text = String::from_utf8_lossy(line);
+    let (label, values) = text.split_once(':').ok_or("expected TYPE STAT: values")?;
+    let mut lw = label.split_whitespace();
+    let (Some(tname), Some(sname), None) = (lw.next(), lw.next(), lw.next()) else {
+        return Err("expected TYPE STAT: values".into());
+    };
+    let nums = values
+        .split_whitespace()
+        .map(|v| value::parse(v.as_bytes()).ok_or_else(|| format!("bad number {v:?}")))
+        .collect::<Result<Vec<i64>, String>>()?;
+    if tname == "type" && sname == "cpu" {
+        return Ok(Row::Cpus(nums.iter().map(|v| *v as u32).collect()));
+    }
+    match (type_from_label(tname), Stat::parse(sname)) {
+        (Some(t), Some(s)) => Ok(Row::Stat(t, s, nums)),
+        _ => Err(format!("unknown row {tname} {sname}")),
+    }
+}
+
 /// Reads an sbstats file. Rows whose value count differs from the header's CPU count are
 /// kept for the columns they have and reported.
 pub fn read<R: Read>(rdr: R, source: &str) -> (SbStats, Diagnostics) {
-    let src: Arc<str> = source.into();
-    let mut lines = LineReader::new(rdr);
-    let mut d = Diagnostics::default();
+    let mut cpus: Vec<u32> = Vec::new();
+    let (rows, d) = parse_records(rdr, source, |line| match parse_row(line) {
+        Ok(Row::Cpus(c)) => {
+            cpus.clone_from(&c);
+            Parsed::Record(Row::Cpus(c))
+        }
+        Ok(Row::Stat(t, s, v)) if !cpus.is_empty() && v.len() != cpus.len() => {
+            let m = format!("{} values for {} CPUs", v.len(), cpus.len());
+            Parsed::Flawed(Row::Stat(t, s, v), m)
+        }
+        Ok(r) => Parsed::Record(r),
+        Err(m) => Parsed::Bad(m),
+    });
     let mut sb = SbStats::default();
-    loop {
-        let n = lines.line_number() + 1;
-        let line = match lines.next_line() {
-            Ok(Some(l)) => l,
-            Ok(None) => break,
-            Err(e) => {
-                d.fatal = Some(format!("{src}:{n}: read error: {e}"));
-                break;
+    for r in rows {
+        match r {
+            Row::Cpus(c) => sb.cpus = c,
+            Row::Stat(t, s, v) => {
+                sb.types.entry(t).or_default().per_cpu.insert(s, v);
             }
-        };
-        d.lines += 1;
-        let text = String::from_utf8_lossy(line);
-        if text.trim().is_empty() {
-            d.ignored += 1;
-            continue;
         }
-        let Some((label, values)) = text.split_once(':') else {
-            d.error(ParseError::new(
-                &src,
-                n,
-                "expected TYPE STAT: values".into(),
-                line,
-            ));
-            continue;
-        };
-        let mut lw = label.split_whitespace();
-        let (Some(tname), Some(sname), None) = (lw.next(), lw.next(), lw.next()) else {
-            d.error(ParseError::new(
-                &src,
-                n,
-                "expected TYPE STAT: values".into(),
-                line,
-            ));
-            continue;
-        };
-        let nums: Result<Vec<i64>, _> = values
-            .split_whitespace()
-            .map(|v| value::parse(v.as_bytes()).ok_or(v))
-            .collect();
-        let nums = match nums {
-            Ok(v) => v,
-            Err(bad) => {
-                d.error(ParseError::new(
-                    &src,
-                    n,
-                    format!("bad number {bad:?}"),
-                    line,
-                ));
-                continue;
-            }
-        };
-        if tname == "type" && sname == "cpu" {
-            sb.cpus = nums.iter().map(|v| *v as u32).collect();
-            d.records += 1;
-            continue;
-        }
-        let (Some(t), Some(s)) = (type_from_label(tname), Stat::parse(sname)) else {
-            d.error(ParseError::new(
-                &src,
-                n,
-                format!("unknown row {tname} {sname}"),
-                line,
-            ));
-            continue;
-        };
-        if !sb.cpus.is_empty() && nums.len() != sb.cpus.len() {
-            d.error(ParseError::new(
-                &src,
-                n,
-                format!("{} values for {} CPUs", nums.len(), sb.cpus.len()),
-                line,
-            ));
-        }
-        d.records += 1;
-        sb.types.entry(t).or_default().per_cpu.insert(s, nums);
     }
     if sb.cpus.is_empty() && !sb.types.is_empty() {
         // No header: number the columns.

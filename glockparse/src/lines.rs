@@ -91,6 +91,8 @@ impl<R: Read> LineReader<R> {
 /// What a line-oriented parser made of one line.
 pub enum Parsed<T> {
     Record(T),
+    /// A record that is kept, with a problem worth reporting (e.g. a short row).
+    Flawed(T, String),
     /// Not a record and not an error (a header).
     Ignored,
     /// Malformed: the message says why.
@@ -126,6 +128,11 @@ pub fn parse_records<R: Read, T>(
         match parse(line) {
             Parsed::Record(r) => {
                 d.records += 1;
+                out.push(r);
+            }
+            Parsed::Flawed(r, m) => {
+                d.records += 1;
+                d.error(crate::ParseError::new(&src, n, m, line));
                 out.push(r);
             }
             Parsed::Ignored => d.ignored += 1,
