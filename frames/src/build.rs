@@ -166,24 +166,53 @@ impl HolderCols {
     }
 }
 
+/// A string column appended in place: no `String` per row.
+#[derive(Default)]
+struct StrCol(Option<StringChunkedBuilder>);
+
+impl StrCol {
+    fn builder(&mut self) -> &mut StringChunkedBuilder {
+        self.0
+            .get_or_insert_with(|| StringChunkedBuilder::new(PlSmallStr::EMPTY, 1 << 12))
+    }
+
+    fn push(&mut self, v: &str) {
+        self.builder().append_value(v);
+    }
+
+    fn push_opt(&mut self, v: Option<&str>) {
+        self.builder().append_option(v);
+    }
+
+    fn column(mut self, name: &str) -> Column {
+        let b = self
+            .0
+            .take()
+            .unwrap_or_else(|| StringChunkedBuilder::new(PlSmallStr::EMPTY, 0));
+        let mut ca = b.finish();
+        ca.rename(name.into());
+        ca.into_series().into_column()
+    }
+}
+
 /// Builds the `events` frame from decoded trace lines (also used by `glk trace -o
 /// FILE.parquet`).
 #[derive(Default)]
 pub struct EventCols {
-    node: Vec<String>,
+    node: StrCol,
     ts_ns: Vec<u64>,
     cpu: Vec<Option<u32>>,
-    comm: Vec<String>,
+    comm: StrCol,
     pid: Vec<i64>,
-    event: Vec<String>,
-    dev: Vec<Option<String>>,
-    glock: Vec<Option<String>>,
-    gltype: Vec<Option<String>>,
+    event: StrCol,
+    dev: StrCol,
+    glock: StrCol,
+    gltype: StrCol,
     from: Vec<Option<&'static str>>,
     to: Vec<Option<&'static str>>,
     target: Vec<Option<&'static str>>,
     state: Vec<Option<&'static str>>,
-    flags: Vec<Option<String>>,
+    flags: StrCol,
     remote: Vec<Option<bool>>,
     queue: Vec<Option<bool>>,
     status: Vec<Option<i64>>,
@@ -196,32 +225,52 @@ pub struct EventCols {
     sirtvar_ns: Vec<Option<i64>>,
     dcount: Vec<Option<i64>>,
     qcount: Vec<Option<i64>>,
-    body: Vec<String>,
+    body: StrCol,
+    /// Reused to format ids and flags.
+    buf: String,
 }
 
 impl EventCols {
     /// Adds an event line (headers and lost-event lines are not events).
     pub fn push(&mut self, node: &str, d: &Decoded<'_>) {
+        use std::fmt::Write as _;
         let (line, dev, ev) = match d {
-            Decoded::Gfs2 { line, dev, event } => (line, Some(dev.to_string()), Some(event)),
+            Decoded::Gfs2 { line, dev, event } => (line, Some(*dev), Some(event)),
             Decoded::Other(line) | Decoded::Undecoded(line) => (line, None, None),
             _ => return,
         };
-        let s = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
-        self.node.push(node.to_string());
+        let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+        self.node.push(node);
         self.ts_ns.push(line.ts_ns);
         self.cpu.push(line.cpu);
-        self.comm.push(s(line.comm));
+        match std::str::from_utf8(line.comm) {
+            Ok(c) => self.comm.push(c),
+            Err(_) => self.comm.push(&text(line.comm)),
+        }
         self.pid.push(line.pid);
-        self.event.push(match ev {
-            Some(e) => e.name().to_string(),
-            None => s(line.event),
-        });
-        self.dev.push(dev);
+        match ev {
+            Some(e) => self.event.push(e.name()),
+            None => self.event.push(&text(line.event)),
+        }
+        let mut opt_fmt = |col: &mut StrCol, v: Option<&dyn std::fmt::Display>| match v {
+            Some(v) => {
+                self.buf.clear();
+                let _ = write!(self.buf, "{v}");
+                col.push(&self.buf);
+            }
+            None => col.push_opt(None),
+        };
+        opt_fmt(
+            &mut self.dev,
+            dev.as_ref().map(|d| d as &dyn std::fmt::Display),
+        );
         let g = ev.and_then(|e| e.glock());
-        self.glock.push(g.map(|g| g.to_string()));
+        opt_fmt(
+            &mut self.glock,
+            g.as_ref().map(|g| g as &dyn std::fmt::Display),
+        );
         self.gltype
-            .push(g.map(|g| g.glock_type().name().into_owned()));
+            .push_opt(g.map(|g| g.glock_type().name()).as_deref());
         let (mut from, mut to, mut target, mut state, mut flags) = (None, None, None, None, None);
         let (mut remote, mut queue) = (None, None);
         let mut lt = None;
@@ -237,7 +286,7 @@ impl EventCols {
                     Some(f.as_str()),
                     Some(t.as_str()),
                     Some(tg.as_str()),
-                    Some(fl.to_string()),
+                    Some(*fl),
                 );
             }
             Some(Gfs2Event::DemoteRq {
@@ -247,15 +296,14 @@ impl EventCols {
                 remote: r,
                 ..
             }) => {
-                (from, to, flags, remote) =
-                    (Some(f.as_str()), Some(t.as_str()), Some(fl.to_string()), *r);
+                (from, to, flags, remote) = (Some(f.as_str()), Some(t.as_str()), Some(*fl), *r);
             }
             Some(Gfs2Event::GlockPut {
                 state: st,
                 flags: fl,
                 ..
             }) => {
-                (state, flags) = (Some(st.as_str()), Some(fl.to_string()));
+                (state, flags) = (Some(st.as_str()), Some(*fl));
             }
             Some(Gfs2Event::Promote { state: st, .. }) => state = Some(st.as_str()),
             Some(Gfs2Event::GlockQueue {
@@ -272,7 +320,10 @@ impl EventCols {
         self.to.push(to);
         self.target.push(target);
         self.state.push(state);
-        self.flags.push(flags);
+        opt_fmt(
+            &mut self.flags,
+            flags.as_ref().map(|f| f as &dyn std::fmt::Display),
+        );
         self.remote.push(remote);
         self.queue.push(queue);
         self.status.push(lt.map(|l| l.status));
@@ -285,7 +336,10 @@ impl EventCols {
         self.sirtvar_ns.push(lt.map(|l| l.sirtvar));
         self.dcount.push(lt.map(|l| l.dcount));
         self.qcount.push(lt.map(|l| l.qcount));
-        self.body.push(s(line.body));
+        match std::str::from_utf8(line.body) {
+            Ok(b) => self.body.push(b),
+            Err(_) => self.body.push(&text(line.body)),
+        }
     }
 
     pub fn len(&self) -> usize {
@@ -299,20 +353,20 @@ impl EventCols {
     /// The frame, in the documented `events` schema.
     pub fn frame(self) -> PolarsResult<DataFrame> {
         DataFrame::new_infer_height(vec![
-            col("node", self.node),
+            self.node.column("node"),
             col("ts_ns", self.ts_ns),
             col("cpu", self.cpu),
-            col("comm", self.comm),
+            self.comm.column("comm"),
             col("pid", self.pid),
-            col("event", self.event),
-            col("dev", self.dev),
-            col("glock", self.glock),
-            col("type", self.gltype),
+            self.event.column("event"),
+            self.dev.column("dev"),
+            self.glock.column("glock"),
+            self.gltype.column("type"),
             col("from", self.from),
             col("to", self.to),
             col("target", self.target),
             col("state", self.state),
-            col("flags", self.flags),
+            self.flags.column("flags"),
             col("remote", self.remote),
             col("queue", self.queue),
             col("status", self.status),
@@ -325,7 +379,7 @@ impl EventCols {
             col("sirtvar_ns", self.sirtvar_ns),
             col("dcount", self.dcount),
             col("qcount", self.qcount),
-            col("body", self.body),
+            self.body.column("body"),
         ])
     }
 }
