@@ -10,6 +10,18 @@ use tracepipe::{decode_line, Decoded, Gfs2Event};
 
 use crate::capture::{Captures, NodeCapture, Snapshot};
 
+/// The eight DLM statistics as frame columns, in the kernel's order (`gfs2_lkstats`).
+pub(crate) const STAT_COLUMNS: [&str; 8] = [
+    "srtt_ns",
+    "srttvar_ns",
+    "srttb_ns",
+    "srttvarb_ns",
+    "sirt_ns",
+    "sirtvar_ns",
+    "dcount",
+    "qcount",
+];
+
 /// The frame kinds, in export order.
 pub const KINDS: [&str; 6] = [
     "glocks",
@@ -485,17 +497,7 @@ impl GlStatCols {
         let mut c = self.snap.columns();
         c.push(col("glock", self.glock));
         c.push(col("type", self.gltype));
-        let names = [
-            "srtt_ns",
-            "srttvar_ns",
-            "srttb_ns",
-            "srttvarb_ns",
-            "sirt_ns",
-            "sirtvar_ns",
-            "dcount",
-            "qcount",
-        ];
-        for (name, v) in names.into_iter().zip(self.values) {
+        for (name, v) in STAT_COLUMNS.into_iter().zip(self.values) {
             c.push(col(name, v));
         }
         DataFrame::new_infer_height(c)

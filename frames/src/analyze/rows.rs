@@ -69,22 +69,14 @@ pub fn events(f: &Frames) -> PolarsResult<Vec<Ev>> {
     let pid: Vec<Option<i64>> = df.column("pid")?.i64()?.iter().collect();
     let remote: Vec<Option<bool>> = df.column("remote")?.bool()?.iter().collect();
     let queue: Vec<Option<bool>> = df.column("queue")?.bool()?.iter().collect();
-    let lt_cols = [
-        "status",
-        "tdiff_ns",
-        "srtt_ns",
-        "srttvar_ns",
-        "srttb_ns",
-        "srttvarb_ns",
-        "sirt_ns",
-        "sirtvar_ns",
-        "dcount",
-        "qcount",
-    ];
+    let lt_cols = ["status", "tdiff_ns"]
+        .into_iter()
+        .chain(crate::build::STAT_COLUMNS);
     let mut lt: Vec<Vec<Option<i64>>> = Vec::new();
     for c in lt_cols {
         lt.push(df.column(c)?.i64()?.iter().collect());
     }
+    debug_assert_eq!(lt.len(), 10);
     let mut out = Vec::new();
     for i in 0..df.height() {
         let Some(g) = glock[i] else { continue };
