@@ -2,7 +2,8 @@
 # A private virtualenv (no system changes) with what examples/read_export.py needs;
 # prints its python path. Used by scripts/test.sh for the export test.
 set -euo pipefail
-venv="${GLK_VENV:-$HOME/.cache/glk-venv}"
+home="${HOME:-$(getent passwd "$(id -u)" | cut -d: -f6)}"
+venv="${GLK_VENV:-$home/.cache/glk-venv}"
 py="$venv/bin/python3"
 if ! "$py" -c "import pyarrow, duckdb, pandas, polars" >/dev/null 2>&1; then
     python3 -m venv "$venv" >&2 || { python3 -m ensurepip --user >&2 && python3 -m venv "$venv" >&2; }

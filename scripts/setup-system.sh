@@ -33,8 +33,8 @@ else
 fi
 
 # Rust comes from rustup; make sure cargo is on PATH for the scripts that follow.
-if ! command -v cargo >/dev/null 2>&1 && [ -f "$HOME/.cargo/env" ]; then
+if ! command -v cargo >/dev/null 2>&1 && [ -f "${HOME:-/root}/.cargo/env" ]; then
     # shellcheck disable=SC1091
-    . "$HOME/.cargo/env"
+    . "${HOME:-/root}/.cargo/env"
 fi
 command -v cargo >/dev/null 2>&1 || { echo "setup: cargo not found: install Rust with rustup first" >&2; exit 1; }
