@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use tracepipe::{decode_line, BlockReader, Decoded};
+use tracepipe::{decode_line, Decoded};
 
 use crate::measure;
 
@@ -30,24 +30,15 @@ pub fn prepare(copies: usize) -> std::io::Result<PathBuf> {
 
 /// Decodes and counts every line on this thread (the reader runs on its own).
 fn decode_count(path: &Path) -> std::io::Result<(u64, u64)> {
-    let reader = BlockReader::stream(Box::new(std::fs::File::open(path)?));
     let (mut events, mut gfs2) = (0u64, 0u64);
-    while let Some(b) = reader.next_block() {
-        for line in b.split(|&c| c == b'\n') {
-            if let Ok(d) = decode_line(line) {
-                match d {
-                    Decoded::Gfs2 { .. } => {
-                        gfs2 += 1;
-                        events += 1;
-                    }
-                    Decoded::Other(_) | Decoded::Undecoded(_) => events += 1,
-                    _ => {}
-                }
-            }
+    tracepipe::reader::for_each_line(path, |line| match decode_line(line) {
+        Ok(Decoded::Gfs2 { .. }) => {
+            gfs2 += 1;
+            events += 1;
         }
-        reader.recycle(b);
-    }
-    reader.finish()?;
+        Ok(Decoded::Other(_) | Decoded::Undecoded(_)) => events += 1,
+        _ => {}
+    })?;
     Ok((events, gfs2))
 }
 

@@ -403,28 +403,22 @@ fn read_trace(
     diag: &mut Diagnostics,
 ) -> io::Result<()> {
     let source: std::sync::Arc<str> = path.display().to_string().into();
-    let reader = tracepipe::reader::open_file(path)?;
     let mut line_no = 0u64;
-    while let Some(b) = reader.next_block() {
-        for line in b.split(|&c| c == b'\n') {
-            line_no += 1;
-            if line.is_empty() {
-                continue;
-            }
-            match decode_line(line) {
-                Ok(d) => ev.push(node, &d),
-                Err(e) => diag.error(glockparse::ParseError::new(
-                    &source,
-                    line_no,
-                    e.0.to_string(),
-                    line,
-                )),
-            }
+    tracepipe::reader::for_each_line(path, |line| {
+        line_no += 1;
+        if line.is_empty() {
+            return;
         }
-        reader.recycle(b);
-    }
-    reader.finish()?;
-    Ok(())
+        match decode_line(line) {
+            Ok(d) => ev.push(node, &d),
+            Err(e) => diag.error(glockparse::ParseError::new(
+                &source,
+                line_no,
+                e.0.to_string(),
+                line,
+            )),
+        }
+    })
 }
 
 /// Reads every file of every node into frames.

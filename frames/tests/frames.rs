@@ -97,3 +97,28 @@ fn export_is_hive_partitioned_and_reads_back() {
     assert_eq!(total, f.events.height());
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn trace_errors_keep_true_line_numbers_past_the_first_block() {
+    let mut s = String::new();
+    glockparse::input::open(&testdata::path("real/dlm2-6.1/n2/trace_pipe.txt.xz"))
+        .unwrap()
+        .read_to_string(&mut s)
+        .unwrap();
+    // More than two 1 MiB blocks of real lines, then one bad line.
+    let mut lines: Vec<&str> = s.lines().take(30_000).collect();
+    assert!(lines.iter().map(|l| l.len() + 1).sum::<usize>() > 2 << 20);
+    lines.push("not a trace line");
+    let bad_line = lines.len() as u64;
+    lines.extend(s.lines().take(10));
+    let dir = std::env::temp_dir().join(format!("frames-lines-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("trace_pipe.txt");
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    let caps = frames::discover(std::slice::from_ref(&path)).unwrap();
+    let f = frames::load(&caps).unwrap();
+    assert_eq!(f.events.height(), lines.len() - 1);
+    let e: Vec<u64> = f.diagnostics.first_errors.iter().map(|e| e.line).collect();
+    assert_eq!(e, vec![bad_line]);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

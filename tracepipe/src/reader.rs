@@ -244,6 +244,29 @@ impl Drop for BlockReader {
     }
 }
 
+/// The lines of a block (blocks hold whole lines; a final line may lack its `\n`). No
+/// empty line is made up after a final newline.
+pub fn lines(block: &[u8]) -> impl Iterator<Item = &[u8]> {
+    let body = block.strip_suffix(b"\n").unwrap_or(block);
+    (!block.is_empty())
+        .then(|| body.split(|&c| c == b'\n'))
+        .into_iter()
+        .flatten()
+}
+
+/// Calls `f` with every line of a saved trace file (compressed or not), read on a thread.
+pub fn for_each_line(path: &Path, mut f: impl FnMut(&[u8])) -> io::Result<()> {
+    let reader = open_file(path)?;
+    while let Some(b) = reader.next_block() {
+        lines(&b).for_each(&mut f);
+        reader.recycle(b);
+    }
+    reader
+        .finish()
+        .map(drop)
+        .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))
+}
+
 /// Opens a saved trace file (compressed or not) as blocks.
 pub fn open_file(path: &Path) -> io::Result<BlockReader> {
     Ok(BlockReader::stream(glockparse::input::open(path)?))
@@ -252,6 +275,19 @@ pub fn open_file(path: &Path) -> io::Result<BlockReader> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lines_of_a_block() {
+        let v = |b: &[u8]| {
+            lines(b)
+                .map(|l| String::from_utf8_lossy(l).into_owned())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(v(b"a\n\nb\n"), ["a", "", "b"]);
+        assert_eq!(v(b"a\nb"), ["a", "b"]);
+        assert_eq!(v(b"\n"), [""]);
+        assert!(v(b"").is_empty());
+    }
 
     #[test]
     fn blocks_hold_whole_lines_in_order() {

@@ -222,17 +222,11 @@ pub fn build(args: &StatsArgs) -> io::Result<Report> {
     } else {
         let mut lt = LockTimes::default();
         for p in &args.trace {
-            let reader = tracepipe::reader::open_file(p)?;
-            while let Some(b) = reader.next_block() {
-                for line in b.split(|&c| c == b'\n') {
-                    if let Ok(tracepipe::Decoded::Gfs2 { event, .. }) = tracepipe::decode_line(line)
-                    {
-                        lt.add(&event);
-                    }
+            tracepipe::reader::for_each_line(p, |line| {
+                if let Ok(tracepipe::Decoded::Gfs2 { event, .. }) = tracepipe::decode_line(line) {
+                    lt.add(&event);
                 }
-                reader.recycle(b);
-            }
-            reader.finish()?;
+            })?;
         }
         lt.finish();
         Some(lt)

@@ -118,33 +118,29 @@ struct Consumer {
 
 impl Consumer {
     fn block(&mut self, buf: &[u8]) -> io::Result<()> {
-        let mut start = 0;
-        for nl in memchr::memchr_iter(b'\n', buf).chain(std::iter::once(buf.len())) {
-            if nl <= start && nl == buf.len() {
-                break;
+        tracepipe::reader::lines(buf).try_for_each(|line| self.line(line))
+    }
+
+    fn line(&mut self, line: &[u8]) -> io::Result<()> {
+        self.diag.lines += 1;
+        match decode_line(line) {
+            Ok(d) => {
+                match d {
+                    Decoded::Gfs2 { .. } => self.gfs2 += 1,
+                    Decoded::Other(_) => self.other += 1,
+                    Decoded::Undecoded(_) => self.undecoded += 1,
+                    Decoded::Lost { events, .. } => self.lost_lines += events,
+                    Decoded::Header => self.diag.ignored += 1,
+                }
+                if let Some(s) = &mut self.summary {
+                    s.add(&d);
+                }
+                self.sink.line(line, &d)?;
             }
-            let line = &buf[start..nl];
-            start = nl + 1;
-            self.diag.lines += 1;
-            match decode_line(line) {
-                Ok(d) => {
-                    match d {
-                        Decoded::Gfs2 { .. } => self.gfs2 += 1,
-                        Decoded::Other(_) => self.other += 1,
-                        Decoded::Undecoded(_) => self.undecoded += 1,
-                        Decoded::Lost { events, .. } => self.lost_lines += events,
-                        Decoded::Header => self.diag.ignored += 1,
-                    }
-                    if let Some(s) = &mut self.summary {
-                        s.add(&d);
-                    }
-                    self.sink.line(line, &d)?;
-                }
-                Err(e) => {
-                    let n = self.diag.lines;
-                    self.diag
-                        .error(ParseError::new(&self.source, n, e.0.to_string(), line));
-                }
+            Err(e) => {
+                let n = self.diag.lines;
+                self.diag
+                    .error(ParseError::new(&self.source, n, e.0.to_string(), line));
             }
         }
         Ok(())
@@ -259,15 +255,13 @@ fn offline(args: &TraceArgs) -> io::Result<()> {
     for path in &args.input {
         c.source = path.display().to_string().into();
         c.diag.lines = 0;
-        let reader = tracepipe::reader::open_file(path)?;
-        while let Some(b) = reader.next_block() {
-            let r = c.block(&b);
-            reader.recycle(b);
-            r?;
-        }
-        reader
-            .finish()
-            .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
+        let mut written = Ok(());
+        tracepipe::reader::for_each_line(path, |line| {
+            if written.is_ok() {
+                written = c.line(line);
+            }
+        })?;
+        written?;
     }
     c.report(None, &mut io::stdout().lock())
 }
