@@ -72,7 +72,8 @@ impl Instance {
         Instance::open(tfs, &format!("{PRIVATE_PREFIX}{}", std::process::id()))
     }
 
-    /// Opens instance `name`, creating it if it does not exist.
+    /// Opens instance `name`, creating it if it does not exist. Recording is off until
+    /// [`Instance::tracing_on`] (and is restored on drop for an existing instance).
     pub fn open(tfs: &Tracefs, name: &str) -> Result<Instance, TraceError> {
         if name.is_empty() || name.contains('/') || name == "." || name == ".." {
             return Err(TraceError::UnknownEvent(format!(
@@ -94,7 +95,7 @@ impl Instance {
         })?;
         // SAFETY: ptr is a live instance.
         let created = unsafe { sys::tracefs_instance_is_new(ptr.as_ptr()) };
-        Ok(Instance {
+        let mut inst = Instance {
             ptr,
             name: name.to_string(),
             dir: tfs.dir().join("instances").join(name),
@@ -103,7 +104,11 @@ impl Instance {
             filtered: Vec::new(),
             buffer_kb_before: None,
             tracing_on_before: None,
-        })
+        };
+        // A new instance records from the start: keep it quiet while events and filters
+        // are set up, so nothing unfiltered lands in the buffer before `tracing_on`.
+        inst.tracing_off();
+        Ok(inst)
     }
 
     pub fn name(&self) -> &str {
