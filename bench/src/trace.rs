@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use tracepipe::{decode_line, Decoded};
+use traceparse::{decode_line, Decoded};
 
 use crate::measure;
 
@@ -31,7 +31,7 @@ pub fn prepare(copies: usize) -> std::io::Result<PathBuf> {
 /// Decodes and counts every line on this thread (the reader runs on its own).
 fn decode_count(path: &Path) -> std::io::Result<(u64, u64)> {
     let (mut events, mut gfs2) = (0u64, 0u64);
-    tracepipe::reader::for_each_line(path, |line| match decode_line(line) {
+    traceparse::reader::for_each_line(path, |line| match decode_line(line) {
         Ok(Decoded::Gfs2 { .. }) => {
             gfs2 += 1;
             events += 1;

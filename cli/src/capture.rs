@@ -23,11 +23,11 @@ pub struct CaptureArgs {
     #[arg(long, default_value_t = 3)]
     pub count: u32,
     /// Seconds between snapshots.
-    #[arg(long, default_value_t = 5.0)]
+    #[arg(long, default_value_t = 5.0, value_parser = clikit::args::seconds)]
     pub interval: f64,
     /// Record gfs2 tracepoints from the start for this many seconds (the capture lasts
     /// until both the snapshots and the trace are done).
-    #[arg(long)]
+    #[arg(long, value_parser = clikit::args::seconds)]
     pub trace: Option<f64>,
     /// Events to record with --trace (as glk trace --events).
     #[arg(long, value_delimiter = ',', default_value = "gfs2")]
@@ -105,7 +105,7 @@ fn local_nodeid() -> Option<String> {
 }
 
 fn snapshot(fs: &Fs, root: &Path, out: &Path, n: u32) -> io::Result<()> {
-    let t = crate::fmt::unix_secs(SystemTime::now());
+    let t = clikit::fmt::unix_secs(SystemTime::now());
     std::fs::write(out.join(format!("time.{n}")), format!("{t:.9}\n"))?;
     for f in ["glocks", "glstats", "sbstats", "glockfd"] {
         copy(&fs.dir.join(f), &out.join(format!("{f}.{n}")))?;

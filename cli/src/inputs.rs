@@ -93,15 +93,13 @@ pub fn gfs2_debugfs_dirs() -> io::Result<Vec<PathBuf>> {
 
 /// Paths with capture tarballs replaced by their extracted directories; the extractions
 /// last as long as the returned guards.
-pub fn unpack_tarballs(
-    paths: &[PathBuf],
-) -> io::Result<(Vec<PathBuf>, Vec<frames::capture::Unpacked>)> {
+pub fn unpack_tarballs(paths: &[PathBuf]) -> io::Result<(Vec<PathBuf>, Vec<bundle::Unpacked>)> {
     let mut out = Vec::with_capacity(paths.len());
     let mut keep = Vec::new();
     for p in paths {
-        if p.is_file() && frames::capture::is_tarball(p) {
-            let u = frames::capture::unpack(p)?;
-            out.push(u.dir.clone());
+        if p.is_file() && bundle::is_tarball(p) {
+            let u = bundle::unpack(p)?;
+            out.push(u.dir().to_path_buf());
             keep.push(u);
         } else {
             out.push(p.clone());

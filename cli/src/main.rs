@@ -1,22 +1,38 @@
 //! glk: make GFS2 cluster-filesystem locking visible.
+//!
+//! This is the node tool: `top`, `trace`, `stats` and `capture` run here, with no polars
+//! in the binary. `analyze` and `export` are listed with their options like every other
+//! command, and run by the analyst's engine, `glk-engine` (see [`engine`]).
 
 use std::io;
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
+use clikit::args::{AnalyzeArgs, ExportArgs};
+use clikit::Color;
 
-mod analyze;
 mod capture;
-mod fmt;
+mod engine;
+mod generate;
 mod inputs;
-mod output;
 mod stats;
 mod top;
 mod trace;
 
 #[derive(Parser)]
-#[command(name = "glk", version, about = "Make GFS2 cluster-filesystem locking visible", long_about = None)]
-struct Cli {
+#[command(
+    name = "glk",
+    version,
+    about = "Make GFS2 cluster-filesystem locking visible",
+    long_about = "Make GFS2 cluster-filesystem locking visible: which glock is contended, who \
+                  holds it, is it stuck or slow, which DLM round trips are slow, which node \
+                  made which wait.\n\nOn a cluster node: top, trace, stats and capture. On a \
+                  workstation: analyze and export (run by glk-engine, the analysis engine)."
+)]
+pub struct Cli {
+    /// When to color the output (NO_COLOR is honoured).
+    #[arg(long, value_enum, default_value = "auto", global = true)]
+    color: Color,
     #[command(subcommand)]
     command: Command,
 }
@@ -29,25 +45,29 @@ enum Command {
     Trace(trace::TraceArgs),
     /// DLM timing: glstats, sbstats (lkstats), snapshot deltas, tdiff distributions from traces.
     Stats(stats::StatsArgs),
-    /// Contended glocks, demote storms, slow DLM, hold/wait times, cross-node waits,
-    /// deadlock cycles, stuck waiters and leaks, from capture bundles.
-    Analyze(analyze::AnalyzeArgs),
-    /// Every frame of capture bundles as Hive-partitioned Parquet (kind=…/node=…).
-    Export(analyze::ExportArgs),
     /// Snapshots of glocks, glstats, sbstats, glockfd and DLM lock dumps (and tracepoints)
     /// on a live node, into a bundle for analyze and export.
     Capture(capture::CaptureArgs),
+    /// Contended glocks, demote storms, slow DLM, hold/wait times, cross-node waits,
+    /// deadlock cycles, stuck waiters and leaks, from capture bundles (runs glk-engine).
+    Analyze(AnalyzeArgs),
+    /// Every frame of capture bundles as Hive-partitioned Parquet (kind=…/node=…)
+    /// (runs glk-engine).
+    Export(ExportArgs),
+    /// The man page (one page for every command and option) or shell completions, on stdout.
+    Generate(generate::GenerateArgs),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match &cli.command {
-        Command::Top(a) => top::run(a),
+        Command::Top(a) => top::run(a, cli.color),
         Command::Trace(a) => trace::run(a),
         Command::Stats(a) => stats::run(a),
-        Command::Analyze(a) => analyze::run(a),
-        Command::Export(a) => analyze::export(a),
         Command::Capture(a) => capture::run(a),
+        // The arguments were checked above; the engine gets them exactly as typed.
+        Command::Analyze(_) | Command::Export(_) => Err(engine::exec(std::env::args_os().skip(1))),
+        Command::Generate(a) => generate::run(a, &mut Cli::command()),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

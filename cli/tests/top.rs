@@ -33,6 +33,19 @@ fn every_fixture_runs_and_reports_only_real_errors() {
     assert!(files.len() >= 40, "{}", files.len());
     for f in files {
         let out = glk(&["top", "--json", "--limit", "0", f.to_str().unwrap()]);
+        let orphan = f.to_string_lossy().contains("orphan-holder");
+        if orphan {
+            // One-line excerpts holding a holder line without its glock: nothing to show,
+            // and glk says so instead of printing an empty view.
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(!out.status.success(), "{}", f.display());
+            assert!(
+                err.contains("not a glocks file, or a damaged one")
+                    && err.contains(":1: line outside a glock record"),
+                "{err}"
+            );
+            continue;
+        }
         assert!(
             out.status.success(),
             "{}: {}",
@@ -41,9 +54,8 @@ fn every_fixture_runs_and_reports_only_real_errors() {
         );
         let doc = &json_docs(&out)[0];
         let errors = doc["errors"]["count"].as_u64().unwrap();
-        let orphan = f.to_string_lossy().contains("orphan-holder");
-        assert_eq!(errors, u64::from(orphan), "{}", f.display());
-        assert_eq!(!out.stderr.is_empty(), orphan, "{}", f.display());
+        assert_eq!(errors, 0, "{}", f.display());
+        assert!(out.stderr.is_empty(), "{}", f.display());
     }
 }
 

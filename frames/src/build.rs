@@ -6,9 +6,9 @@ use std::io;
 use glockparse::dlm_locks::{self, mode_name};
 use glockparse::{Diagnostics, Glock, GlockReader};
 use polars::prelude::*;
-use tracepipe::{decode_line, Decoded, Gfs2Event};
+use traceparse::{decode_line, Decoded, Gfs2Event};
 
-use crate::capture::{Captures, NodeCapture, Snapshot};
+use bundle::{Captures, NodeCapture, Snapshot};
 
 /// The eight DLM statistics as frame columns, in the kernel's order (`gfs2_lkstats`).
 pub(crate) const STAT_COLUMNS: [&str; 8] = [
@@ -404,7 +404,7 @@ fn read_trace(
 ) -> io::Result<()> {
     let source: std::sync::Arc<str> = path.display().to_string().into();
     let mut line_no = 0u64;
-    tracepipe::reader::for_each_line(path, |line| {
+    traceparse::reader::for_each_line(path, |line| {
         line_no += 1;
         if line.is_empty() {
             return;

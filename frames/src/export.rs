@@ -9,15 +9,76 @@ use polars::prelude::*;
 
 use crate::build::{Frames, KINDS};
 
-/// Writes `df` as a zstd-compressed Parquet file.
+use bundle::atomic::AtomicFile;
+use polars_io::parquet::write::{BatchedWriter, ParquetCompression, ParquetWriter};
+
+fn writer<W: io::Write>(f: W) -> ParquetWriter<W> {
+    ParquetWriter::new(f).with_compression(ParquetCompression::Zstd(None))
+}
+
+/// Writes `df` as a zstd-compressed Parquet file, atomically (see [`bundle::atomic`]).
 pub fn write_parquet(df: &mut DataFrame, path: &Path) -> io::Result<()> {
-    let f = std::fs::File::create(path)
-        .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
-    polars_io::parquet::write::ParquetWriter::new(f)
-        .with_compression(polars_io::parquet::write::ParquetCompression::Zstd(None))
+    let mut out = AtomicFile::create(path)?;
+    writer(out.file())
         .finish(df)
         .map_err(|e| io::Error::other(format!("{}: {e}", path.display())))?;
-    Ok(())
+    out.commit()
+}
+
+/// A Parquet file written one row group at a time, so memory holds one batch, not the
+/// whole output; it appears under its name only when [`ParquetStream::finish`] succeeds.
+pub struct ParquetStream {
+    out: AtomicFile,
+    /// Writes through a second handle on `out`'s temporary file.
+    writer: Option<BatchedWriter<std::fs::File>>,
+    rows: usize,
+}
+
+impl ParquetStream {
+    /// Starts writing `path`.
+    pub fn create(path: &Path) -> io::Result<ParquetStream> {
+        Ok(ParquetStream {
+            out: AtomicFile::create(path)?,
+            writer: None,
+            rows: 0,
+        })
+    }
+
+    /// Appends `df` as one or more row groups. Every batch must have the first's schema.
+    pub fn write(&mut self, df: &DataFrame) -> io::Result<()> {
+        let path = self.out.path().to_path_buf();
+        let named = |e: PolarsError| io::Error::other(format!("{}: {e}", path.display()));
+        if self.writer.is_none() {
+            let f = self.out.file().try_clone()?;
+            let w = writer(f).batched(df.schema()).map_err(named)?;
+            self.writer = Some(w);
+        }
+        if let Some(w) = &mut self.writer {
+            w.write_batch(df).map_err(named)?;
+        }
+        self.rows += df.height();
+        Ok(())
+    }
+
+    /// Rows written so far.
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+
+    /// Writes the footer and renames the file into place. `empty` gives the schema of a
+    /// file no batch was written to.
+    pub fn finish(mut self, empty: impl FnOnce() -> PolarsResult<DataFrame>) -> io::Result<usize> {
+        let path = self.out.path().to_path_buf();
+        let named = |e: PolarsError| io::Error::other(format!("{}: {e}", path.display()));
+        if self.writer.is_none() {
+            self.write(&empty().map_err(named)?)?;
+        }
+        if let Some(w) = self.writer.take() {
+            w.finish().map_err(named)?;
+        }
+        self.out.commit()?;
+        Ok(self.rows)
+    }
 }
 
 /// A partition value safe as a path component (Hive escapes the same characters).

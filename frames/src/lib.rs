@@ -4,8 +4,8 @@
 
 pub mod analyze;
 pub mod build;
-pub mod capture;
 pub mod export;
 
 pub use build::{load, EventCols, Frames, KINDS};
-pub use capture::{discover, Captures, NodeCapture};
+pub use bundle::{discover, Captures, NodeCapture};
+pub use polars::error::PolarsError;

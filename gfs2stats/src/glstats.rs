@@ -6,6 +6,7 @@ use std::io::Read;
 use std::path::Path;
 
 use glockparse::lines::{parse_records, Parsed};
+use glockparse::quote::quote;
 use glockparse::{Diagnostics, GlockId};
 
 use crate::value;
@@ -48,25 +49,16 @@ pub fn parse_line(line: &[u8]) -> Result<GlStat, String> {
     let (mut id, mut seen) = (false, 0u32);
     while let Some(tok) = toks.next() {
         let Some(colon) = tok.iter().position(|&b| b == b':') else {
-            return Err(format!(
-                "unexpected token {:?}",
-                String::from_utf8_lossy(tok)
-            ));
+            return Err(format!("unexpected token \"{}\"", quote(tok, 60)));
         };
         let key = &tok[..colon];
         let mut v = &tok[colon + 1..];
         if v.is_empty() {
             v = toks
                 .next()
-                .ok_or_else(|| format!("{} without a value", String::from_utf8_lossy(key)))?;
+                .ok_or_else(|| format!("{} without a value", quote(key, 60)))?;
         }
-        let bad = || {
-            format!(
-                "bad value {}:{}",
-                String::from_utf8_lossy(key),
-                String::from_utf8_lossy(v)
-            )
-        };
+        let bad = || format!("bad value {}:{}", quote(key, 60), quote(v, 60));
         match key {
             b"n" => {
                 s.glock = GlockId::parse_hex(v).ok_or_else(bad)?;

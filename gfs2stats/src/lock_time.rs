@@ -14,7 +14,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use glockparse::{GlockId, GlockType};
-use tracepipe::{Gfs2Event, LockTime};
+use traceparse::{Gfs2Event, LockTime};
 
 /// `-DLM_EUNLOCK`: the reply to an unlock.
 const DLM_EUNLOCK: i64 = -65538;

@@ -23,23 +23,31 @@ pub struct Derived {
     pub dlm_busy: Option<f64>,
 }
 
+/// The metrics of one glock's values.
 pub fn derive(s: &GlStat) -> Derived {
     let rtt = if s.srttb > 0 { s.srttb } else { s.srtt };
     Derived {
         own_samples: s.dcount > 0,
         request_rate: (s.sirt > 0).then(|| 1e9 / s.sirt as f64),
         dlm_share: (s.qcount > 0).then(|| s.dcount.max(0) as f64 / s.qcount as f64),
-        dlm_busy: (rtt > 0 && s.sirt >= 0).then(|| rtt as f64 / (rtt as f64 + s.sirt as f64)),
+        // With one request there is no interval yet (sirt 0, no request rate): busy is
+        // undefined then, not 100%.
+        dlm_busy: (rtt > 0 && s.sirt > 0).then(|| rtt as f64 / (rtt as f64 + s.sirt as f64)),
     }
 }
 
 /// Counter increase of one glock between two snapshots.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Delta {
+    /// The glock.
     pub glock: GlockId,
+    /// DLM requests issued between the snapshots.
     pub dcount: i64,
+    /// Holders queued between the snapshots.
     pub qcount: i64,
+    /// `dcount` per second.
     pub dcount_per_s: f64,
+    /// `qcount` per second.
     pub qcount_per_s: f64,
     /// Not in the old snapshot, or its counters went down (freed and created again):
     /// the new counters are the increase.
@@ -56,7 +64,12 @@ pub fn deltas(old: &[GlStat], new: &[GlStat], seconds: f64) -> Vec<Delta> {
         .map(|n| {
             let (dd, dq, fresh) = match before.get(&n.glock) {
                 Some(o) if n.dcount >= o.dcount && n.qcount >= o.qcount => {
-                    (n.dcount - o.dcount, n.qcount - o.qcount, false)
+                    // Saturating: counters come from files and may hold any value.
+                    (
+                        n.dcount.saturating_sub(o.dcount),
+                        n.qcount.saturating_sub(o.qcount),
+                        false,
+                    )
                 }
                 _ => (n.dcount, n.qcount, true),
             };
@@ -106,6 +119,26 @@ mod tests {
             (z.request_rate, z.dlm_share, z.dlm_busy, z.own_samples),
             (None, None, None, false)
         );
+        // One DLM request: a round trip but no interval yet, so no rate and no busy share.
+        let one = derive(&GlStat {
+            srtt: 500_000,
+            dcount: 1,
+            qcount: 1,
+            ..GlStat::default()
+        });
+        assert_eq!((one.request_rate, one.dlm_busy), (None, None));
+    }
+
+    #[test]
+    fn deltas_of_extreme_counters_do_not_overflow() {
+        let mut old = st(1, 0, 0);
+        old.dcount = i64::MIN;
+        old.qcount = -5;
+        let mut new = st(1, 0, 0);
+        new.dcount = i64::MAX;
+        new.qcount = i64::MAX;
+        let d = deltas(&[old], &[new], 1.0);
+        assert_eq!((d[0].dcount, d[0].qcount), (i64::MAX, i64::MAX));
     }
 
     #[test]

@@ -145,7 +145,8 @@ fn lock_time_distributions_and_classification() {
         let t = text(&rel);
         let mut lt = LockTimes::default();
         for l in t.lines() {
-            if let Ok(tracepipe::Decoded::Gfs2 { event, .. }) = tracepipe::decode_line(l.as_bytes())
+            if let Ok(traceparse::Decoded::Gfs2 { event, .. }) =
+                traceparse::decode_line(l.as_bytes())
             {
                 lt.add(&event);
             }

@@ -10,29 +10,24 @@ pub const KEPT_ERRORS: usize = 20;
 /// One malformed line.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ParseError {
+    /// The file (or `-` for standard input).
     pub source: Arc<str>,
+    /// The 1-based line number.
     pub line: u64,
+    /// What is wrong with the line.
     pub message: String,
-    /// The offending line, cut to 160 characters.
+    /// The offending line, quoted ([`crate::quote`]) and cut to about 160 characters.
     pub text: String,
 }
 
 impl ParseError {
+    /// An error at `line` of `source`; `text` is the line's bytes, quoted and cut.
     pub fn new(source: &Arc<str>, line: u64, message: String, text: &[u8]) -> ParseError {
-        let mut text = String::from_utf8_lossy(text).into_owned();
-        if text.len() > 160 {
-            let mut cut = 160;
-            while !text.is_char_boundary(cut) {
-                cut -= 1;
-            }
-            text.truncate(cut);
-            text.push('…');
-        }
         ParseError {
             source: Arc::clone(source),
             line,
             message,
-            text,
+            text: crate::quote::quote(text, 160),
         }
     }
 }

@@ -33,6 +33,7 @@ pub mod lines;
 pub mod num;
 pub mod parallel;
 mod parse;
+pub mod quote;
 mod reader;
 pub mod record;
 pub mod state;

@@ -29,11 +29,12 @@ fn keep_token(extra: &mut Vec<Token>, key: &[u8], value: Option<&[u8]>) {
 }
 
 fn state(v: &[u8], what: &'static str) -> Result<LockState, String> {
-    LockState::parse(v).ok_or_else(|| format!("bad {what} state {:?}", lossy(v)))
+    LockState::parse(v).ok_or_else(|| format!("bad {what} state \"{}\"", lossy(v)))
 }
 
+/// A value from the input, quoted for a message (control bytes never reach a terminal).
 fn lossy(v: &[u8]) -> String {
-    String::from_utf8_lossy(v).into_owned()
+    crate::quote::quote(v, 60)
 }
 
 fn num_u(v: &[u8], key: &str) -> Result<u64, String> {
@@ -214,7 +215,7 @@ pub(crate) fn holder_line(body: &[u8], interner: &mut Interner) -> Result<Holder
         let tok = &body[pos..end];
         pos = end;
         let Some(colon) = memchr::memchr(b':', tok) else {
-            return Err(format!("unexpected token {:?} in H: line", lossy(tok)));
+            return Err(format!("unexpected token \"{}\" in H: line", lossy(tok)));
         };
         let (key, v) = (&tok[..colon], &tok[colon + 1..]);
         match key {

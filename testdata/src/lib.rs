@@ -35,3 +35,29 @@ pub fn files(dir: &str, keep: impl Fn(&str) -> bool) -> Vec<PathBuf> {
     out.sort();
     out
 }
+
+/// Whether this run is under CI (`CI` set to anything but the empty string), where a test
+/// that cannot make its real check must fail instead of skipping.
+pub fn under_ci() -> bool {
+    std::env::var_os("CI").is_some_and(|v| !v.is_empty())
+}
+
+/// Says that a test could not make its real check, and why. Under CI this fails the test
+/// (a panic); elsewhere it prints `SKIPPED: test: why` on stderr (shown by `cargo test`
+/// with `--nocapture`, and counted by `scripts/test.sh`), and the test returns.
+pub fn skip(test: &str, why: &str) {
+    if under_ci() {
+        panic!("{test}: cannot run its real check under CI: {why}");
+    }
+    eprintln!("SKIPPED: {test}: {why}");
+}
+
+/// A binary of this workspace built beside the running test (`target/<profile>/NAME`):
+/// tests of one package use this to run another package's binary, such as `glk-engine`.
+pub fn workspace_bin(name: &str) -> Option<PathBuf> {
+    // The test runs from target/<profile>/deps/.
+    let exe = std::env::current_exe().ok()?;
+    let profile = exe.parent()?.parent()?;
+    let p = profile.join(name);
+    p.is_file().then_some(p)
+}

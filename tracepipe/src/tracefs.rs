@@ -121,17 +121,17 @@ impl Tracefs {
         v
     }
 
-    /// The `print fmt:` line of an event's `format` file.
-    pub fn print_fmt(&self, system: &str, event: &str) -> Option<String> {
-        let text = std::fs::read_to_string(
+    /// The text of an event's `format` file (`traceparse::format::print_fmt` extracts its
+    /// `print fmt:` string).
+    pub fn format(&self, system: &str, event: &str) -> Option<String> {
+        std::fs::read_to_string(
             self.dir
                 .join("events")
                 .join(system)
                 .join(event)
                 .join("format"),
         )
-        .ok()?;
-        crate::format::print_fmt(&text).map(str::to_string)
+        .ok()
     }
 }
 

@@ -4,7 +4,8 @@
 use std::sync::Mutex;
 use std::time::Duration;
 
-use tracepipe::{decode_line, BlockReader, Decoded, Instance, TraceError, Tracefs};
+use traceparse::{decode_line, BlockReader, Decoded};
+use tracepipe::{Instance, TraceError, Tracefs};
 
 /// Tests share one tracefs mount: run them one at a time.
 static SERIAL: Mutex<()> = Mutex::new(());

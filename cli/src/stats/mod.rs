@@ -81,14 +81,19 @@ enum Kind {
 
 /// Tells glstats from sbstats by the first line.
 fn sniff(path: &Path) -> io::Result<Kind> {
-    let mut r = io::BufReader::new(glockparse::input::open(path)?);
-    let mut first = String::new();
-    while first.trim().is_empty() {
+    let named = |e: io::Error| io::Error::new(e.kind(), format!("{}: {e}", path.display()));
+    let mut r = io::BufReader::new(glockparse::input::open(path).map_err(named)?);
+    // The first non-blank line, as bytes: a file that is not text is not an error to read.
+    let mut first = Vec::new();
+    let mut line_no = 0u64;
+    while first.iter().all(u8::is_ascii_whitespace) {
         first.clear();
-        if r.read_line(&mut first)? == 0 {
+        line_no += 1;
+        if r.read_until(b'\n', &mut first).map_err(named)? == 0 {
             break;
         }
     }
+    let first = String::from_utf8_lossy(&first);
     let t = first.trim_start();
     if let Some(rest) = t.strip_prefix("G:") {
         if rest.trim_start().starts_with("n:") {
@@ -104,10 +109,22 @@ fn sniff(path: &Path) -> io::Result<Kind> {
     }
     if t.starts_with("type") {
         Ok(Kind::Sbstats)
+    } else if t.is_empty() {
+        Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!(
+                "{}: empty: neither a glstats nor an sbstats file",
+                path.display()
+            ),
+        ))
     } else {
         Err(io::Error::new(
             io::ErrorKind::InvalidData,
-            format!("{}: neither a glstats nor an sbstats file", path.display()),
+            format!(
+                "{}:{line_no}: neither a glstats nor an sbstats file (it starts \"{}\")",
+                path.display(),
+                glockparse::quote::quote(first.trim().as_bytes(), 60)
+            ),
         ))
     }
 }
@@ -180,7 +197,7 @@ pub fn snapshot_time(path: &Path) -> Option<f64> {
         }
     }
     let m = std::fs::metadata(path).ok()?.modified().ok()?;
-    Some(crate::fmt::unix_secs(m))
+    Some(clikit::fmt::unix_secs(m))
 }
 
 pub fn build(args: &StatsArgs) -> io::Result<Report> {
@@ -192,14 +209,24 @@ pub fn build(args: &StatsArgs) -> io::Result<Report> {
         resolve(&paths)?
     };
     let mut glstats_out = Vec::new();
+    let check = |d: &Diagnostics, p: &Path, what: &str| match clikit::diag::unrecognised(
+        d,
+        &p.display().to_string(),
+        what,
+    ) {
+        Some(e) => Err(e),
+        None => Ok(()),
+    };
     for p in glp {
         let (stats, d) = glstats::read_path(&p)?;
+        check(&d, &p, "a glstats file")?;
         diagnostics.merge(&d);
         glstats_out.push(GlFile { path: p, stats });
     }
     let mut sbstats_out = Vec::new();
     for p in sbp {
         let (stats, d) = sbstats::read_path(&p)?;
+        check(&d, &p, "an sbstats file")?;
         diagnostics.merge(&d);
         sbstats_out.push(SbFile { path: p, stats });
     }
@@ -222,8 +249,8 @@ pub fn build(args: &StatsArgs) -> io::Result<Report> {
     } else {
         let mut lt = LockTimes::default();
         for p in &args.trace {
-            tracepipe::reader::for_each_line(p, |line| {
-                if let Ok(tracepipe::Decoded::Gfs2 { event, .. }) = tracepipe::decode_line(line) {
+            traceparse::reader::for_each_line(p, |line| {
+                if let Ok(traceparse::Decoded::Gfs2 { event, .. }) = traceparse::decode_line(line) {
                     lt.add(&event);
                 }
             })?;
@@ -280,6 +307,6 @@ pub fn run(args: &StatsArgs) -> io::Result<()> {
         render::text(&mut out, &report, args)?;
     }
     out.flush()?;
-    crate::output::report_diagnostics(&report.diagnostics);
+    clikit::diag::report(&report.diagnostics);
     Ok(())
 }

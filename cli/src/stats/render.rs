@@ -9,7 +9,7 @@ use glockparse::GlockId;
 use serde_json::{json, Value};
 
 use super::{ranked, Report, StatsArgs};
-use crate::fmt::nanos;
+use clikit::fmt::nanos;
 
 fn ns(v: i64) -> String {
     if v < 0 {
@@ -338,7 +338,7 @@ pub fn json(out: &mut impl Write, r: &Report, args: &StatsArgs) -> io::Result<()
         "types": types,
         "delta": delta,
         "trace": trace,
-        "errors": crate::top::json_errors(&r.diagnostics),
+        "errors": clikit::diag::errors(&r.diagnostics),
     });
     serde_json::to_writer(&mut *out, &doc)?;
     writeln!(out)

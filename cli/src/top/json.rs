@@ -4,13 +4,13 @@
 use std::collections::HashMap;
 use std::io::{self, Write};
 
-use glockparse::{Diagnostics, Glock, Holder};
+use glockparse::{Glock, Holder};
 use serde::Serialize;
 
 use super::snapshot::{Summary, TypeCounts};
 use super::waits::{WaitAge, WaiterKey};
 use super::Snapshot;
-use crate::fmt;
+use clikit::fmt;
 
 #[derive(Serialize)]
 struct Doc<'a> {
@@ -19,7 +19,7 @@ struct Doc<'a> {
     sources: Vec<Source>,
     glocks: Vec<JGlock<'a>>,
     summary: JSummary,
-    errors: Errors,
+    errors: clikit::diag::Errors,
 }
 
 #[derive(Serialize)]
@@ -27,7 +27,7 @@ struct Source {
     path: String,
     live: bool,
     summary: JSummary,
-    errors: Errors,
+    errors: clikit::diag::Errors,
 }
 
 #[derive(Serialize)]
@@ -43,23 +43,6 @@ struct TypeRow {
     gltype: String,
     #[serde(flatten)]
     counts: TypeCounts,
-}
-
-#[derive(Serialize)]
-pub struct Errors {
-    pub count: u64,
-    pub skipped_lines: u64,
-    pub ignored_lines: u64,
-    pub fatal: Option<String>,
-    pub first: Vec<JError>,
-}
-
-#[derive(Serialize)]
-pub struct JError {
-    pub file: String,
-    pub line: u64,
-    pub message: String,
-    pub text: String,
 }
 
 #[derive(Serialize)]
@@ -118,25 +101,6 @@ struct JRgrp {
     free: u64,
     dinodes: u64,
     reservations: usize,
-}
-
-pub fn errors(d: &Diagnostics) -> Errors {
-    Errors {
-        count: d.errors,
-        skipped_lines: d.skipped,
-        ignored_lines: d.ignored,
-        fatal: d.fatal.clone(),
-        first: d
-            .first_errors
-            .iter()
-            .map(|e| JError {
-                file: e.source.to_string(),
-                line: e.line,
-                message: e.message.clone(),
-                text: e.text.clone(),
-            })
-            .collect(),
-    }
 }
 
 fn summary(s: &Summary) -> JSummary {
@@ -241,7 +205,7 @@ pub fn write(
                 path: i.path.display().to_string(),
                 live: i.live,
                 summary: summary(&f.summary),
-                errors: errors(&f.diagnostics),
+                errors: clikit::diag::errors(&f.diagnostics),
             })
             .collect(),
         glocks: snap
@@ -250,7 +214,7 @@ pub fn write(
             .map(|s| glock(&s.glock, s.input, &paths[s.input], ages, flag_names))
             .collect(),
         summary: summary(&snap.summary()),
-        errors: errors(&snap.diagnostics()),
+        errors: clikit::diag::errors(&snap.diagnostics()),
     };
     serde_json::to_writer(&mut *out, &doc)?;
     writeln!(out)

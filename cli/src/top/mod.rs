@@ -12,7 +12,6 @@ use std::time::{Duration, SystemTime};
 use glockparse::{Glock, GlockType};
 
 use crate::inputs::{self, Input};
-pub use json::errors as json_errors;
 use snapshot::{FileSnapshot, Selection, SortKey};
 pub use waits::WaitTracker;
 
@@ -103,7 +102,12 @@ fn take_snapshot(inputs: &[Input], sel: &Selection, iteration: u64) -> io::Resul
     let taken = SystemTime::now();
     let mut files = Vec::with_capacity(inputs.len());
     for i in inputs {
-        files.push(snapshot::take_file(&i.path, sel)?);
+        let f = snapshot::take_file(&i.path, sel)?;
+        let name = i.path.display().to_string();
+        if let Some(e) = clikit::diag::unrecognised(&f.diagnostics, &name, "a glocks file") {
+            return Err(e);
+        }
+        files.push(f);
     }
     // Merge the per-file best lists into one ranking.
     let mut shown: Vec<Shown> = files
@@ -138,7 +142,8 @@ fn take_snapshot(inputs: &[Input], sel: &Selection, iteration: u64) -> io::Resul
     })
 }
 
-pub fn run(args: &TopArgs) -> io::Result<()> {
+pub fn run(args: &TopArgs, color: clikit::Color) -> io::Result<()> {
+    let paint = color.stdout();
     let (paths, _unpacked) = inputs::unpack_tarballs(&args.paths)?;
     let inputs = inputs::resolve(&paths, "glocks")?;
     let sel = Selection {
@@ -146,7 +151,7 @@ pub fn run(args: &TopArgs) -> io::Result<()> {
         limit: args.limit,
         types: args.r#type.clone(),
     };
-    let stdout_tty = crate::output::stdout_is_terminal();
+    let stdout_tty = std::io::IsTerminal::is_terminal(&std::io::stdout());
     let live = args.follow || inputs.iter().all(|i| i.live);
     let refresh = !args.once && live && (stdout_tty || args.count.is_some());
     let count = if refresh {
@@ -167,10 +172,10 @@ pub fn run(args: &TopArgs) -> io::Result<()> {
             } else if iteration > 1 {
                 writeln!(out)?;
             }
-            text::write(&mut out, &snap, &ages, args, refresh)?;
+            text::write(&mut out, &snap, &ages, args, refresh, paint)?;
         }
         out.flush()?;
-        crate::output::report_diagnostics(&snap.diagnostics());
+        clikit::diag::report(&snap.diagnostics());
         if iteration < count {
             std::thread::sleep(Duration::from_secs_f64(args.delay));
         }

@@ -7,7 +7,7 @@ use glockparse::{Glock, Holder};
 
 use super::waits::{WaitAge, WaiterKey};
 use super::{Snapshot, TopArgs};
-use crate::fmt;
+use clikit::fmt;
 
 fn input_label(snap: &Snapshot, i: usize) -> String {
     let p = &snap.inputs[i].path;
@@ -27,6 +27,7 @@ pub fn write(
     ages: &HashMap<WaiterKey, WaitAge>,
     args: &TopArgs,
     refreshing: bool,
+    paint: clikit::Paint,
 ) -> io::Result<()> {
     let summary = snap.summary();
     let total = summary.total();
@@ -104,6 +105,7 @@ pub fn write(
             ages,
             args,
             multi.then(|| sources[s.input].as_str()),
+            paint,
         )?;
     }
     let matching: u64 = snap.files.iter().map(|f| f.matching).sum();
@@ -121,6 +123,7 @@ fn glock(
     ages: &HashMap<WaiterKey, WaitAge>,
     args: &TopArgs,
     source: Option<&str>,
+    paint: clikit::Paint,
 ) -> io::Result<()> {
     let demote = if g.demote_us > 0 {
         format!("to {} for {}", g.demote_state, fmt::micros(g.demote_us))
@@ -147,7 +150,7 @@ fn glock(
         writeln!(out, "    flags: {}", g.flags.words().join(", "))?;
     }
     for h in &g.holders {
-        holder(out, input, g, h, ages, args.flag_names)?;
+        holder(out, input, g, h, ages, args.flag_names, paint)?;
     }
     if let Some(i) = &g.inode {
         writeln!(
@@ -181,6 +184,7 @@ fn holder(
     h: &Holder,
     ages: &HashMap<WaiterKey, WaitAge>,
     flag_names: bool,
+    paint: clikit::Paint,
 ) -> io::Result<()> {
     let role = if h.is_waiting() {
         "waiting"
@@ -217,9 +221,16 @@ fn holder(
             }
         }
     }
+    // Padded before painting, so escape codes do not upset the columns.
+    let role = format!("{role:<7}");
+    let role = if h.is_waiting() {
+        paint.warn(&role)
+    } else {
+        role
+    };
     writeln!(
         out,
-        "    {:<7} {:<2} pid {:<8} {:<16} {}  f:{}{}",
+        "    {} {:<2} pid {:<8} {:<16} {}  f:{}{}",
         role,
         h.state.as_str(),
         pid,

@@ -11,10 +11,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use glockparse::{Diagnostics, ParseError};
-use tracepipe::reader::Next;
-use tracepipe::{
-    decode_line, stop, BlockReader, Decoded, Instance, TraceError, Tracefs, GFS2_EVENTS,
-};
+use traceparse::reader::Next;
+use traceparse::{decode_line, BlockReader, Decoded, GFS2_EVENTS};
+use tracepipe::{stop, Instance, TraceError, Tracefs};
 
 pub use sink::hostname;
 use sink::Sink;
@@ -30,7 +29,7 @@ pub struct TraceArgs {
     #[arg(long)]
     pub filter: Option<String>,
     /// Stop after this many seconds (default: at Ctrl-C).
-    #[arg(long)]
+    #[arg(long, value_parser = clikit::args::seconds)]
     pub duration: Option<f64>,
     /// Write events here: .jsonl (JSON lines), .parquet (the events frame) or .txt (raw lines).
     /// Default: readable lines on stdout.
@@ -118,7 +117,7 @@ struct Consumer {
 
 impl Consumer {
     fn block(&mut self, buf: &[u8]) -> io::Result<()> {
-        tracepipe::reader::lines(buf).try_for_each(|line| self.line(line))
+        traceparse::reader::lines(buf).try_for_each(|line| self.line(line))
     }
 
     fn line(&mut self, line: &[u8]) -> io::Result<()> {
@@ -177,7 +176,7 @@ impl Consumer {
                 self.undecoded
             );
         }
-        crate::output::report_diagnostics(&self.diag);
+        clikit::diag::report(&self.diag);
         Ok(())
     }
 }
@@ -252,18 +251,44 @@ impl From<Failure> for io::Error {
 
 fn offline(args: &TraceArgs) -> io::Result<()> {
     let mut c = consumer(args, "")?;
+    let mut unrecognised = Vec::new();
     for path in &args.input {
         c.source = path.display().to_string().into();
         c.diag.lines = 0;
+        let (events, errors) = (c.events() + c.lost_lines, c.diag.errors);
+        let first_error = c.diag.first_errors.len();
         let mut written = Ok(());
-        tracepipe::reader::for_each_line(path, |line| {
+        traceparse::reader::for_each_line(path, |line| {
             if written.is_ok() {
                 written = c.line(line);
             }
         })?;
         written?;
+        // Nothing but malformed lines: not a trace at all (said once the rest is done).
+        if c.events() + c.lost_lines == events && c.diag.errors > errors {
+            let first = c
+                .diag
+                .first_errors
+                .get(first_error)
+                .map(ToString::to_string);
+            unrecognised.push(format!(
+                "{}: not trace text: nothing in it was recognised ({} malformed line(s){})",
+                path.display(),
+                c.diag.errors - errors,
+                first
+                    .map(|f| format!("; the first: {f}"))
+                    .unwrap_or_default()
+            ));
+        }
     }
-    c.report(None, &mut io::stdout().lock())
+    c.report(None, &mut io::stdout().lock())?;
+    match unrecognised.len() {
+        0 => Ok(()),
+        _ => Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            unrecognised.join("\nglk: "),
+        )),
+    }
 }
 
 enum Failure {
@@ -330,8 +355,12 @@ fn set_up(tfs: &Tracefs, inst: &mut Instance, args: &TraceArgs) -> Result<(), Fa
     // Formats the decoder does not know are worth a warning before any event arrives.
     for (s, e) in pairs.iter().filter(|(s, _)| s == "gfs2") {
         let name = e.trim_start_matches("gfs2_");
-        if let Some(f) = tfs.print_fmt(s, e) {
-            if !tracepipe::format::is_known(name, &f) {
+        if let Some(f) = tfs
+            .format(s, e)
+            .as_deref()
+            .and_then(traceparse::format::print_fmt)
+        {
+            if !traceparse::format::is_known(name, f) {
                 eprintln!("glk: warning: {e} has a print format glk does not know: {f}");
             }
         }

@@ -2,10 +2,10 @@
 
 use std::fmt::Write as _;
 
-use tracepipe::event::{BlockState, RsFunc};
-use tracepipe::{Dev, Gfs2Event, TraceLine};
+use traceparse::event::{BlockState, RsFunc};
+use traceparse::{Dev, Gfs2Event, TraceLine};
 
-use crate::fmt;
+use clikit::fmt;
 
 fn lossy(b: &[u8]) -> std::borrow::Cow<'_, str> {
     String::from_utf8_lossy(b)

@@ -3,9 +3,66 @@
 use std::io::{self, Write};
 use std::path::Path;
 
-use tracepipe::Decoded;
+use traceparse::Decoded;
 
 use super::render;
+
+/// Where a sink's bytes go: [`Output::done`] makes them final (flushes standard output;
+/// renames a file written under a temporary name into place).
+pub trait Output: Write + Send {
+    /// Called once, when the trace ends normally.
+    fn done(&mut self) -> io::Result<()>;
+}
+
+impl Output for io::BufWriter<io::Stdout> {
+    fn done(&mut self) -> io::Result<()> {
+        self.flush()
+    }
+}
+
+/// A file that appears under its name only once the trace has ended (a kill or a full
+/// disk never leaves a half file that looks whole).
+pub struct FileOut {
+    w: Option<io::BufWriter<bundle::atomic::AtomicFile>>,
+}
+
+impl FileOut {
+    /// Starts writing `path`.
+    pub fn create(path: &Path) -> io::Result<FileOut> {
+        let f = bundle::atomic::AtomicFile::create(path)?;
+        Ok(FileOut {
+            w: Some(io::BufWriter::with_capacity(1 << 20, f)),
+        })
+    }
+
+    fn writer(&mut self) -> io::Result<&mut io::BufWriter<bundle::atomic::AtomicFile>> {
+        self.w
+            .as_mut()
+            .ok_or_else(|| io::Error::other("output already finished"))
+    }
+}
+
+impl Write for FileOut {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.writer()?.write(buf)
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        self.writer()?.flush()
+    }
+}
+
+impl Output for FileOut {
+    fn done(&mut self) -> io::Result<()> {
+        let w = self
+            .w
+            .take()
+            .ok_or_else(|| io::Error::other("output already finished"))?;
+        let f = w.into_inner().map_err(|e| e.into_error())?;
+        let path = f.path().display().to_string();
+        f.commit()
+            .map_err(|e| io::Error::new(e.kind(), format!("{path}: {e}")))
+    }
+}
 
 /// An output for trace lines.
 pub trait Sink {
@@ -15,12 +72,12 @@ pub trait Sink {
 }
 
 /// Readable decoded lines. Undecoded and foreign events are shown raw.
-pub struct TextSink<W: Write> {
+pub struct TextSink<W: Output> {
     out: W,
     buf: String,
 }
 
-impl<W: Write> TextSink<W> {
+impl<W: Output> TextSink<W> {
     pub fn new(out: W) -> Self {
         TextSink {
             out,
@@ -29,7 +86,7 @@ impl<W: Write> TextSink<W> {
     }
 }
 
-impl<W: Write> Sink for TextSink<W> {
+impl<W: Output> Sink for TextSink<W> {
     fn line(&mut self, _raw: &[u8], d: &Decoded<'_>) -> io::Result<()> {
         self.buf.clear();
         match d {
@@ -39,9 +96,12 @@ impl<W: Write> Sink for TextSink<W> {
             }
             Decoded::Undecoded(line) | Decoded::Other(line) => {
                 render::prefix(&mut self.buf, line);
-                self.buf.push_str(&String::from_utf8_lossy(line.event));
+                // Foreign bodies are quoted: control bytes never reach the terminal.
+                self.buf
+                    .push_str(&glockparse::quote::quote(line.event, usize::MAX));
                 self.buf.push_str(": ");
-                self.buf.push_str(&String::from_utf8_lossy(line.body));
+                self.buf
+                    .push_str(&glockparse::quote::quote(line.body, usize::MAX));
             }
             Decoded::Lost { cpu, events } => {
                 self.buf
@@ -54,17 +114,17 @@ impl<W: Write> Sink for TextSink<W> {
     }
 
     fn finish(&mut self) -> io::Result<()> {
-        self.out.flush()
+        self.out.done()
     }
 }
 
 /// One JSON object per event (`.jsonl`).
-pub struct JsonSink<W: Write> {
+pub struct JsonSink<W: Output> {
     out: W,
     buf: String,
 }
 
-impl<W: Write> JsonSink<W> {
+impl<W: Output> JsonSink<W> {
     pub fn new(out: W) -> Self {
         JsonSink {
             out,
@@ -73,7 +133,7 @@ impl<W: Write> JsonSink<W> {
     }
 }
 
-impl<W: Write> Sink for JsonSink<W> {
+impl<W: Output> Sink for JsonSink<W> {
     fn line(&mut self, _raw: &[u8], d: &Decoded<'_>) -> io::Result<()> {
         self.buf.clear();
         match d {
@@ -91,23 +151,23 @@ impl<W: Write> Sink for JsonSink<W> {
     }
 
     fn finish(&mut self) -> io::Result<()> {
-        self.out.flush()
+        self.out.done()
     }
 }
 
 /// The lines exactly as read (`.txt`).
-pub struct RawSink<W: Write> {
+pub struct RawSink<W: Output> {
     out: W,
 }
 
-impl<W: Write> Sink for RawSink<W> {
+impl<W: Output> Sink for RawSink<W> {
     fn line(&mut self, raw: &[u8], _d: &Decoded<'_>) -> io::Result<()> {
         self.out.write_all(raw)?;
         self.out.write_all(b"\n")
     }
 
     fn finish(&mut self) -> io::Result<()> {
-        self.out.flush()
+        self.out.done()
     }
 }
 
@@ -123,24 +183,70 @@ impl Sink for NullSink {
     }
 }
 
-/// Collects events into the `events` frame and writes it as Parquet at the end. The node
+/// Pipes the trace text to the analyst's engine (`glk-engine trace-parquet`), which
+/// decodes it into the `events` frame and writes Parquet one row group at a time. The node
 /// column holds this machine's host name.
 pub struct ParquetSink {
-    cols: frames::EventCols,
-    node: String,
+    child: std::process::Child,
+    stdin: Option<io::BufWriter<std::process::ChildStdin>>,
     path: std::path::PathBuf,
 }
 
+impl ParquetSink {
+    fn start(path: &Path) -> io::Result<ParquetSink> {
+        let mut cmd = crate::engine::command([
+            std::ffi::OsStr::new("trace-parquet"),
+            std::ffi::OsStr::new("--node"),
+            std::ffi::OsStr::new(&hostname()),
+            std::ffi::OsStr::new("-o"),
+            path.as_os_str(),
+        ])
+        .map_err(|e| io::Error::new(e.kind(), format!("writing {}: {e}", path.display())))?;
+        let mut child = cmd.stdin(std::process::Stdio::piped()).spawn()?;
+        let stdin = child
+            .stdin
+            .take()
+            .map(|s| io::BufWriter::with_capacity(1 << 20, s));
+        Ok(ParquetSink {
+            child,
+            stdin,
+            path: path.to_path_buf(),
+        })
+    }
+
+    fn broken(&mut self, e: io::Error) -> io::Error {
+        // The engine stopped reading: its own error says why.
+        let status = self.child.wait().ok();
+        io::Error::other(format!(
+            "{}: the engine writing it stopped ({}): {e}",
+            self.path.display(),
+            status.map_or("unknown status".into(), |s| s.to_string())
+        ))
+    }
+}
+
 impl Sink for ParquetSink {
-    fn line(&mut self, _raw: &[u8], d: &Decoded<'_>) -> io::Result<()> {
-        self.cols.push(&self.node, d);
-        Ok(())
+    fn line(&mut self, raw: &[u8], _d: &Decoded<'_>) -> io::Result<()> {
+        let Some(w) = &mut self.stdin else {
+            return Ok(());
+        };
+        let r = w.write_all(raw).and_then(|()| w.write_all(b"\n"));
+        r.map_err(|e| self.broken(e))
     }
 
     fn finish(&mut self) -> io::Result<()> {
-        let cols = std::mem::take(&mut self.cols);
-        let mut df = cols.frame().map_err(|e| io::Error::other(e.to_string()))?;
-        frames::export::write_parquet(&mut df, &self.path)
+        if let Some(mut w) = self.stdin.take() {
+            w.flush().map_err(|e| self.broken(e))?;
+        }
+        let status = self.child.wait()?;
+        if status.success() {
+            Ok(())
+        } else {
+            Err(io::Error::other(format!(
+                "{}: the engine writing it failed ({status})",
+                self.path.display()
+            )))
+        }
     }
 }
 
@@ -156,23 +262,11 @@ pub fn hostname() -> String {
 /// The sink for `--output PATH`, chosen by extension.
 pub fn for_path(path: &Path) -> io::Result<Box<dyn Sink + Send>> {
     let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
-    let open = || {
-        std::fs::File::create(path)
-            .map(|f| io::BufWriter::with_capacity(1 << 20, f))
-            .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))
-    };
+    let open = || FileOut::create(path);
     Ok(match ext {
         "jsonl" | "ndjson" => Box::new(JsonSink::new(open()?)),
         "txt" => Box::new(RawSink { out: open()? }),
-        "parquet" => {
-            // Fail now, not after the trace, when the file cannot be created.
-            std::fs::File::create(path).map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
-            Box::new(ParquetSink {
-                cols: frames::EventCols::default(),
-                node: hostname(),
-                path: path.to_path_buf(),
-            })
-        }
+        "parquet" => Box::new(ParquetSink::start(path)?),
         other => {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,

@@ -4,7 +4,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::io::{self, Write};
 
 use glockparse::GlockId;
-use tracepipe::{Decoded, Gfs2Event, GFS2_EVENTS};
+use traceparse::{Decoded, Gfs2Event, GFS2_EVENTS};
 
 /// Per-glock counts of the locking events.
 #[derive(Debug, Default, Clone, serde::Serialize)]

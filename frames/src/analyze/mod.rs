@@ -15,7 +15,7 @@ use polars::prelude::PolarsResult;
 use serde::Serialize;
 
 use crate::build::Frames;
-use crate::capture::Captures;
+use bundle::Captures;
 pub use contended::SortBy;
 use hold_wait::{DurationSummary, Times};
 pub use storms::StormOptions;

@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, HashMap};
 use gfs2stats::lock_time::{distribution, Hists, LockTimes};
 use glockparse::{GlockId, GlockType};
 use serde::Serialize;
-use tracepipe::{DlmMode, Gfs2Event, LockTime, TraceFlags};
+use traceparse::{DlmMode, Gfs2Event, LockTime, TraceFlags};
 
 use super::rows::Ev;
 

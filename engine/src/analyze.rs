@@ -1,61 +1,36 @@
 //! `glk analyze` and `glk export`: capture bundles through the frames layer.
 
 use std::io::{self, Write};
-use std::path::PathBuf;
 
+use clikit::args::{AnalyzeArgs, ExportArgs, Sort};
+use clikit::fmt::nanos;
 use frames::analyze::{self, Options, Report, SortBy, StormOptions};
 
-use crate::fmt::nanos;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Sort {
-    /// Remote demote requests summed over nodes.
-    Demotes,
-    /// Time spent waiting (queue → promote in traces).
-    Wait,
-    /// State changes.
-    Changes,
-    /// Most waiters in one snapshot.
-    Waiters,
-}
-
-#[derive(Debug, clap::Args)]
-pub struct AnalyzeArgs {
-    /// Capture directories (one per node, or a directory of them), tarballs, or loose files.
-    #[arg(required = true)]
-    pub captures: Vec<PathBuf>,
-    #[arg(long, value_enum, default_value = "demotes")]
-    pub sort: Sort,
-    /// Entries per list (0: all).
-    #[arg(long, default_value_t = 10)]
-    pub limit: usize,
-    /// Demote-storm window, seconds.
-    #[arg(long, default_value_t = 1.0)]
-    pub storm_window: f64,
-    /// Remote demotes within one window that make a storm.
-    #[arg(long, default_value_t = 5)]
-    pub storm_min: u64,
-    #[arg(long)]
-    pub json: bool,
-}
-
-#[derive(Debug, clap::Args)]
-pub struct ExportArgs {
-    /// Capture directories, tarballs or loose files.
-    #[arg(required = true)]
-    pub captures: Vec<PathBuf>,
-    /// Output directory: DIR/kind=KIND/node=NODE/part-0.parquet.
-    #[arg(long, short = 'o')]
-    pub output: PathBuf,
-}
-
-fn polars(e: polars_error::PolarsError) -> io::Error {
+fn polars(e: frames::PolarsError) -> io::Error {
     io::Error::other(e.to_string())
 }
 
-pub fn run(a: &AnalyzeArgs) -> io::Result<()> {
-    let caps = frames::discover(&a.captures)?;
+/// Loads the captures; an error when nothing in them was recognised.
+fn load(paths: &[std::path::PathBuf]) -> io::Result<(frames::Captures, frames::Frames)> {
+    let caps = frames::discover(paths)?;
     let f = frames::load(&caps)?;
+    let rows: usize = frames::KINDS
+        .iter()
+        .map(|k| f.get(k).map_or(0, |d| d.height()))
+        .sum();
+    if rows == 0 && f.diagnostics.errors > 0 {
+        let names: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+        let mut d = f.diagnostics.clone();
+        d.records = 0;
+        if let Some(e) = clikit::diag::unrecognised(&d, &names.join(", "), "a capture") {
+            return Err(e);
+        }
+    }
+    Ok((caps, f))
+}
+
+pub fn run(a: &AnalyzeArgs, color: clikit::Color) -> io::Result<()> {
+    let (caps, f) = load(&a.captures)?;
     let o = Options {
         sort: match a.sort {
             Sort::Demotes => SortBy::Demotes,
@@ -65,7 +40,7 @@ pub fn run(a: &AnalyzeArgs) -> io::Result<()> {
         },
         limit: a.limit,
         storms: StormOptions {
-            window_ns: (a.storm_window.max(0.001) * 1e9) as u64,
+            window_ns: (a.storm_window * 1e9) as u64,
             min_demotes: a.storm_min.max(1),
             ..StormOptions::default()
         },
@@ -74,20 +49,19 @@ pub fn run(a: &AnalyzeArgs) -> io::Result<()> {
     let mut out = io::BufWriter::new(io::stdout().lock());
     if a.json {
         let mut v = serde_json::to_value(&report)?;
-        v["errors"] = serde_json::to_value(crate::top::json_errors(&f.diagnostics))?;
+        v["errors"] = serde_json::to_value(clikit::diag::errors(&f.diagnostics))?;
         serde_json::to_writer(&mut out, &v)?;
         writeln!(out)?;
     } else {
-        text(&mut out, &report)?;
+        text(&mut out, &report, color.stdout())?;
     }
     out.flush()?;
-    crate::output::report_diagnostics(&f.diagnostics);
+    clikit::diag::report(&f.diagnostics);
     Ok(())
 }
 
 pub fn export(a: &ExportArgs) -> io::Result<()> {
-    let caps = frames::discover(&a.captures)?;
-    let f = frames::load(&caps)?;
+    let (_caps, f) = load(&a.captures)?;
     let t = std::time::Instant::now();
     let written = frames::export::export(&f, &a.output)?;
     let rows: usize = written.iter().map(|w| w.rows).sum();
@@ -99,7 +73,7 @@ pub fn export(a: &ExportArgs) -> io::Result<()> {
         written.len(),
         t.elapsed().as_secs_f64()
     );
-    crate::output::report_diagnostics(&f.diagnostics);
+    clikit::diag::report(&f.diagnostics);
     Ok(())
 }
 
@@ -107,7 +81,7 @@ fn ns128(v: u128) -> String {
     nanos(u64::try_from(v).unwrap_or(u64::MAX))
 }
 
-fn text(out: &mut impl Write, r: &Report) -> io::Result<()> {
+fn text(out: &mut impl Write, r: &Report, paint: clikit::Paint) -> io::Result<()> {
     let nodes: Vec<String> = r
         .nodes
         .iter()
@@ -294,7 +268,8 @@ fn text(out: &mut impl Write, r: &Report) -> io::Result<()> {
             .collect();
         writeln!(
             out,
-            "cycle: {} -> back to the start (snapshots {:?})",
+            "{}: {} -> back to the start (snapshots {:?})",
+            paint.bad("cycle"),
             steps.join(", held by "),
             c.snapshots
         )?;
@@ -305,14 +280,23 @@ fn text(out: &mut impl Write, r: &Report) -> io::Result<()> {
     for w in &s.stuck {
         writeln!(
             out,
-            "STUCK  {} {} pid {} [{}] {} waiting for {} in snapshots {}..{}",
-            w.node, w.glock, w.pid, w.comm, w.caller, w.state, w.first_snapshot, w.last_snapshot
+            "{}  {} {} pid {} [{}] {} waiting for {} in snapshots {}..{}",
+            paint.bad("STUCK"),
+            w.node,
+            w.glock,
+            w.pid,
+            w.comm,
+            w.caller,
+            w.state,
+            w.first_snapshot,
+            w.last_snapshot
         )?;
     }
     for w in &s.progressed {
         writeln!(
             out,
-            "slow   {} {} pid {} [{}] {} waited through {} snapshot(s) ({}..{}), then progressed",
+            "{}   {} {} pid {} [{}] {} waited through {} snapshot(s) ({}..{}), then progressed",
+            paint.warn("slow"),
             w.node,
             w.glock,
             w.pid,

@@ -33,7 +33,7 @@ fn notebook_example_reads_the_export() {
     };
     let dir = std::env::temp_dir().join(format!("glk-export-test-{}", std::process::id()));
     let capture = testdata::path("real/dlm2-6.1");
-    let o = Command::new(env!("CARGO_BIN_EXE_glk"))
+    let o = Command::new(env!("CARGO_BIN_EXE_glk-engine"))
         .args([
             "export",
             capture.to_str().unwrap(),
@@ -54,7 +54,7 @@ fn notebook_example_reads_the_export() {
         String::from_utf8_lossy(&o.stderr)
     );
     // The example's SQL ranks by remote demotes, as glk analyze does.
-    let a = Command::new(env!("CARGO_BIN_EXE_glk"))
+    let a = Command::new(env!("CARGO_BIN_EXE_glk-engine"))
         .args([
             "analyze",
             capture.to_str().unwrap(),

@@ -6,7 +6,7 @@ use std::io::Read;
 use std::process::Command;
 
 fn analyze(args: &[&str]) -> serde_json::Value {
-    let o = Command::new(env!("CARGO_BIN_EXE_glk"))
+    let o = Command::new(env!("CARGO_BIN_EXE_glk-engine"))
         .arg("analyze")
         .args(args)
         .arg("--json")

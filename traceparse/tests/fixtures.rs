@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::io::Read;
 
 use glockparse::GlockId;
-use tracepipe::{decode_line, Decoded, Gfs2Event};
+use traceparse::{decode_line, Decoded, Gfs2Event};
 
 fn text(rel: &str) -> String {
     let mut s = String::new();

@@ -1,4 +1,5 @@
-//! Capture bundles: what `glk capture` writes and every analysis reads.
+//! Capture bundles: what `glk capture` writes and every reader (`glk top`, `glk stats`,
+//! the analysis engine) finds.
 //!
 //! A node's capture is a directory of snapshots `KIND.N` (`glocks.0`, `glstats.0`,
 //! `sbstats.0`, `glockfd.0`, `dlm_locks.0`, `dlm_waiters.0`, `time.0` holding the epoch
@@ -8,6 +9,8 @@
 //! `.tar.gz`, `.tar.xz`). A loose file (a glocks dump, a trace) is a one-file node named
 //! after the file.
 
+pub mod atomic;
+
 use std::collections::BTreeMap;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
@@ -15,14 +18,21 @@ use std::path::{Path, PathBuf};
 /// The files of one snapshot.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Snapshot {
+    /// The `N` of the `KIND.N` file names.
     pub index: u32,
     /// Epoch seconds when the snapshot started (`time.N`).
     pub time_unix: Option<f64>,
+    /// debugfs `glocks`.
     pub glocks: Option<PathBuf>,
+    /// debugfs `glstats`.
     pub glstats: Option<PathBuf>,
+    /// debugfs `sbstats` (`lkstats` on old kernels).
     pub sbstats: Option<PathBuf>,
+    /// debugfs `glockfd`.
     pub glockfd: Option<PathBuf>,
+    /// The DLM lockspace's `_locks` dump.
     pub dlm_locks: Option<PathBuf>,
+    /// The DLM lockspace's `_waiters` dump.
     pub dlm_waiters: Option<PathBuf>,
 }
 
@@ -33,39 +43,43 @@ pub struct NodeCapture {
     pub node: String,
     /// The node's DLM node id: `nodeid` file, else `our_nodeid N` in dlm_controld.log.
     pub nodeid: Option<u64>,
+    /// The snapshots, by index.
     pub snapshots: Vec<Snapshot>,
+    /// Saved trace text files (compressed or not).
     pub traces: Vec<PathBuf>,
 }
 
 /// All nodes found, plus the extracted tarballs (removed on drop).
 #[derive(Debug, Default)]
 pub struct Captures {
+    /// Every node, in the order found.
     pub nodes: Vec<NodeCapture>,
     extracted: Vec<Unpacked>,
 }
 
-/// A tarball extracted into a temporary directory, which is removed on drop.
+/// A tarball extracted into a private temporary directory (mode 0700, an unpredictable
+/// name, made by `tempfile`), which is removed on drop.
 #[derive(Debug)]
 pub struct Unpacked {
-    pub dir: PathBuf,
+    dir: tempfile::TempDir,
 }
 
-impl Drop for Unpacked {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.dir);
+impl Unpacked {
+    /// Where the tarball was extracted.
+    pub fn dir(&self) -> &Path {
+        self.dir.path()
     }
 }
 
 /// Extracts a capture tarball (`.tar`, `.tar.zst`, `.tar.gz`, `.tar.xz`).
 pub fn unpack(tarball: &Path) -> io::Result<Unpacked> {
-    static SEQ: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-    let n = SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let u = Unpacked {
-        dir: std::env::temp_dir().join(format!("glk-capture-{}-{n}", std::process::id())),
-    };
-    extract(tarball, &u.dir)
-        .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", tarball.display())))?;
-    Ok(u)
+    let named = |e: io::Error| io::Error::new(e.kind(), format!("{}: {e}", tarball.display()));
+    let dir = tempfile::Builder::new()
+        .prefix("glk-capture-")
+        .tempdir()
+        .map_err(named)?;
+    extract(tarball, dir.path()).map_err(named)?;
+    Ok(Unpacked { dir })
 }
 
 const KINDS: [&str; 8] = [
@@ -206,8 +220,8 @@ fn sniff(path: &Path) -> io::Result<&'static str> {
             "sbstats"
         } else if first.starts_with("id nodeid") {
             "dlm_locks"
-        } else if tracepipe::line::parse(first.as_bytes())
-            .is_ok_and(|l| matches!(l, tracepipe::Line::Event(_)))
+        } else if traceparse::line::parse(first.as_bytes())
+            .is_ok_and(|l| matches!(l, traceparse::Line::Event(_)))
             || first.starts_with("# tracer")
         {
             "trace"
@@ -261,7 +275,7 @@ pub fn discover(paths: &[PathBuf]) -> io::Result<Captures> {
             .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", p.display())))?;
         let dir = if meta.is_file() && is_tarball(p) {
             let u = unpack(p)?;
-            let d = u.dir.clone();
+            let d = u.dir().to_path_buf();
             caps.extracted.push(u);
             d
         } else if meta.is_file() {

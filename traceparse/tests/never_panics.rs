@@ -37,7 +37,7 @@ proptest! {
 
     #[test]
     fn arbitrary_bytes(bytes in proptest::collection::vec(any::<u8>(), 0..400)) {
-        let _ = tracepipe::decode_line(&bytes);
+        let _ = traceparse::decode_line(&bytes);
     }
 
     #[test]
@@ -51,6 +51,6 @@ proptest! {
             2 => l.insert(p, byte),
             _ => l.extend_from_within(p..),
         }
-        let _ = tracepipe::decode_line(&l);
+        let _ = traceparse::decode_line(&l);
     }
 }

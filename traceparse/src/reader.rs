@@ -35,30 +35,86 @@ pub struct BlockReader {
     handle: Option<JoinHandle<io::Result<u64>>>,
 }
 
-/// Holds the partial last line between reads.
-struct Splitter {
+/// The block being filled. `buf[..filled]` holds what was read; `buf[filled..]` is room
+/// initialised once per block, so that small reads (a pipe, one byte at a time) cost no
+/// re-initialisation. The partial last line is carried into the next block.
+struct Filler {
+    buf: Vec<u8>,
+    filled: usize,
     carry: Vec<u8>,
 }
 
-impl Splitter {
-    /// Moves the carried partial line to the front of a fresh buffer.
-    fn start(&mut self, buf: &mut Vec<u8>) {
-        buf.clear();
-        buf.extend_from_slice(&self.carry);
-        self.carry.clear();
+impl Filler {
+    fn new(pool: &Receiver<Vec<u8>>) -> Filler {
+        let mut f = Filler {
+            buf: Vec::new(),
+            filled: 0,
+            carry: Vec::new(),
+        };
+        f.start(take_buf(pool));
+        f
     }
 
-    /// Cuts `buf` after its last newline, keeping the tail for next time. A buffer with
-    /// no newline at all that has grown past 4 blocks is sent as it is.
-    fn cut(&mut self, buf: &mut Vec<u8>) -> bool {
-        match memchr::memrchr(b'\n', buf) {
-            Some(i) => {
-                self.carry.extend_from_slice(&buf[i + 1..]);
-                buf.truncate(i + 1);
-                true
+    /// Starts a fresh block with the carried partial line at its front.
+    fn start(&mut self, mut buf: Vec<u8>) {
+        buf.clear();
+        buf.extend_from_slice(&self.carry);
+        self.filled = buf.len();
+        self.carry.clear();
+        self.buf = buf;
+    }
+
+    fn is_empty(&self) -> bool {
+        self.filled == 0
+    }
+
+    /// One read of at most MIN_READ bytes into the room. Room is initialised MIN_READ at a
+    /// time, so a block holding one short line costs no more than that; the allocation
+    /// grows only for a line longer than a block, so blocks keep one size and are reused.
+    fn read(&mut self, r: &mut dyn Read) -> io::Result<usize> {
+        if self.buf.len() - self.filled < MIN_READ {
+            if self.buf.capacity() - self.filled < MIN_READ {
+                self.buf.reserve(MIN_READ.max(self.filled));
             }
-            None => buf.len() >= 4 * BLOCK,
+            self.buf.resize(self.filled + MIN_READ, 0);
         }
+        loop {
+            match r.read(&mut self.buf[self.filled..self.filled + MIN_READ]) {
+                Ok(n) => {
+                    self.filled += n;
+                    return Ok(n);
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// The whole lines read so far, as a block to send, keeping the partial last line for
+    /// the next block; `None` while no line is complete (a line without newline that has
+    /// grown past 4 blocks is sent as it is). Call [`Filler::start`] after sending.
+    fn cut(&mut self) -> Option<Vec<u8>> {
+        let data = &self.buf[..self.filled];
+        let end = match memchr::memrchr(b'\n', data) {
+            Some(i) => {
+                self.carry.extend_from_slice(&data[i + 1..]);
+                i + 1
+            }
+            None if self.filled >= 4 * BLOCK => self.filled,
+            None => return None,
+        };
+        let mut block = std::mem::take(&mut self.buf);
+        block.truncate(end);
+        self.filled = 0;
+        Some(block)
+    }
+
+    /// Everything read and not yet sent (at the end of the source).
+    fn rest(&mut self) -> Option<Vec<u8>> {
+        let mut block = std::mem::take(&mut self.buf);
+        block.truncate(self.filled);
+        self.filled = 0;
+        (!block.is_empty()).then_some(block)
     }
 }
 
@@ -67,50 +123,30 @@ fn take_buf(pool: &Receiver<Vec<u8>>) -> Vec<u8> {
         .unwrap_or_else(|_| Vec::with_capacity(BLOCK + MIN_READ))
 }
 
-/// Reads into the spare room of `buf`, growing it only when less than MIN_READ is left
-/// (a line longer than a block), so buffers keep one size and are reused as they are.
-fn read_into(r: &mut dyn Read, buf: &mut Vec<u8>) -> io::Result<usize> {
-    let old = buf.len();
-    if buf.capacity() - old < MIN_READ {
-        buf.reserve_exact(MIN_READ.max(old));
-    }
-    let room = buf.capacity() - old;
-    buf.resize(old + room, 0);
-    let n = loop {
-        match r.read(&mut buf[old..]) {
-            Ok(n) => break n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => {
-                buf.truncate(old);
-                return Err(e);
-            }
-        }
-    };
-    buf.truncate(old + n);
-    Ok(n)
-}
-
 impl BlockReader {
     /// Reads a whole stream (a file, decompressed or not) on a thread.
     pub fn stream(mut src: Box<dyn Read + Send>) -> BlockReader {
         let (tx, blocks) = bounded(IN_FLIGHT);
         let (pool, pool_rx) = bounded::<Vec<u8>>(IN_FLIGHT + 2);
         let handle = std::thread::spawn(move || -> io::Result<u64> {
-            let mut sp = Splitter { carry: Vec::new() };
+            let mut fill = Filler::new(&pool_rx);
             let mut total = 0u64;
             loop {
-                let mut buf = take_buf(&pool_rx);
-                sp.start(&mut buf);
-                let n = read_into(&mut *src, &mut buf)?;
+                let n = fill.read(&mut *src)?;
                 total += n as u64;
                 if n == 0 {
-                    if !buf.is_empty() {
-                        let _ = tx.send(buf);
+                    if let Some(rest) = fill.rest() {
+                        let _ = tx.send(rest);
                     }
                     return Ok(total);
                 }
-                if sp.cut(&mut buf) && tx.send(buf).is_err() {
-                    return Ok(total);
+                // A read that ends inside a line (a pipe, a slow producer, one byte at a
+                // time) keeps filling the same block until a newline arrives.
+                if let Some(block) = fill.cut() {
+                    if tx.send(block).is_err() {
+                        return Ok(total);
+                    }
+                    fill.start(take_buf(&pool_rx));
                 }
             }
         });
@@ -135,42 +171,42 @@ impl BlockReader {
         let drain = Arc::new(AtomicBool::new(false));
         let stop = Arc::clone(&drain);
         let handle = std::thread::spawn(move || -> io::Result<u64> {
-            let mut sp = Splitter { carry: Vec::new() };
+            let mut fill = Filler::new(&pool_rx);
             let mut total = 0u64;
-            let mut buf = take_buf(&pool_rx);
-            sp.start(&mut buf);
             loop {
                 let draining = stop.load(Ordering::SeqCst);
-                match read_into(&mut f, &mut buf) {
+                match fill.read(&mut f) {
                     Ok(0) => {}
                     Ok(n) => {
                         total += n as u64;
                         // Send when a block is full, or keep filling.
-                        if buf.len() >= BLOCK && sp.cut(&mut buf) {
-                            if tx.send(std::mem::take(&mut buf)).is_err() {
-                                return Ok(total);
+                        if fill.filled >= BLOCK {
+                            if let Some(block) = fill.cut() {
+                                if tx.send(block).is_err() {
+                                    return Ok(total);
+                                }
+                                fill.start(take_buf(&pool_rx));
                             }
-                            buf = take_buf(&pool_rx);
-                            sp.start(&mut buf);
                         }
                         continue;
                     }
                     Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
                     Err(e) => return Err(e),
                 }
-                // Nothing to read right now: flush what we have.
-                if !buf.is_empty() && sp.cut(&mut buf) {
-                    if tx.send(std::mem::take(&mut buf)).is_err() {
-                        return Ok(total);
+                // Nothing to read right now: send the whole lines there are.
+                if !fill.is_empty() {
+                    if let Some(block) = fill.cut() {
+                        if tx.send(block).is_err() {
+                            return Ok(total);
+                        }
+                        fill.start(take_buf(&pool_rx));
                     }
-                    buf = take_buf(&pool_rx);
-                    sp.start(&mut buf);
                 }
                 if draining {
-                    // The buffer was empty after the stop: done.
-                    sp.start(&mut buf);
-                    if !buf.is_empty() {
-                        let _ = tx.send(buf);
+                    // Nothing more after the stop: send what is left, a final line
+                    // without its newline included, and end.
+                    if let Some(rest) = fill.rest() {
+                        let _ = tx.send(rest);
                     }
                     return Ok(total);
                 }
@@ -287,6 +323,48 @@ mod tests {
         assert_eq!(v(b"a\nb"), ["a", "b"]);
         assert_eq!(v(b"\n"), [""]);
         assert!(v(b"").is_empty());
+    }
+
+    /// A source that hands out its bytes a few at a time, as a pipe with a slow writer does.
+    struct Trickle {
+        data: Vec<u8>,
+        at: usize,
+        step: usize,
+    }
+
+    impl Read for Trickle {
+        fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+            let n = self.step.min(out.len()).min(self.data.len() - self.at);
+            out[..n].copy_from_slice(&self.data[self.at..self.at + n]);
+            self.at += n;
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn short_reads_lose_nothing() {
+        let mut text = String::new();
+        for i in 0..3000 {
+            text.push_str(&format!(
+                "  <idle>-0 [000] .... {i}.000001: gfs2_promote: line {i}\n"
+            ));
+        }
+        text.push_str("final line without newline");
+        for step in [1, 2, 7, 50, 4096] {
+            let src = Trickle {
+                data: text.clone().into_bytes(),
+                at: 0,
+                step,
+            };
+            let r = BlockReader::stream(Box::new(src));
+            let mut got = Vec::new();
+            while let Some(b) = r.next_block() {
+                assert!(b.ends_with(b"\n") || got.len() + b.len() == text.len());
+                got.extend_from_slice(&b);
+                r.recycle(b);
+            }
+            assert_eq!(String::from_utf8(got).unwrap(), text, "read size {step}");
+        }
     }
 
     #[test]

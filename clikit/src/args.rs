@@ -1,0 +1,83 @@
+//! The command line of the commands the analyst's engine (`glk-engine`) runs. `glk` lists
+//! them in its help, man page and completions exactly as the engine parses them, and
+//! forwards its arguments to the engine unchanged.
+
+use std::path::PathBuf;
+
+/// The commands `glk` hands to the engine, by name.
+pub const ENGINE_COMMANDS: [&str; 2] = ["analyze", "export"];
+
+/// The ranking of `glk analyze`'s contended glocks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Sort {
+    /// Remote demote requests summed over nodes.
+    Demotes,
+    /// Time spent waiting (queue → promote in traces).
+    Wait,
+    /// State changes.
+    Changes,
+    /// Most waiters in one snapshot.
+    Waiters,
+}
+
+/// `glk analyze`.
+#[derive(Debug, clap::Args)]
+pub struct AnalyzeArgs {
+    /// Capture directories (one per node, or a directory of them), tarballs, or loose files.
+    #[arg(required = true)]
+    pub captures: Vec<PathBuf>,
+    /// Ranking of the contended glocks.
+    #[arg(long, value_enum, default_value = "demotes")]
+    pub sort: Sort,
+    /// Entries per list (0: all).
+    #[arg(long, default_value_t = 10)]
+    pub limit: usize,
+    /// Demote-storm window, seconds.
+    #[arg(long, default_value_t = 1.0, value_parser = crate::args::seconds)]
+    pub storm_window: f64,
+    /// Remote demotes within one window that make a storm.
+    #[arg(long, default_value_t = 5)]
+    pub storm_min: u64,
+    /// One JSON document instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `glk export`.
+#[derive(Debug, clap::Args)]
+pub struct ExportArgs {
+    /// Capture directories, tarballs or loose files.
+    #[arg(required = true)]
+    pub captures: Vec<PathBuf>,
+    /// Output directory: DIR/kind=KIND/node=NODE/part-0.parquet.
+    #[arg(long, short = 'o')]
+    pub output: PathBuf,
+}
+
+/// A number of seconds from the command line: finite, positive, at most ten years.
+pub fn seconds(s: &str) -> Result<f64, String> {
+    let v: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("{s:?} is not a number of seconds"))?;
+    if !v.is_finite() || v <= 0.0 {
+        return Err(format!("{s:?}: seconds must be a finite number above 0"));
+    }
+    if v > 315_576_000.0 {
+        return Err(format!("{s:?}: at most 315576000 seconds (ten years)"));
+    }
+    Ok(v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seconds_are_checked() {
+        assert_eq!(seconds("0.5"), Ok(0.5));
+        for bad in ["inf", "nan", "-1", "0", "1e300", "x", ""] {
+            assert!(seconds(bad).is_err(), "{bad}");
+        }
+    }
+}

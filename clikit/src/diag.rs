@@ -1,0 +1,118 @@
+//! Parse diagnostics for people (stderr) and for programs (the `errors` object of every
+//! `--json` document).
+
+use glockparse::Diagnostics;
+use serde::Serialize;
+
+/// Tells on stderr what could not be parsed: counts and the first few lines by file:line.
+pub fn report(d: &Diagnostics) {
+    if let Some(f) = &d.fatal {
+        eprintln!("glk: warning: input ended early: {f}");
+    }
+    if d.errors == 0 && d.skipped == 0 {
+        return;
+    }
+    eprintln!(
+        "glk: warning: {} malformed line(s) skipped{}",
+        d.errors,
+        if d.skipped > 0 {
+            format!(", and {} line(s) of malformed records", d.skipped)
+        } else {
+            String::new()
+        }
+    );
+    for e in d.first_errors.iter().take(5) {
+        eprintln!("  {e}");
+    }
+    if d.errors > 5 {
+        eprintln!("  ... and {} more", d.errors - 5);
+    }
+}
+
+/// The `errors` object of a JSON document.
+#[derive(Debug, Serialize)]
+pub struct Errors {
+    /// Malformed lines.
+    pub count: u64,
+    /// Lines dropped with the malformed record they belonged to.
+    pub skipped_lines: u64,
+    /// Lines that are no record and no error (blank lines, log lines around a dump).
+    pub ignored_lines: u64,
+    /// The read error that ended a parse early.
+    pub fatal: Option<String>,
+    /// The first malformed lines.
+    pub first: Vec<Error>,
+}
+
+/// One malformed line in JSON.
+#[derive(Debug, Serialize)]
+pub struct Error {
+    /// The file (or `-` for standard input).
+    pub file: String,
+    /// Its 1-based line number.
+    pub line: u64,
+    /// What is wrong with it.
+    pub message: String,
+    /// The line, quoted (control characters and invalid UTF-8 as `\xNN`), cut short.
+    pub text: String,
+}
+
+/// The `errors` object for a parse's diagnostics.
+pub fn errors(d: &Diagnostics) -> Errors {
+    Errors {
+        count: d.errors,
+        skipped_lines: d.skipped,
+        ignored_lines: d.ignored,
+        fatal: d.fatal.clone(),
+        first: d
+            .first_errors
+            .iter()
+            .map(|e| Error {
+                file: e.source.to_string(),
+                line: e.line,
+                message: e.message.clone(),
+                text: e.text.clone(),
+            })
+            .collect(),
+    }
+}
+
+/// An error for an input in which nothing was recognised: no record parsed and at least
+/// one malformed line (a file of another kind, or not text at all). `what` names the kind
+/// expected (`a glocks file`). `None` when anything parsed, or the input was empty.
+pub fn unrecognised(d: &Diagnostics, source: &str, what: &str) -> Option<std::io::Error> {
+    if d.records > 0 || d.errors == 0 {
+        return None;
+    }
+    let first = d
+        .first_errors
+        .first()
+        .map(|e| format!("; the first: {e}"))
+        .unwrap_or_default();
+    Some(std::io::Error::new(
+        std::io::ErrorKind::InvalidData,
+        format!(
+            "{source}: not {what}, or a damaged one: nothing in it could be read ({} malformed line(s){first})",
+            d.errors
+        ),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unrecognised_only_when_nothing_parsed() {
+        let mut d = Diagnostics::default();
+        assert!(unrecognised(&d, "f", "a glocks file").is_none());
+        d.errors = 3;
+        let e = unrecognised(&d, "f", "a glocks file").unwrap().to_string();
+        assert!(
+            e.starts_with("f: not a glocks file, or a damaged one"),
+            "{e}"
+        );
+        d.records = 1;
+        assert!(unrecognised(&d, "f", "a glocks file").is_none());
+    }
+}

@@ -1,0 +1,57 @@
+//! Quoting bytes from input files for error messages, so that what reaches a terminal is
+//! always plain text: printable characters as they are, a backslash as `\\`, tab as `\t`,
+//! every other control character and every byte that is not UTF-8 as `\xNN` (as ripgrep
+//! and `ls` do).
+
+use std::fmt::Write;
+
+/// `bytes` quoted, cut to about `max` characters (`…` marks a cut).
+pub fn quote(bytes: &[u8], max: usize) -> String {
+    let mut out = String::with_capacity(bytes.len().min(max) + 8);
+    for chunk in bytes.utf8_chunks() {
+        for c in chunk.valid().chars() {
+            if out.len() >= max {
+                out.push('…');
+                return out;
+            }
+            match c {
+                '\\' => out.push_str("\\\\"),
+                '\t' => out.push_str("\\t"),
+                c if c.is_control() => {
+                    // C0, DEL and the C1 controls (U+0080..U+009F, which some terminals
+                    // obey as escape sequences).
+                    let mut b = [0u8; 4];
+                    for byte in c.encode_utf8(&mut b).bytes() {
+                        let _ = write!(out, "\\x{byte:02x}");
+                    }
+                }
+                c => out.push(c),
+            }
+        }
+        for byte in chunk.invalid() {
+            if out.len() >= max {
+                out.push('…');
+                return out;
+            }
+            let _ = write!(out, "\\x{byte:02x}");
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::quote;
+
+    #[test]
+    fn controls_and_invalid_bytes_are_escaped() {
+        assert_eq!(quote(b"G: s:SH n:2/1f", 100), "G: s:SH n:2/1f");
+        assert_eq!(quote(b"a\x1b[2Jb", 100), "a\\x1b[2Jb");
+        assert_eq!(quote(b"\xff\xfe x", 100), "\\xff\\xfe x");
+        assert_eq!(quote(b"tab\there\\", 100), "tab\\there\\\\");
+        assert_eq!(quote("é\u{9b}".as_bytes(), 100), "é\\xc2\\x9b");
+        assert_eq!(quote(b"\r\n\0", 100), "\\x0d\\x0a\\x00");
+        assert_eq!(quote(b"abcdef", 3), "abc…");
+        assert!(quote(&[0xff; 500], 160).chars().count() < 200);
+    }
+}

@@ -1,0 +1,66 @@
+//! Typed decoding of saved or streamed ftrace text: the line prefix in every variant, every
+//! `gfs2:*` tracepoint body, and a block reader that hands out whole lines.
+//!
+//! This crate never touches tracefs: it builds without libtracefs, so the analysis engine
+//! and offline tools can decode traces anywhere. Controlling tracefs (instances, events,
+//! filters) lives in `tracepipe`.
+//!
+//! [`line::parse`] splits an ftrace text line (any prefix variant) and [`event::decode`]
+//! turns a gfs2 body into a [`Gfs2Event`]; [`decode_line`] does both. [`BlockReader`] reads a
+//! stream (a file, a pipe, a live `trace_pipe`) on its own thread, in blocks of whole lines.
+
+pub mod event;
+pub mod format;
+pub mod line;
+pub mod reader;
+
+pub use reader::BlockReader;
+
+pub use event::{Dev, DlmMode, Gfs2Event, LockTime, TraceFlags, GFS2_EVENTS};
+pub use line::{Line, TraceLine};
+
+/// A decoded line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Decoded<'a> {
+    /// A gfs2 event, decoded.
+    Gfs2 {
+        /// The ftrace prefix and the raw event name and body.
+        line: TraceLine<'a>,
+        /// The filesystem's device.
+        dev: Dev,
+        /// The typed event.
+        event: Gfs2Event,
+    },
+    /// A gfs2 event whose body matched no known format (kept raw).
+    Undecoded(TraceLine<'a>),
+    /// Any other event (sched, block, ftrace print, ...), kept raw.
+    Other(TraceLine<'a>),
+    /// `CPU:N [LOST M EVENTS]`.
+    Lost {
+        /// The CPU whose ring buffer overflowed.
+        cpu: u32,
+        /// How many events it lost.
+        events: u64,
+    },
+    /// Headers and blank lines.
+    Header,
+}
+
+/// Parses a line of trace text and decodes gfs2 events.
+pub fn decode_line(text: &[u8]) -> Result<Decoded<'_>, line::BadLine> {
+    Ok(match line::parse(text)? {
+        Line::Event(l) => match l.event.strip_prefix(b"gfs2_") {
+            Some(name) => match event::decode(name, l.body) {
+                Some((dev, event)) => Decoded::Gfs2 {
+                    line: l,
+                    dev,
+                    event,
+                },
+                None => Decoded::Undecoded(l),
+            },
+            None => Decoded::Other(l),
+        },
+        Line::Lost { cpu, events } => Decoded::Lost { cpu, events },
+        Line::Header => Decoded::Header,
+    })
+}
