@@ -8,7 +8,7 @@ sudo_if_needed() {
 }
 
 if command -v dpkg-query >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
-    pkgs=(pkg-config gcc libc6-dev libtracefs-dev libtraceevent-dev xz-utils)
+    pkgs=(pkg-config gcc libc6-dev libtracefs-dev libtraceevent-dev xz-utils rpm binutils)
     missing=()
     for p in "${pkgs[@]}"; do
         dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -27,7 +27,11 @@ pub fn locate() -> io::Result<PathBuf> {
         .ok()
         .and_then(|exe| Some(exe.parent()?.join(BINARY)));
     let on_path = std::env::var_os("PATH")
-        .map(|p| std::env::split_paths(&p).map(|d| d.join(BINARY)).collect::<Vec<_>>())
+        .map(|p| {
+            std::env::split_paths(&p)
+                .map(|d| d.join(BINARY))
+                .collect::<Vec<_>>()
+        })
         .unwrap_or_default();
     beside
         .into_iter()

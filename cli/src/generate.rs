@@ -56,7 +56,6 @@ fn man(cmd: &mut clap::Command, out: &mut impl Write) -> io::Result<()> {
     top.render_synopsis_section(out)?;
     top.render_description_section(out)?;
     top.render_options_section(out)?;
-    top.render_subcommands_section(out)?;
     for sub in cmd.get_subcommands().filter(|s| s.get_name() != "help") {
         let name = format!("glk {}", sub.get_name());
         writeln!(out, ".SH \"{}\"", name.to_uppercase())?;
@@ -69,6 +68,20 @@ fn man(cmd: &mut clap::Command, out: &mut impl Write) -> io::Result<()> {
         let body = String::from_utf8_lossy(&body).replace(".SH ", ".SS ");
         out.write_all(body.as_bytes())?;
     }
+    out.write_all(
+        br#".SH ENVIRONMENT
+.TP
+\fBNO_COLOR\fR
+Set to anything but the empty string: no color with \fB--color auto\fR.
+.TP
+\fBGLK_ENGINE\fR
+The glk-engine binary to run for analyze, export and trace -o FILE.parquet (default: the
+one next to glk, else the first on PATH).
+.SH "EXIT STATUS"
+0 on success (also when output stops because a pipe closed); 1 on an error, including an
+input in which nothing could be read; 2 for a command line that does not parse.
+"#,
+    )?;
     top.render_version_section(out)?;
     writeln!(out, ".SH \"SEE ALSO\"")?;
     writeln!(

@@ -1,0 +1,196 @@
+//! The packages (scripts/package.sh): both .deb files install on this machine and run, the
+//! node package runs analyze through the engine package, and says which package is missing
+//! once the engine is removed; the .rpm files hold the same files and requirements.
+//!
+//! This file holds one test, so that no other test runs while glk is installed in /usr/bin.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn run(cmd: &mut Command) -> Output {
+    let o = cmd.output().unwrap_or_else(|e| panic!("{cmd:?}: {e}"));
+    assert!(
+        o.status.success(),
+        "{cmd:?}: {}\n{}",
+        o.status,
+        String::from_utf8_lossy(&o.stderr)
+    );
+    o
+}
+
+fn have(tool: &str) -> bool {
+    Command::new("sh")
+        .args(["-c", &format!("command -v {tool}")])
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+fn installed(pkg: &str) -> bool {
+    Command::new("dpkg-query")
+        .args(["-W", "-f=${Status}", pkg])
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains("install ok installed"))
+}
+
+/// Removes the packages however the test ends.
+struct Purge;
+
+impl Drop for Purge {
+    fn drop(&mut self) {
+        let _ = Command::new("dpkg")
+            .args(["--purge", "glk-engine", "glk"])
+            .output();
+    }
+}
+
+fn glk_installed(args: &[&str]) -> Output {
+    // A plain environment: the engine must be found next to /usr/bin/glk, not through
+    // this workspace.
+    Command::new("/usr/bin/glk")
+        .args(args)
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn packages_install_and_run() {
+    const T: &str = "packages_install_and_run";
+    let (Some(glk), Some(_engine)) = (
+        testdata::workspace_bin("glk"),
+        testdata::workspace_bin("glk-engine"),
+    ) else {
+        return testdata::skip(
+            T,
+            "glk and glk-engine are not built (run cargo test --workspace)",
+        );
+    };
+    if !(have("dpkg") && have("dpkg-deb") && have("objdump")) {
+        return testdata::skip(T, "not a Debian system with dpkg-deb and objdump");
+    }
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        return testdata::skip(T, "installing packages needs root");
+    }
+    if installed("glk") || installed("glk-engine") {
+        return testdata::skip(
+            T,
+            "glk is installed on this machine already; not replacing it",
+        );
+    }
+    let profile_dir = glk.parent().unwrap();
+    let target = profile_dir.parent().unwrap();
+    let profile = match profile_dir.file_name().and_then(|n| n.to_str()) {
+        Some("debug") => "dev",
+        Some(p) => p,
+        None => panic!("no profile directory"),
+    };
+    let out = tempfile::tempdir().unwrap();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let mut pkg = Command::new("bash");
+    pkg.arg(root.join("scripts/package.sh"))
+        .args(["--profile", profile, "--no-build"])
+        .arg(out.path())
+        .env("CARGO_TARGET_DIR", target);
+    let with_rpm = have("rpmbuild");
+    if with_rpm {
+        pkg.arg("--rpm");
+    } else if testdata::under_ci() {
+        panic!("{T}: rpmbuild is missing under CI (scripts/setup-system.sh installs rpm)");
+    } else {
+        eprintln!("SKIPPED: {T}: the .rpm part (no rpmbuild)");
+    }
+    let listing = String::from_utf8(run(&mut pkg).stdout).unwrap();
+    let find = |pre: &str, ext: &str| -> PathBuf {
+        std::fs::read_dir(out.path())
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .find(|p| {
+                let n = p.file_name().unwrap().to_string_lossy();
+                n.starts_with(pre) && n.ends_with(ext)
+            })
+            .unwrap_or_else(|| panic!("no {pre}*{ext} in {listing}"))
+    };
+    let (node_deb, engine_deb) = (find("glk_", ".deb"), find("glk-engine_", ".deb"));
+
+    // What each package depends on.
+    let field = |deb: &Path, f: &str| {
+        String::from_utf8(run(Command::new("dpkg-deb").args(["-f"]).arg(deb).arg(f)).stdout)
+            .unwrap()
+    };
+    let node_deps = field(&node_deb, "Depends");
+    assert!(
+        node_deps.contains("libtracefs1") && node_deps.contains("libc6 (>= 2."),
+        "{node_deps}"
+    );
+    let engine_deps = field(&engine_deb, "Depends");
+    assert!(
+        engine_deps.trim().starts_with("libc6 (>= 2."),
+        "{engine_deps}"
+    );
+    assert!(!engine_deps.contains("libtracefs"), "{engine_deps}");
+
+    let _purge = Purge;
+    run(Command::new("dpkg")
+        .arg("-i")
+        .arg(&node_deb)
+        .arg(&engine_deb));
+    for f in [
+        "/usr/bin/glk",
+        "/usr/bin/glk-engine",
+        "/usr/share/man/man1/glk.1.gz",
+        "/usr/share/bash-completion/completions/glk",
+        "/usr/share/zsh/vendor-completions/_glk",
+        "/usr/share/fish/vendor_completions.d/glk.fish",
+    ] {
+        assert!(Path::new(f).is_file(), "{f} not installed");
+    }
+    let fixture = testdata::path("real/dlm2-6.1/n2/glocks.4");
+    let top = glk_installed(&["top", "--color", "never", fixture.to_str().unwrap()]);
+    assert!(
+        top.status.success(),
+        "{}",
+        String::from_utf8_lossy(&top.stderr)
+    );
+    assert!(String::from_utf8_lossy(&top.stdout).contains("6/60af5"));
+    let capture = testdata::path("real/dlm2-6.1");
+    let analyze = glk_installed(&["analyze", capture.to_str().unwrap()]);
+    assert!(
+        analyze.status.success(),
+        "{}",
+        String::from_utf8_lossy(&analyze.stderr)
+    );
+    assert!(String::from_utf8_lossy(&analyze.stdout).contains("1. CONTENDED GLOCKS"));
+
+    // Without the engine package, the node tool says what to install.
+    run(Command::new("dpkg").args(["-r", "glk-engine"]));
+    let missing = glk_installed(&["analyze", capture.to_str().unwrap()]);
+    assert_eq!(missing.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&missing.stderr);
+    assert!(err.contains("Install the glk-engine package"), "{err}");
+    assert!(glk_installed(&["top", fixture.to_str().unwrap()])
+        .status
+        .success());
+
+    if with_rpm {
+        let node_rpm = find("glk-0", ".rpm");
+        let engine_rpm = find("glk-engine-0", ".rpm");
+        let q = |rpm: &Path, what: &str| {
+            String::from_utf8(run(Command::new("rpm").args(["-qp", what]).arg(rpm)).stdout).unwrap()
+        };
+        let files = q(&node_rpm, "-l");
+        assert!(
+            files.contains("/usr/bin/glk\n") && files.contains("glk.1.gz"),
+            "{files}"
+        );
+        let req = q(&node_rpm, "-R");
+        assert!(req.contains("libtracefs.so.1"), "{req}");
+        let req = q(&engine_rpm, "-R");
+        assert!(
+            !req.contains("libtracefs") && req.contains("libc.so.6"),
+            "{req}"
+        );
+    }
+}
