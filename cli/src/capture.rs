@@ -122,14 +122,63 @@ fn snapshot(fs: &Fs, root: &Path, out: &Path, n: u32) -> io::Result<()> {
     Ok(())
 }
 
+/// Packs `dir` into `file` (tar + zstd), which appears only once complete.
 fn pack(dir: &Path, file: &Path) -> io::Result<()> {
-    let f = std::fs::File::create(file)
-        .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", file.display())))?;
-    let enc = zstd::stream::write::Encoder::new(f, 3)?.auto_finish();
-    let mut tar = tar::Builder::new(enc);
-    tar.append_dir_all(".", dir)?;
-    tar.into_inner()?.flush()?;
-    Ok(())
+    let mut out = bundle::atomic::AtomicFile::create(file)?;
+    {
+        let enc = zstd::stream::write::Encoder::new(out.file(), 3)?;
+        let mut tar = tar::Builder::new(enc);
+        tar.append_dir_all(".", dir)?;
+        tar.into_inner()?.finish()?.flush()?;
+    }
+    out.commit()
+}
+
+/// A node directory being written under a private temporary name beside its final one,
+/// renamed into place when the capture ends (so an interrupted or failed capture never
+/// leaves a directory that looks complete); removed if the capture fails.
+struct NodeDir {
+    tmp: tempfile::TempDir,
+    dest: PathBuf,
+}
+
+impl NodeDir {
+    fn create(dest: PathBuf) -> io::Result<NodeDir> {
+        let named = |e: io::Error| io::Error::new(e.kind(), format!("{}: {e}", dest.display()));
+        if std::fs::read_dir(&dest).is_ok_and(|mut rd| rd.next().is_some()) {
+            return Err(io::Error::new(
+                io::ErrorKind::AlreadyExists,
+                format!(
+                    "{}: a capture of this node is there already; choose another -o",
+                    dest.display()
+                ),
+            ));
+        }
+        let parent = dest.parent().unwrap_or(Path::new("."));
+        std::fs::create_dir_all(parent).map_err(named)?;
+        let name = dest
+            .file_name()
+            .map_or("node".into(), |n| n.to_string_lossy().into_owned());
+        let tmp = tempfile::Builder::new()
+            .prefix(&format!(".{name}.partial-"))
+            .tempdir_in(parent)
+            .map_err(named)?;
+        Ok(NodeDir { tmp, dest })
+    }
+
+    fn path(&self) -> &Path {
+        self.tmp.path()
+    }
+
+    fn commit(self) -> io::Result<PathBuf> {
+        let dest = self.dest;
+        let tmp = self.tmp.keep();
+        // An empty directory of that name (made by hand for -o) is replaced.
+        let _ = std::fs::remove_dir(&dest);
+        std::fs::rename(&tmp, &dest)
+            .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", dest.display())))?;
+        Ok(dest)
+    }
 }
 
 pub fn run(a: &CaptureArgs) -> io::Result<()> {
@@ -145,25 +194,28 @@ pub fn run(a: &CaptureArgs) -> io::Result<()> {
     };
     let fss = filesystems(&root, a.fs.as_deref())?;
     let packed = a.output.to_string_lossy().ends_with(".tar.zst");
-    let base = if packed {
-        std::env::temp_dir().join(format!("glk-capture-out-{}", std::process::id()))
+    // A packed bundle is assembled in a private temporary directory.
+    let staging = if packed {
+        Some(tempfile::Builder::new().prefix("glk-capture-").tempdir()?)
     } else {
-        a.output.clone()
+        None
     };
+    let base = staging
+        .as_ref()
+        .map_or_else(|| a.output.clone(), |t| t.path().to_path_buf());
     let node = crate::trace::hostname();
-    let dirs: Vec<PathBuf> = fss
+    let node_dirs = fss
         .iter()
         .map(|f| {
-            if fss.len() == 1 {
+            NodeDir::create(if fss.len() == 1 {
                 base.join(&node)
             } else {
                 base.join(f.table.replace(':', "_")).join(&node)
-            }
+            })
         })
-        .collect();
+        .collect::<io::Result<Vec<NodeDir>>>()?;
+    let dirs: Vec<PathBuf> = node_dirs.iter().map(|d| d.path().to_path_buf()).collect();
     for d in &dirs {
-        std::fs::create_dir_all(d)
-            .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", d.display())))?;
         std::fs::write(d.join("node"), format!("{node}\n"))?;
         if let Some(id) = local_nodeid() {
             std::fs::write(d.join("nodeid"), format!("{id}\n"))?;
@@ -205,14 +257,23 @@ pub fn run(a: &CaptureArgs) -> io::Result<()> {
             .map_err(|_| io::Error::other("trace thread panicked"))??;
         eprintln!("glk: trace: {events} events, {lost} lost");
     }
-    if packed {
-        pack(&base, &a.output)?;
-        std::fs::remove_dir_all(&base)?;
+    let mut written = Vec::new();
+    for d in node_dirs {
+        written.push(d.commit()?);
     }
+    let wrote = if packed {
+        pack(&base, &a.output)?;
+        a.output.display().to_string()
+    } else {
+        written
+            .iter()
+            .map(|d| d.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
     eprintln!(
-        "glk: {taken} snapshot(s) of {} filesystem(s) in {}",
-        fss.len(),
-        a.output.display()
+        "glk: {taken} snapshot(s) of {} filesystem(s) in {wrote}",
+        fss.len()
     );
     Ok(())
 }

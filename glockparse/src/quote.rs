@@ -1,7 +1,8 @@
 //! Quoting bytes from input files for error messages, so that what reaches a terminal is
-//! always plain text: printable characters as they are, a backslash as `\\`, tab as `\t`,
-//! every other control character and every byte that is not UTF-8 as `\xNN` (as ripgrep
-//! and `ls` do).
+//! always plain text: printable ASCII and letters or digits of any script as they are, a
+//! backslash as `\\`, tab as `\t`, control characters and bytes that are not UTF-8 as
+//! `\xNN` (as ripgrep and `ls` do), and any other character (bidi overrides, private use,
+//! symbols) as `\u{NNNN}`.
 
 use std::fmt::Write;
 
@@ -25,7 +26,10 @@ pub fn quote(bytes: &[u8], max: usize) -> String {
                         let _ = write!(out, "\\x{byte:02x}");
                     }
                 }
-                c => out.push(c),
+                c if c.is_ascii() || c.is_alphanumeric() => out.push(c),
+                c => {
+                    let _ = write!(out, "\\u{{{:x}}}", c as u32);
+                }
             }
         }
         for byte in chunk.invalid() {
@@ -52,6 +56,10 @@ mod tests {
         assert_eq!(quote("é\u{9b}".as_bytes(), 100), "é\\xc2\\x9b");
         assert_eq!(quote(b"\r\n\0", 100), "\\x0d\\x0a\\x00");
         assert_eq!(quote(b"abcdef", 3), "abc…");
+        assert_eq!(
+            quote("x\u{202e}y\u{e878}".as_bytes(), 100),
+            "x\\u{202e}y\\u{e878}"
+        );
         assert!(quote(&[0xff; 500], 160).chars().count() < 200);
     }
 }

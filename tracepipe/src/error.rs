@@ -30,7 +30,11 @@ impl fmt::Display for TraceError {
             }
             TraceError::UnknownEvent(e) => write!(f, "no such trace event: {e}"),
             TraceError::BadFilter { event, kernel } => {
-                write!(f, "the kernel rejected the filter for {event}: {kernel}")
+                write!(
+                    f,
+                    "the kernel rejected the filter for {event}:\n{}",
+                    clean_log(kernel)
+                )
             }
             TraceError::Io(what, e) => write!(f, "{what}: {e}"),
         }
@@ -38,3 +42,40 @@ impl fmt::Display for TraceError {
 }
 
 impl std::error::Error for TraceError {}
+
+/// The kernel's error-log text without its `[timestamp] ` prefixes, each line indented, so
+/// that the caret line still points under the command.
+pub fn clean_log(kernel: &str) -> String {
+    kernel
+        .lines()
+        .map(|l| {
+            let t = l.trim_start();
+            match t.strip_prefix('[').and_then(|r| r.split_once("] ")) {
+                Some((stamp, rest))
+                    if stamp
+                        .trim()
+                        .bytes()
+                        .all(|b| b.is_ascii_digit() || b == b'.') =>
+                {
+                    format!("  {rest}")
+                }
+                _ => format!("  {l}"),
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::clean_log;
+
+    #[test]
+    fn error_log_without_timestamps() {
+        let log = "[ 1234.567890] event filter parse error: error: Field not found\n  Command: pid == x\n                ^";
+        assert_eq!(
+            clean_log(log),
+            "  event filter parse error: error: Field not found\n    Command: pid == x\n                  ^"
+        );
+    }
+}

@@ -66,10 +66,13 @@ pub struct Instance {
 unsafe impl Send for Instance {}
 
 impl Instance {
-    /// Creates the private instance `glk-PID` (after removing stale ones).
-    pub fn private(tfs: &Tracefs) -> Result<Instance, TraceError> {
-        remove_stale(tfs);
-        Instance::open(tfs, &format!("{PRIVATE_PREFIX}{}", std::process::id()))
+    /// Creates the private instance `glk-PID`, after removing the stale ones of glk
+    /// processes that are gone (killed with -9), whose names it returns so that the user
+    /// can be told.
+    pub fn private(tfs: &Tracefs) -> Result<(Instance, Vec<String>), TraceError> {
+        let removed = remove_stale(tfs);
+        let inst = Instance::open(tfs, &format!("{PRIVATE_PREFIX}{}", std::process::id()))?;
+        Ok((inst, removed))
     }
 
     /// Opens instance `name`, creating it if it does not exist. Recording is off until

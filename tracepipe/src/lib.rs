@@ -6,7 +6,7 @@
 //! normal exit, on a stop signal ([`stop`]) or on a panic. Decoding what the instance
 //! records is `traceparse`'s work; this crate only controls.
 
-mod error;
+pub mod error;
 pub mod instance;
 pub mod stop;
 pub mod tracefs;

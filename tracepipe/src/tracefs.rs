@@ -107,6 +107,18 @@ impl Tracefs {
         p.is_dir()
     }
 
+    /// Whether an event can be switched on and off. ftrace's own events (`ftrace:print`,
+    /// what `trace_marker` writes, and the other function-tracer records) have no `enable`
+    /// file: they are always recorded.
+    pub fn can_enable(&self, system: &str, event: &str) -> bool {
+        self.dir
+            .join("events")
+            .join(system)
+            .join(event)
+            .join("enable")
+            .is_file()
+    }
+
     /// The events of a system, sorted.
     pub fn system_events(&self, system: &str) -> Vec<String> {
         let mut v: Vec<String> = std::fs::read_dir(self.dir.join("events").join(system))

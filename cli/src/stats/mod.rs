@@ -93,7 +93,8 @@ fn sniff(path: &Path) -> io::Result<Kind> {
             break;
         }
     }
-    let first = String::from_utf8_lossy(&first);
+    let raw = first;
+    let first = String::from_utf8_lossy(&raw);
     let t = first.trim_start();
     if let Some(rest) = t.strip_prefix("G:") {
         if rest.trim_start().starts_with("n:") {
@@ -123,7 +124,7 @@ fn sniff(path: &Path) -> io::Result<Kind> {
             format!(
                 "{}:{line_no}: neither a glstats nor an sbstats file (it starts \"{}\")",
                 path.display(),
-                glockparse::quote::quote(first.trim().as_bytes(), 60)
+                glockparse::quote::quote(raw.trim_ascii(), 60)
             ),
         ))
     }

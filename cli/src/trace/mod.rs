@@ -266,19 +266,18 @@ fn offline(args: &TraceArgs) -> io::Result<()> {
         written?;
         // Nothing but malformed lines: not a trace at all (said once the rest is done).
         if c.events() + c.lost_lines == events && c.diag.errors > errors {
-            let first = c
-                .diag
-                .first_errors
-                .get(first_error)
-                .map(ToString::to_string);
-            unrecognised.push(format!(
-                "{}: not trace text: nothing in it was recognised ({} malformed line(s){})",
-                path.display(),
-                c.diag.errors - errors,
-                first
-                    .map(|f| format!("; the first: {f}"))
-                    .unwrap_or_default()
-            ));
+            let file = Diagnostics {
+                errors: c.diag.errors - errors,
+                first_errors: c
+                    .diag
+                    .first_errors
+                    .get(first_error..)
+                    .unwrap_or(&[])
+                    .to_vec(),
+                ..Diagnostics::default()
+            };
+            let name = path.display().to_string();
+            unrecognised.extend(clikit::diag::unrecognised(&file, &name, "a trace"));
         }
     }
     c.report(None, &mut io::stdout().lock())?;
@@ -286,7 +285,11 @@ fn offline(args: &TraceArgs) -> io::Result<()> {
         0 => Ok(()),
         _ => Err(io::Error::new(
             io::ErrorKind::InvalidData,
-            unrecognised.join("\nglk: "),
+            unrecognised
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join("\nglk: "),
         )),
     }
 }
@@ -366,23 +369,71 @@ fn set_up(tfs: &Tracefs, inst: &mut Instance, args: &TraceArgs) -> Result<(), Fa
         }
     }
     let mut traced = 0;
-    let mut first_rejection = None;
+    // Rejections grouped by the kernel's message: a bad expression is said once, not once
+    // per event.
+    let mut rejected: Vec<(String, Vec<String>)> = Vec::new();
+    let mut always = Vec::new();
     for (s, e) in &pairs {
+        if !tfs.can_enable(s, e) {
+            // ftrace's own events (ftrace:print) are always recorded and take no filter.
+            always.push(format!("{s}:{e}"));
+            traced += 1;
+            continue;
+        }
         inst.enable(s, e)?;
         if let Some(expr) = &args.filter {
             if let Err(err) = inst.set_filter(s, e, expr) {
-                eprintln!("glk: warning: not tracing {s}:{e}: {err}");
                 inst.disable(s, e);
-                first_rejection.get_or_insert(err);
+                let msg = match err {
+                    TraceError::BadFilter { kernel, .. } => tracepipe::error::clean_log(&kernel),
+                    other => return Err(other.into()),
+                };
+                match rejected.iter_mut().find(|(m, _)| *m == msg) {
+                    Some((_, events)) => events.push(format!("{s}:{e}")),
+                    None => rejected.push((msg, vec![format!("{s}:{e}")])),
+                }
                 continue;
             }
         }
         traced += 1;
     }
+    if !always.is_empty() {
+        eprintln!(
+            "glk: {} always recorded (ftrace's own events have no switch{})",
+            always.join(", "),
+            if args.filter.is_some() {
+                " and take no filter"
+            } else {
+                ""
+            }
+        );
+    }
+    let names = |events: &[String]| match events.len() {
+        1..=4 => events.join(", "),
+        n => format!("{}, … ({n} events)", events[..3].join(", ")),
+    };
     if traced == 0 {
-        return Err(first_rejection
-            .map(Failure::Trace)
-            .unwrap_or_else(|| Failure::Io(io::Error::other("no events to trace"))));
+        let expr = args.filter.as_deref().unwrap_or("");
+        return Err(match rejected.as_slice() {
+            [(msg, events)] => Failure::Io(io::Error::other(format!(
+                "the kernel rejected the filter {expr:?} for {}:\n{msg}",
+                names(events)
+            ))),
+            [] => Failure::Io(io::Error::other("no events to trace")),
+            many => Failure::Io(io::Error::other(format!(
+                "the kernel rejected the filter {expr:?} for every event:\n{}",
+                many.iter()
+                    .map(|(m, ev)| format!("{}:\n{m}", names(ev)))
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            ))),
+        });
+    }
+    for (msg, events) in &rejected {
+        eprintln!(
+            "glk: warning: not tracing {}: the kernel rejected the filter:\n{msg}",
+            names(events)
+        );
     }
     Ok(())
 }
@@ -398,7 +449,16 @@ fn live(args: &TraceArgs, show_progress: bool) -> Result<Recorded, Failure> {
     let tfs = Tracefs::locate(true)?;
     let mut inst = match &args.instance {
         Some(name) => Instance::open(&tfs, name)?,
-        None => Instance::private(&tfs)?,
+        None => {
+            let (inst, removed) = Instance::private(&tfs)?;
+            for name in removed {
+                eprintln!(
+                    "glk: removed tracefs instance {name}, left behind by a glk that was killed \
+                     (its events had been recorded into its buffer until now)"
+                );
+            }
+            inst
+        }
     };
     set_up(&tfs, &mut inst, args)?;
     let mut c = consumer(args, &inst.trace_pipe().display().to_string())?;
