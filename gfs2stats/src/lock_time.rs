@@ -64,8 +64,10 @@ pub struct LockTimes {
     pub per_glock: HashMap<GlockId, Hists>,
     pub per_type: BTreeMap<GlockType, Hists>,
     prev: HashMap<GlockId, LockTime>,
-    /// Samples waiting for the glock's next state change to be classified.
-    pending: HashMap<GlockId, Vec<u64>>,
+    /// The sample waiting for the glock's next state change to be classified: at most one
+    /// per glock (each reply is followed by its own state change), so memory stays bounded
+    /// by the glocks seen even when state changes are not traced.
+    pending: HashMap<GlockId, u64>,
     /// Events with a negative tdiff (a wall-clock step), not recorded.
     pub negative: u64,
     /// Events classified by which stats pair changed / by the next state change's flags /
@@ -115,20 +117,25 @@ impl LockTimes {
                         self.by_stats += 1;
                         self.record(lt.glock, ns, Some(c));
                     }
-                    None => self.pending.entry(lt.glock).or_default().push(ns),
+                    None => {
+                        // A second reply before any state change: the earlier one's state
+                        // change was not traced, so nothing will classify it.
+                        if let Some(earlier) = self.pending.insert(lt.glock, ns) {
+                            self.unclassified += 1;
+                            self.record(lt.glock, earlier, None);
+                        }
+                    }
                 }
             }
             Gfs2Event::GlockStateChange { glock, flags, .. } => {
-                if let Some(samples) = self.pending.remove(glock) {
+                if let Some(ns) = self.pending.remove(glock) {
                     let class = if flags.letters.contains('b') {
                         Class::Blocking
                     } else {
                         Class::NonBlocking
                     };
-                    for ns in samples {
-                        self.by_flags += 1;
-                        self.record(*glock, ns, Some(class));
-                    }
+                    self.by_flags += 1;
+                    self.record(*glock, ns, Some(class));
                 }
             }
             _ => {}
@@ -137,13 +144,16 @@ impl LockTimes {
 
     /// Records the samples no state change came for (in `all` only).
     pub fn finish(&mut self) {
-        let pending: Vec<(GlockId, Vec<u64>)> = self.pending.drain().collect();
-        for (g, samples) in pending {
-            for ns in samples {
-                self.unclassified += 1;
-                self.record(g, ns, None);
-            }
+        let pending: Vec<(GlockId, u64)> = self.pending.drain().collect();
+        for (g, ns) in pending {
+            self.unclassified += 1;
+            self.record(g, ns, None);
         }
+    }
+
+    /// Samples waiting for a state change (at most one per glock).
+    pub fn pending(&self) -> usize {
+        self.pending.len()
     }
 
     /// Glocks by p99 of all their samples, slowest first (ties by id).
@@ -152,5 +162,38 @@ impl LockTimes {
         v.sort_by_cached_key(|(g, h)| (std::cmp::Reverse(h.all.distribution().p99_ns), *g));
         v.truncate(n);
         v
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lock_time(number: u64, tdiff: i64) -> Gfs2Event {
+        Gfs2Event::GlockLockTime(LockTime {
+            glock: GlockId::new(2, number),
+            status: 0,
+            tdiff,
+            ..LockTime::default()
+        })
+    }
+
+    #[test]
+    fn without_state_changes_pending_stays_one_per_glock() {
+        let mut lt = LockTimes::default();
+        for i in 0..100_000u64 {
+            // The same stats every time: nothing classifies by stats.
+            lt.add(&lock_time(i % 10, 1_000 + i as i64));
+        }
+        assert_eq!(lt.pending(), 10);
+        lt.finish();
+        assert_eq!(lt.pending(), 0);
+        assert_eq!(lt.unclassified, 100_000);
+        let all: u64 = lt
+            .per_glock
+            .values()
+            .map(|h| h.all.distribution().count)
+            .sum();
+        assert_eq!(all, 100_000);
     }
 }
