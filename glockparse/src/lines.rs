@@ -1,6 +1,7 @@
 //! A line reader over any `Read` that hands out borrowed lines with their numbers and
 //! allocates nothing per line. Memory stays bounded: a "line" longer than
-//! [`MAX_LINE`] is cut into pieces (such a line is malformed anyway).
+//! [`MAX_LINE`] is cut into pieces (such a line is malformed anyway), which all carry the
+//! number of the line they belong to.
 
 use std::io::{self, Read};
 
@@ -15,6 +16,8 @@ pub struct LineReader<R> {
     end: usize,
     eof: bool,
     line_no: u64,
+    /// The last piece handed out was cut from a longer line: the next one continues it.
+    mid_line: bool,
 }
 
 impl<R: Read> LineReader<R> {
@@ -26,6 +29,7 @@ impl<R: Read> LineReader<R> {
             end: 0,
             eof: false,
             line_no: 0,
+            mid_line: false,
         }
     }
 
@@ -34,13 +38,25 @@ impl<R: Read> LineReader<R> {
         self.line_no
     }
 
+    /// The next line with its number (pieces of an overlong line share one number).
+    pub fn next_numbered(&mut self) -> io::Result<Option<(u64, &[u8])>> {
+        Ok(self
+            .next_range()?
+            .map(|(s, e)| (self.line_no, &self.buf[s..e])))
+    }
+
     /// The next line without its `\n` (and without a `\r` before it).
     pub fn next_line(&mut self) -> io::Result<Option<&[u8]>> {
+        Ok(self.next_range()?.map(|(s, e)| &self.buf[s..e]))
+    }
+
+    /// Where the next line lies in the buffer.
+    fn next_range(&mut self) -> io::Result<Option<(usize, usize)>> {
         loop {
             if let Some(i) = memchr::memchr(b'\n', &self.buf[self.start..self.end]) {
                 let (s, e) = (self.start, self.start + i);
                 self.start = e + 1;
-                return Ok(Some(self.finish(s, e)));
+                return Ok(Some(self.finish(s, e, true)));
             }
             let pending = self.end - self.start;
             if self.eof || pending >= MAX_LINE {
@@ -49,18 +65,22 @@ impl<R: Read> LineReader<R> {
                 }
                 let (s, e) = (self.start, self.start + pending.min(MAX_LINE));
                 self.start = e;
-                return Ok(Some(self.finish(s, e)));
+                let complete = self.eof && pending <= MAX_LINE;
+                return Ok(Some(self.finish(s, e, complete)));
             }
             self.fill()?;
         }
     }
 
-    fn finish(&mut self, s: usize, mut e: usize) -> &[u8] {
-        self.line_no += 1;
+    fn finish(&mut self, s: usize, mut e: usize, complete: bool) -> (usize, usize) {
+        if !self.mid_line {
+            self.line_no += 1;
+        }
+        self.mid_line = !complete;
         if e > s && self.buf[e - 1] == b'\r' {
             e -= 1;
         }
-        &self.buf[s..e]
+        (s, e)
     }
 
     fn fill(&mut self) -> io::Result<()> {
@@ -111,11 +131,11 @@ pub fn parse_records<R: Read, T>(
     let mut d = crate::Diagnostics::default();
     let mut out = Vec::new();
     loop {
-        let n = lines.line_number() + 1;
-        let line = match lines.next_line() {
+        let (n, line) = match lines.next_numbered() {
             Ok(Some(l)) => l,
             Ok(None) => break,
             Err(e) => {
+                let n = lines.line_number() + 1;
                 d.fatal = Some(format!("{src}:{n}: read error: {e}"));
                 break;
             }
@@ -183,5 +203,20 @@ mod tests {
         assert_eq!(lines.len(), 3);
         assert_eq!(lines[0].len(), MAX_LINE);
         assert_eq!(lines[2].len(), 5);
+    }
+
+    #[test]
+    fn pieces_of_an_overlong_line_keep_its_number() {
+        let mut data = b"first\n".to_vec();
+        data.extend(vec![b'x'; 3 * MAX_LINE + 10]);
+        data.extend_from_slice(b"\nlast\n");
+        let mut lr = LineReader::new(&data[..]);
+        let mut numbers = Vec::new();
+        while let Some((n, _)) = lr.next_numbered().unwrap() {
+            numbers.push(n);
+        }
+        assert!(numbers.len() > 3, "{numbers:?}");
+        numbers.dedup();
+        assert_eq!(numbers, [1, 2, 3]);
     }
 }

@@ -99,11 +99,11 @@ impl<R: Read> GlockReader<R> {
             return false;
         }
         loop {
-            let line_no = self.lines.line_number() + 1;
-            let line = match self.lines.next_line() {
-                Ok(Some(line)) => line,
+            let (line_no, line) = match self.lines.next_numbered() {
+                Ok(Some(numbered)) => numbered,
                 Ok(None) => return st.finish(out),
                 Err(e) => {
+                    let line_no = self.lines.line_number() + 1;
                     st.diag.fatal = Some(format!("{}:{line_no}: read error: {e}", st.source));
                     return st.finish(out);
                 }
