@@ -12,4 +12,15 @@ elif [ -n "${CI:-}" ]; then
 else
     echo "test: no Python venv (pip offline?): the export example test will say it did not run" >&2
 fi
-cargo test --workspace --locked "$@"
+# Tests that cannot make their real check here (not root, no Python) say so in this file;
+# under CI (CI set) they fail instead.
+export GLK_SKIP_LOG="${GLK_SKIP_LOG:-$(mktemp)}"
+: > "$GLK_SKIP_LOG"
+status=0
+cargo test --workspace --locked "$@" || status=$?
+if [ -s "$GLK_SKIP_LOG" ]; then
+    echo "test: $(wc -l < "$GLK_SKIP_LOG") test(s) could not make their real check here:" >&2
+    sed 's/^/  /' "$GLK_SKIP_LOG" >&2
+fi
+rm -f "$GLK_SKIP_LOG"
+exit "$status"

@@ -44,12 +44,25 @@ pub fn under_ci() -> bool {
 
 /// Says that a test could not make its real check, and why. Under CI this fails the test
 /// (a panic); elsewhere it prints `SKIPPED: test: why` on stderr (shown by `cargo test`
-/// with `--nocapture`, and counted by `scripts/test.sh`), and the test returns.
+/// with `--nocapture`) and appends it to the file named by `GLK_SKIP_LOG`, which
+/// `scripts/test.sh` prints after the tests, and the test returns.
 pub fn skip(test: &str, why: &str) {
     if under_ci() {
         panic!("{test}: cannot run its real check under CI: {why}");
     }
-    eprintln!("SKIPPED: {test}: {why}");
+    let line = format!("SKIPPED: {test}: {why}");
+    eprintln!("{line}");
+    if let Some(log) = std::env::var_os("GLK_SKIP_LOG").filter(|v| !v.is_empty()) {
+        use std::io::Write;
+        let appended = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&log)
+            .and_then(|mut f| writeln!(f, "{line}"));
+        if let Err(e) = appended {
+            eprintln!("testdata: cannot append to GLK_SKIP_LOG: {e}");
+        }
+    }
 }
 
 /// A binary of this workspace built beside the running test (`target/<profile>/NAME`):
