@@ -4,7 +4,6 @@
 //! in the binary. `analyze` and `export` are listed with their options like every other
 //! command, and run by the analyst's engine, `glk-engine` (see [`engine`]).
 
-use std::io;
 use std::process::ExitCode;
 
 use clap::{CommandFactory, Parser, Subcommand};
@@ -69,13 +68,5 @@ fn main() -> ExitCode {
         Command::Analyze(_) | Command::Export(_) => Err(engine::exec(std::env::args_os().skip(1))),
         Command::Generate(a) => generate::run(a, &mut Cli::command()),
     };
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        // A closed pipe (`glk top | head`) is a normal way to stop reading.
-        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("glk: {e}");
-            ExitCode::FAILURE
-        }
-    }
+    clikit::exit(result)
 }

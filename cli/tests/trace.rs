@@ -175,6 +175,21 @@ fn wait_for(what: &str, mut cond: impl FnMut() -> bool) {
     }
 }
 
+/// Waits for a child started with a piped stderr, checks that it succeeded and returns
+/// what it said.
+fn wait_ok(child: &mut std::process::Child) -> String {
+    let status = child.wait().unwrap();
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    assert!(status.success(), "{err}");
+    err
+}
+
 /// Live tests share tracefs; they run one at a time.
 static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
@@ -231,15 +246,7 @@ fn live_markers_then_signal(signal: i32) {
     }
     // SAFETY: signalling our own child.
     unsafe { libc::kill(child.id() as i32, signal) };
-    let status = child.wait().unwrap();
-    let mut err = String::new();
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut err)
-        .unwrap();
-    assert!(status.success(), "{err}");
+    let err = wait_ok(&mut child);
     assert!(
         err.contains(&format!("stopped by signal {signal}")),
         "{err}"
@@ -388,15 +395,7 @@ fn ftrace_print_is_always_recorded() {
         std::fs::read_to_string(inst.join("tracing_on")).is_ok_and(|s| s.trim() == "1")
     });
     std::fs::write(inst.join("trace_marker"), "glk-print-marker").unwrap();
-    let status = child.wait().unwrap();
-    let mut err = String::new();
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut err)
-        .unwrap();
-    assert!(status.success(), "{err}");
+    let err = wait_ok(&mut child);
     assert!(err.contains("ftrace:print always recorded"), "{err}");
     assert!(std::fs::read_to_string(&out)
         .unwrap()

@@ -11,3 +11,16 @@ pub mod diag;
 pub mod fmt;
 
 pub use color::{Color, Paint};
+
+/// The exit status of a command's result, its error said on stderr as `glk: …`. A closed
+/// pipe (`glk top | head`) is a normal way to stop reading, not an error.
+pub fn exit(result: std::io::Result<()>) -> std::process::ExitCode {
+    match result {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("glk: {e}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}

@@ -1,7 +1,6 @@
 //! glk-engine: the analyst's half of glk, with the polars engine. Users type `glk analyze`
 //! and `glk export` (glk runs this binary for them); it can also be run directly.
 
-use std::io;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
@@ -45,12 +44,5 @@ fn main() -> ExitCode {
         Command::Export(a) => analyze::export(a),
         Command::TraceParquet(a) => trace_sink::run(a),
     };
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("glk: {e}");
-            ExitCode::FAILURE
-        }
-    }
+    clikit::exit(result)
 }
