@@ -4,7 +4,7 @@
 #   glk         the node tool (top, trace, stats, capture): /usr/bin/glk, the man page,
 #               bash/zsh/fish completions; depends on the system libtracefs and glibc.
 #   glk-engine  the analysis engine (analyze, export, trace -o .parquet): /usr/bin/glk-engine;
-#               depends on glibc only.
+#               depends on glibc and the GCC runtime (libgcc_s) only.
 # Usage: scripts/package.sh [--profile release|dev] [--no-build] [--rpm] [OUTDIR]
 # The default is a release build (long the first time: polars) and OUTDIR target/packages.
 set -euo pipefail
@@ -41,11 +41,15 @@ glibc_of() {
 }
 # The Debian package (and its installed version) that ships a shared library.
 deb_dep_of() {
-    local lib path pkg ver
+    local lib path pkg ver p
     lib="$1"
     path=$(ldconfig -p | awk -v l="$lib" '$1 == l { print $NF; exit }')
     [ -n "$path" ] || return 0
-    pkg=$(dpkg -S "$(readlink -f "$path")" 2>/dev/null | head -1 | cut -d: -f1) || true
+    # With a merged /usr the package may have registered the /lib or the /usr/lib path.
+    for p in "$path" "$(readlink -f "$path")" "${path#/usr}" "/usr$path"; do
+        pkg=$(dpkg -S "$p" 2>/dev/null | head -1 | cut -d: -f1) || true
+        [ -n "$pkg" ] && break
+    done
     [ -n "$pkg" ] || return 0
     ver=$(dpkg-query -W -f='${Version}' "$pkg" | sed 's/-[^-]*$//')
     echo "$pkg (>= $ver)"

@@ -317,10 +317,17 @@ const INTERESTING: &[&[u8]] = &[
     b"[000]",
 ];
 
+/// Inputs grow no larger than this (a few megabytes are plenty to find what a size can).
+const MAX_INPUT: usize = 4 << 20;
+
 /// One mutated input from the seeds.
 pub fn mutate(rng: &mut Rng, seeds: &[Vec<u8>]) -> Vec<u8> {
     let mut v = seeds[rng.below(seeds.len())].clone();
     for _ in 0..1 + rng.below(8) {
+        if v.len() > MAX_INPUT {
+            let keep = rng.below(MAX_INPUT);
+            v.truncate(keep);
+        }
         let len = v.len();
         let at = rng.below(len + 1);
         match rng.below(12) {
@@ -339,7 +346,8 @@ pub fn mutate(rng: &mut Rng, seeds: &[Vec<u8>]) -> Vec<u8> {
                 // Duplicate a line (or repeat it many times).
                 let lines: Vec<&[u8]> = v.split_inclusive(|&c| c == b'\n').collect();
                 if let Some(l) = lines.get(rng.below(lines.len())) {
-                    let times = if rng.below(10) == 0 { 200 } else { 1 };
+                    let many = rng.below(10) == 0 && l.len() < 4096;
+                    let times = if many { 200 } else { 1 };
                     let l = l.repeat(times);
                     v.splice(at..at, l);
                 }
