@@ -92,14 +92,6 @@ fn umask() -> u32 {
         .unwrap_or(0o022)
 }
 
-/// Writes `bytes` to `path` atomically.
-pub fn write(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    let mut f = AtomicFile::create(path)?;
-    f.write_all(bytes)
-        .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
-    f.commit()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -21,11 +21,6 @@ impl Color {
         self.resolve(std::io::stdout().is_terminal())
     }
 
-    /// Whether to color standard error.
-    pub fn stderr(self) -> Paint {
-        self.resolve(std::io::stderr().is_terminal())
-    }
-
     fn resolve(self, terminal: bool) -> Paint {
         let set = |k: &str| std::env::var_os(k).is_some_and(|v| !v.is_empty());
         let on = match self {
@@ -38,15 +33,6 @@ impl Color {
             }
         };
         Paint { on }
-    }
-
-    /// The value as written on the command line (to forward it to another process).
-    pub fn as_arg(self) -> &'static str {
-        match self {
-            Color::Auto => "auto",
-            Color::Always => "always",
-            Color::Never => "never",
-        }
     }
 }
 
@@ -74,16 +60,6 @@ impl Paint {
     /// Yellow: what is waiting or slow.
     pub fn warn(self, s: &str) -> String {
         self.wrap("33", s)
-    }
-
-    /// Bold: headings.
-    pub fn bold(self, s: &str) -> String {
-        self.wrap("1", s)
-    }
-
-    /// Dim: what matters least.
-    pub fn dim(self, s: &str) -> String {
-        self.wrap("2", s)
     }
 }
 

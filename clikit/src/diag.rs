@@ -79,17 +79,17 @@ pub fn errors(d: &Diagnostics) -> Errors {
 
 /// An error for an input in which nothing was recognised: no record parsed and at least
 /// one malformed line (a file of another kind, or not text at all). `what` names the kind
-/// expected (`a glocks file`). `None` when anything parsed, or the input was empty.
-pub fn unrecognised(d: &Diagnostics, source: &str, what: &str) -> Option<std::io::Error> {
+/// expected (`a glocks file`). `Ok` when anything parsed, or the input was empty.
+pub fn recognised(d: &Diagnostics, source: &str, what: &str) -> std::io::Result<()> {
     if d.records > 0 || d.errors == 0 {
-        return None;
+        return Ok(());
     }
     let first = d
         .first_errors
         .first()
         .map(|e| format!("; the first: {e}"))
         .unwrap_or_default();
-    Some(std::io::Error::new(
+    Err(std::io::Error::new(
         std::io::ErrorKind::InvalidData,
         format!(
             "{source}: not {what}, or a damaged one: nothing in it could be read ({} malformed line(s){first})",
@@ -105,14 +105,16 @@ mod tests {
     #[test]
     fn unrecognised_only_when_nothing_parsed() {
         let mut d = Diagnostics::default();
-        assert!(unrecognised(&d, "f", "a glocks file").is_none());
+        assert!(recognised(&d, "f", "a glocks file").is_ok());
         d.errors = 3;
-        let e = unrecognised(&d, "f", "a glocks file").unwrap().to_string();
+        let e = recognised(&d, "f", "a glocks file")
+            .unwrap_err()
+            .to_string();
         assert!(
             e.starts_with("f: not a glocks file, or a damaged one"),
             "{e}"
         );
         d.records = 1;
-        assert!(unrecognised(&d, "f", "a glocks file").is_none());
+        assert!(recognised(&d, "f", "a glocks file").is_ok());
     }
 }

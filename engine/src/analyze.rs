@@ -22,9 +22,7 @@ fn load(paths: &[std::path::PathBuf]) -> io::Result<(frames::Captures, frames::F
         let names: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
         let mut d = f.diagnostics.clone();
         d.records = 0;
-        if let Some(e) = clikit::diag::unrecognised(&d, &names.join(", "), "a capture") {
-            return Err(e);
-        }
+        clikit::diag::recognised(&d, &names.join(", "), "a capture")?;
     }
     Ok((caps, f))
 }

@@ -60,11 +60,6 @@ impl ParquetStream {
         Ok(())
     }
 
-    /// Rows written so far.
-    pub fn rows(&self) -> usize {
-        self.rows
-    }
-
     /// Writes the footer and renames the file into place. `empty` gives the schema of a
     /// file no batch was written to.
     pub fn finish(mut self, empty: impl FnOnce() -> PolarsResult<DataFrame>) -> io::Result<usize> {

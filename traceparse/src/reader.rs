@@ -64,10 +64,6 @@ impl Filler {
         self.buf = buf;
     }
 
-    fn is_empty(&self) -> bool {
-        self.filled == 0
-    }
-
     /// One read of at most MIN_READ bytes into the room. Room is initialised MIN_READ at a
     /// time, so a block holding one short line costs no more than that; the allocation
     /// grows only for a line longer than a block, so blocks keep one size and are reused.
@@ -92,7 +88,7 @@ impl Filler {
 
     /// The whole lines read so far, as a block to send, keeping the partial last line for
     /// the next block; `None` while no line is complete (a line without newline that has
-    /// grown past 4 blocks is sent as it is). Call [`Filler::start`] after sending.
+    /// grown past 4 blocks is sent as it is).
     fn cut(&mut self) -> Option<Vec<u8>> {
         let data = &self.buf[..self.filled];
         let end = match memchr::memrchr(b'\n', data) {
@@ -107,6 +103,19 @@ impl Filler {
         block.truncate(end);
         self.filled = 0;
         Some(block)
+    }
+
+    /// Sends the whole lines read so far ([`Filler::cut`]), if any, and starts the next
+    /// block from the pool. False when the consumer has gone.
+    fn send_lines(&mut self, tx: &Sender<Vec<u8>>, pool: &Receiver<Vec<u8>>) -> bool {
+        let Some(block) = self.cut() else {
+            return true;
+        };
+        if tx.send(block).is_err() {
+            return false;
+        }
+        self.start(take_buf(pool));
+        true
     }
 
     /// Everything read and not yet sent (at the end of the source).
@@ -142,11 +151,8 @@ impl BlockReader {
                 }
                 // A read that ends inside a line (a pipe, a slow producer, one byte at a
                 // time) keeps filling the same block until a newline arrives.
-                if let Some(block) = fill.cut() {
-                    if tx.send(block).is_err() {
-                        return Ok(total);
-                    }
-                    fill.start(take_buf(&pool_rx));
+                if !fill.send_lines(&tx, &pool_rx) {
+                    return Ok(total);
                 }
             }
         });
@@ -180,13 +186,8 @@ impl BlockReader {
                     Ok(n) => {
                         total += n as u64;
                         // Send when a block is full, or keep filling.
-                        if fill.filled >= BLOCK {
-                            if let Some(block) = fill.cut() {
-                                if tx.send(block).is_err() {
-                                    return Ok(total);
-                                }
-                                fill.start(take_buf(&pool_rx));
-                            }
+                        if fill.filled >= BLOCK && !fill.send_lines(&tx, &pool_rx) {
+                            return Ok(total);
                         }
                         continue;
                     }
@@ -194,13 +195,8 @@ impl BlockReader {
                     Err(e) => return Err(e),
                 }
                 // Nothing to read right now: send the whole lines there are.
-                if !fill.is_empty() {
-                    if let Some(block) = fill.cut() {
-                        if tx.send(block).is_err() {
-                            return Ok(total);
-                        }
-                        fill.start(take_buf(&pool_rx));
-                    }
+                if !fill.send_lines(&tx, &pool_rx) {
+                    return Ok(total);
                 }
                 if draining {
                     // Nothing more after the stop: send what is left, a final line

@@ -104,9 +104,7 @@ fn take_snapshot(inputs: &[Input], sel: &Selection, iteration: u64) -> io::Resul
     for i in inputs {
         let f = snapshot::take_file(&i.path, sel)?;
         let name = i.path.display().to_string();
-        if let Some(e) = clikit::diag::unrecognised(&f.diagnostics, &name, "a glocks file") {
-            return Err(e);
-        }
+        clikit::diag::recognised(&f.diagnostics, &name, "a glocks file")?;
         files.push(f);
     }
     // Merge the per-file best lists into one ranking.

@@ -277,21 +277,21 @@ fn offline(args: &TraceArgs) -> io::Result<()> {
                 ..Diagnostics::default()
             };
             let name = path.display().to_string();
-            unrecognised.extend(clikit::diag::unrecognised(&file, &name, "a trace"));
+            unrecognised.extend(clikit::diag::recognised(&file, &name, "a trace").err());
         }
     }
     c.report(None, &mut io::stdout().lock())?;
-    match unrecognised.len() {
-        0 => Ok(()),
-        _ => Err(io::Error::new(
-            io::ErrorKind::InvalidData,
-            unrecognised
-                .iter()
-                .map(ToString::to_string)
-                .collect::<Vec<_>>()
-                .join("\nglk: "),
-        )),
+    if unrecognised.is_empty() {
+        return Ok(());
     }
+    Err(io::Error::new(
+        io::ErrorKind::InvalidData,
+        unrecognised
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join("\nglk: "),
+    ))
 }
 
 enum Failure {
