@@ -108,6 +108,21 @@ fn is_trace(name: &str) -> bool {
     name.starts_with("trace_pipe") || name.starts_with("trace.txt") || name == "trace"
 }
 
+/// The subdirectories of `dir` that may hold a capture, sorted. Hidden ones are left out:
+/// `glk capture` writes a node directory as `.NODE.partial-XXXXXX` and renames it only
+/// when complete, so a capture still running, or killed, is never read as a whole one.
+pub fn subdirs(dir: &Path) -> io::Result<Vec<PathBuf>> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", dir.display())))?
+        .flatten()
+        .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
+        .map(|e| e.path())
+        .filter(|d| d.is_dir())
+        .collect();
+    v.sort();
+    Ok(v)
+}
+
 /// Whether a path names a tarball, by its extension.
 pub fn is_tarball(path: &Path) -> bool {
     let n = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
@@ -305,26 +320,14 @@ pub fn discover(paths: &[PathBuf]) -> io::Result<Captures> {
             continue;
         }
         // A cluster directory (possibly one level down, as a tarball usually is).
-        let mut subdirs: Vec<PathBuf> = std::fs::read_dir(&dir)?
-            .flatten()
-            .map(|e| e.path())
-            .filter(|d| d.is_dir())
-            .collect();
-        subdirs.sort();
         let mut found = false;
-        for sd in &subdirs {
+        for sd in &subdirs(&dir)? {
             if is_node_dir(sd) {
                 caps.nodes.push(node_dir(sd)?);
                 found = true;
-            } else if let Ok(rd) = std::fs::read_dir(sd) {
-                let mut inner: Vec<PathBuf> = rd
-                    .flatten()
-                    .map(|e| e.path())
-                    .filter(|d| d.is_dir() && is_node_dir(d))
-                    .collect();
-                inner.sort();
-                for d in inner {
-                    caps.nodes.push(node_dir(&d)?);
+            } else if let Ok(inner) = subdirs(sd) {
+                for d in inner.iter().filter(|d| is_node_dir(d)) {
+                    caps.nodes.push(node_dir(d)?);
                     found = true;
                 }
             }
@@ -378,5 +381,22 @@ mod tests {
         );
         assert_eq!(caps.nodes[2].traces.len(), 1);
         assert!(discover(&[testdata::path("public/glocktop-manpage")]).is_err());
+    }
+
+    #[test]
+    fn a_capture_still_being_written_is_not_read() {
+        let dir = tempfile::tempdir().unwrap();
+        for node in ["n1", ".n2.partial-abc123"] {
+            let d = dir.path().join(node);
+            std::fs::create_dir(&d).unwrap();
+            std::fs::copy(
+                testdata::path("real/dlm2-6.1/n1/glocks.0"),
+                d.join("glocks.0"),
+            )
+            .unwrap();
+        }
+        let caps = discover(&[dir.path().to_path_buf()]).unwrap();
+        let names: Vec<&str> = caps.nodes.iter().map(|n| n.node.as_str()).collect();
+        assert_eq!(names, ["n1"]);
     }
 }

@@ -150,9 +150,9 @@ pub fn resolve(paths: &[PathBuf], name: &str) -> io::Result<Vec<Input>> {
                 continue;
             }
             // A debugfs gfs2/ directory (or a capture bundle) holding one dir per fs.
-            let mut found: Vec<PathBuf> = std::fs::read_dir(p)?
-                .flatten()
-                .filter_map(|e| newest_in_dir(&e.path(), name))
+            let mut found: Vec<PathBuf> = bundle::subdirs(p)?
+                .iter()
+                .filter_map(|d| newest_in_dir(d, name))
                 .collect();
             if found.is_empty() {
                 return Err(io::Error::new(

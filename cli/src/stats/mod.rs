@@ -151,12 +151,7 @@ fn resolve(paths: &[PathBuf]) -> io::Result<(Vec<PathBuf>, Vec<PathBuf>)> {
             // The directory itself, or (a cluster capture) the node directories in it.
             let mut dirs = vec![p.clone()];
             if files(p) == (None, None) {
-                dirs = std::fs::read_dir(p)?
-                    .flatten()
-                    .map(|e| e.path())
-                    .filter(|d| d.is_dir())
-                    .collect();
-                dirs.sort();
+                dirs = bundle::subdirs(p)?;
             }
             let before = gl.len() + sb.len();
             for d in dirs {
