@@ -272,7 +272,10 @@ fn loose_file(path: &Path) -> io::Result<NodeCapture> {
 
 fn extract(tarball: &Path, into: &Path) -> io::Result<()> {
     std::fs::create_dir_all(into)?;
-    let mut ar = tar::Archive::new(glockparse::input::open(tarball)?);
+    let mut ar = tar::Archive::new(io::BufReader::with_capacity(
+        1 << 16,
+        glockparse::input::open(tarball)?,
+    ));
     for entry in ar.entries()? {
         let mut e = entry?;
         // unpack_in refuses paths that would escape the directory.

@@ -129,6 +129,69 @@ fn offline_txt_keeps_lines_as_read_and_bad_lines_are_reported() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// A large saved trace is decoded on every core for `--summary`; the counts, the errors and
+/// their line numbers must be those of the one-thread reading (forced by `-o FILE.txt`).
+#[test]
+fn parallel_summary_matches_the_sequential_one() {
+    let dir = tmp("parallel");
+    let text = decompressed("real/nolock-6.1/trace_pipe.txt.xz");
+    let lines: Vec<&str> = text.lines().collect();
+    let mut big = String::new();
+    let mut bad = Vec::new();
+    let mut n = 0u64;
+    // Over 8 MiB, with malformed lines spread over every chunk (and a long one).
+    while big.len() < 20 << 20 {
+        for (i, l) in lines.iter().enumerate() {
+            n += 1;
+            if i % 50_000 == 7 {
+                let junk = if bad.len() % 3 == 0 {
+                    "x".repeat(3 << 20)
+                } else {
+                    format!("junk {n}")
+                };
+                big.push_str(&junk);
+                big.push('\n');
+                bad.push(n);
+                n += 1;
+            }
+            big.push_str(l);
+            big.push('\n');
+        }
+    }
+    let path = dir.join("big.txt");
+    std::fs::write(&path, &big).unwrap();
+    let run = |extra: &[&str]| {
+        let o = glk()
+            .args(["trace", "--summary", "--input", path.to_str().unwrap()])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        (
+            String::from_utf8(o.stdout).unwrap(),
+            String::from_utf8(o.stderr).unwrap(),
+        )
+    };
+    let (par_out, par_err) = run(&[]);
+    let raw = dir.join("copy.txt");
+    let (seq_out, seq_err) = run(&["-o", raw.to_str().unwrap()]);
+    assert_eq!(par_out, seq_out);
+    assert_eq!(par_err, seq_err);
+    assert!(par_out.contains("gfs2_glock_queue"), "{par_out}");
+    // The first errors, in order, with their true line numbers.
+    let prefix = format!("{}:", path.display());
+    let shown: Vec<u64> = par_err
+        .lines()
+        .filter_map(|l| l.trim_start().strip_prefix(&prefix))
+        .map(|l| l.split(':').next().unwrap().parse().unwrap())
+        .collect();
+    assert_eq!(shown, bad[..5], "{par_err}");
+    assert!(
+        par_err.contains(&format!("{} malformed line(s)", bad.len())),
+        "{par_err}"
+    );
+}
+
 #[test]
 fn unknown_output_format_is_refused() {
     let o = glk()

@@ -38,7 +38,13 @@ pub fn decompress<R: Read + Send + 'static>(inner: R) -> io::Result<Box<dyn Read
         Compression::detect(buf)
     };
     Ok(match kind {
-        Compression::None => Box::new(br),
+        // Plain: hand out what was buffered, then read the source straight into the
+        // caller's buffer (a BufReader would copy every byte twice for reads smaller
+        // than its capacity).
+        Compression::None => {
+            let head = br.buffer().to_vec();
+            Box::new(io::Cursor::new(head).chain(br.into_inner()))
+        }
         Compression::Gzip => Box::new(flate2::bufread::MultiGzDecoder::new(br)),
         Compression::Xz => Box::new(liblzma::bufread::XzDecoder::new_multi_decoder(br)),
         Compression::Zstd => Box::new(zstd::stream::read::Decoder::with_buffer(br)?),

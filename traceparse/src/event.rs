@@ -274,25 +274,30 @@ pub const GFS2_EVENTS: [&str; 15] = [
 ];
 
 impl Gfs2Event {
+    /// The event's position in [`GFS2_EVENTS`] (a dense index for per-event counters).
+    pub fn index(&self) -> usize {
+        match self {
+            Gfs2Event::GlockStateChange { .. } => 0,
+            Gfs2Event::GlockPut { .. } => 1,
+            Gfs2Event::DemoteRq { .. } => 2,
+            Gfs2Event::Promote { .. } => 3,
+            Gfs2Event::GlockQueue { .. } => 4,
+            Gfs2Event::GlockLockTime(_) => 5,
+            Gfs2Event::Pin { .. } => 6,
+            Gfs2Event::LogFlush { .. } => 7,
+            Gfs2Event::LogBlocks { .. } => 8,
+            Gfs2Event::AilFlush { .. } => 9,
+            Gfs2Event::Bmap { .. } => 10,
+            Gfs2Event::IomapStart { .. } => 11,
+            Gfs2Event::IomapEnd { .. } => 12,
+            Gfs2Event::BlockAlloc { .. } => 13,
+            Gfs2Event::Rs { .. } => 14,
+        }
+    }
+
     /// The event name without `gfs2_`.
     pub fn name(&self) -> &'static str {
-        match self {
-            Gfs2Event::GlockStateChange { .. } => "glock_state_change",
-            Gfs2Event::GlockPut { .. } => "glock_put",
-            Gfs2Event::DemoteRq { .. } => "demote_rq",
-            Gfs2Event::Promote { .. } => "promote",
-            Gfs2Event::GlockQueue { .. } => "glock_queue",
-            Gfs2Event::GlockLockTime(_) => "glock_lock_time",
-            Gfs2Event::Pin { .. } => "pin",
-            Gfs2Event::LogFlush { .. } => "log_flush",
-            Gfs2Event::LogBlocks { .. } => "log_blocks",
-            Gfs2Event::AilFlush { .. } => "ail_flush",
-            Gfs2Event::Bmap { .. } => "bmap",
-            Gfs2Event::IomapStart { .. } => "iomap_start",
-            Gfs2Event::IomapEnd { .. } => "iomap_end",
-            Gfs2Event::BlockAlloc { .. } => "block_alloc",
-            Gfs2Event::Rs { .. } => "rs",
-        }
+        GFS2_EVENTS[self.index()]
     }
 
     /// The glock the event is about, for the locking events.
@@ -733,10 +738,13 @@ pub fn decode(name: &[u8], body: &[u8]) -> Option<(Dev, Gfs2Event)> {
 mod tests {
     use super::*;
 
+    /// Decodes, and checks the event names itself as the kernel does.
     fn d(name: &str, body: &str) -> Gfs2Event {
-        decode(name.as_bytes(), body.as_bytes())
+        let e = decode(name.as_bytes(), body.as_bytes())
             .unwrap_or_else(|| panic!("{name}: {body}"))
-            .1
+            .1;
+        assert_eq!(e.name(), name.strip_prefix("gfs2_").unwrap_or(name));
+        e
     }
 
     #[test]

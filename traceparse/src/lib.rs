@@ -7,11 +7,13 @@
 //!
 //! [`line::parse`] splits an ftrace text line (any prefix variant) and [`event::decode`]
 //! turns a gfs2 body into a [`Gfs2Event`]; [`decode_line`] does both. [`BlockReader`] reads a
-//! stream (a file, a pipe, a live `trace_pipe`) on its own thread, in blocks of whole lines.
+//! stream (a file, a pipe, a live `trace_pipe`) on its own thread, in blocks of whole lines;
+//! [`parallel::for_each_line`] decodes one large saved file on several threads.
 
 pub mod event;
 pub mod format;
 pub mod line;
+pub mod parallel;
 pub mod reader;
 
 pub use reader::BlockReader;

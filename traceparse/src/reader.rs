@@ -278,12 +278,35 @@ impl Drop for BlockReader {
 
 /// The lines of a block (blocks hold whole lines; a final line may lack its `\n`). No
 /// empty line is made up after a final newline.
-pub fn lines(block: &[u8]) -> impl Iterator<Item = &[u8]> {
-    let body = block.strip_suffix(b"\n").unwrap_or(block);
-    (!block.is_empty())
-        .then(|| body.split(|&c| c == b'\n'))
-        .into_iter()
-        .flatten()
+pub fn lines(block: &[u8]) -> Lines<'_> {
+    Lines {
+        rest: (!block.is_empty()).then_some(block),
+    }
+}
+
+/// The iterator of [`lines`]: each line found with one `memchr`.
+pub struct Lines<'a> {
+    rest: Option<&'a [u8]>,
+}
+
+impl<'a> Iterator for Lines<'a> {
+    type Item = &'a [u8];
+
+    #[inline]
+    fn next(&mut self) -> Option<&'a [u8]> {
+        let rest = self.rest?;
+        match memchr::memchr(b'\n', rest) {
+            Some(i) => {
+                let after = &rest[i + 1..];
+                self.rest = (!after.is_empty()).then_some(after);
+                Some(&rest[..i])
+            }
+            None => {
+                self.rest = None;
+                Some(rest)
+            }
+        }
+    }
 }
 
 /// Calls `f` with every line of a saved trace file (compressed or not), read on a thread.

@@ -6,7 +6,7 @@ mod sink;
 pub mod summary;
 
 use std::io::{self, IsTerminal, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -103,16 +103,61 @@ pub fn parse_events(list: &[String]) -> Result<Vec<EventSel>, String> {
     Ok(out)
 }
 
-/// Decodes blocks of lines, feeds the sink and the summary, and counts.
-struct Consumer {
-    sink: Box<dyn Sink + Send>,
+/// What a pass over trace lines counted (the whole pass, or one thread's share of it).
+#[derive(Default)]
+struct Tally {
     summary: Option<Summary>,
     diag: Diagnostics,
-    source: Arc<str>,
     gfs2: u64,
     other: u64,
     undecoded: u64,
     lost_lines: u64,
+}
+
+impl Tally {
+    fn new(summary: bool) -> Tally {
+        Tally {
+            summary: summary.then(Summary::default),
+            ..Tally::default()
+        }
+    }
+
+    /// Counts a decoded line.
+    fn add(&mut self, d: &Decoded<'_>) {
+        match d {
+            Decoded::Gfs2 { .. } => self.gfs2 += 1,
+            Decoded::Other(_) => self.other += 1,
+            Decoded::Undecoded(_) => self.undecoded += 1,
+            Decoded::Lost { events, .. } => self.lost_lines += events,
+            Decoded::Header => self.diag.ignored += 1,
+        }
+        if let Some(s) = &mut self.summary {
+            s.add(d);
+        }
+    }
+
+    /// Adds another share's counts (its errors already carry true line numbers).
+    fn merge(&mut self, o: Tally) {
+        self.diag.merge(&o.diag);
+        self.gfs2 += o.gfs2;
+        self.other += o.other;
+        self.undecoded += o.undecoded;
+        self.lost_lines += o.lost_lines;
+        if let (Some(s), Some(os)) = (&mut self.summary, o.summary) {
+            s.merge(os);
+        }
+    }
+
+    fn events(&self) -> u64 {
+        self.gfs2 + self.other + self.undecoded
+    }
+}
+
+/// Decodes blocks of lines, feeds the sink and the tally.
+struct Consumer {
+    sink: Box<dyn Sink + Send>,
+    tally: Tally,
+    source: Arc<str>,
 }
 
 impl Consumer {
@@ -121,62 +166,51 @@ impl Consumer {
     }
 
     fn line(&mut self, line: &[u8]) -> io::Result<()> {
-        self.diag.lines += 1;
+        let t = &mut self.tally;
+        t.diag.lines += 1;
         match decode_line(line) {
             Ok(d) => {
-                match d {
-                    Decoded::Gfs2 { .. } => self.gfs2 += 1,
-                    Decoded::Other(_) => self.other += 1,
-                    Decoded::Undecoded(_) => self.undecoded += 1,
-                    Decoded::Lost { events, .. } => self.lost_lines += events,
-                    Decoded::Header => self.diag.ignored += 1,
-                }
-                if let Some(s) = &mut self.summary {
-                    s.add(&d);
-                }
+                t.add(&d);
                 self.sink.line(line, &d)?;
             }
             Err(e) => {
-                let n = self.diag.lines;
-                self.diag
+                let n = t.diag.lines;
+                t.diag
                     .error(ParseError::new(&self.source, n, e.0.to_string(), line));
             }
         }
         Ok(())
     }
 
-    fn events(&self) -> u64 {
-        self.gfs2 + self.other + self.undecoded
-    }
-
     fn report(&mut self, lost_in_buffer: Option<u64>, out: &mut impl Write) -> io::Result<()> {
         self.sink.finish()?;
-        if let Some(s) = &self.summary {
+        let t = &self.tally;
+        if let Some(s) = &t.summary {
             s.write_text(out, 20)?;
         }
         out.flush()?;
         let mut msg = format!(
             "glk: {} events ({} gfs2, {} other)",
-            self.events(),
-            self.gfs2,
-            self.other
+            t.events(),
+            t.gfs2,
+            t.other
         );
         if let Some(l) = lost_in_buffer {
-            msg.push_str(&format!(", {} lost", l + self.lost_lines));
-        } else if self.lost_lines > 0 {
+            msg.push_str(&format!(", {} lost", l + t.lost_lines));
+        } else if t.lost_lines > 0 {
             msg.push_str(&format!(
                 ", {} lost (LOST lines in the input)",
-                self.lost_lines
+                t.lost_lines
             ));
         }
         eprintln!("{msg}");
-        if self.undecoded > 0 {
+        if t.undecoded > 0 {
             eprintln!(
                 "glk: warning: {} gfs2 events did not match any known format and are kept raw",
-                self.undecoded
+                t.undecoded
             );
         }
-        clikit::diag::report(&self.diag);
+        clikit::diag::report(&t.diag);
         Ok(())
     }
 }
@@ -192,14 +226,62 @@ fn consumer(args: &TraceArgs, source: &str) -> io::Result<Consumer> {
     };
     Ok(Consumer {
         sink,
-        summary: args.summary.then(Summary::default),
-        diag: Diagnostics::default(),
+        tally: Tally::new(args.summary),
         source: source.into(),
-        gfs2: 0,
-        other: 0,
-        undecoded: 0,
-        lost_lines: 0,
     })
+}
+
+/// One thread's share of a parallel decode: its tally, and its first errors with the
+/// chunk they are in (line numbers are fixed once every chunk is counted).
+struct Share {
+    tally: Tally,
+    errors: Vec<(u64, ParseError)>,
+}
+
+/// Decodes a large saved trace on every core when nothing needs the lines in order (a
+/// summary with no output file). `None` when the file is read sequentially instead.
+fn decode_parallel(path: &Path, source: &Arc<str>, summary: bool) -> io::Result<Option<Tally>> {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let done = traceparse::parallel::for_each_line(
+        path,
+        threads,
+        || Share {
+            tally: Tally::new(summary),
+            errors: Vec::new(),
+        },
+        |share, pos, line| match decode_line(line) {
+            Ok(d) => share.tally.add(&d),
+            Err(e) => {
+                share.tally.diag.errors += 1;
+                if share.errors.len() < glockparse::diagnostics::KEPT_ERRORS {
+                    let err = ParseError::new(source, pos.index + 1, e.0.to_string(), line);
+                    share.errors.push((pos.chunk, err));
+                }
+            }
+        },
+    )
+    .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
+    let Some((shares, map)) = done else {
+        return Ok(None);
+    };
+    let mut total = Tally::new(summary);
+    let mut errors = Vec::new();
+    for share in shares {
+        errors.extend(share.errors.into_iter().map(|(chunk, mut e)| {
+            e.line = map.line_number(traceparse::parallel::LinePos {
+                chunk,
+                index: e.line - 1,
+            });
+            e
+        }));
+        total.merge(share.tally);
+    }
+    // Each thread kept its first errors in file order; the file's first are among them.
+    errors.sort_by_key(|e| e.line);
+    errors.truncate(glockparse::diagnostics::KEPT_ERRORS);
+    total.diag.first_errors = errors;
+    total.diag.lines = map.lines();
+    Ok(Some(total))
 }
 
 pub fn run(args: &TraceArgs) -> io::Result<()> {
@@ -230,7 +312,8 @@ pub fn record_raw(events: &[String], secs: f64, path: &std::path::Path) -> io::R
     };
     let mut rec = live(&args, false).map_err(io::Error::from)?;
     rec.consumer.sink.finish()?;
-    Ok((rec.consumer.events(), rec.lost + rec.consumer.lost_lines))
+    let t = &rec.consumer.tally;
+    Ok((t.events(), rec.lost + t.lost_lines))
 }
 
 /// What a live trace saw.
@@ -254,31 +337,32 @@ fn offline(args: &TraceArgs) -> io::Result<()> {
     let mut unrecognised = Vec::new();
     for path in &args.input {
         c.source = path.display().to_string().into();
-        c.diag.lines = 0;
-        let (events, errors) = (c.events() + c.lost_lines, c.diag.errors);
-        let first_error = c.diag.first_errors.len();
-        let mut written = Ok(());
-        traceparse::reader::for_each_line(path, |line| {
-            if written.is_ok() {
-                written = c.line(line);
+        let file = match (args.output.is_none() && args.summary)
+            .then(|| decode_parallel(path, &c.source, true))
+            .transpose()?
+            .flatten()
+        {
+            Some(t) => t,
+            None => {
+                let was = std::mem::replace(&mut c.tally, Tally::new(args.summary));
+                let mut written = Ok(());
+                let read = traceparse::reader::for_each_line(path, |line| {
+                    if written.is_ok() {
+                        written = c.line(line);
+                    }
+                });
+                let file = std::mem::replace(&mut c.tally, was);
+                read?;
+                written?;
+                file
             }
-        })?;
-        written?;
+        };
         // Nothing but malformed lines: not a trace at all (said once the rest is done).
-        if c.events() + c.lost_lines == events && c.diag.errors > errors {
-            let file = Diagnostics {
-                errors: c.diag.errors - errors,
-                first_errors: c
-                    .diag
-                    .first_errors
-                    .get(first_error..)
-                    .unwrap_or(&[])
-                    .to_vec(),
-                ..Diagnostics::default()
-            };
+        if file.events() + file.lost_lines == 0 && file.diag.errors > 0 {
             let name = path.display().to_string();
-            unrecognised.extend(clikit::diag::recognised(&file, &name, "a trace").err());
+            unrecognised.extend(clikit::diag::recognised(&file.diag, &name, "a trace").err());
         }
+        c.tally.merge(file);
     }
     c.report(None, &mut io::stdout().lock())?;
     if unrecognised.is_empty() {
@@ -499,9 +583,9 @@ fn live(args: &TraceArgs, show_progress: bool) -> Result<Recorded, Failure> {
             let secs = started.elapsed().as_secs_f64();
             eprint!(
                 "\r{} events, {:.0}/s, {} lost   ",
-                c.events(),
-                c.events() as f64 / secs,
-                inst.losses().total() + c.lost_lines
+                c.tally.events(),
+                c.tally.events() as f64 / secs,
+                inst.losses().total() + c.tally.lost_lines
             );
         }
     }

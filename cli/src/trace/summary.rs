@@ -20,13 +20,27 @@ pub struct GlockCounts {
     pub put: u64,
 }
 
+impl GlockCounts {
+    fn merge(&mut self, o: &GlockCounts) {
+        self.events += o.events;
+        self.queue += o.queue;
+        self.dequeue += o.dequeue;
+        self.promote += o.promote;
+        self.state_change += o.state_change;
+        self.demote_remote += o.demote_remote;
+        self.demote_local += o.demote_local;
+        self.lock_time += o.lock_time;
+        self.put += o.put;
+    }
+}
+
 #[derive(Debug, Default)]
 pub struct Summary {
     /// gfs2 events by their index in [`GFS2_EVENTS`].
     per_gfs2: [u64; GFS2_EVENTS.len()],
     /// Other events (and undecodable gfs2 bodies) by name.
     per_other: BTreeMap<String, u64>,
-    pub per_glock: HashMap<GlockId, GlockCounts>,
+    pub per_glock: HashMap<GlockId, GlockCounts, foldhash::fast::RandomState>,
     pub lost_reported: u64,
 }
 
@@ -34,9 +48,7 @@ impl Summary {
     pub fn add(&mut self, d: &Decoded<'_>) {
         match d {
             Decoded::Gfs2 { event, .. } => {
-                if let Some(i) = GFS2_EVENTS.iter().position(|n| *n == event.name()) {
-                    self.per_gfs2[i] += 1;
-                }
+                self.per_gfs2[event.index()] += 1;
                 let Some(g) = event.glock() else { return };
                 let c = self.per_glock.entry(g).or_default();
                 c.events += 1;
@@ -67,6 +79,20 @@ impl Summary {
             Decoded::Lost { events, .. } => self.lost_reported += events,
             Decoded::Header => {}
         }
+    }
+
+    /// Adds the counts of another part of the same trace (lines decoded elsewhere).
+    pub fn merge(&mut self, o: Summary) {
+        for (a, b) in self.per_gfs2.iter_mut().zip(o.per_gfs2) {
+            *a += b;
+        }
+        for (name, n) in o.per_other {
+            *self.per_other.entry(name).or_default() += n;
+        }
+        for (g, c) in &o.per_glock {
+            self.per_glock.entry(*g).or_default().merge(c);
+        }
+        self.lost_reported += o.lost_reported;
     }
 
     fn count_other(&mut self, name: String) {
