@@ -28,37 +28,45 @@ fn run_once(cmd: &mut Command) -> std::io::Result<(Duration, u64)> {
     Ok((elapsed, rusage.ru_maxrss as u64))
 }
 
-/// Best wall time and the largest peak RSS over `runs` runs.
-pub fn best_of(runs: usize, mut make: impl FnMut() -> Command) -> std::io::Result<(Duration, u64)> {
-    let mut best = Duration::MAX;
-    let mut rss = 0;
-    for _ in 0..runs {
-        let (t, r) = run_once(&mut make())?;
-        best = best.min(t);
+/// Runs `a` and `b` alternately `pairs` times (after one warm-up run of each), so both see
+/// the same machine: returns the best time of each, the median of the per-pair ratios
+/// b/a, and b's largest peak RSS in KiB.
+pub fn paired(
+    pairs: usize,
+    mut a: impl FnMut() -> Command,
+    mut b: impl FnMut() -> Command,
+) -> std::io::Result<(Duration, Duration, f64, u64)> {
+    run_once(&mut a())?;
+    run_once(&mut b())?;
+    let (mut best_a, mut best_b, mut rss) = (Duration::MAX, Duration::MAX, 0);
+    let mut ratios = Vec::with_capacity(pairs);
+    for _ in 0..pairs {
+        let (ta, _) = run_once(&mut a())?;
+        let (tb, r) = run_once(&mut b())?;
+        best_a = best_a.min(ta);
+        best_b = best_b.min(tb);
         rss = rss.max(r);
+        ratios.push(tb.as_secs_f64() / ta.as_secs_f64());
     }
-    Ok((best, rss))
-}
-
-/// `wc -l FILE`, best of 5 after a run that warms the page cache.
-pub fn wc(file: &Path) -> std::io::Result<Duration> {
-    let wc = || {
-        let mut c = Command::new("wc");
-        c.arg("-l").arg(file);
-        c
-    };
-    best_of(1, wc)?;
-    Ok(best_of(5, wc)?.0)
+    ratios.sort_by(f64::total_cmp);
+    Ok((best_a, best_b, ratios[ratios.len() / 2], rss))
 }
 
 pub fn top(glk: &Path, file: &Path) -> std::io::Result<()> {
     let size = std::fs::metadata(file)?.len();
-    let wc = wc(file)?;
-    let (top, rss) = best_of(5, || {
-        let mut c = Command::new(glk);
-        c.args(["top", "--once"]).arg(file);
-        c
-    })?;
+    let (wc, top, median, rss) = paired(
+        7,
+        || {
+            let mut c = Command::new("wc");
+            c.arg("-l").arg(file);
+            c
+        },
+        || {
+            let mut c = Command::new(glk);
+            c.args(["top", "--once"]).arg(file);
+            c
+        },
+    )?;
     let mib = size as f64 / (1 << 20) as f64;
     println!("file            {} ({mib:.1} MiB)", file.display());
     println!("wc -l           {:>8.1} ms", wc.as_secs_f64() * 1e3);
@@ -68,7 +76,7 @@ pub fn top(glk: &Path, file: &Path) -> std::io::Result<()> {
         mib / top.as_secs_f64()
     );
     println!(
-        "ratio           {:>8.2}  (target <= 3)",
+        "ratio           {:>8.2} best/best, {median:.2} median of 7 pairs  (target <= 3)",
         top.as_secs_f64() / wc.as_secs_f64()
     );
     println!(

@@ -76,20 +76,36 @@ impl<'a> Cursor<'a> {
         Some(w)
     }
 
-    /// Unsigned decimal digits (at least one, at most 20).
+    /// Unsigned decimal digits (at least one; `None` past `u64::MAX`). The first 19
+    /// digits cannot overflow and are summed without checks.
     #[inline]
     pub fn uint(&mut self) -> Option<u64> {
-        let start = self.i;
+        let s = self.rest();
+        let mut n = 0;
         let mut v: u64 = 0;
-        while let Some(&b) = self.s.get(self.i) {
-            let d = b.wrapping_sub(b'0');
+        while n < s.len().min(19) {
+            let d = s[n].wrapping_sub(b'0');
             if d > 9 {
                 break;
             }
-            v = v.checked_mul(10)?.checked_add(u64::from(d))?;
-            self.i += 1;
+            v = v * 10 + u64::from(d);
+            n += 1;
         }
-        (self.i > start).then_some(v)
+        if n == 19 {
+            while let Some(&b) = s.get(n) {
+                let d = b.wrapping_sub(b'0');
+                if d > 9 {
+                    break;
+                }
+                v = v.checked_mul(10)?.checked_add(u64::from(d))?;
+                n += 1;
+            }
+        }
+        if n == 0 {
+            return None;
+        }
+        self.i += n;
+        Some(v)
     }
 
     /// Signed decimal with an optional `-`.
@@ -108,24 +124,44 @@ impl<'a> Cursor<'a> {
     /// Lower-case or upper-case hex digits (at least one, at most 16).
     #[inline]
     pub fn hex(&mut self) -> Option<u64> {
-        let start = self.i;
+        let s = self.rest();
+        let mut n = 0;
         let mut v: u64 = 0;
-        while let Some(&b) = self.s.get(self.i) {
-            let d = match b {
-                b'0'..=b'9' => b - b'0',
-                b'a'..=b'f' => b - b'a' + 10,
-                b'A'..=b'F' => b - b'A' + 10,
-                _ => break,
-            };
-            if self.i - start == 16 {
+        while let Some(&b) = s.get(n) {
+            let d = HEX[usize::from(b)];
+            if d > 15 {
+                break;
+            }
+            if n == 16 {
                 return None;
             }
             v = (v << 4) | u64::from(d);
-            self.i += 1;
+            n += 1;
         }
-        (self.i > start).then_some(v)
+        if n == 0 {
+            return None;
+        }
+        self.i += n;
+        Some(v)
     }
 }
+
+/// Hex digit values; 0xff for every other byte.
+static HEX: [u8; 256] = {
+    let mut t = [0xffu8; 256];
+    let mut i = 0;
+    while i < 10 {
+        t[b'0' as usize + i] = i as u8;
+        i += 1;
+    }
+    let mut i = 0;
+    while i < 6 {
+        t[b'a' as usize + i] = 10 + i as u8;
+        t[b'A' as usize + i] = 10 + i as u8;
+        i += 1;
+    }
+    t
+};
 
 #[cfg(test)]
 mod tests {
@@ -144,6 +180,15 @@ mod tests {
         assert_eq!(c.uint(), None);
         let mut c = Cursor::new(b"11112222333344445");
         assert_eq!(c.hex(), None);
+        let mut c = Cursor::new(b"ffffFFFFffffFFFF/18446744073709551615 99999999999999999999");
+        assert_eq!(c.hex(), Some(u64::MAX));
+        c.byte(b'/').unwrap();
+        assert_eq!(c.uint(), Some(u64::MAX));
+        c.skip_spaces();
+        assert_eq!(c.uint(), None);
+        let mut c = Cursor::new(b"0000000000000000000000012x");
+        assert_eq!(c.uint(), Some(12));
+        assert_eq!(c.word(), b"x");
         assert!(Cursor::new(b"").take(1).is_none());
     }
 }

@@ -58,6 +58,93 @@ pub fn open(path: &Path) -> io::Result<Box<dyn Read + Send>> {
     decompress(file).map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))
 }
 
+/// Reads a source on its own thread, a block ahead of the consumer: the kernel formatting
+/// a live debugfs file (or a decompressor) works while the caller parses what came before.
+/// Memory is bounded by [`Prefetch::BLOCKS`] blocks of [`Prefetch::BLOCK`] bytes.
+pub struct Prefetch {
+    /// Blocks with the length read into each (a block keeps its full size, so refilling
+    /// it costs no zeroing).
+    blocks: std::sync::mpsc::Receiver<io::Result<(Vec<u8>, usize)>>,
+    /// Consumed blocks go back to the reading thread: no allocation (and no page faults
+    /// on fresh memory) per block.
+    spent: std::sync::mpsc::SyncSender<Vec<u8>>,
+    cur: Vec<u8>,
+    len: usize,
+    at: usize,
+    done: bool,
+}
+
+impl Prefetch {
+    /// Bytes asked of the source per read.
+    pub const BLOCK: usize = 1 << 20;
+    /// Blocks read ahead.
+    pub const BLOCKS: usize = 2;
+
+    /// Starts reading `src` on a thread. The thread ends at the end of the source, at an
+    /// error (handed to the consumer in order), or when the `Prefetch` is dropped.
+    pub fn new(mut src: Box<dyn Read + Send>) -> Prefetch {
+        let (tx, blocks) = std::sync::mpsc::sync_channel(Prefetch::BLOCKS);
+        let (spent, reuse) = std::sync::mpsc::sync_channel::<Vec<u8>>(Prefetch::BLOCKS + 2);
+        std::thread::spawn(move || loop {
+            let mut buf = reuse
+                .try_recv()
+                .unwrap_or_else(|_| vec![0u8; Prefetch::BLOCK]);
+            let n = match src.read(&mut buf) {
+                Ok(0) => return,
+                Ok(n) => n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    let _ = tx.send(Err(e));
+                    return;
+                }
+            };
+            if tx.send(Ok((buf, n))).is_err() {
+                return;
+            }
+        });
+        Prefetch {
+            blocks,
+            spent,
+            cur: Vec::new(),
+            len: 0,
+            at: 0,
+            done: false,
+        }
+    }
+}
+
+impl Read for Prefetch {
+    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        while self.at == self.len {
+            if self.done {
+                return Ok(0);
+            }
+            match self.blocks.recv() {
+                Ok(Ok((b, n))) => {
+                    let old = std::mem::replace(&mut self.cur, b);
+                    if !old.is_empty() {
+                        let _ = self.spent.try_send(old);
+                    }
+                    self.len = n;
+                    self.at = 0;
+                }
+                Ok(Err(e)) => {
+                    self.done = true;
+                    return Err(e);
+                }
+                Err(_) => {
+                    self.done = true;
+                    return Ok(0);
+                }
+            }
+        }
+        let n = out.len().min(self.len - self.at);
+        out[..n].copy_from_slice(&self.cur[self.at..self.at + n]);
+        self.at += n;
+        Ok(n)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -85,6 +172,40 @@ mod tests {
         let zs = zstd::stream::encode_all(text.as_bytes(), 1).unwrap();
         assert_eq!(roundtrip(zs), text);
         assert_eq!(roundtrip(Vec::new()), "");
+    }
+
+    #[test]
+    fn prefetch_hands_every_byte_in_order_then_the_error() {
+        struct Source {
+            data: Vec<u8>,
+            at: usize,
+        }
+        impl Read for Source {
+            fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+                if self.at == self.data.len() {
+                    return Err(io::Error::other("device gone"));
+                }
+                // Short, uneven reads.
+                let n = out
+                    .len()
+                    .min(self.data.len() - self.at)
+                    .min(7 + self.at % 5000);
+                out[..n].copy_from_slice(&self.data[self.at..self.at + n]);
+                self.at += n;
+                Ok(n)
+            }
+        }
+        let data: Vec<u8> = (0..3_000_000u32).map(|i| (i % 251) as u8).collect();
+        let mut p = Prefetch::new(Box::new(Source {
+            data: data.clone(),
+            at: 0,
+        }));
+        let mut got = Vec::new();
+        let err = p.read_to_end(&mut got).unwrap_err();
+        assert_eq!(err.to_string(), "device gone");
+        assert_eq!(got, data);
+        let mut empty = Prefetch::new(Box::new(io::empty()));
+        assert_eq!(empty.read(&mut [0u8; 8]).unwrap(), 0);
     }
 
     #[test]

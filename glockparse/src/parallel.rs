@@ -87,7 +87,10 @@ where
                 let (r, source, work) = (r.clone(), source.clone(), &work);
                 s.spawn(move || {
                     let rdr: Box<dyn Read + Send> = if r.start == 0 && r.end == u64::MAX {
-                        crate::input::open(path)?
+                        // One piece (a live debugfs file, a compressed or small one): read
+                        // ahead on another thread so producing the text and parsing it
+                        // overlap.
+                        Box::new(crate::input::Prefetch::new(crate::input::open(path)?))
                     } else {
                         let mut f = File::open(path)?;
                         f.seek(SeekFrom::Start(r.start))?;

@@ -79,16 +79,45 @@ impl Glock {
     }
 
     /// Resets to the empty record, keeping allocated capacity for reuse.
+    /// Field by field: building a default record and moving it in costs two copies of
+    /// the whole struct per record.
     pub fn clear(&mut self) {
-        let mut holders = std::mem::take(&mut self.holders);
-        let mut extra = std::mem::take(&mut self.extra);
-        holders.clear();
-        extra.clear();
-        *self = Glock {
+        let Glock {
+            id,
+            state,
+            target,
+            demote_state,
+            demote_us,
+            flags,
+            ail,
+            revokes,
+            refs,
+            hold_jiffies,
+            nrpages,
             holders,
+            inode,
+            rgrp,
             extra,
-            ..Glock::default()
-        };
+            fs,
+            line,
+        } = self;
+        *id = GlockId::default();
+        *state = LockState::default();
+        *target = LockState::default();
+        *demote_state = LockState::default();
+        *demote_us = 0;
+        *flags = GlockFlags::default();
+        *ail = 0;
+        *revokes = 0;
+        *refs = 0;
+        *hold_jiffies = 0;
+        *nrpages = None;
+        holders.clear();
+        *inode = None;
+        *rgrp = None;
+        extra.clear();
+        *fs = None;
+        *line = 0;
     }
 }
 
