@@ -99,28 +99,11 @@ fn token(s: &[u8], from: usize) -> Option<(&[u8], usize)> {
     Some((&s[start..end], end))
 }
 
-/// `secs.frac:` or a counter `N:` as nanoseconds, in one pass.
+/// `secs.frac:` or a counter `N:` as nanoseconds.
 fn timestamp(tok: &[u8]) -> Option<u64> {
-    let (&b':', tok) = tok.split_last()? else {
-        return None;
-    };
-    let digits = |s: &[u8]| -> Option<u64> {
-        let mut v: u64 = 0;
-        for &b in s {
-            let d = b.wrapping_sub(b'0');
-            if d > 9 {
-                return None;
-            }
-            v = v.checked_mul(10)?.checked_add(u64::from(d))?;
-        }
-        Some(v)
-    };
+    let tok = tok.strip_suffix(b":")?;
     let dot = tok.iter().position(|&b| b == b'.');
-    let whole = &tok[..dot.unwrap_or(tok.len())];
-    if whole.is_empty() || whole.len() > 20 {
-        return None;
-    }
-    let secs = digits(whole)?;
+    let secs = parse_u64(&tok[..dot.unwrap_or(tok.len())])?;
     let Some(dot) = dot else {
         return Some(secs);
     };
@@ -128,20 +111,9 @@ fn timestamp(tok: &[u8]) -> Option<u64> {
     if frac.is_empty() || frac.len() > 9 {
         return None;
     }
-    const SCALE: [u64; 10] = [
-        1_000_000_000,
-        100_000_000,
-        10_000_000,
-        1_000_000,
-        100_000,
-        10_000,
-        1_000,
-        100,
-        10,
-        1,
-    ];
+    let scale = 10u64.pow(9 - frac.len() as u32);
     secs.checked_mul(1_000_000_000)?
-        .checked_add(digits(frac)? * SCALE[frac.len()])
+        .checked_add(parse_u64(frac)? * scale)
 }
 
 /// Stricter, for lines with no context prefix: tracepoint names are lower-case

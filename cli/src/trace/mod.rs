@@ -238,15 +238,15 @@ struct Share {
     errors: Vec<(u64, ParseError)>,
 }
 
-/// Decodes a large saved trace on every core when nothing needs the lines in order (a
-/// summary with no output file). `None` when the file is read sequentially instead.
-fn decode_parallel(path: &Path, source: &Arc<str>, summary: bool) -> io::Result<Option<Tally>> {
+/// Decodes a large saved trace on every core into a summary, for when nothing needs the
+/// lines in order (no output file). `None` when the file is read sequentially instead.
+fn decode_parallel(path: &Path, source: &Arc<str>) -> io::Result<Option<Tally>> {
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let done = traceparse::parallel::for_each_line(
         path,
         threads,
         || Share {
-            tally: Tally::new(summary),
+            tally: Tally::new(true),
             errors: Vec::new(),
         },
         |share, pos, line| match decode_line(line) {
@@ -264,7 +264,7 @@ fn decode_parallel(path: &Path, source: &Arc<str>, summary: bool) -> io::Result<
     let Some((shares, map)) = done else {
         return Ok(None);
     };
-    let mut total = Tally::new(summary);
+    let mut total = Tally::new(true);
     let mut errors = Vec::new();
     for share in shares {
         errors.extend(share.errors.into_iter().map(|(chunk, mut e)| {
@@ -337,11 +337,12 @@ fn offline(args: &TraceArgs) -> io::Result<()> {
     let mut unrecognised = Vec::new();
     for path in &args.input {
         c.source = path.display().to_string().into();
-        let file = match (args.output.is_none() && args.summary)
-            .then(|| decode_parallel(path, &c.source, true))
-            .transpose()?
-            .flatten()
-        {
+        let parallel = if args.output.is_none() && args.summary {
+            decode_parallel(path, &c.source)?
+        } else {
+            None
+        };
+        let file = match parallel {
             Some(t) => t,
             None => {
                 let was = std::mem::replace(&mut c.tally, Tally::new(args.summary));
