@@ -3,7 +3,8 @@
 
 use std::io;
 
-use glockparse::dlm_locks::{self, mode_name};
+use glockparse::dlm_locks;
+use glockparse::DlmMode;
 use glockparse::{Diagnostics, Glock, GlockReader};
 use polars::prelude::*;
 use traceparse::{decode_line, Decoded, Gfs2Event};
@@ -533,7 +534,7 @@ struct DlmCols {
     status: Vec<String>,
     grmode: Vec<Option<&'static str>>,
     rqmode: Vec<Option<&'static str>>,
-    time_ms: Vec<u64>,
+    age_us: Vec<u64>,
 }
 
 impl DlmCols {
@@ -560,9 +561,10 @@ impl DlmCols {
         self.master_copy.push(l.is_master_copy());
         self.pid.push(l.pid);
         self.status.push(l.status.name());
-        self.grmode.push(mode_name(l.grmode));
-        self.rqmode.push(mode_name(l.rqmode));
-        self.time_ms.push(l.time_ms);
+        let named = |m: DlmMode| (m != DlmMode::IV).then(|| m.as_str());
+        self.grmode.push(named(l.grmode));
+        self.rqmode.push(named(l.rqmode));
+        self.age_us.push(l.age_us);
     }
 
     fn frame(self) -> PolarsResult<DataFrame> {
@@ -580,7 +582,7 @@ impl DlmCols {
             col("status", self.status),
             col("grmode", self.grmode),
             col("rqmode", self.rqmode),
-            col("time_ms", self.time_ms),
+            col("age_us", self.age_us),
         ]);
         DataFrame::new_infer_height(c)
     }

@@ -4,7 +4,10 @@
 //! id nodeid remid pid xid exflags flags sts grmode rqmode time_ms r_nodeid r_len r_name
 //! 42d 0 0 866 0 0 0 2 5 -1 12826031 0 24 "       6           60af5"
 //! ```
-//! Ids and flags are hex, the rest decimal. A lock whose flags have `0x10000`
+//! Ids and flags are hex, the rest decimal. The column headed `time_ms` is in fact
+//! microseconds since the lock entered its current queue (`print_format2_lock` in
+//! fs/dlm/debug_fs.c computes `ktime_to_us(ktime_get() - lkb_timestamp)`; on the real
+//! captures its values match the nodes' uptime in µs, not in ms). A lock whose flags have `0x10000`
 //! (DLM_IFL_MSTCPY) is the master node's copy of another node's lock: `nodeid` is the
 //! owner's node id and `pid` the owner's process there. Otherwise the lock is this node's
 //! own (then `nodeid` is the master's id, 0 when this node masters the resource).
@@ -14,6 +17,7 @@ use std::io::Read;
 use crate::diagnostics::Diagnostics;
 use crate::id::GlockId;
 use crate::lines::{parse_records, Parsed};
+use crate::mode::DlmMode;
 use crate::num::{parse_hex_u64, parse_i64, parse_u64};
 
 /// DLM_IFL_MSTCPY.
@@ -53,19 +57,6 @@ impl LockStatus {
     }
 }
 
-/// DLM mode names by number (-1: none).
-pub fn mode_name(m: i64) -> Option<&'static str> {
-    Some(match m {
-        0 => "NL",
-        1 => "CR",
-        2 => "CW",
-        3 => "PR",
-        4 => "PW",
-        5 => "EX",
-        _ => return None,
-    })
-}
-
 /// One lock of the dump.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DlmLock {
@@ -76,11 +67,13 @@ pub struct DlmLock {
     pub exflags: u64,
     pub flags: u64,
     pub status: LockStatus,
-    /// Granted mode, -1 when none.
-    pub grmode: i64,
-    /// Requested mode, -1 when none.
-    pub rqmode: i64,
-    pub time_ms: u64,
+    /// Granted mode, `IV` when none.
+    pub grmode: DlmMode,
+    /// Requested mode, `IV` when none.
+    pub rqmode: DlmMode,
+    /// Microseconds since the lock entered its current queue (granted, converting or
+    /// waiting): how long a waiting lock has waited. The dump's header says `time_ms`.
+    pub age_us: u64,
     /// The resource's master node id (0: this node).
     pub master_nodeid: u64,
     pub resource: String,
@@ -126,6 +119,9 @@ pub fn parse_line(line: &[u8]) -> Result<DlmLock, String> {
     let hex = |i: usize| parse_hex_u64(f[i]).ok_or_else(|| format!("bad hex field {}", i + 1));
     let dec = |i: usize| parse_u64(f[i]).ok_or_else(|| format!("bad number field {}", i + 1));
     let sdec = |i: usize| parse_i64(f[i]).ok_or_else(|| format!("bad number field {}", i + 1));
+    let mode = |i: usize| {
+        DlmMode::from_number(sdec(i)?).ok_or_else(|| format!("bad lock mode in field {}", i + 1))
+    };
     let resource = String::from_utf8_lossy(name).into_owned();
     Ok(DlmLock {
         id: hex(0)?,
@@ -135,9 +131,9 @@ pub fn parse_line(line: &[u8]) -> Result<DlmLock, String> {
         exflags: hex(5)?,
         flags: hex(6)?,
         status: LockStatus::from(sdec(7)?),
-        grmode: sdec(8)?,
-        rqmode: sdec(9)?,
-        time_ms: dec(10)?,
+        grmode: mode(8)?,
+        rqmode: mode(9)?,
+        age_us: dec(10)?,
         master_nodeid: dec(11)?,
         glock: GlockId::parse_dlm_resource(&resource),
         resource,
@@ -170,13 +166,13 @@ mod tests {
         assert!(w.is_master_copy());
         assert_eq!(
             (w.owner_nodeid(1), w.pid, w.status, w.rqmode),
-            (2, 860, LockStatus::Waiting, 5)
+            (2, 860, LockStatus::Waiting, DlmMode::EX)
         );
         assert_eq!(w.glock, Some(GlockId::new(6, 0x60af5)));
         let g = parse_line(br#"42d 0 0 866 0 0 0 2 5 -1 12826031 0 24 "       6           60af5""#)
             .unwrap();
-        assert_eq!((g.owner_nodeid(1), g.grmode, g.id), (1, 5, 0x42d));
-        assert_eq!(mode_name(g.grmode), Some("EX"));
+        assert_eq!((g.owner_nodeid(1), g.grmode, g.id), (1, DlmMode::EX, 0x42d));
+        assert_eq!((g.rqmode, g.age_us), (DlmMode::IV, 12_826_031));
         assert!(parse_line(b"1 2 3").is_err());
         let (v, d) = read(&b"id nodeid remid pid xid exflags flags sts grmode rqmode time_ms r_nodeid r_len r_name\nbad\n"[..], "x");
         assert!(v.is_empty());

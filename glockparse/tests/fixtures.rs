@@ -251,7 +251,7 @@ fn dlm_lock_dumps_parse_and_name_glocks() {
     assert_eq!(flock.len(), 2);
     assert!(flock
         .iter()
-        .any(|l| !l.is_master_copy() && l.pid == 866 && l.grmode == 5));
+        .any(|l| !l.is_master_copy() && l.pid == 866 && l.grmode == glockparse::DlmMode::EX));
     assert!(flock
         .iter()
         .any(|l| l.owner_nodeid(1) == 2 && l.pid == 860 && l.status.is_waiting()));

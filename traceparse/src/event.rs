@@ -7,61 +7,7 @@ use std::fmt;
 use glockparse::cursor::Cursor;
 use glockparse::{GlockFlags, GlockId};
 
-/// DLM lock modes, as tracepoints print glock states (`glock_trace_name`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum DlmMode {
-    IV,
-    NL,
-    CR,
-    CW,
-    PR,
-    PW,
-    EX,
-}
-
-impl DlmMode {
-    pub fn parse(s: &[u8]) -> Option<DlmMode> {
-        Some(match s {
-            b"IV" => DlmMode::IV,
-            b"NL" => DlmMode::NL,
-            b"CR" => DlmMode::CR,
-            b"CW" => DlmMode::CW,
-            b"PR" => DlmMode::PR,
-            b"PW" => DlmMode::PW,
-            b"EX" => DlmMode::EX,
-            _ => return None,
-        })
-    }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            DlmMode::IV => "IV",
-            DlmMode::NL => "NL",
-            DlmMode::CR => "CR",
-            DlmMode::CW => "CW",
-            DlmMode::PR => "PR",
-            DlmMode::PW => "PW",
-            DlmMode::EX => "EX",
-        }
-    }
-
-    /// Strength order for "is this a promotion": IV/NL < CR < CW/PR < PW < EX.
-    pub fn rank(self) -> u8 {
-        match self {
-            DlmMode::IV | DlmMode::NL => 0,
-            DlmMode::CR => 1,
-            DlmMode::CW | DlmMode::PR => 2,
-            DlmMode::PW => 3,
-            DlmMode::EX => 4,
-        }
-    }
-}
-
-impl fmt::Display for DlmMode {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+pub use glockparse::DlmMode;
 
 /// Glock flags as traces print them: letters in the trace table's order, then any bits
 /// the kernel's table lacks as a `0x…` tail (`lob0x4`), kept as a bit mask.
