@@ -141,7 +141,9 @@ fn is_node_dir(dir: &Path) -> bool {
     })
 }
 
-fn read_nodeid(dir: &Path) -> Option<u64> {
+/// A node directory's DLM node id: its `nodeid` file, else `our_nodeid N` in its
+/// `dlm_controld.log`.
+pub fn read_nodeid(dir: &Path) -> Option<u64> {
     if let Ok(s) = std::fs::read_to_string(dir.join("nodeid")) {
         return s.trim().parse().ok();
     }

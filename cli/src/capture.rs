@@ -96,14 +96,6 @@ fn copy(from: &Path, to: &Path) -> io::Result<bool> {
     Ok(true)
 }
 
-/// The DLM node id of this machine, from dlm's configfs (`comms/ID/local` is 1).
-fn local_nodeid() -> Option<String> {
-    let rd = std::fs::read_dir("/sys/kernel/config/dlm/cluster/comms").ok()?;
-    rd.flatten()
-        .find(|e| std::fs::read_to_string(e.path().join("local")).is_ok_and(|s| s.trim() == "1"))
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-}
-
 fn snapshot(fs: &Fs, root: &Path, out: &Path, n: u32) -> io::Result<()> {
     let t = clikit::fmt::unix_secs(SystemTime::now());
     std::fs::write(out.join(format!("time.{n}")), format!("{t:.9}\n"))?;
@@ -217,7 +209,7 @@ pub fn run(a: &CaptureArgs) -> io::Result<()> {
     let dirs: Vec<PathBuf> = node_dirs.iter().map(|d| d.path().to_path_buf()).collect();
     for d in &dirs {
         std::fs::write(d.join("node"), format!("{node}\n"))?;
-        if let Some(id) = local_nodeid() {
+        if let Some(id) = crate::inputs::local_nodeid() {
             std::fs::write(d.join("nodeid"), format!("{id}\n"))?;
         }
         copy(

@@ -91,6 +91,14 @@ pub fn gfs2_debugfs_dirs() -> io::Result<Vec<PathBuf>> {
     Ok(dirs)
 }
 
+/// The DLM node id of this machine, from dlm's configfs (`comms/ID/local` is 1).
+pub fn local_nodeid() -> Option<String> {
+    let rd = std::fs::read_dir("/sys/kernel/config/dlm/cluster/comms").ok()?;
+    rd.flatten()
+        .find(|e| std::fs::read_to_string(e.path().join("local")).is_ok_and(|s| s.trim() == "1"))
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+}
+
 /// Paths with capture tarballs replaced by their extracted directories; the extractions
 /// last as long as the returned guards.
 pub fn unpack_tarballs(paths: &[PathBuf]) -> io::Result<(Vec<PathBuf>, Vec<bundle::Unpacked>)> {

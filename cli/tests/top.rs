@@ -156,7 +156,9 @@ fn missing_file_is_a_clear_error() {
 fn compressed_input() {
     let dir = std::env::temp_dir().join(format!("glk-top-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let src = testdata::path("real/dlm2-6.1/n2/glocks.4");
+    // A copy under a name with no companion files, like the compressed one.
+    let src = dir.join("plain.glocks");
+    std::fs::copy(testdata::path("real/dlm2-6.1/n2/glocks.4"), &src).unwrap();
     let dst = dir.join("glocks.xz");
     let st = Command::new("xz")
         .args(["-c", src.to_str().unwrap()])
@@ -261,4 +263,63 @@ fn no_path_without_gfs2_is_a_clear_error() {
         err.contains("debugfs is not mounted") || err.contains("no GFS2 filesystem is mounted"),
         "{err}"
     );
+}
+
+#[test]
+fn both_nodes_name_the_holder_of_a_waited_lock() {
+    let (n1, n2) = (
+        p("real/dlm2-6.1/n1/glocks.4"),
+        p("real/dlm2-6.1/n2/glocks.4"),
+    );
+    let out = glk(&["top", "--json", "--stuck-after", "10", &n1, &n2]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc = &json_docs(&out)[0];
+    // 1046 glocks of the two nodes are only held: left out.
+    assert_eq!(doc["held_hidden"], 1046);
+    let g = doc["glocks"].as_array().unwrap();
+    assert_eq!(g.len(), 2);
+    let w = &g[0];
+    assert_eq!(
+        (w["glock"].as_str(), w["source"].as_str()),
+        (Some("6/60af5"), Some(n2.as_str()))
+    );
+    // n2's DLM lock has waited 12,706,292 µs (dlm_locks.4 of n2) for node 1's EX lock.
+    assert_eq!(w["wait_us"], 12_706_292);
+    assert_eq!(w["wait_source"], "dlm");
+    assert_eq!(w["stuck"], true);
+    assert_eq!(w["waits_for"], "node 1 pid 866 EX");
+    let d = &w["dlm"];
+    assert_eq!(
+        (d["rqmode"].as_str(), d["pid"].as_u64()),
+        (Some("EX"), Some(860))
+    );
+    assert_eq!(
+        (d["master"].as_str(), d["master_node"].as_u64()),
+        (Some("remote"), Some(1))
+    );
+    let b = &d["blockers"][0];
+    assert_eq!(
+        (b["node"].as_u64(), b["pid"].as_u64(), b["grmode"].as_str()),
+        (Some(1), Some(866), Some("EX"))
+    );
+    assert_eq!(w["open_files"][0]["pid"], 860);
+    // n1 holds it with the remote demote pending; it waits for nothing.
+    assert_eq!(g[1]["source"].as_str(), Some(n1.as_str()));
+    assert!(g[1]["dlm"].is_null() && g[1]["waits_for"].is_null());
+    assert!(g[1]["glstats"]["srttb_ns"].as_i64().unwrap() > 0);
+    // Under the default threshold (60 s) the same wait is not stuck; alone, n2 knows the
+    // master but not the holder.
+    let out = glk(&["top", "--json", &n2]);
+    let w = &json_docs(&out)[0]["glocks"][0];
+    assert_eq!(w["stuck"], false);
+    assert_eq!(w["waits_for"], "node 1 (master)");
+    // --held brings the held glocks back.
+    let out = glk(&["top", "--json", "--held", "--limit", "0", &n2]);
+    let doc = &json_docs(&out)[0];
+    assert_eq!(doc["held_hidden"], 0);
+    assert_eq!(doc["glocks"].as_array().unwrap().len(), 524);
 }

@@ -7,7 +7,9 @@ use std::io::{self, Write};
 use glockparse::{Glock, Holder};
 use serde::Serialize;
 
+use super::context::Context;
 use super::snapshot::{Summary, TypeCounts};
+use super::verdict::{AgeSource, Verdict};
 use super::waits::{WaitAge, WaiterKey};
 use super::Snapshot;
 use clikit::fmt;
@@ -16,6 +18,10 @@ use clikit::fmt;
 struct Doc<'a> {
     taken_unix: f64,
     iteration: u64,
+    /// Seconds reading every file took.
+    read_s: f64,
+    /// Glocks only held, left out (without --held).
+    held_hidden: u64,
     sources: Vec<Source>,
     glocks: Vec<JGlock<'a>>,
     summary: JSummary,
@@ -70,6 +76,50 @@ struct JGlock<'a> {
     inode: Option<JInode>,
     rgrp: Option<JRgrp>,
     extra: HashMap<&'a str, &'a str>,
+    /// The longest known wait, µs, and where that age comes from (`dlm`, `seen`).
+    wait_us: u64,
+    wait_source: Option<&'static str>,
+    stuck: bool,
+    waits_for: Option<String>,
+    dlm: Option<JDlm>,
+    glstats: Option<JStats>,
+    open_files: Vec<JFd>,
+}
+
+#[derive(Serialize)]
+struct JDlm {
+    rqmode: &'static str,
+    grmode: &'static str,
+    pid: u64,
+    age_us: u64,
+    master: &'static str,
+    master_node: Option<u64>,
+    blockers: Vec<JBlocker>,
+}
+
+#[derive(Serialize)]
+struct JBlocker {
+    node: Option<u64>,
+    pid: u64,
+    grmode: &'static str,
+    age_us: u64,
+}
+
+#[derive(Serialize)]
+struct JStats {
+    srtt_ns: i64,
+    srttb_ns: i64,
+    sirt_ns: i64,
+    dcount: i64,
+    qcount: i64,
+    dlm_per_s: Option<f64>,
+    queued_per_s: Option<f64>,
+}
+
+#[derive(Serialize)]
+struct JFd {
+    pid: u32,
+    fd: u32,
 }
 
 #[derive(Serialize)]
@@ -131,13 +181,17 @@ fn holder<'a>(h: &'a Holder, age: Option<&WaitAge>) -> JHolder<'a> {
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn glock<'a>(
     g: &'a Glock,
     input: usize,
     source: &'a str,
     ages: &HashMap<WaiterKey, WaitAge>,
+    v: &Verdict,
+    ctx: &Context,
     flag_names: bool,
 ) -> JGlock<'a> {
+    let node = ctx.node(input);
     let age = |h: &Holder| {
         ages.get(&WaiterKey {
             input,
@@ -180,6 +234,52 @@ fn glock<'a>(
             reservations: r.reservations.len(),
         }),
         extra: g.extra.iter().map(|t| (&*t.key, &*t.value)).collect(),
+        wait_us: v.wait_us,
+        wait_source: v.source.map(|s| match s {
+            AgeSource::Dlm => "dlm",
+            AgeSource::Seen => "seen",
+        }),
+        stuck: v.stuck,
+        waits_for: (g.waiter_count() > 0).then(|| v.blocker.clone()),
+        dlm: v.dlm.as_ref().map(|d| JDlm {
+            rqmode: d.rqmode.as_str(),
+            grmode: d.grmode.as_str(),
+            pid: d.pid,
+            age_us: d.age_us,
+            master: if d.master.is_some() {
+                "remote"
+            } else {
+                "local"
+            },
+            master_node: d.master.or(node.nodeid()),
+            blockers: d
+                .blockers
+                .iter()
+                .map(|b| JBlocker {
+                    node: b.owner,
+                    pid: b.pid,
+                    grmode: b.grmode.as_str(),
+                    age_us: b.age_us,
+                })
+                .collect(),
+        }),
+        glstats: node.stat(g.id).map(|(s, r)| JStats {
+            srtt_ns: s.srtt,
+            srttb_ns: s.srttb,
+            sirt_ns: s.sirt,
+            dcount: s.dcount,
+            qcount: s.qcount,
+            dlm_per_s: r.map(|r| r.dlm_per_s),
+            queued_per_s: r.map(|r| r.queued_per_s),
+        }),
+        open_files: node
+            .open_files(g.id)
+            .iter()
+            .map(|f| JFd {
+                pid: f.pid,
+                fd: f.fd,
+            })
+            .collect(),
     }
 }
 
@@ -187,6 +287,7 @@ pub fn write(
     out: &mut impl Write,
     snap: &Snapshot,
     ages: &HashMap<WaiterKey, WaitAge>,
+    verdicts: &[Verdict],
     flag_names: bool,
 ) -> io::Result<()> {
     let paths: Vec<String> = snap
@@ -197,6 +298,8 @@ pub fn write(
     let doc = Doc {
         taken_unix: fmt::unix_secs(snap.taken),
         iteration: snap.iteration,
+        read_s: snap.read_time.as_secs_f64(),
+        held_hidden: snap.hidden().1,
         sources: snap
             .inputs
             .iter()
@@ -211,7 +314,18 @@ pub fn write(
         glocks: snap
             .shown
             .iter()
-            .map(|s| glock(&s.glock, s.input, &paths[s.input], ages, flag_names))
+            .zip(verdicts)
+            .map(|(s, v)| {
+                glock(
+                    &s.glock,
+                    s.input,
+                    &paths[s.input],
+                    ages,
+                    v,
+                    &snap.ctx,
+                    flag_names,
+                )
+            })
             .collect(),
         summary: summary(&snap.summary()),
         errors: clikit::diag::errors(&snap.diagnostics()),

@@ -1,42 +1,70 @@
-//! `glk top`: the glocks that matter, ranked, from saved or live glocks files.
+//! `glk top`: the glocks that matter, ranked, from saved or live glocks files: a
+//! full-screen console on a terminal ([`console`]), plain text or JSON otherwise.
 
+mod console;
+pub mod context;
 mod json;
+mod keys;
 pub mod snapshot;
 mod text;
+mod verdict;
 mod waits;
 
 use std::io::{self, Write};
 use std::path::PathBuf;
-use std::time::{Duration, SystemTime};
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime};
 
 use glockparse::{Glock, GlockType};
 
 use crate::inputs::{self, Input};
-use snapshot::{FileSnapshot, Selection, SortKey};
+use context::{Context, Sources};
+use snapshot::{Facts, FileSnapshot, Lookup, Selection, SortKey};
 pub use waits::WaitTracker;
 
 #[derive(Debug, clap::Args)]
 pub struct TopArgs {
     /// glocks files (saved or live, compressed or not), debugfs filesystem directories
     /// (/sys/kernel/debug/gfs2/CLUSTER:FS), capture directories or capture tarballs (the
-    /// newest snapshot of each node). Default: every mounted GFS2 filesystem.
+    /// newest snapshot of each node). Default: every mounted GFS2 filesystem. The DLM lock
+    /// dump, glstats and glockfd beside each file are read too when they exist.
     pub paths: Vec<PathBuf>,
     /// Ranking of the glocks shown.
-    #[arg(long, value_enum, default_value = "waiters")]
+    #[arg(long, value_enum, default_value = "hurt")]
     pub sort: SortKey,
-    /// How many glocks to show (0: every glock that is held, demoting or waited on).
-    #[arg(long, default_value_t = 20)]
-    pub limit: usize,
+    /// How many glocks to keep (0: every glock shown). Default: 20 in text, 500 in the
+    /// console.
+    #[arg(long)]
+    pub limit: Option<usize>,
     /// Only these glock types (comma-separated: trans,inode,rgrp,meta,iopen,flock,quota,journal or numbers).
     #[arg(long, value_delimiter = ',', value_parser = parse_type)]
     pub r#type: Vec<GlockType>,
+    /// Only glocks whose id, type, holders' pids, comms or call sites contain this text.
+    #[arg(long)]
+    pub filter: Option<String>,
+    /// Also show glocks that are only held (nothing waits, no demote, no DLM requests
+    /// since the last refresh): the normal state of every open inode.
+    #[arg(long)]
+    pub held: bool,
+    /// Waiters known to have waited this many seconds are flagged STUCK (their age comes
+    /// from the DLM lock dump when their request waits in the DLM, else from how long glk
+    /// has seen them).
+    #[arg(long, default_value_t = 60.0, value_parser = parse_stuck)]
+    pub stuck_after: f64,
+    /// Table columns, comma-separated (default: glock,type,state,demote,held,wait,age,blocker,dlm,rtt,flags).
+    #[arg(long, value_enum, value_delimiter = ',')]
+    pub fields: Vec<verdict::Field>,
     /// Explain flag letters in words.
     #[arg(long)]
     pub flag_names: bool,
     /// One snapshot, even on live files and a terminal.
     #[arg(long)]
     pub once: bool,
-    /// Seconds between refreshes of live files.
+    /// Plain text even on a terminal (no full-screen console).
+    #[arg(long)]
+    pub plain: bool,
+    /// Seconds between refreshes of live files (never less than one read of the files
+    /// takes: on big live files the kernel's own output is the cost).
     #[arg(short = 'd', long = "delay", default_value_t = 5.0, value_parser = parse_delay)]
     pub delay: f64,
     /// Number of refreshes (default: until interrupted). Given explicitly, refreshing also
@@ -58,6 +86,13 @@ fn parse_type(s: &str) -> Result<GlockType, String> {
     })
 }
 
+fn parse_stuck(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(d) if d >= 0.0 && d.is_finite() => Ok(d),
+        _ => Err(format!("{s:?}: the threshold is seconds, 0 or more")),
+    }
+}
+
 fn parse_delay(s: &str) -> Result<f64, String> {
     match s.parse::<f64>() {
         Ok(d) if (0.1..=86_400.0).contains(&d) => Ok(d),
@@ -66,9 +101,11 @@ fn parse_delay(s: &str) -> Result<f64, String> {
 }
 
 /// A glock chosen for display, with the input it came from.
+#[derive(Debug, Clone)]
 pub struct Shown {
     pub input: usize,
     pub glock: Glock,
+    pub facts: Facts,
 }
 
 /// Everything one refresh shows.
@@ -78,6 +115,10 @@ pub struct Snapshot {
     pub inputs: Vec<Input>,
     pub files: Vec<FileSnapshot>,
     pub shown: Vec<Shown>,
+    /// The DLM lock dumps, glstats and glockfd read with the glocks files.
+    pub ctx: Arc<Context>,
+    /// How long reading every file took.
+    pub read_time: Duration,
 }
 
 impl Snapshot {
@@ -96,87 +137,187 @@ impl Snapshot {
         }
         d
     }
-}
 
-fn take_snapshot(inputs: &[Input], sel: &Selection, iteration: u64) -> io::Result<Snapshot> {
-    let taken = SystemTime::now();
-    let mut files = Vec::with_capacity(inputs.len());
-    for i in inputs {
-        let f = snapshot::take_file(&i.path, sel)?;
-        let name = i.path.display().to_string();
-        clikit::diag::recognised(&f.diagnostics, &name, "a glocks file")?;
-        files.push(f);
+    /// Glocks that matter but are not shown (the limit), and glocks only held.
+    pub fn hidden(&self) -> (usize, u64) {
+        let matching: u64 = self.files.iter().map(|f| f.matching).sum();
+        let held: u64 = self.files.iter().map(|f| f.held_hidden).sum();
+        ((matching as usize).saturating_sub(self.shown.len()), held)
     }
-    // Merge the per-file best lists into one ranking.
-    let mut shown: Vec<Shown> = files
-        .iter()
-        .enumerate()
-        .flat_map(|(n, f)| {
-            f.glocks.iter().map(move |g| Shown {
-                input: n,
-                glock: g.clone(),
-            })
-        })
-        .collect();
-    if inputs.len() > 1 {
-        // Stable: within one rank the files keep their order.
-        shown.sort_by_key(|s| {
-            (
-                std::cmp::Reverse(snapshot::rank_of(&s.glock, sel.sort)),
-                s.input,
-                s.glock.line,
-            )
-        });
-        if sel.limit > 0 {
-            shown.truncate(sel.limit);
+
+    /// A short name for input `i`: its directory and file name.
+    pub fn label(&self, i: usize) -> String {
+        let p = &self.inputs[i].path;
+        let file = p
+            .file_name()
+            .map(|f| f.to_string_lossy())
+            .unwrap_or_default();
+        match p.parent().and_then(|d| d.file_name()) {
+            Some(dir) => format!("{}/{file}", dir.to_string_lossy()),
+            None => file.into_owned(),
         }
     }
-    Ok(Snapshot {
-        taken,
-        iteration,
-        inputs: inputs.to_vec(),
-        files,
-        shown,
-    })
+}
+
+/// Reads every input (and the files beside it) once.
+pub struct Reader {
+    inputs: Vec<Input>,
+    sources: Vec<Sources>,
+    prev: Option<Arc<Context>>,
+    iteration: u64,
+    /// Waiters across refreshes.
+    pub waits: WaitTracker,
+}
+
+impl Reader {
+    pub fn new(inputs: Vec<Input>) -> Reader {
+        let sources = inputs.iter().map(Sources::find).collect();
+        Reader {
+            inputs,
+            sources,
+            prev: None,
+            iteration: 0,
+            waits: WaitTracker::default(),
+        }
+    }
+
+    /// Takes the next snapshot; returns it with the waiters' ages.
+    pub fn take(
+        &mut self,
+        sel: &Selection,
+    ) -> io::Result<(
+        Snapshot,
+        std::collections::HashMap<waits::WaiterKey, waits::WaitAge>,
+    )> {
+        self.iteration += 1;
+        let start = Instant::now();
+        let taken = SystemTime::now();
+        let ctx = Arc::new(Context::load(&self.sources, self.prev.as_deref()));
+        let mut files = Vec::with_capacity(self.inputs.len());
+        for (n, i) in self.inputs.iter().enumerate() {
+            let look = Lookup {
+                ctx: &ctx,
+                input: n,
+                seen_waiting: self.waits.seen_waiting(),
+                now: taken,
+            };
+            let f = snapshot::take_file(&i.path, sel, &look)?;
+            let name = i.path.display().to_string();
+            clikit::diag::recognised(&f.diagnostics, &name, "a glocks file")?;
+            files.push(f);
+        }
+        // Merge the per-file best lists into one ranking; among equals, input order
+        // then glock id, so that rows keep their places between refreshes.
+        let mut shown: Vec<Shown> = files
+            .iter()
+            .enumerate()
+            .flat_map(|(n, f)| {
+                f.glocks.iter().map(move |(g, facts)| Shown {
+                    input: n,
+                    glock: g.clone(),
+                    facts: *facts,
+                })
+            })
+            .collect();
+        if self.inputs.len() > 1 {
+            shown.sort_by_key(|s| {
+                (
+                    std::cmp::Reverse(snapshot::rank_of(&s.glock, &s.facts, sel.sort)),
+                    s.input,
+                    s.glock.id,
+                )
+            });
+            if sel.limit > 0 {
+                shown.truncate(sel.limit);
+            }
+        }
+        let snap = Snapshot {
+            taken,
+            iteration: self.iteration,
+            inputs: self.inputs.clone(),
+            files,
+            shown,
+            ctx,
+            read_time: start.elapsed(),
+        };
+        let ages = self.waits.update(&snap);
+        // The glstats counts of this refresh make the next one's rates.
+        self.prev = Some(snap.ctx.clone());
+        Ok((snap, ages))
+    }
+}
+
+/// The pause before the next refresh: the delay, but never less than the last read
+/// took, so that glk spends at most half its time in the kernel's seq_file output.
+pub fn pause(delay: f64, read_time: Duration) -> Duration {
+    Duration::from_secs_f64(delay).max(read_time)
 }
 
 pub fn run(args: &TopArgs, color: clikit::Color) -> io::Result<()> {
     let paint = color.stdout();
     let (paths, _unpacked) = inputs::unpack_tarballs(&args.paths)?;
     let inputs = inputs::resolve(&paths, "glocks")?;
+    let stdout_tty = std::io::IsTerminal::is_terminal(&std::io::stdout());
+    // The console reads its keys from stdin.
+    let stdin_tty = std::io::IsTerminal::is_terminal(&std::io::stdin());
+    let live = args.follow || inputs.iter().all(|i| i.live);
+    let console = stdout_tty && stdin_tty && !args.json && !args.plain && !args.once;
+    let refresh = !args.once && live && (stdout_tty || args.count.is_some());
     let sel = Selection {
         sort: args.sort,
-        limit: args.limit,
+        limit: args.limit.unwrap_or(if console { 500 } else { 20 }),
         types: args.r#type.clone(),
+        held: args.held,
+        filter: args.filter.clone(),
     };
-    let stdout_tty = std::io::IsTerminal::is_terminal(&std::io::stdout());
-    let live = args.follow || inputs.iter().all(|i| i.live);
-    let refresh = !args.once && live && (stdout_tty || args.count.is_some());
+    let mut reader = Reader::new(inputs);
+    if console {
+        return console::run(reader, sel, args, refresh);
+    }
     let count = if refresh {
         args.count.unwrap_or(u64::MAX)
     } else {
         1
     };
-    let mut waits = WaitTracker::default();
     let mut out = io::BufWriter::new(io::stdout().lock());
+    let fields = verdict::Field::chosen(&args.fields);
     for iteration in 1..=count {
-        let snap = take_snapshot(&inputs, &sel, iteration)?;
-        let ages = waits.update(&snap);
+        let (snap, ages) = reader.take(&sel)?;
+        let verdicts = verdict::judge(&snap, &ages, args.stuck_after);
         if args.json {
-            json::write(&mut out, &snap, &ages, args.flag_names)?;
+            json::write(&mut out, &snap, &ages, &verdicts, args.flag_names)?;
         } else {
             if refresh && stdout_tty {
                 write!(out, "\x1b[H\x1b[2J")?;
             } else if iteration > 1 {
                 writeln!(out)?;
             }
-            text::write(&mut out, &snap, &ages, args, refresh, paint)?;
+            text::write(
+                &mut out, &snap, &ages, &verdicts, &fields, args, refresh, paint,
+            )?;
         }
         out.flush()?;
         clikit::diag::report(&snap.diagnostics());
+        for p in snap.ctx.nodes.iter().flat_map(|n| &n.problems) {
+            eprintln!("glk: {p}");
+        }
         if iteration < count {
-            std::thread::sleep(Duration::from_secs_f64(args.delay));
+            std::thread::sleep(pause(args.delay, snap.read_time));
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refreshes_never_outpace_one_read() {
+        assert_eq!(
+            pause(5.0, Duration::from_millis(800)),
+            Duration::from_secs(5)
+        );
+        assert_eq!(pause(0.5, Duration::from_secs(2)), Duration::from_secs(2));
+    }
 }

@@ -1,17 +1,24 @@
 //! One pass over a glocks file: per-type summary counts for every glock, and the N
 //! glocks that matter most under the chosen ordering, kept in a bounded heap so memory
-//! does not grow with the file.
+//! does not grow with the file. What hurts is judged from the record and from the facts
+//! beside it ([`Facts`]: how long its waiters have waited, DLM requests per second).
 
 use std::cmp::{Ordering, Reverse};
 use std::collections::{BTreeMap, BinaryHeap};
 use std::io::{self, Read};
 use std::path::Path;
 
-use glockparse::{parallel, Diagnostics, Glock, GlockReader, GlockType, LockState};
+use glockparse::{parallel, Diagnostics, Glock, GlockId, GlockReader, GlockType, LockState};
+
+use super::context::Context;
 
 /// How glocks are ranked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum SortKey {
+    /// What hurts first: glocks with waiters (the longest wait first), then demotes
+    /// (the oldest first), then glocks the DLM was asked for since the last refresh
+    /// (the most requests per second first).
+    Hurt,
     /// Glocks with waiters first (most waiters), then demotes (oldest first), then held.
     Waiters,
     /// Oldest demote request first.
@@ -20,22 +27,110 @@ pub enum SortKey {
     Holders,
     /// Highest reference count first.
     Refs,
+    /// Most DLM requests per second since the last refresh (glstats) first.
+    Dlm,
+    /// Slowest blocking DLM round trip (glstats srttb) first.
+    Rtt,
+}
+
+impl SortKey {
+    /// Every key, in the order the console's `s` cycles through them.
+    pub const ALL: [SortKey; 7] = [
+        SortKey::Hurt,
+        SortKey::Waiters,
+        SortKey::Demote,
+        SortKey::Holders,
+        SortKey::Refs,
+        SortKey::Dlm,
+        SortKey::Rtt,
+    ];
+
+    /// The name `--sort` takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            SortKey::Hurt => "hurt",
+            SortKey::Waiters => "waiters",
+            SortKey::Demote => "demote",
+            SortKey::Holders => "holders",
+            SortKey::Refs => "refs",
+            SortKey::Dlm => "dlm",
+            SortKey::Rtt => "rtt",
+        }
+    }
+
+    /// The next key in [`SortKey::ALL`].
+    pub fn next(self) -> SortKey {
+        let i = SortKey::ALL.iter().position(|k| *k == self).unwrap_or(0);
+        SortKey::ALL[(i + 1) % SortKey::ALL.len()]
+    }
+}
+
+/// What the files beside the glocks file say about one glock.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Facts {
+    /// The longest its waiters are known to have waited, µs: the DLM lock dump's age of
+    /// a waiting request, or how long glk has seen them waiting. 0 when unknown.
+    pub wait_us: u64,
+    /// DLM requests per second since the last refresh (glstats).
+    pub dlm_per_s: f64,
+    /// Smoothed blocking DLM round trip, ns (glstats srttb).
+    pub srttb_ns: u64,
+}
+
+/// Where facts come from for the glocks of one input.
+pub struct Lookup<'a> {
+    pub ctx: &'a Context,
+    pub input: usize,
+    /// Since when glk has seen each glock of this input with waiters.
+    pub seen_waiting: &'a std::collections::HashMap<(usize, GlockId), std::time::SystemTime>,
+    pub now: std::time::SystemTime,
+}
+
+impl Lookup<'_> {
+    /// The facts of `g`.
+    pub fn facts(&self, g: &Glock) -> Facts {
+        let node = self.ctx.node(self.input);
+        let mut wait_us = 0;
+        if g.waiter_count() > 0 {
+            if let Some(w) = self.ctx.dlm_wait(self.input, g.id) {
+                wait_us = w.age_us;
+            }
+            if let Some(t) = self.seen_waiting.get(&(self.input, g.id)) {
+                let seen = self
+                    .now
+                    .duration_since(*t)
+                    .map_or(0, |d| d.as_micros() as u64);
+                wait_us = wait_us.max(seen);
+            }
+        }
+        Facts {
+            wait_us,
+            dlm_per_s: node.dlm_rate(g.id),
+            srttb_ns: node.stat(g.id).map_or(0, |(s, _)| s.srttb.max(0) as u64),
+        }
+    }
 }
 
 /// Why a glock is shown: the first of these that applies.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Relevance {
     Idle = 0,
+    /// Granted holders and nothing pending: the normal state of an open inode.
     Held = 1,
-    Demoting = 2,
-    Waiting = 3,
+    /// The DLM was asked for it since the last refresh.
+    Busy = 2,
+    Demoting = 3,
+    Waiting = 4,
 }
 
-pub fn relevance(g: &Glock) -> Relevance {
+/// Why `g` matters, given its facts.
+pub fn relevance(g: &Glock, f: &Facts) -> Relevance {
     if g.waiters().next().is_some() {
         Relevance::Waiting
     } else if g.demote_requested() {
         Relevance::Demoting
+    } else if f.dlm_per_s > 0.0 {
+        Relevance::Busy
     } else if g.granted().next().is_some() {
         Relevance::Held
     } else {
@@ -47,16 +142,26 @@ pub fn relevance(g: &Glock) -> Relevance {
 type Rank = (u64, u64, u64, u64);
 
 /// The ordering key of a glock under `key`: larger is shown first.
-pub fn rank_of(g: &Glock, key: SortKey) -> Rank {
-    let rel = relevance(g) as u64;
+pub fn rank_of(g: &Glock, f: &Facts, key: SortKey) -> Rank {
+    let rel = relevance(g, f);
+    let r = rel as u64;
     let waiters = g.waiter_count() as u64;
     let holders = g.holders.len() as u64;
     let demote = u64::from(g.demote_requested());
+    let dlm = (f.dlm_per_s * 1000.0) as u64;
     match key {
-        SortKey::Waiters => (rel, waiters, g.demote_us, holders),
-        SortKey::Demote => (demote, g.demote_us, rel, waiters),
-        SortKey::Holders => (holders, waiters, rel, g.demote_us),
-        SortKey::Refs => (g.refs.max(0) as u64, rel, waiters, holders),
+        SortKey::Hurt => match rel {
+            Relevance::Waiting => (r, f.wait_us, waiters, g.demote_us),
+            Relevance::Demoting => (r, g.demote_us, dlm, holders),
+            Relevance::Busy => (r, dlm, f.srttb_ns, holders),
+            Relevance::Held | Relevance::Idle => (r, f.srttb_ns, holders, 0),
+        },
+        SortKey::Waiters => (r, waiters, g.demote_us, holders),
+        SortKey::Demote => (demote, g.demote_us, r, waiters),
+        SortKey::Holders => (holders, waiters, r, g.demote_us),
+        SortKey::Refs => (g.refs.max(0) as u64, r, waiters, holders),
+        SortKey::Dlm => (dlm, f.srttb_ns, r, waiters),
+        SortKey::Rtt => (f.srttb_ns, dlm, r, waiters),
     }
 }
 
@@ -145,27 +250,64 @@ impl Summary {
 #[derive(Debug, Clone)]
 pub struct Selection {
     pub sort: SortKey,
-    /// 0 keeps every relevant glock.
+    /// 0 keeps every glock shown.
     pub limit: usize,
     /// Empty means every type.
     pub types: Vec<GlockType>,
+    /// Also show glocks that are only held (nothing waits, nothing is demoted, no DLM
+    /// traffic): the normal state of every open inode.
+    pub held: bool,
+    /// Only glocks whose id, type, holders' pids, comms or call sites contain this
+    /// (lower case).
+    pub filter: Option<String>,
+}
+
+impl Selection {
+    /// Whether a glock of this relevance is shown at all.
+    pub fn shows(&self, rel: Relevance) -> bool {
+        match rel {
+            Relevance::Idle => false,
+            Relevance::Held => self.held,
+            _ => true,
+        }
+    }
+
+    /// Whether `g` passes the type filter and the text filter.
+    pub fn matches(&self, g: &Glock) -> bool {
+        if !self.types.is_empty() && !self.types.contains(&g.glock_type()) {
+            return false;
+        }
+        let Some(needle) = self.filter.as_deref().filter(|n| !n.is_empty()) else {
+            return true;
+        };
+        let needle = needle.to_ascii_lowercase();
+        let has = |s: &str| s.to_ascii_lowercase().contains(&needle);
+        has(&g.id.to_string())
+            || has(&g.glock_type().name())
+            || g.holders
+                .iter()
+                .any(|h| has(&h.pid.to_string()) || has(&h.comm) || has(&h.caller))
+    }
 }
 
 /// One file's snapshot.
 #[derive(Debug, Clone)]
 pub struct FileSnapshot {
     pub summary: Summary,
-    /// Relevant glocks that pass the type filter (the candidates for display).
+    /// Glocks shown before the limit: they matter and pass the filters.
     pub matching: u64,
-    /// Best first.
-    pub glocks: Vec<Glock>,
+    /// Glocks only held, left out of the view (without `--held`).
+    pub held_hidden: u64,
+    /// Best first, with their facts.
+    pub glocks: Vec<(Glock, Facts)>,
     pub diagnostics: Diagnostics,
 }
 
 struct Ranked {
     rank: Rank,
-    seq: u64,
+    id: GlockId,
     glock: Glock,
+    facts: Facts,
 }
 
 impl PartialEq for Ranked {
@@ -180,35 +322,39 @@ impl PartialOrd for Ranked {
     }
 }
 impl Ord for Ranked {
-    /// Higher rank is better; among equals the one seen first is better.
+    /// Higher rank is better; among equals the smaller glock id, so that the order is
+    /// the same from one refresh to the next (the kernel's hash order is not).
     fn cmp(&self, o: &Self) -> Ordering {
-        self.rank.cmp(&o.rank).then_with(|| o.seq.cmp(&self.seq))
+        self.rank.cmp(&o.rank).then_with(|| o.id.cmp(&self.id))
     }
 }
 
 /// Reads a glocks file, in parallel pieces when it is large and plain, and keeps what
 /// `sel` asks for.
-pub fn take_file(path: &Path, sel: &Selection) -> io::Result<FileSnapshot> {
+pub fn take_file(path: &Path, sel: &Selection, look: &Lookup) -> io::Result<FileSnapshot> {
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let pieces = parallel::for_each_piece(path, threads, |r| take_from(r, sel))?;
+    let pieces = parallel::for_each_piece(path, threads, |r| take_from(r, sel, look))?;
     let mut out = FileSnapshot {
         summary: Summary::default(),
         matching: 0,
+        held_hidden: 0,
         glocks: Vec::new(),
         diagnostics: Diagnostics::default(),
     };
     for p in pieces {
         out.summary.merge(&p.value.summary);
         out.matching += p.value.matching;
+        out.held_hidden += p.value.held_hidden;
         out.diagnostics.merge(&p.diagnostics);
-        out.glocks.extend(p.value.glocks.into_iter().map(|mut g| {
-            g.line += p.line_offset;
-            g
-        }));
+        out.glocks
+            .extend(p.value.glocks.into_iter().map(|(mut g, f)| {
+                g.line += p.line_offset;
+                (g, f)
+            }));
     }
-    // Best first; among equals, the one earlier in the file.
+    // Best first; among equals, the smaller glock id.
     out.glocks
-        .sort_by_key(|g| (Reverse(rank_of(g, sel.sort)), g.line));
+        .sort_by_key(|(g, f)| (Reverse(rank_of(g, f, sel.sort)), g.id));
     if sel.limit > 0 {
         out.glocks.truncate(sel.limit);
     }
@@ -217,54 +363,59 @@ pub fn take_file(path: &Path, sel: &Selection) -> io::Result<FileSnapshot> {
 
 /// Reads every record of `reader` and keeps what `sel` asks for.
 #[cfg(test)]
-pub fn take<R: Read>(mut reader: GlockReader<R>, sel: &Selection) -> FileSnapshot {
-    let mut s = take_from(&mut reader, sel);
+pub fn take<R: Read>(mut reader: GlockReader<R>, sel: &Selection, look: &Lookup) -> FileSnapshot {
+    let mut s = take_from(&mut reader, sel, look);
     s.diagnostics = reader.into_diagnostics();
     s
 }
 
 /// The records of `reader`, summarised; diagnostics are left in the reader.
-fn take_from<R: Read>(reader: &mut GlockReader<R>, sel: &Selection) -> FileSnapshot {
+fn take_from<R: Read>(reader: &mut GlockReader<R>, sel: &Selection, look: &Lookup) -> FileSnapshot {
     let mut summary = Summary::default();
     // Min-heap of the best `limit` glocks seen so far.
     let mut heap: BinaryHeap<Reverse<Ranked>> = BinaryHeap::new();
     let mut all: Vec<Ranked> = Vec::new();
     let mut g = Glock::default();
-    let mut seq = 0u64;
     let mut matching = 0u64;
+    let mut held_hidden = 0u64;
     while reader.next_into(&mut g) {
-        seq += 1;
         let t = g.glock_type();
         summary.by_type.entry(t).or_default().add(&g);
-        if relevance(&g) == Relevance::Idle {
+        // Facts cost lookups: only for glocks that are not idle by their record alone.
+        let quiet = g.holders.is_empty() && !g.demote_requested();
+        let facts = if quiet && !look.ctx.node(look.input).has_rates() {
+            Facts::default()
+        } else {
+            look.facts(&g)
+        };
+        let rel = relevance(&g, &facts);
+        if rel == Relevance::Idle {
             continue;
         }
         summary.relevant += 1;
-        if !sel.types.is_empty() && !sel.types.contains(&t) {
+        if !sel.matches(&g) {
+            continue;
+        }
+        if !sel.shows(rel) {
+            held_hidden += 1;
             continue;
         }
         matching += 1;
-        let r = rank_of(&g, sel.sort);
+        let r = rank_of(&g, &facts, sel.sort);
+        let ranked = || Ranked {
+            rank: r,
+            id: g.id,
+            glock: g.clone(),
+            facts,
+        };
         if sel.limit == 0 {
-            all.push(Ranked {
-                rank: r,
-                seq,
-                glock: g.clone(),
-            });
+            all.push(ranked());
         } else if heap.len() < sel.limit {
-            heap.push(Reverse(Ranked {
-                rank: r,
-                seq,
-                glock: g.clone(),
-            }));
+            heap.push(Reverse(ranked()));
         } else if let Some(Reverse(worst)) = heap.peek() {
-            if (r, Reverse(seq)) > (worst.rank, Reverse(worst.seq)) {
+            if (r, Reverse(g.id)) > (worst.rank, Reverse(worst.id)) {
                 heap.pop();
-                heap.push(Reverse(Ranked {
-                    rank: r,
-                    seq,
-                    glock: g.clone(),
-                }));
+                heap.push(Reverse(ranked()));
             }
         }
     }
@@ -277,7 +428,8 @@ fn take_from<R: Read>(reader: &mut GlockReader<R>, sel: &Selection) -> FileSnaps
     FileSnapshot {
         summary,
         matching,
-        glocks: kept.into_iter().map(|r| r.glock).collect(),
+        held_hidden,
+        glocks: kept.into_iter().map(|r| (r.glock, r.facts)).collect(),
         diagnostics: Diagnostics::default(),
     }
 }
@@ -300,15 +452,34 @@ G:  s:EX n:5/5 f:Dq t:EX d:UN/9000 a:0 v:0 r:3 m:200
  H: s:SH f:W e:0 p:15 [f] f+0x1/0x2
 ";
 
+    fn sel(sort: SortKey, limit: usize, types: Vec<GlockType>) -> Selection {
+        Selection {
+            sort,
+            limit,
+            types,
+            held: true,
+            filter: None,
+        }
+    }
+
+    fn take_with(sel: &Selection) -> FileSnapshot {
+        let ctx = Context::default();
+        let seen = std::collections::HashMap::new();
+        let look = Lookup {
+            ctx: &ctx,
+            input: 0,
+            seen_waiting: &seen,
+            now: std::time::SystemTime::now(),
+        };
+        take(GlockReader::new(DUMP.as_bytes(), "t"), sel, &look)
+    }
+
     fn snap(sort: SortKey, limit: usize, types: Vec<GlockType>) -> FileSnapshot {
-        take(
-            GlockReader::new(DUMP.as_bytes(), "t"),
-            &Selection { sort, limit, types },
-        )
+        take_with(&sel(sort, limit, types))
     }
 
     fn ids(s: &FileSnapshot) -> Vec<String> {
-        s.glocks.iter().map(|g| g.id.to_string()).collect()
+        s.glocks.iter().map(|(g, _)| g.id.to_string()).collect()
     }
 
     #[test]
@@ -326,12 +497,7 @@ G:  s:EX n:5/5 f:Dq t:EX d:UN/9000 a:0 v:0 r:3 m:200
 
     #[test]
     fn limit_keeps_the_best() {
-        for key in [
-            SortKey::Waiters,
-            SortKey::Demote,
-            SortKey::Holders,
-            SortKey::Refs,
-        ] {
+        for key in SortKey::ALL {
             let all = snap(key, 0, vec![]);
             for n in 1..=4 {
                 assert_eq!(ids(&snap(key, n, vec![])), ids(&all)[..n], "{key:?} {n}");
@@ -347,5 +513,30 @@ G:  s:EX n:5/5 f:Dq t:EX d:UN/9000 a:0 v:0 r:3 m:200
         assert_eq!(ids(&s), ["5/5"]);
         assert_eq!(s.matching, 1);
         assert_eq!(s.summary.total().glocks, 5);
+    }
+
+    #[test]
+    fn held_only_glocks_are_left_out_unless_asked() {
+        let mut s = sel(SortKey::Hurt, 0, vec![]);
+        s.held = false;
+        let t = take_with(&s);
+        // 2/1 is only held; the others wait or demote.
+        assert_eq!(ids(&t), ["2/3", "5/5", "2/2"]);
+        assert_eq!((t.matching, t.held_hidden, t.summary.relevant), (3, 1, 4));
+    }
+
+    #[test]
+    fn the_text_filter_looks_at_ids_types_and_holders() {
+        let find = |needle: &str| {
+            let mut s = sel(SortKey::Hurt, 0, vec![]);
+            s.filter = Some(needle.into());
+            ids(&take_with(&s))
+        };
+        assert_eq!(find("iopen"), ["5/5"]);
+        assert_eq!(find("2/2"), ["2/2"]);
+        assert_eq!(find("14"), ["2/3"]);
+        assert_eq!(find("f+0x1"), ["2/3", "5/5", "2/2", "2/1"]);
+        assert_eq!(find("nosuch").len(), 0);
+        assert_eq!(find("INODE"), ["2/3", "2/2", "2/1"]);
     }
 }

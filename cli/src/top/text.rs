@@ -5,39 +5,34 @@ use std::io::{self, Write};
 
 use glockparse::{Glock, Holder};
 
+use super::verdict::{self, Field, Verdict};
 use super::waits::{WaitAge, WaiterKey};
 use super::{Snapshot, TopArgs};
 use clikit::fmt;
 
-fn input_label(snap: &Snapshot, i: usize) -> String {
-    let p = &snap.inputs[i].path;
-    let file = p
-        .file_name()
-        .map(|f| f.to_string_lossy())
-        .unwrap_or_default();
-    match p.parent().and_then(|d| d.file_name()) {
-        Some(dir) => format!("{}/{file}", dir.to_string_lossy()),
-        None => file.into_owned(),
-    }
-}
-
+#[allow(clippy::too_many_arguments)]
 pub fn write(
     out: &mut impl Write,
     snap: &Snapshot,
     ages: &HashMap<WaiterKey, WaitAge>,
+    verdicts: &[Verdict],
+    fields: &[Field],
     args: &TopArgs,
     refreshing: bool,
     paint: clikit::Paint,
 ) -> io::Result<()> {
     let summary = snap.summary();
     let total = summary.total();
-    let sources: Vec<String> = (0..snap.inputs.len())
-        .map(|i| input_label(snap, i))
-        .collect();
+    let sources: Vec<String> = (0..snap.inputs.len()).map(|i| snap.label(i)).collect();
     write!(out, "glk top  {}  ", fmt::utc(snap.taken))?;
     if refreshing {
         write!(out, "refresh {}  ", snap.iteration)?;
     }
+    write!(
+        out,
+        "read {}  ",
+        fmt::micros(snap.read_time.as_micros() as u64)
+    )?;
     writeln!(out, "{}", sources.join(" "))?;
     writeln!(
         out,
@@ -80,77 +75,103 @@ pub fn write(
     }
     row(out, "total", &total)?;
     writeln!(out)?;
+    let (more, held) = snap.hidden();
     if snap.shown.is_empty() {
-        writeln!(out, "No glock is held, demoting or waited on.")?;
+        if held > 0 {
+            writeln!(
+                out,
+                "Nothing waits or demotes; {held} glocks are only held (--held shows them)."
+            )?;
+        } else {
+            writeln!(out, "No glock is held, demoting or waited on.")?;
+        }
         return Ok(());
     }
     let multi = snap.inputs.len() > 1;
-    writeln!(
-        out,
-        "{:<22} {:<7} {:<5} {:<6} {:<22} {:>4} {:>4}  {}",
-        "GLOCK",
-        "TYPE",
-        "STATE",
-        "TARGET",
-        "DEMOTE",
-        "HELD",
-        "WAIT",
-        if multi { "FLAGS  SOURCE" } else { "FLAGS" }
-    )?;
-    for s in &snap.shown {
-        glock(
-            out,
-            s.input,
-            &s.glock,
-            ages,
-            args,
-            multi.then(|| sources[s.input].as_str()),
-            paint,
-        )?;
+    let mut fields = fields.to_vec();
+    if multi && !fields.contains(&Field::Source) {
+        fields.push(Field::Source);
     }
-    let matching: u64 = snap.files.iter().map(|f| f.matching).sum();
-    let hidden = (matching as usize).saturating_sub(snap.shown.len());
-    if hidden > 0 {
-        writeln!(out, "({hidden} more not shown; --limit 0 shows all)")?;
+    let head: Vec<String> = fields
+        .iter()
+        .map(|f| verdict::fit(f.title(), f.width(), f.right()))
+        .collect();
+    writeln!(out, "{}", head.join(" ").trim_end())?;
+    for (s, v) in snap.shown.iter().zip(verdicts) {
+        let cells: Vec<String> = fields
+            .iter()
+            .map(|f| {
+                let c = f.cell(snap, s, v);
+                if *f == Field::Source || *f == Field::Blocker {
+                    // Never cut a file name or a node: pad only.
+                    format!("{c:<w$}", w = f.width())
+                } else {
+                    verdict::fit(&c, f.width(), f.right())
+                }
+            })
+            .collect();
+        let line = cells.join(" ");
+        let line = line.trim_end();
+        if v.stuck {
+            writeln!(out, "{}", paint.warn(line))?;
+        } else {
+            writeln!(out, "{line}")?;
+        }
+        glock(out, snap, s.input, &s.glock, v, ages, args, paint)?;
+    }
+    if more > 0 {
+        writeln!(out, "({more} more not shown; --limit 0 shows all)")?;
+    }
+    if held > 0 {
+        writeln!(
+            out,
+            "({held} glocks only held are not shown; --held shows them)"
+        )?;
     }
     Ok(())
 }
 
+#[allow(clippy::too_many_arguments)]
 fn glock(
     out: &mut impl Write,
+    snap: &Snapshot,
     input: usize,
     g: &Glock,
+    v: &Verdict,
     ages: &HashMap<WaiterKey, WaitAge>,
     args: &TopArgs,
-    source: Option<&str>,
     paint: clikit::Paint,
 ) -> io::Result<()> {
-    let demote = if g.demote_us > 0 {
-        format!("to {} for {}", g.demote_state, fmt::micros(g.demote_us))
-    } else if g.demote_requested() {
-        format!("to {} pending", g.demote_state)
-    } else {
-        "-".into()
-    };
-    let flags = g.flags.to_string();
-    writeln!(
-        out,
-        "{:<22} {:<7} {:<5} {:<6} {:<22} {:>4} {:>4}  {}{}",
-        g.id.to_string(),
-        g.glock_type().name(),
-        g.state.as_str(),
-        g.target.as_str(),
-        demote,
-        g.granted_count(),
-        g.waiter_count(),
-        if flags.is_empty() { "-" } else { &flags },
-        source.map(|s| format!("  {s}")).unwrap_or_default(),
-    )?;
     if args.flag_names && !g.flags.0.is_empty() {
         writeln!(out, "    flags: {}", g.flags.words().join(", "))?;
     }
     for h in &g.holders {
         holder(out, input, g, h, ages, args.flag_names, paint)?;
+    }
+    if let Some(d) = &v.dlm {
+        let master = d.master.map_or("this node".into(), |m| format!("node {m}"));
+        writeln!(
+            out,
+            "    DLM: request {} (granted {}, pid {}) waiting {} in the queue of master {}; waits for {}",
+            d.rqmode,
+            d.grmode,
+            d.pid,
+            fmt::micros(d.age_us),
+            master,
+            v.blocker
+        )?;
+        if let (Some(m), false) = (d.master, d.master_seen) {
+            writeln!(
+                out,
+                "    (the holder is known to node {m}'s DLM lock dump: give its glocks file too)"
+            )?;
+        }
+    } else if g.waiter_count() > 0 {
+        writeln!(out, "    waits for {}", v.blocker)?;
+    }
+    let node = snap.ctx.node(input);
+    for f in node.open_files(g.id) {
+        writeln!(out, "    open: pid {} fd {}", f.pid, f.fd)?;
     }
     if let Some(i) = &g.inode {
         writeln!(

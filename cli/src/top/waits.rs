@@ -29,19 +29,36 @@ pub struct WaitAge {
     pub new: bool,
 }
 
+/// Waiters seen across refreshes.
 #[derive(Default)]
 pub struct WaitTracker {
     seen: HashMap<WaiterKey, (SystemTime, u64)>,
+    /// Per (input, glock): since when glk has seen it with waiters.
+    glocks: HashMap<(usize, GlockId), SystemTime>,
     refreshes: u64,
 }
 
 impl WaitTracker {
+    /// Since when each (input, glock) has been seen with waiters, as of the last update.
+    pub fn seen_waiting(&self) -> &HashMap<(usize, GlockId), SystemTime> {
+        &self.glocks
+    }
+
     /// Records the waiters of `snap`; forgets waiters no longer there.
     pub fn update(&mut self, snap: &Snapshot) -> HashMap<WaiterKey, WaitAge> {
         self.refreshes += 1;
         let mut next = HashMap::new();
         let mut ages = HashMap::new();
+        let mut glocks = HashMap::new();
         for s in &snap.shown {
+            if s.glock.waiter_count() > 0 {
+                let since = self
+                    .glocks
+                    .get(&(s.input, s.glock.id))
+                    .copied()
+                    .unwrap_or(snap.taken);
+                glocks.insert((s.input, s.glock.id), since);
+            }
             for w in s.glock.waiters() {
                 let key = WaiterKey {
                     input: s.input,
@@ -64,6 +81,7 @@ impl WaitTracker {
             }
         }
         self.seen = next;
+        self.glocks = glocks;
         ages
     }
 }

@@ -1,0 +1,471 @@
+//! What a glocks file alone does not say, read at each refresh from the files beside it:
+//! the DLM lock dump (how long each lock has been in its queue, which node masters it,
+//! and, on the master, the other nodes' locks), `glstats` (DLM round trips and request
+//! counts, turned into rates between refreshes) and `glockfd` (which process has which
+//! glock's file open).
+//!
+//! Beside a live `<debugfs>/gfs2/CLUSTER:FS/glocks` they are `glstats`, `glockfd` and
+//! `<debugfs>/dlm/FS_locks`; beside a saved `glocks.N` of a capture, `glstats.N`,
+//! `glockfd.N` and `dlm_locks.N`. Each is optional: what is missing is simply not shown,
+//! and a damaged one is reported, never fatal.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use gfs2stats::glstats::{self, GlStat};
+use glockparse::dlm_locks::{self, LockStatus};
+use glockparse::{Diagnostics, DlmMode, GlockFd, GlockId};
+
+use crate::inputs::Input;
+
+/// The files beside one glocks input.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Sources {
+    pub glstats: Option<PathBuf>,
+    pub glockfd: Option<PathBuf>,
+    pub dlm_locks: Option<PathBuf>,
+    /// This node's DLM node id: configfs when live, the capture's `nodeid` (or
+    /// `dlm_controld.log`) when saved.
+    pub nodeid: Option<u64>,
+}
+
+impl Sources {
+    /// Finds the companions of `input` (only files that exist).
+    pub fn find(input: &Input) -> Sources {
+        let path = &input.path;
+        let Some(dir) = path.parent() else {
+            return Sources::default();
+        };
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        let existing = |p: PathBuf| p.is_file().then_some(p);
+        if name == "glocks" && input.live {
+            let table = dir.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            let lockspace = table.rsplit(':').next().unwrap_or(table);
+            let dlm = dir
+                .parent()
+                .and_then(Path::parent)
+                .map(|root| root.join("dlm").join(format!("{lockspace}_locks")));
+            return Sources {
+                glstats: existing(dir.join("glstats")),
+                glockfd: existing(dir.join("glockfd")),
+                dlm_locks: dlm.and_then(existing),
+                nodeid: crate::inputs::local_nodeid().and_then(|s| s.parse().ok()),
+            };
+        }
+        let suffix = if name == "glocks" {
+            ""
+        } else if let Some(n) = name
+            .strip_prefix("glocks.")
+            .filter(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+        {
+            &name[name.len() - n.len() - 1..]
+        } else {
+            return Sources::default();
+        };
+        Sources {
+            glstats: existing(dir.join(format!("glstats{suffix}"))),
+            glockfd: existing(dir.join(format!("glockfd{suffix}"))),
+            dlm_locks: existing(dir.join(format!("dlm_locks{suffix}"))),
+            nodeid: bundle::read_nodeid(dir),
+        }
+    }
+}
+
+/// One DLM lock of a glock, as one node's dump shows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Lock {
+    pub glock: GlockId,
+    /// The node that owns the lock: for a master copy the dump's `nodeid`; for the node's
+    /// own lock, the node itself (None when its id is unknown).
+    pub owner: Option<u64>,
+    /// The master's copy of another node's lock.
+    pub copy: bool,
+    /// The owning process on the owner node (for GFS2, whichever process last asked the
+    /// DLM for the lock: a hint, not the holder).
+    pub pid: u64,
+    pub status: LockStatus,
+    pub grmode: DlmMode,
+    pub rqmode: DlmMode,
+    /// Microseconds in the current queue.
+    pub age_us: u64,
+    /// The resource's master node, None when the node whose dump this is masters it.
+    pub master: Option<u64>,
+}
+
+/// DLM requests and holder queueing per second between two refreshes (glstats deltas).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Rates {
+    pub dlm_per_s: f64,
+    pub queued_per_s: f64,
+}
+
+/// One glocks input's companions, as read at one refresh.
+#[derive(Debug, Default)]
+pub struct NodeView {
+    pub sources: Sources,
+    /// Sorted by glock.
+    locks: Vec<Lock>,
+    stats: HashMap<GlockId, GlStat>,
+    rates: HashMap<GlockId, Rates>,
+    /// Sorted by glock.
+    fds: Vec<GlockFd>,
+    /// When the glstats were read (for the rates of the next refresh).
+    stats_at: Option<Instant>,
+    /// How long reading the companions took.
+    pub read_time: Duration,
+    /// Problems reading the companions, one line each (file and line named).
+    pub problems: Vec<String>,
+}
+
+fn named_problems(path: &Path, d: &Diagnostics, out: &mut Vec<String>) {
+    if d.errors > 0 {
+        let first = d
+            .first_errors
+            .first()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        out.push(format!(
+            "{}: {} unparsed line(s); first: {first}",
+            path.display(),
+            d.errors
+        ));
+    }
+}
+
+impl NodeView {
+    /// Reads the companions in `sources`; `prev` (the same input's previous refresh)
+    /// turns glstats counts into rates.
+    pub fn load(sources: Sources, prev: Option<&NodeView>) -> NodeView {
+        let start = Instant::now();
+        let mut v = NodeView {
+            sources,
+            ..NodeView::default()
+        };
+        if let Some(p) = v.sources.dlm_locks.clone() {
+            match glockparse::input::open(&p) {
+                Ok(r) => {
+                    let (locks, d) = dlm_locks::read(r, &p.display().to_string());
+                    named_problems(&p, &d, &mut v.problems);
+                    let me = v.sources.nodeid;
+                    v.locks = locks
+                        .into_iter()
+                        .filter_map(|l| {
+                            Some(Lock {
+                                glock: l.glock?,
+                                owner: if l.is_master_copy() {
+                                    Some(l.nodeid)
+                                } else {
+                                    me
+                                },
+                                copy: l.is_master_copy(),
+                                pid: l.pid,
+                                status: l.status,
+                                grmode: l.grmode,
+                                rqmode: l.rqmode,
+                                age_us: l.age_us,
+                                master: (l.master_nodeid != 0).then_some(l.master_nodeid),
+                            })
+                        })
+                        .collect();
+                    v.locks.sort_by_key(|l| l.glock);
+                }
+                Err(e) => v.problems.push(format!("{}: {e}", p.display())),
+            }
+        }
+        if let Some(p) = v.sources.glstats.clone() {
+            match glstats::read_path(&p) {
+                Ok((stats, d)) => {
+                    named_problems(&p, &d, &mut v.problems);
+                    let now = Instant::now();
+                    let elapsed = prev
+                        .and_then(|p| p.stats_at)
+                        .map(|t| now.duration_since(t).as_secs_f64())
+                        .filter(|s| *s > 0.0);
+                    v.stats = stats.into_iter().map(|s| (s.glock, s)).collect();
+                    if let (Some(prev), Some(secs)) = (prev, elapsed) {
+                        for (id, s) in &v.stats {
+                            if let Some(o) = prev.stats.get(id) {
+                                let r = Rates {
+                                    dlm_per_s: (s.dcount - o.dcount).max(0) as f64 / secs,
+                                    queued_per_s: (s.qcount - o.qcount).max(0) as f64 / secs,
+                                };
+                                if r != Rates::default() {
+                                    v.rates.insert(*id, r);
+                                }
+                            }
+                        }
+                    }
+                    v.stats_at = Some(now);
+                }
+                Err(e) => v.problems.push(format!("{}: {e}", p.display())),
+            }
+        }
+        if let Some(p) = v.sources.glockfd.clone() {
+            match glockparse::input::open(&p) {
+                Ok(r) => {
+                    let (fds, d) = glockparse::glockfd::read_all(r, &p.display().to_string());
+                    named_problems(&p, &d, &mut v.problems);
+                    v.fds = fds;
+                    v.fds.sort_by_key(|f| (f.glock, f.pid, f.fd));
+                }
+                Err(e) => v.problems.push(format!("{}: {e}", p.display())),
+            }
+        }
+        v.read_time = start.elapsed();
+        v
+    }
+
+    /// The node's DLM node id, when known.
+    pub fn nodeid(&self) -> Option<u64> {
+        self.sources.nodeid
+    }
+
+    /// Every lock this node's dump shows on `glock` (its own, and on the master the
+    /// copies of other nodes' locks).
+    pub fn locks(&self, glock: GlockId) -> &[Lock] {
+        let lo = self.locks.partition_point(|l| l.glock < glock);
+        let hi = self.locks.partition_point(|l| l.glock <= glock);
+        &self.locks[lo..hi]
+    }
+
+    /// This node's own DLM lock on `glock`.
+    pub fn own_lock(&self, glock: GlockId) -> Option<&Lock> {
+        self.locks(glock).iter().find(|l| !l.copy)
+    }
+
+    /// The glock's glstats line and its rates since the previous refresh.
+    pub fn stat(&self, glock: GlockId) -> Option<(&GlStat, Option<&Rates>)> {
+        self.stats.get(&glock).map(|s| (s, self.rates.get(&glock)))
+    }
+
+    /// DLM requests per second since the previous refresh (0 when unknown).
+    pub fn dlm_rate(&self, glock: GlockId) -> f64 {
+        self.rates.get(&glock).map_or(0.0, |r| r.dlm_per_s)
+    }
+
+    /// Whether any glock's glstats counts moved since the previous refresh.
+    pub fn has_rates(&self) -> bool {
+        !self.rates.is_empty()
+    }
+
+    /// Whether the DLM lock dump was read.
+    pub fn has_dlm(&self) -> bool {
+        self.sources.dlm_locks.is_some()
+    }
+
+    /// Open files on the glock's inode: glockfd lists iopen (5) and flock (6) glocks,
+    /// which share the inode glock's number.
+    pub fn open_files(&self, glock: GlockId) -> Vec<GlockFd> {
+        let mut out: Vec<GlockFd> = [5u32, 6]
+            .iter()
+            .flat_map(|t| {
+                let id = GlockId::new(*t, glock.number);
+                let lo = self.fds.partition_point(|f| f.glock < id);
+                let hi = self.fds.partition_point(|f| f.glock <= id);
+                self.fds[lo..hi].iter().copied()
+            })
+            .collect();
+        out.sort_by_key(|f| (f.pid, f.fd));
+        out.dedup_by_key(|f| (f.pid, f.fd));
+        out
+    }
+}
+
+/// Where a DLM request waits.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DlmWait {
+    /// Microseconds the node's lock has been waiting or converting.
+    pub age_us: u64,
+    pub rqmode: DlmMode,
+    pub grmode: DlmMode,
+    /// The process the node's DLM lock carries (the one that last asked the DLM: for a
+    /// flock, GL_NOPID in the glocks file, the process that wants the lock).
+    pub pid: u64,
+    /// The master node (None: this node).
+    pub master: Option<u64>,
+    /// Locks granted on the master in a mode incompatible with the request: who holds
+    /// the glock elsewhere. Empty when the master's dump is not among the inputs.
+    pub blockers: Vec<Lock>,
+    /// Whether the master's lock dump was available to look for blockers.
+    pub master_seen: bool,
+}
+
+/// The companions of every input, by input index, for one refresh.
+#[derive(Debug, Default)]
+pub struct Context {
+    pub nodes: Vec<NodeView>,
+}
+
+impl Context {
+    /// Reads every input's companions; `prev` is the previous refresh's context.
+    pub fn load(sources: &[Sources], prev: Option<&Context>) -> Context {
+        Context {
+            nodes: sources
+                .iter()
+                .enumerate()
+                .map(|(i, s)| NodeView::load(s.clone(), prev.and_then(|p| p.nodes.get(i))))
+                .collect(),
+        }
+    }
+
+    /// The view of input `i` (an empty one when out of range).
+    pub fn node(&self, i: usize) -> &NodeView {
+        static EMPTY: std::sync::OnceLock<NodeView> = std::sync::OnceLock::new();
+        self.nodes
+            .get(i)
+            .unwrap_or_else(|| EMPTY.get_or_init(NodeView::default))
+    }
+
+    /// The input whose node id is `id`.
+    fn by_nodeid(&self, id: u64) -> Option<&NodeView> {
+        self.nodes.iter().find(|n| n.nodeid() == Some(id))
+    }
+
+    /// How input `i`'s DLM request for `glock` waits, when it does (its lock is waiting
+    /// or converting), and who holds the glock on other nodes when the master's dump
+    /// tells.
+    pub fn dlm_wait(&self, i: usize, glock: GlockId) -> Option<DlmWait> {
+        let node = self.node(i);
+        let own = node.own_lock(glock)?;
+        if !own.status.is_waiting() {
+            return None;
+        }
+        let master_view = match own.master {
+            None => Some(node),
+            Some(m) => self.by_nodeid(m),
+        };
+        // The request itself is waiting or converting, never granted, so it is not
+        // among the granted locks that block it.
+        let blockers = master_view
+            .map(|mv| {
+                mv.locks(glock)
+                    .iter()
+                    .filter(|l| l.status == LockStatus::Granted && !l.grmode.compatible(own.rqmode))
+                    .copied()
+                    .collect()
+            })
+            .unwrap_or_default();
+        Some(DlmWait {
+            age_us: own.age_us,
+            rqmode: own.rqmode,
+            grmode: own.grmode,
+            pid: own.pid,
+            master: own.master,
+            blockers,
+            master_seen: master_view.is_some_and(NodeView::has_dlm),
+        })
+    }
+
+    /// Locks other nodes hold or wait for on `glock`, from its master's dump (or input
+    /// `i`'s own when it masters the resource).
+    pub fn master_locks(&self, i: usize, glock: GlockId) -> Vec<Lock> {
+        let node = self.node(i);
+        let master = node.own_lock(glock).and_then(|l| l.master);
+        let view = match master {
+            None => Some(node),
+            Some(m) => self.by_nodeid(m),
+        };
+        view.map(|v| {
+            v.locks(glock)
+                .iter()
+                .filter(|l| l.owner.is_none() || l.owner != node.nodeid())
+                .copied()
+                .collect()
+        })
+        .unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn input(rel: &str) -> Input {
+        Input {
+            path: testdata::path(rel),
+            live: false,
+        }
+    }
+
+    #[test]
+    fn saved_snapshots_find_their_companions() {
+        let s = Sources::find(&input("real/dlm2-6.1/n2/glocks.4"));
+        assert!(s.glstats.unwrap().ends_with("n2/glstats.4"));
+        assert!(s.glockfd.unwrap().ends_with("n2/glockfd.4"));
+        assert!(s.dlm_locks.unwrap().ends_with("n2/dlm_locks.4"));
+        assert_eq!(s.nodeid, Some(2));
+        assert_eq!(
+            Sources::find(&input("public/glocktop-manpage/glocktop-manpage.txt")),
+            Sources::default()
+        );
+    }
+
+    /// Phase 2 of the real two-node capture: n2's flock request waits on n1, which
+    /// masters the resource and holds it EX (pid 866).
+    #[test]
+    fn a_waiting_request_names_the_node_that_holds_it() {
+        let glock = GlockId::new(6, 0x60af5);
+        let both = [
+            Sources::find(&input("real/dlm2-6.1/n1/glocks.4")),
+            Sources::find(&input("real/dlm2-6.1/n2/glocks.4")),
+        ];
+        let ctx = Context::load(&both, None);
+        let w = ctx.dlm_wait(1, glock).expect("n2 waits");
+        assert_eq!(
+            (w.age_us, w.rqmode, w.master),
+            (12_706_292, DlmMode::EX, Some(1))
+        );
+        assert!(w.master_seen);
+        assert_eq!(w.blockers.len(), 1);
+        let b = w.blockers[0];
+        assert_eq!(
+            (b.owner, b.pid, b.grmode, b.copy),
+            (Some(1), 866, DlmMode::EX, false)
+        );
+        // n1 does not wait; its view of the master's queue shows n2's waiting copy.
+        assert_eq!(ctx.dlm_wait(0, glock), None);
+        let others = ctx.master_locks(0, glock);
+        assert_eq!(others.len(), 1);
+        assert_eq!((others[0].owner, others[0].pid), (Some(2), 860));
+        assert!(others[0].status.is_waiting());
+        // n2 alone: the wait and its master are known, the holder is not.
+        let alone = Context::load(&both[1..], None);
+        let w = alone.dlm_wait(0, glock).unwrap();
+        assert_eq!(
+            (w.master, w.master_seen, w.blockers.len()),
+            (Some(1), false, 0)
+        );
+        // glockfd: pid 860 has the flocked file open as fd 3.
+        let fds = ctx.node(1).open_files(glock);
+        assert_eq!(
+            fds.iter().map(|f| (f.pid, f.fd)).collect::<Vec<_>>(),
+            [(860, 3)]
+        );
+    }
+
+    #[test]
+    fn glstats_counts_become_rates_between_refreshes() {
+        let dir = tempfile::tempdir().unwrap();
+        let g = dir.path().join("glocks");
+        std::fs::write(&g, "").unwrap();
+        let st = dir.path().join("glstats");
+        let line = |d: u64, q: u64| {
+            format!("G: n:2/1a rtt:100/10 rttb:200/20 irt:300/30 dcnt: {d} qcnt: {q}\n")
+        };
+        std::fs::write(&st, line(10, 20)).unwrap();
+        let inp = Input {
+            path: g,
+            live: false,
+        };
+        let first = Context::load(&[Sources::find(&inp)], None);
+        assert_eq!(first.node(0).dlm_rate(GlockId::new(2, 0x1a)), 0.0);
+        std::thread::sleep(Duration::from_millis(50));
+        std::fs::write(&st, line(15, 20)).unwrap();
+        let second = Context::load(&[Sources::find(&inp)], Some(&first));
+        let r = second.node(0).dlm_rate(GlockId::new(2, 0x1a));
+        assert!(r > 0.0 && r < 5.0 / 0.05, "{r}");
+        let (s, rates) = second.node(0).stat(GlockId::new(2, 0x1a)).unwrap();
+        assert_eq!((s.srttb, rates.unwrap().queued_per_s), (200, 0.0));
+    }
+}
