@@ -227,6 +227,20 @@ fn tracing_dir() -> Option<PathBuf> {
         .map(|l| PathBuf::from(l.split(' ').nth(1).unwrap()))
 }
 
+/// Waits until the tracefs instance `name` is tracing, and returns its directory. Where
+/// tracefs is not mounted, glk mounts it itself: it is looked for only once glk runs.
+fn instance_tracing(name: &str) -> PathBuf {
+    let mut inst = PathBuf::new();
+    wait_for("the instance to be tracing", || {
+        let Some(t) = tracing_dir() else {
+            return false;
+        };
+        inst = t.join("instances").join(name);
+        std::fs::read_to_string(inst.join("tracing_on")).is_ok_and(|s| s.trim() == "1")
+    });
+    inst
+}
+
 fn wait_for(what: &str, mut cond: impl FnMut() -> bool) {
     let t = Instant::now();
     while !cond() {
@@ -395,10 +409,7 @@ fn kill_9_then_the_next_run_removes_the_stale_instance() {
         .spawn()
         .unwrap();
     let name = format!("glk-{}", child.id());
-    let inst = tracing_dir().unwrap().join("instances").join(&name);
-    wait_for("the private instance to be tracing", || {
-        std::fs::read_to_string(inst.join("tracing_on")).is_ok_and(|s| s.trim() == "1")
-    });
+    let inst = instance_tracing(&name);
     child.kill().unwrap();
     child.wait().unwrap();
     assert!(
@@ -453,10 +464,7 @@ fn ftrace_print_is_always_recorded() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let inst = tracing_dir().unwrap().join("instances").join(&name);
-    wait_for("the instance to be tracing", || {
-        std::fs::read_to_string(inst.join("tracing_on")).is_ok_and(|s| s.trim() == "1")
-    });
+    let inst = instance_tracing(&name);
     std::fs::write(inst.join("trace_marker"), "glk-print-marker").unwrap();
     let err = wait_ok(&mut child);
     assert!(err.contains("ftrace:print always recorded"), "{err}");
