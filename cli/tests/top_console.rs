@@ -290,8 +290,8 @@ fn console_ends_when_its_terminal_goes_away() {
 }
 
 #[test]
-fn console_ends_after_count_refreshes_and_saved_files_are_read_once() {
-    if !have_tmux("console_ends_after_count_refreshes_and_saved_files_are_read_once") {
+fn console_ends_after_count_refreshes_and_saved_files_are_read_on_demand() {
+    if !have_tmux("console_ends_after_count_refreshes_and_saved_files_are_read_on_demand") {
         return;
     }
     let f = testdata::path("real/dlm2-6.1/n2/glocks.4");
@@ -303,8 +303,12 @@ fn console_ends_after_count_refreshes_and_saved_files_are_read_once() {
     assert!(s.contains("EXIT=0"), "{s}");
     let saved = Tmux::start("saved", &shell_cmd(&f.display().to_string()));
     let s = saved.wait("the console", |s| s.contains("sort: hurt"));
-    assert!(s.contains("saved file: read once"), "{s}");
-    assert!(s.contains("refresh 1"), "{s}");
+    assert!(s.contains("saved files: not refreshed"), "{s}");
+    assert!(s.contains("refresh 1 "), "{s}");
+    assert!(s.contains("523 only held"), "{s}");
+    // A new selection reads the saved file again: H brings the held glocks.
+    saved.keys(&["H"]);
+    saved.wait("held glocks of the saved file", |s| s.contains("5/3160"));
     saved.keys(&["q"]);
     saved.wait("glk to exit", |s| s.contains("EXIT=0"));
 }

@@ -94,7 +94,9 @@ fn spawn_reader(
                     .lock()
                     .map(|s| s.clone())
                     .unwrap_or_else(|e| e.into_inner().clone());
-                let msg = match reader.take(&s) {
+                // Saved files read again for a new selection: their waiters are not
+                // "seen waiting" any longer for that.
+                let msg = match reader.take(&s, refresh) {
                     Ok((snap, ages)) => {
                         wait = pause(delay, snap.read_time);
                         Msg::Snap(Box::new(snap), ages)
@@ -105,18 +107,21 @@ fn spawn_reader(
                     return;
                 }
                 taken += 1;
-                if !refresh {
-                    return;
-                }
-                if count.is_some_and(|n| taken >= n) {
+                if refresh && count.is_some_and(|n| taken >= n) {
                     std::thread::sleep(wait);
                     let _ = tx.send(Msg::Done);
                     return;
                 }
             }
-            match wake.recv_timeout(wait) {
-                Ok(()) | Err(RecvTimeoutError::Timeout) => {}
-                Err(RecvTimeoutError::Disconnected) => return,
+            // Live files: the next refresh, or sooner when the keys change the selection.
+            // Saved files: only when the keys change the selection.
+            let woken = if refresh {
+                wake.recv_timeout(wait)
+            } else {
+                wake.recv().map_err(|_| RecvTimeoutError::Disconnected)
+            };
+            if woken == Err(RecvTimeoutError::Disconnected) {
+                return;
             }
         }
     });
@@ -362,7 +367,7 @@ impl App {
             )),
         ];
         if !self.refresh {
-            first.push(Span::raw("  (saved file: read once)"));
+            first.push(Span::raw("  (saved files: not refreshed)"));
         } else {
             let every = pause(self.delay, snap.read_time);
             first.push(Span::raw(format!(

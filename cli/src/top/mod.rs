@@ -181,10 +181,13 @@ impl Reader {
         }
     }
 
-    /// Takes the next snapshot; returns it with the waiters' ages.
+    /// Takes the next snapshot; returns it with the waiters' ages. `track`: count this
+    /// read as a refresh for the waiters' "seen waiting" times (not when a saved file is
+    /// read again for a new selection).
     pub fn take(
         &mut self,
         sel: &Selection,
+        track: bool,
     ) -> io::Result<(
         Snapshot,
         std::collections::HashMap<waits::WaiterKey, waits::WaitAge>,
@@ -240,7 +243,11 @@ impl Reader {
             ctx,
             read_time: start.elapsed(),
         };
-        let ages = self.waits.update(&snap);
+        let ages = if track {
+            self.waits.update(&snap)
+        } else {
+            std::collections::HashMap::new()
+        };
         // The glstats counts of this refresh make the next one's rates.
         self.prev = Some(snap.ctx.clone());
         Ok((snap, ages))
@@ -282,7 +289,7 @@ pub fn run(args: &TopArgs, color: clikit::Color) -> io::Result<()> {
     let mut out = io::BufWriter::new(io::stdout().lock());
     let fields = verdict::Field::chosen(&args.fields);
     for iteration in 1..=count {
-        let (snap, ages) = reader.take(&sel)?;
+        let (snap, ages) = reader.take(&sel, true)?;
         let verdicts = verdict::judge(&snap, &ages, args.stuck_after);
         if args.json {
             json::write(&mut out, &snap, &ages, &verdicts, args.flag_names)?;
