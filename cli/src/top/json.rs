@@ -4,14 +4,13 @@
 use std::collections::HashMap;
 use std::io::{self, Write};
 
-use glockparse::{Glock, Holder};
+use glockparse::Holder;
 use serde::Serialize;
 
-use super::context::Context;
 use super::snapshot::{Summary, TypeCounts};
 use super::verdict::{AgeSource, Verdict};
 use super::waits::{WaitAge, WaiterKey};
-use super::Snapshot;
+use super::{Page, Shown};
 use clikit::fmt;
 
 #[derive(Serialize)]
@@ -181,17 +180,15 @@ fn holder<'a>(h: &'a Holder, age: Option<&WaitAge>) -> JHolder<'a> {
     }
 }
 
-#[allow(clippy::too_many_arguments)]
 fn glock<'a>(
-    g: &'a Glock,
-    input: usize,
-    source: &'a str,
-    ages: &HashMap<WaiterKey, WaitAge>,
+    page: &Page<'a>,
+    s: &'a Shown,
     v: &Verdict,
-    ctx: &Context,
+    source: &'a str,
     flag_names: bool,
 ) -> JGlock<'a> {
-    let node = ctx.node(input);
+    let (g, input, ages) = (&s.glock, s.input, page.ages);
+    let node = page.snap.ctx.node(input);
     let age = |h: &Holder| {
         ages.get(&WaiterKey {
             input,
@@ -283,13 +280,8 @@ fn glock<'a>(
     }
 }
 
-pub fn write(
-    out: &mut impl Write,
-    snap: &Snapshot,
-    ages: &HashMap<WaiterKey, WaitAge>,
-    verdicts: &[Verdict],
-    flag_names: bool,
-) -> io::Result<()> {
+pub fn write(out: &mut impl Write, page: &Page, flag_names: bool) -> io::Result<()> {
+    let snap = page.snap;
     let paths: Vec<String> = snap
         .inputs
         .iter()
@@ -314,18 +306,8 @@ pub fn write(
         glocks: snap
             .shown
             .iter()
-            .zip(verdicts)
-            .map(|(s, v)| {
-                glock(
-                    &s.glock,
-                    s.input,
-                    &paths[s.input],
-                    ages,
-                    v,
-                    &snap.ctx,
-                    flag_names,
-                )
-            })
+            .zip(page.verdicts)
+            .map(|(s, v)| glock(page, s, v, &paths[s.input], flag_names))
             .collect(),
         summary: summary(&snap.summary()),
         errors: clikit::diag::errors(&snap.diagnostics()),

@@ -159,6 +159,14 @@ impl Snapshot {
     }
 }
 
+/// One refresh as the views show it: the snapshot, the waiters' ages across refreshes,
+/// and the verdict on each shown glock (parallel to `snap.shown`).
+pub struct Page<'a> {
+    pub snap: &'a Snapshot,
+    pub ages: &'a std::collections::HashMap<waits::WaiterKey, waits::WaitAge>,
+    pub verdicts: &'a [verdict::Verdict],
+}
+
 /// Reads every input (and the files beside it) once.
 pub struct Reader {
     inputs: Vec<Input>,
@@ -291,17 +299,20 @@ pub fn run(args: &TopArgs, color: clikit::Color) -> io::Result<()> {
     for iteration in 1..=count {
         let (snap, ages) = reader.take(&sel, true)?;
         let verdicts = verdict::judge(&snap, &ages, args.stuck_after);
+        let page = Page {
+            snap: &snap,
+            ages: &ages,
+            verdicts: &verdicts,
+        };
         if args.json {
-            json::write(&mut out, &snap, &ages, &verdicts, args.flag_names)?;
+            json::write(&mut out, &page, args.flag_names)?;
         } else {
             if refresh && stdout_tty {
                 write!(out, "\x1b[H\x1b[2J")?;
             } else if iteration > 1 {
                 writeln!(out)?;
             }
-            text::write(
-                &mut out, &snap, &ages, &verdicts, &fields, args, refresh, paint,
-            )?;
+            text::write(&mut out, &page, &fields, args, refresh, paint)?;
         }
         out.flush()?;
         clikit::diag::report(&snap.diagnostics());

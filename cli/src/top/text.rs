@@ -7,20 +7,18 @@ use glockparse::{Glock, Holder};
 
 use super::verdict::{self, Field, Verdict};
 use super::waits::{WaitAge, WaiterKey};
-use super::{Snapshot, TopArgs};
+use super::{Page, Shown, TopArgs};
 use clikit::fmt;
 
-#[allow(clippy::too_many_arguments)]
 pub fn write(
     out: &mut impl Write,
-    snap: &Snapshot,
-    ages: &HashMap<WaiterKey, WaitAge>,
-    verdicts: &[Verdict],
+    page: &Page,
     fields: &[Field],
     args: &TopArgs,
     refreshing: bool,
     paint: clikit::Paint,
 ) -> io::Result<()> {
+    let snap = page.snap;
     let summary = snap.summary();
     let total = summary.total();
     let sources: Vec<String> = (0..snap.inputs.len()).map(|i| snap.label(i)).collect();
@@ -97,7 +95,7 @@ pub fn write(
         .map(|f| verdict::fit(f.title(), f.width(), f.right()))
         .collect();
     writeln!(out, "{}", head.join(" ").trim_end())?;
-    for (s, v) in snap.shown.iter().zip(verdicts) {
+    for (s, v) in snap.shown.iter().zip(page.verdicts) {
         let cells: Vec<String> = fields
             .iter()
             .map(|f| {
@@ -117,7 +115,7 @@ pub fn write(
         } else {
             writeln!(out, "{line}")?;
         }
-        glock(out, snap, s.input, &s.glock, v, ages, args, paint)?;
+        glock(out, page, s, v, args, paint)?;
     }
     if more > 0 {
         writeln!(out, "({more} more not shown; --limit 0 shows all)")?;
@@ -131,22 +129,20 @@ pub fn write(
     Ok(())
 }
 
-#[allow(clippy::too_many_arguments)]
 fn glock(
     out: &mut impl Write,
-    snap: &Snapshot,
-    input: usize,
-    g: &Glock,
+    page: &Page,
+    s: &Shown,
     v: &Verdict,
-    ages: &HashMap<WaiterKey, WaitAge>,
     args: &TopArgs,
     paint: clikit::Paint,
 ) -> io::Result<()> {
+    let (snap, input, g) = (page.snap, s.input, &s.glock);
     if args.flag_names && !g.flags.0.is_empty() {
         writeln!(out, "    flags: {}", g.flags.words().join(", "))?;
     }
     for h in &g.holders {
-        holder(out, input, g, h, ages, args.flag_names, paint)?;
+        holder(out, input, g, h, page.ages, args.flag_names, paint)?;
     }
     if let Some(d) = &v.dlm {
         let master = d.master.map_or("this node".into(), |m| format!("node {m}"));
