@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs the system packages glk needs to build and test (tmux drives the console tests), on Debian/Ubuntu (apt-get)
+# Installs the system packages glk needs to build and test (with GLK_TEST_SETUP set, also
+# tmux, which drives the console tests), on Debian/Ubuntu (apt-get)
 # or RHEL/Fedora (dnf/yum). Does nothing when they are already there.
 set -euo pipefail
 
@@ -8,7 +9,8 @@ sudo_if_needed() {
 }
 
 if command -v dpkg-query >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
-    pkgs=(pkg-config gcc libc6-dev libtracefs-dev libtraceevent-dev xz-utils rpm binutils tmux)
+    pkgs=(pkg-config gcc libc6-dev libtracefs-dev libtraceevent-dev xz-utils rpm binutils)
+    [ -n "${GLK_TEST_SETUP:-}" ] && pkgs+=(tmux)
     missing=()
     for p in "${pkgs[@]}"; do
         dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -21,7 +23,8 @@ if command -v dpkg-query >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; 
     fi
 elif command -v dnf >/dev/null 2>&1 || command -v yum >/dev/null 2>&1; then
     pm=$(command -v dnf || command -v yum)
-    pkgs=(pkgconf-pkg-config gcc glibc-devel libtracefs-devel libtraceevent-devel xz tmux)
+    pkgs=(pkgconf-pkg-config gcc glibc-devel libtracefs-devel libtraceevent-devel xz)
+    [ -n "${GLK_TEST_SETUP:-}" ] && pkgs+=(tmux)
     missing=()
     for p in "${pkgs[@]}"; do rpm -q "$p" >/dev/null 2>&1 || missing+=("$p"); done
     if [ "${#missing[@]}" -gt 0 ]; then

@@ -2,7 +2,8 @@
 # Sets up what glk needs and runs every test of the workspace.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-. scripts/setup-system.sh
+# The tests also need tmux (the console tests drive glk top in it).
+GLK_TEST_SETUP=1 . scripts/setup-system.sh
 # Python with pyarrow, DuckDB, pandas and polars, in a private venv, for the export example.
 if py=$(bash scripts/setup-python.sh); then
     export GLK_PYTHON="$py"
