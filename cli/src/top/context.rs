@@ -28,6 +28,10 @@ pub struct Sources {
     /// This node's DLM node id: configfs when live, the capture's `nodeid` (or
     /// `dlm_controld.log`) when saved.
     pub nodeid: Option<u64>,
+    /// Which filesystem (lockspace) the file belongs to, so that a glock is looked up on
+    /// other nodes only in the same one: the lock table when live; when saved, the
+    /// directory holding the node directories (a capture's `FS/NODE/glocks.N`).
+    pub fs: Option<String>,
 }
 
 impl Sources {
@@ -51,6 +55,7 @@ impl Sources {
                 glockfd: existing(dir.join("glockfd")),
                 dlm_locks: dlm.and_then(existing),
                 nodeid: crate::inputs::local_nodeid().and_then(|s| s.parse().ok()),
+                fs: Some(table.to_string()),
             };
         }
         let suffix = if name == "glocks" {
@@ -68,6 +73,9 @@ impl Sources {
             glockfd: existing(dir.join(format!("glockfd{suffix}"))),
             dlm_locks: existing(dir.join(format!("dlm_locks{suffix}"))),
             nodeid: bundle::read_nodeid(dir),
+            fs: std::fs::canonicalize(dir)
+                .ok()
+                .and_then(|d| Some(d.parent()?.to_string_lossy().into_owned())),
         }
     }
 }
@@ -317,9 +325,11 @@ impl Context {
             .unwrap_or_else(|| EMPTY.get_or_init(NodeView::default))
     }
 
-    /// The input whose node id is `id`.
-    fn by_nodeid(&self, id: u64) -> Option<&NodeView> {
-        self.nodes.iter().find(|n| n.nodeid() == Some(id))
+    /// The input of node `id` for the same filesystem as `like`.
+    fn by_nodeid(&self, id: u64, like: &NodeView) -> Option<&NodeView> {
+        self.nodes
+            .iter()
+            .find(|n| n.nodeid() == Some(id) && n.sources.fs == like.sources.fs)
     }
 
     /// How input `i`'s DLM request for `glock` waits, when it does (its lock is waiting
@@ -333,7 +343,7 @@ impl Context {
         }
         let master_view = match own.master {
             None => Some(node),
-            Some(m) => self.by_nodeid(m),
+            Some(m) => self.by_nodeid(m, node),
         };
         // The request itself is waiting or converting, never granted, so it is not
         // among the granted locks that block it.
@@ -364,7 +374,7 @@ impl Context {
         let master = node.own_lock(glock).and_then(|l| l.master);
         let view = match master {
             None => Some(node),
-            Some(m) => self.by_nodeid(m),
+            Some(m) => self.by_nodeid(m, node),
         };
         view.map(|v| {
             v.locks(glock)
@@ -395,6 +405,7 @@ mod tests {
         assert!(s.glockfd.unwrap().ends_with("n2/glockfd.4"));
         assert!(s.dlm_locks.unwrap().ends_with("n2/dlm_locks.4"));
         assert_eq!(s.nodeid, Some(2));
+        assert!(s.fs.unwrap().ends_with("real/dlm2-6.1"));
         assert_eq!(
             Sources::find(&input("public/glocktop-manpage/glocktop-manpage.txt")),
             Sources::default()
@@ -429,6 +440,28 @@ mod tests {
         assert_eq!(others.len(), 1);
         assert_eq!((others[0].owner, others[0].pid), (Some(2), 860));
         assert!(others[0].status.is_waiting());
+        // Node 1 of another filesystem (another capture directory) is not asked.
+        let other = tempfile::tempdir().unwrap();
+        let n1 = other.path().join("elsewhere").join("n1");
+        std::fs::create_dir_all(&n1).unwrap();
+        for f in ["glocks.4", "dlm_locks.4", "nodeid"] {
+            let from = testdata::path("real/dlm2-6.1/n1").join(f);
+            if from.exists() {
+                std::fs::copy(from, n1.join(f)).unwrap();
+            } else {
+                std::fs::write(n1.join(f), "1\n").unwrap();
+            }
+        }
+        let mixed = [
+            Sources::find(&Input {
+                path: n1.join("glocks.4"),
+                live: false,
+            }),
+            both[1].clone(),
+        ];
+        assert_eq!(mixed[0].nodeid, Some(1));
+        let w = Context::load(&mixed, None).dlm_wait(1, glock).unwrap();
+        assert_eq!((w.master_seen, w.blockers.len()), (false, 0));
         // n2 alone: the wait and its master are known, the holder is not.
         let alone = Context::load(&both[1..], None);
         let w = alone.dlm_wait(0, glock).unwrap();
