@@ -101,7 +101,10 @@ fn spawn_reader(
                         wait = pause(delay, snap.read_time);
                         Msg::Snap(Box::new(snap), ages)
                     }
-                    Err(e) => Msg::Error(e.to_string()),
+                    Err(e) => {
+                        wait = pause(delay, Duration::ZERO);
+                        Msg::Error(e.to_string())
+                    }
                 };
                 if tx.send(msg).is_err() {
                     return;
@@ -127,7 +130,8 @@ fn spawn_reader(
     });
 }
 
-/// One row of the table: an index into the snapshot's shown glocks.
+/// The console's state: the last snapshot and its verdicts, the rows shown, and what the
+/// keys have set.
 struct App {
     snap: Option<Snapshot>,
     ages: HashMap<WaiterKey, WaitAge>,
