@@ -38,7 +38,7 @@ pub struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// The glocks that matter, ranked: waiters, demotes, holders (from debugfs glocks files).
+    /// The glocks that hurt, ranked, live: waiters and how long they waited, demotes, DLM traffic (a full-screen console on a terminal).
     Top(top::TopArgs),
     /// gfs2 tracepoints: live from a private tracefs instance, or decoded from saved text.
     Trace(trace::TraceArgs),
