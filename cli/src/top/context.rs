@@ -141,83 +141,131 @@ fn named_problems(path: &Path, d: &Diagnostics, out: &mut Vec<String>) {
     }
 }
 
+/// What a companion reader gives: its records and problems, or why it could not read.
+type Loaded<T> = Result<(T, Vec<String>), String>;
+
+/// Reads a DLM lock dump: the locks of glocks, sorted by glock.
+fn load_locks(path: &Path, me: Option<u64>) -> Loaded<Vec<Lock>> {
+    let r = glockparse::input::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let (locks, d) = dlm_locks::read(r, &path.display().to_string());
+    let mut problems = Vec::new();
+    named_problems(path, &d, &mut problems);
+    let mut locks: Vec<Lock> = locks
+        .into_iter()
+        .filter_map(|l| {
+            Some(Lock {
+                glock: l.glock?,
+                owner: if l.is_master_copy() {
+                    Some(l.nodeid)
+                } else {
+                    me
+                },
+                copy: l.is_master_copy(),
+                pid: l.pid,
+                status: l.status,
+                grmode: l.grmode,
+                rqmode: l.rqmode,
+                age_us: l.age_us,
+                master: (l.master_nodeid != 0).then_some(l.master_nodeid),
+            })
+        })
+        .collect();
+    locks.sort_by_key(|l| l.glock);
+    Ok((locks, problems))
+}
+
+/// glstats by glock, the rates since `prev`'s, and when they were read.
+type Stats = (HashMap<GlockId, GlStat>, HashMap<GlockId, Rates>, Instant);
+
+/// Reads glstats, with rates against the previous refresh's counts.
+fn load_stats(path: &Path, prev: Option<&NodeView>) -> Loaded<Stats> {
+    let (stats, d) = glstats::read_path(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut problems = Vec::new();
+    named_problems(path, &d, &mut problems);
+    let now = Instant::now();
+    let elapsed = prev
+        .and_then(|p| p.stats_at)
+        .map(|t| now.duration_since(t).as_secs_f64())
+        .filter(|s| *s > 0.0);
+    let stats: HashMap<GlockId, GlStat> = stats.into_iter().map(|s| (s.glock, s)).collect();
+    let mut rates = HashMap::new();
+    if let (Some(prev), Some(secs)) = (prev, elapsed) {
+        for (id, s) in &stats {
+            if let Some(o) = prev.stats.get(id) {
+                let r = Rates {
+                    dlm_per_s: (s.dcount - o.dcount).max(0) as f64 / secs,
+                    queued_per_s: (s.qcount - o.qcount).max(0) as f64 / secs,
+                };
+                if r != Rates::default() {
+                    rates.insert(*id, r);
+                }
+            }
+        }
+    }
+    Ok(((stats, rates, now), problems))
+}
+
+/// Reads glockfd, sorted by glock.
+fn load_fds(path: &Path) -> Loaded<Vec<GlockFd>> {
+    let r = glockparse::input::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let (mut fds, d) = glockparse::glockfd::read_all(r, &path.display().to_string());
+    let mut problems = Vec::new();
+    named_problems(path, &d, &mut problems);
+    fds.sort_by_key(|f| (f.glock, f.pid, f.fd));
+    Ok((fds, problems))
+}
+
 impl NodeView {
     /// Reads the companions in `sources`; `prev` (the same input's previous refresh)
     /// turns glstats counts into rates.
     pub fn load(sources: Sources, prev: Option<&NodeView>) -> NodeView {
         let start = Instant::now();
+        // The three files are independent: read them side by side (on a big node each
+        // holds a line per glock, and parsing them one after the other cost the sum).
+        let (dlm, stats, fds) = std::thread::scope(|s| {
+            let dlm = s.spawn(|| {
+                sources
+                    .dlm_locks
+                    .as_deref()
+                    .map(|p| load_locks(p, sources.nodeid))
+            });
+            let stats = s.spawn(|| sources.glstats.as_deref().map(|p| load_stats(p, prev)));
+            let fds = sources.glockfd.as_deref().map(load_fds);
+            (
+                dlm.join().expect("the DLM dump reader does not panic"),
+                stats.join().expect("the glstats reader does not panic"),
+                fds,
+            )
+        });
         let mut v = NodeView {
             sources,
             ..NodeView::default()
         };
-        if let Some(p) = v.sources.dlm_locks.clone() {
-            match glockparse::input::open(&p) {
-                Ok(r) => {
-                    let (locks, d) = dlm_locks::read(r, &p.display().to_string());
-                    named_problems(&p, &d, &mut v.problems);
-                    let me = v.sources.nodeid;
-                    v.locks = locks
-                        .into_iter()
-                        .filter_map(|l| {
-                            Some(Lock {
-                                glock: l.glock?,
-                                owner: if l.is_master_copy() {
-                                    Some(l.nodeid)
-                                } else {
-                                    me
-                                },
-                                copy: l.is_master_copy(),
-                                pid: l.pid,
-                                status: l.status,
-                                grmode: l.grmode,
-                                rqmode: l.rqmode,
-                                age_us: l.age_us,
-                                master: (l.master_nodeid != 0).then_some(l.master_nodeid),
-                            })
-                        })
-                        .collect();
-                    v.locks.sort_by_key(|l| l.glock);
+        if let Some(r) = dlm {
+            match r {
+                Ok((locks, problems)) => {
+                    v.locks = locks;
+                    v.problems.extend(problems);
                 }
-                Err(e) => v.problems.push(format!("{}: {e}", p.display())),
+                Err(e) => v.problems.push(e),
             }
         }
-        if let Some(p) = v.sources.glstats.clone() {
-            match glstats::read_path(&p) {
-                Ok((stats, d)) => {
-                    named_problems(&p, &d, &mut v.problems);
-                    let now = Instant::now();
-                    let elapsed = prev
-                        .and_then(|p| p.stats_at)
-                        .map(|t| now.duration_since(t).as_secs_f64())
-                        .filter(|s| *s > 0.0);
-                    v.stats = stats.into_iter().map(|s| (s.glock, s)).collect();
-                    if let (Some(prev), Some(secs)) = (prev, elapsed) {
-                        for (id, s) in &v.stats {
-                            if let Some(o) = prev.stats.get(id) {
-                                let r = Rates {
-                                    dlm_per_s: (s.dcount - o.dcount).max(0) as f64 / secs,
-                                    queued_per_s: (s.qcount - o.qcount).max(0) as f64 / secs,
-                                };
-                                if r != Rates::default() {
-                                    v.rates.insert(*id, r);
-                                }
-                            }
-                        }
-                    }
-                    v.stats_at = Some(now);
+        if let Some(r) = stats {
+            match r {
+                Ok(((stats, rates, at), problems)) => {
+                    (v.stats, v.rates, v.stats_at) = (stats, rates, Some(at));
+                    v.problems.extend(problems);
                 }
-                Err(e) => v.problems.push(format!("{}: {e}", p.display())),
+                Err(e) => v.problems.push(e),
             }
         }
-        if let Some(p) = v.sources.glockfd.clone() {
-            match glockparse::input::open(&p) {
-                Ok(r) => {
-                    let (fds, d) = glockparse::glockfd::read_all(r, &p.display().to_string());
-                    named_problems(&p, &d, &mut v.problems);
+        if let Some(r) = fds {
+            match r {
+                Ok((fds, problems)) => {
                     v.fds = fds;
-                    v.fds.sort_by_key(|f| (f.glock, f.pid, f.fd));
+                    v.problems.extend(problems);
                 }
-                Err(e) => v.problems.push(format!("{}: {e}", p.display())),
+                Err(e) => v.problems.push(e),
             }
         }
         v.read_time = start.elapsed();
