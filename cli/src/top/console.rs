@@ -593,33 +593,20 @@ fn detail_lines(
         )));
     }
     for h in &g.holders {
-        let role = if h.is_waiting() {
-            "waiting"
-        } else if h.is_granted() {
-            "holds  "
-        } else {
-            "queued "
-        };
         let mut line = format!(
-            "{role} {:<2} pid {:<7} {:<15} {}  f:{}",
+            "{:<7} {:<2} pid {:<7} {:<15} {}  f:{}",
+            verdict::role(h),
             h.state.as_str(),
-            if h.pid_meaningless() && h.pid <= 0 {
-                "-".to_string()
-            } else {
-                h.pid.to_string()
-            },
+            verdict::pid(h),
             &*h.comm,
             &*h.caller,
             h.flags
         );
         if h.is_waiting() {
-            let key = WaiterKey {
-                input: s.input,
-                glock: g.id,
-                pid: h.pid,
-                caller: h.caller.clone(),
-            };
-            if let Some(a) = ages.get(&key).filter(|a| a.refreshes > 1) {
+            if let Some(a) = ages
+                .get(&WaiterKey::of(s.input, g, h))
+                .filter(|a| a.refreshes > 1)
+            {
                 line.push_str(&format!(
                     "  seen waiting {} ({} refreshes)",
                     fmt::micros((a.seen_secs * 1e6) as u64),

@@ -189,15 +189,7 @@ fn glock<'a>(
 ) -> JGlock<'a> {
     let (g, input, ages) = (&s.glock, s.input, page.ages);
     let node = page.snap.ctx.node(input);
-    let age = |h: &Holder| {
-        ages.get(&WaiterKey {
-            input,
-            glock: g.id,
-            pid: h.pid,
-            caller: h.caller.clone(),
-        })
-        .copied()
-    };
+    let age = |h: &Holder| ages.get(&WaiterKey::of(input, g, h)).copied();
     JGlock {
         glock: g.id.to_string(),
         gltype: g.glock_type().name().into_owned(),

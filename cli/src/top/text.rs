@@ -203,30 +203,14 @@ fn holder(
     flag_names: bool,
     paint: clikit::Paint,
 ) -> io::Result<()> {
-    let role = if h.is_waiting() {
-        "waiting"
-    } else if h.is_granted() {
-        "holds"
-    } else {
-        "queued"
-    };
-    let pid = if h.pid_meaningless() && h.pid <= 0 {
-        "-".to_string()
-    } else {
-        h.pid.to_string()
-    };
+    let role = verdict::role(h);
+    let pid = verdict::pid(h);
     let mut tail = String::new();
     if h.error != 0 {
         tail.push_str(&format!("  error {}", h.error));
     }
     if h.is_waiting() {
-        let key = WaiterKey {
-            input,
-            glock: g.id,
-            pid: h.pid,
-            caller: h.caller.clone(),
-        };
-        if let Some(a) = ages.get(&key) {
+        if let Some(a) = ages.get(&WaiterKey::of(input, g, h)) {
             if a.refreshes > 1 {
                 tail.push_str(&format!(
                     "  seen waiting {} ({} refreshes)",

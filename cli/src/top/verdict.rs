@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 
 use clikit::fmt;
-use glockparse::Glock;
+use glockparse::{Glock, Holder};
 
 use super::context::DlmWait;
 use super::waits::{WaitAge, WaiterKey};
@@ -65,14 +65,7 @@ fn judge_one(
     let dlm = snap.ctx.dlm_wait(s.input, g.id);
     let seen = g
         .waiters()
-        .filter_map(|h| {
-            ages.get(&WaiterKey {
-                input: s.input,
-                glock: g.id,
-                pid: h.pid,
-                caller: h.caller.clone(),
-            })
-        })
+        .filter_map(|h| ages.get(&WaiterKey::of(s.input, g, h)))
         .map(|a| (a.seen_secs * 1e6) as u64)
         .max()
         .unwrap_or(0);
@@ -115,16 +108,31 @@ fn dlm_blocker(d: &DlmWait) -> String {
     }
 }
 
+/// A holder's part in words: `waiting`, `holds` or `queued`.
+pub fn role(h: &Holder) -> &'static str {
+    if h.is_waiting() {
+        "waiting"
+    } else if h.is_granted() {
+        "holds"
+    } else {
+        "queued"
+    }
+}
+
+/// A holder's pid as shown: `-` when it names no process (GL_NOPID, -1).
+pub fn pid(h: &Holder) -> String {
+    if h.pid_meaningless() && h.pid <= 0 {
+        "-".to_string()
+    } else {
+        h.pid.to_string()
+    }
+}
+
 /// Who a waiter whose glock does not wait in the DLM waits for: a holder here, or the
 /// glock's own state change.
 fn local_blocker(g: &Glock) -> String {
     if let Some(h) = g.granted().next() {
-        let pid = if h.pid_meaningless() && h.pid <= 0 {
-            "-".to_string()
-        } else {
-            h.pid.to_string()
-        };
-        return format!("here pid {pid} {}", h.comm);
+        return format!("here pid {} {}", pid(h), h.comm);
     }
     if g.demote_requested() {
         return format!("here: demote to {}", g.demote_state.as_str());

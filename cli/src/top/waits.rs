@@ -17,6 +17,18 @@ pub struct WaiterKey {
     pub caller: Arc<str>,
 }
 
+impl WaiterKey {
+    /// The key of holder `h` of glock `g` in input `input`.
+    pub fn of(input: usize, g: &glockparse::Glock, h: &glockparse::Holder) -> WaiterKey {
+        WaiterKey {
+            input,
+            glock: g.id,
+            pid: h.pid,
+            caller: h.caller.clone(),
+        }
+    }
+}
+
 /// How long a waiter has been seen.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct WaitAge {
@@ -60,12 +72,7 @@ impl WaitTracker {
                 glocks.insert((s.input, s.glock.id), since);
             }
             for w in s.glock.waiters() {
-                let key = WaiterKey {
-                    input: s.input,
-                    glock: s.glock.id,
-                    pid: w.pid,
-                    caller: w.caller.clone(),
-                };
+                let key = WaiterKey::of(s.input, &s.glock, w);
                 let (first, n) = self.seen.get(&key).copied().unwrap_or((snap.taken, 0));
                 let age = WaitAge {
                     first_seen: first,
