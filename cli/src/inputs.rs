@@ -91,6 +91,18 @@ pub fn gfs2_debugfs_dirs() -> io::Result<Vec<PathBuf>> {
     Ok(dirs)
 }
 
+/// A short name for a file: its directory and file name (`n2/glocks.4`).
+pub fn label(p: &Path) -> String {
+    let file = p
+        .file_name()
+        .map(|f| f.to_string_lossy())
+        .unwrap_or_default();
+    match p.parent().and_then(|d| d.file_name()) {
+        Some(d) => format!("{}/{file}", d.to_string_lossy()),
+        None => file.into_owned(),
+    }
+}
+
 /// The DLM node id of this machine, from dlm's configfs (`comms/ID/local` is 1).
 pub fn local_nodeid() -> Option<String> {
     let rd = std::fs::read_dir("/sys/kernel/config/dlm/cluster/comms").ok()?;

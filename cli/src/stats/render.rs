@@ -9,6 +9,7 @@ use glockparse::GlockId;
 use serde_json::{json, Value};
 
 use super::{ranked, Report, StatsArgs};
+use crate::inputs::label;
 use clikit::fmt::nanos;
 
 fn ns(v: i64) -> String {
@@ -21,17 +22,6 @@ fn ns(v: i64) -> String {
 
 fn pct(v: Option<f64>) -> String {
     v.map_or_else(|| "-".into(), |v| format!("{:.0}%", v * 100.0))
-}
-
-fn label(p: &std::path::Path) -> String {
-    let file = p
-        .file_name()
-        .map(|f| f.to_string_lossy())
-        .unwrap_or_default();
-    match p.parent().and_then(|d| d.file_name()) {
-        Some(d) => format!("{}/{file}", d.to_string_lossy()),
-        None => file.into_owned(),
-    }
 }
 
 fn dist_row(out: &mut impl Write, name: &str, kind: &str, d: Distribution) -> io::Result<()> {

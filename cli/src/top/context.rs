@@ -144,6 +144,21 @@ fn named_problems(path: &Path, d: &Diagnostics, out: &mut Vec<String>) {
 /// What a companion reader gives: its records and problems, or why it could not read.
 type Loaded<T> = Result<(T, Vec<String>), String>;
 
+/// The records of a companion that was read, its problems (or why it could not be read)
+/// added to `problems`.
+fn loaded<T>(r: Option<Loaded<T>>, problems: &mut Vec<String>) -> Option<T> {
+    match r? {
+        Ok((v, p)) => {
+            problems.extend(p);
+            Some(v)
+        }
+        Err(e) => {
+            problems.push(e);
+            None
+        }
+    }
+}
+
 /// Reads a DLM lock dump: the locks of glocks, sorted by glock.
 fn load_locks(path: &Path, me: Option<u64>) -> Loaded<Vec<Lock>> {
     let r = glockparse::input::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
@@ -241,32 +256,14 @@ impl NodeView {
             sources,
             ..NodeView::default()
         };
-        if let Some(r) = dlm {
-            match r {
-                Ok((locks, problems)) => {
-                    v.locks = locks;
-                    v.problems.extend(problems);
-                }
-                Err(e) => v.problems.push(e),
-            }
+        if let Some(locks) = loaded(dlm, &mut v.problems) {
+            v.locks = locks;
         }
-        if let Some(r) = stats {
-            match r {
-                Ok(((stats, rates, at), problems)) => {
-                    (v.stats, v.rates, v.stats_at) = (stats, rates, Some(at));
-                    v.problems.extend(problems);
-                }
-                Err(e) => v.problems.push(e),
-            }
+        if let Some((stats, rates, at)) = loaded(stats, &mut v.problems) {
+            (v.stats, v.rates, v.stats_at) = (stats, rates, Some(at));
         }
-        if let Some(r) = fds {
-            match r {
-                Ok((fds, problems)) => {
-                    v.fds = fds;
-                    v.problems.extend(problems);
-                }
-                Err(e) => v.problems.push(e),
-            }
+        if let Some(fds) = loaded(fds, &mut v.problems) {
+            v.fds = fds;
         }
         v.read_time = start.elapsed();
         v

@@ -147,15 +147,7 @@ impl Snapshot {
 
     /// A short name for input `i`: its directory and file name.
     pub fn label(&self, i: usize) -> String {
-        let p = &self.inputs[i].path;
-        let file = p
-            .file_name()
-            .map(|f| f.to_string_lossy())
-            .unwrap_or_default();
-        match p.parent().and_then(|d| d.file_name()) {
-            Some(dir) => format!("{}/{file}", dir.to_string_lossy()),
-            None => file.into_owned(),
-        }
+        inputs::label(&self.inputs[i].path)
     }
 }
 
