@@ -12,6 +12,8 @@ import sys
 
 import duckdb
 import polars as pl
+import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.dataset as ds
 
 
@@ -20,6 +22,13 @@ def main(root: str) -> None:
     events = ds.dataset(f"{root}/kind=events", format="parquet", partitioning="hive")
     table = events.to_table()
     print(f"pyarrow: events {table.num_rows} rows, columns {len(table.schema.names)}")
+    # pyarrow compute works on every column: strings are plain (large) strings, not
+    # string_view, on which pyarrow's kernels fail.
+    kinds = sorted({str(f.type) for f in table.schema if pa.types.is_large_string(f.type) or pa.types.is_string(f.type) or str(f.type) == "string_view"})
+    print(f"pyarrow: string column types {kinds}")
+    demotes = table.filter(pc.equal(table["event"], "demote_rq"))
+    first = demotes.sort_by([("glock", "ascending"), ("ts_ns", "ascending")]).take([0])
+    print(f"pyarrow compute: demote_rq events {demotes.num_rows}, first glock {first['glock'][0]}")
     df = table.to_pandas()
     per_node = df.groupby("node").size().to_dict()
     print(f"pandas: events per node {per_node}")

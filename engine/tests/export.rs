@@ -74,6 +74,41 @@ fn notebook_example_reads_the_export() {
         out.contains("pandas: events per node {'n1': 58492, 'n2': 58180}"),
         "{out}"
     );
+    // pyarrow's compute kernels work on the string columns (they fail on string_view).
+    assert!(
+        out.contains("pyarrow: string column types ['large_string', 'string']"),
+        "{out}"
+    );
+    // Counted again from the raw traces: every `gfs2_demote_rq` line, and the smallest
+    // glock id among them (as `TYPE/hex`, ordered as strings, as pyarrow sorts).
+    let mut demotes = 0;
+    let mut first: Option<String> = None;
+    for n in ["n1", "n2"] {
+        let mut text = String::new();
+        let p = testdata::path(&format!("real/dlm2-6.1/{n}/trace_pipe.txt.xz"));
+        std::io::Read::read_to_string(&mut glockparse::input::open(&p).unwrap(), &mut text)
+            .unwrap();
+        for l in text.lines().filter(|l| l.contains(" gfs2_demote_rq: ")) {
+            demotes += 1;
+            let id = l
+                .split(" gfs2_demote_rq: ")
+                .nth(1)
+                .unwrap()
+                .split(' ')
+                .nth(2)
+                .unwrap();
+            let g: glockparse::GlockId = id.parse().unwrap();
+            let g = g.to_string();
+            if first.as_ref().is_none_or(|f| g < *f) {
+                first = Some(g);
+            }
+        }
+    }
+    let want = format!(
+        "pyarrow compute: demote_rq events {demotes}, first glock {}",
+        first.unwrap()
+    );
+    assert!(out.contains(&want), "{want} not in:\n{out}");
     assert!(
         out.contains("polars: node=n2 glocks_with_waiters="),
         "{out}"

@@ -9,19 +9,17 @@ use polars::prelude::*;
 
 use crate::build::{Frames, KINDS};
 
+use crate::parquet::Writer;
 use bundle::atomic::AtomicFile;
-use polars_io::parquet::write::{BatchedWriter, ParquetCompression, ParquetWriter};
 
-fn writer<W: io::Write>(f: W) -> ParquetWriter<W> {
-    ParquetWriter::new(f).with_compression(ParquetCompression::Zstd(None))
-}
-
-/// Writes `df` as a zstd-compressed Parquet file, atomically (see [`bundle::atomic`]).
-pub fn write_parquet(df: &mut DataFrame, path: &Path) -> io::Result<()> {
+/// Writes `df` as a zstd-compressed Parquet file with plain string columns (see
+/// [`crate::parquet`]), atomically (see [`bundle::atomic`]).
+pub fn write_parquet(df: &DataFrame, path: &Path) -> io::Result<()> {
     let mut out = AtomicFile::create(path)?;
-    writer(out.file())
-        .finish(df)
-        .map_err(|e| io::Error::other(format!("{}: {e}", path.display())))?;
+    let named = |e: PolarsError| io::Error::other(format!("{}: {e}", path.display()));
+    let mut w = Writer::new(out.file(), df.schema()).map_err(named)?;
+    w.write(df).map_err(named)?;
+    w.finish().map_err(named)?;
     out.commit()
 }
 
@@ -30,7 +28,7 @@ pub fn write_parquet(df: &mut DataFrame, path: &Path) -> io::Result<()> {
 pub struct ParquetStream {
     out: AtomicFile,
     /// Writes through a second handle on `out`'s temporary file.
-    writer: Option<BatchedWriter<std::fs::File>>,
+    writer: Option<Writer<std::fs::File>>,
     rows: usize,
 }
 
@@ -50,11 +48,10 @@ impl ParquetStream {
         let named = |e: PolarsError| io::Error::other(format!("{}: {e}", path.display()));
         if self.writer.is_none() {
             let f = self.out.file().try_clone()?;
-            let w = writer(f).batched(df.schema()).map_err(named)?;
-            self.writer = Some(w);
+            self.writer = Some(Writer::new(f, df.schema()).map_err(named)?);
         }
         if let Some(w) = &mut self.writer {
-            w.write_batch(df).map_err(named)?;
+            w.write(df).map_err(named)?;
         }
         self.rows += df.height();
         Ok(())
@@ -123,7 +120,7 @@ pub fn export(frames: &Frames, dir: &Path) -> io::Result<Vec<Written>> {
                 .str()
                 .map_err(|e| io::Error::other(e.to_string()))?
                 .equal(node.as_str());
-            let mut part = df
+            let part = df
                 .filter(&mask)
                 .and_then(|d| d.drop("node"))
                 .map_err(|e| io::Error::other(e.to_string()))?;
@@ -132,7 +129,7 @@ pub fn export(frames: &Frames, dir: &Path) -> io::Result<Vec<Written>> {
                 .join(format!("node={}", partition_value(&node)));
             std::fs::create_dir_all(&d)?;
             let path = d.join("part-0.parquet");
-            write_parquet(&mut part, &path)?;
+            write_parquet(&part, &path)?;
             out.push(Written {
                 kind,
                 node,

@@ -5,6 +5,7 @@
 pub mod analyze;
 pub mod build;
 pub mod export;
+pub mod parquet;
 
 pub use build::{load, EventCols, Frames, KINDS};
 pub use bundle::{discover, Captures, NodeCapture};
