@@ -100,6 +100,7 @@ struct HolderCols {
     flags: Vec<String>,
     caller: Vec<String>,
     error: Vec<i64>,
+    line: Vec<u64>,
 }
 
 impl GlockCols {
@@ -137,6 +138,7 @@ impl GlockCols {
             h.flags.push(x.flags.to_string());
             h.caller.push(x.caller.to_string());
             h.error.push(x.error);
+            h.line.push(x.line);
         }
     }
 
@@ -174,6 +176,7 @@ impl HolderCols {
             col("flags", self.flags),
             col("caller", self.caller),
             col("error", self.error),
+            col("line", self.line),
         ]);
         DataFrame::new_infer_height(c)
     }
@@ -535,6 +538,7 @@ struct DlmCols {
     grmode: Vec<Option<&'static str>>,
     rqmode: Vec<Option<&'static str>>,
     age_us: Vec<u64>,
+    line: Vec<u64>,
 }
 
 impl DlmCols {
@@ -565,6 +569,7 @@ impl DlmCols {
         self.grmode.push(named(l.grmode));
         self.rqmode.push(named(l.rqmode));
         self.age_us.push(l.age_us);
+        self.line.push(l.line);
     }
 
     fn frame(self) -> PolarsResult<DataFrame> {
@@ -583,6 +588,7 @@ impl DlmCols {
             col("grmode", self.grmode),
             col("rqmode", self.rqmode),
             col("age_us", self.age_us),
+            col("line", self.line),
         ]);
         DataFrame::new_infer_height(c)
     }

@@ -84,7 +84,7 @@ pub fn parse_line(line: &[u8]) -> Result<GlStat, String> {
 
 /// Reads every line of a glstats file; malformed lines are counted and reported.
 pub fn read<R: Read>(rdr: R, source: &str) -> (Vec<GlStat>, Diagnostics) {
-    parse_records(rdr, source, |line| match parse_line(line) {
+    parse_records(rdr, source, |_, line| match parse_line(line) {
         Ok(s) => Parsed::Record(s),
         Err(m) => Parsed::Bad(m),
     })

@@ -174,7 +174,7 @@ fn parse_row(line: &[u8]) -> Result<Row, String> {
 /// kept for the columns they have and reported.
 pub fn read<R: Read>(rdr: R, source: &str) -> (SbStats, Diagnostics) {
     let mut cpus: Vec<u32> = Vec::new();
-    let (rows, d) = parse_records(rdr, source, |line| match parse_row(line) {
+    let (rows, d) = parse_records(rdr, source, |_, line| match parse_row(line) {
         Ok(Row::Cpus(c)) => {
             cpus.clone_from(&c);
             Parsed::Record(Row::Cpus(c))

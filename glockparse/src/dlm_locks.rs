@@ -79,6 +79,8 @@ pub struct DlmLock {
     pub resource: String,
     /// The glock the resource name stands for, when it is one.
     pub glock: Option<GlockId>,
+    /// The line of the dump this lock was read from (0 when not read from a file).
+    pub line: u64,
 }
 
 impl DlmLock {
@@ -137,17 +139,18 @@ pub fn parse_line(line: &[u8]) -> Result<DlmLock, String> {
         master_nodeid: dec(11)?,
         glock: GlockId::parse_dlm_resource(&resource),
         resource,
+        line: 0,
     })
 }
 
 /// Reads a whole lock dump; the header line is skipped, bad lines reported.
 pub fn read<R: Read>(rdr: R, source: &str) -> (Vec<DlmLock>, Diagnostics) {
-    parse_records(rdr, source, |line| {
+    parse_records(rdr, source, |n, line| {
         if line.starts_with(b"id ") {
             return Parsed::Ignored;
         }
         match parse_line(line) {
-            Ok(l) => Parsed::Record(l),
+            Ok(l) => Parsed::Record(DlmLock { line: n, ..l }),
             Err(m) => Parsed::Bad(m),
         }
     })
@@ -177,5 +180,7 @@ mod tests {
         let (v, d) = read(&b"id nodeid remid pid xid exflags flags sts grmode rqmode time_ms r_nodeid r_len r_name\nbad\n"[..], "x");
         assert!(v.is_empty());
         assert_eq!((d.errors, d.ignored), (1, 1));
+        let (v, _) = read(&b"id nodeid remid pid xid exflags flags sts grmode rqmode time_ms r_nodeid r_len r_name\n\n42d 0 0 866 0 0 0 2 5 -1 12826031 0 24 \"       6           60af5\"\n"[..], "x");
+        assert_eq!(v[0].line, 3);
     }
 }

@@ -32,7 +32,7 @@ pub fn parse_line(line: &[u8]) -> Result<GlockFd, String> {
 
 /// Reads a whole glockfd file; malformed lines are counted and reported.
 pub fn read_all<R: Read>(rdr: R, source: &str) -> (Vec<GlockFd>, Diagnostics) {
-    parse_records(rdr, source, |line| match parse_line(line) {
+    parse_records(rdr, source, |_, line| match parse_line(line) {
         Ok(r) => Parsed::Record(r),
         Err(m) => Parsed::Bad(m),
     })

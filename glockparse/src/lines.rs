@@ -119,12 +119,13 @@ pub enum Parsed<T> {
     Bad(String),
 }
 
-/// Runs `parse` on every line of `rdr`: blank lines are ignored, records collected, bad
-/// lines reported in the diagnostics as `source:line`, and a read error ends the input.
+/// Runs `parse` on every line of `rdr` (with its 1-based number): blank lines are ignored,
+/// records collected, bad lines reported in the diagnostics as `source:line`, and a read
+/// error ends the input.
 pub fn parse_records<R: Read, T>(
     rdr: R,
     source: &str,
-    mut parse: impl FnMut(&[u8]) -> Parsed<T>,
+    mut parse: impl FnMut(u64, &[u8]) -> Parsed<T>,
 ) -> (Vec<T>, crate::Diagnostics) {
     let src: std::sync::Arc<str> = source.into();
     let mut lines = LineReader::new(rdr);
@@ -145,7 +146,7 @@ pub fn parse_records<R: Read, T>(
             d.ignored += 1;
             continue;
         }
-        match parse(line) {
+        match parse(n, line) {
             Parsed::Record(r) => {
                 d.records += 1;
                 out.push(r);

@@ -190,6 +190,7 @@ pub(crate) fn holder_line(body: &[u8], interner: &mut Interner) -> Result<Holder
             pid,
             comm: interner.empty(),
             caller: interner.empty(),
+            line: 0,
         };
         return holder_tail(h, rest, interner);
     }
@@ -200,6 +201,7 @@ pub(crate) fn holder_line(body: &[u8], interner: &mut Interner) -> Result<Holder
         pid: -1,
         comm: interner.empty(),
         caller: interner.empty(),
+        line: 0,
     };
     let (mut have_s, mut have_p) = (false, false);
     let mut pos = 0;

@@ -14,7 +14,7 @@ use crate::diagnostics::{Diagnostics, ParseError};
 use crate::intern::Interner;
 use crate::lines::LineReader;
 use crate::parse;
-use crate::record::Glock;
+use crate::record::{Glock, Holder};
 
 /// Streams glock records from a reader. Malformed lines are recorded in
 /// [`GlockReader::diagnostics`] and parsing goes on; nothing here panics on any input.
@@ -193,7 +193,7 @@ impl State {
                     }
                     return false;
                 }
-                if let Err(m) = self.attach(part) {
+                if let Err(m) = self.attach(part, line_no) {
                     self.error(line_no, m, line);
                 }
                 false
@@ -201,12 +201,13 @@ impl State {
         }
     }
 
-    fn attach(&mut self, part: Kind<'_>) -> Result<(), String> {
+    fn attach(&mut self, part: Kind<'_>, line_no: u64) -> Result<(), String> {
         let g = &mut self.cur;
         match part {
-            Kind::Holder(body) => g
-                .holders
-                .push(parse::holder_line(body, &mut self.interner)?),
+            Kind::Holder(body) => g.holders.push(Holder {
+                line: line_no,
+                ..parse::holder_line(body, &mut self.interner)?
+            }),
             Kind::Inode(body) => g.inode = Some(parse::inode_line(body)?),
             Kind::Rgrp(body) => g.rgrp = Some(Box::new(parse::rgrp_line(body)?)),
             Kind::Lvb(body) => {
@@ -363,6 +364,8 @@ mod tests {
         assert_eq!(r.lvb.as_ref().unwrap().free, 38623);
         assert_eq!(r.reservations[0].free, 64);
         assert_eq!((g[0].line, g[1].line), (1, 5));
+        let lines: Vec<u64> = g[0].holders.iter().map(|h| h.line).collect();
+        assert_eq!(lines, [2, 3]);
         assert_eq!(d.records, 2);
     }
 

@@ -136,6 +136,8 @@ pub struct Holder {
     /// Caller as the kernel printed it: `symbol+0xoff/0xsize [module]`, or with a
     /// `file.c:line` suffix on debug kernels, or a raw address.
     pub caller: Arc<str>,
+    /// The line of its input this holder was read from (0 when not read from one).
+    pub line: u64,
 }
 
 impl Holder {

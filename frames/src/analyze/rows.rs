@@ -32,6 +32,8 @@ pub struct Hold {
     pub comm: String,
     pub state: String,
     pub caller: String,
+    /// Its `H:` line in the glocks file.
+    pub line: u64,
 }
 
 /// One DLM lock of a snapshot.
@@ -45,6 +47,8 @@ pub struct Dlm {
     pub status: String,
     pub grmode: Option<String>,
     pub rqmode: Option<String>,
+    /// Its line in the dump.
+    pub line: u64,
 }
 
 fn strs<'a>(df: &'a DataFrame, name: &str) -> PolarsResult<Vec<Option<&'a str>>> {
@@ -118,6 +122,7 @@ pub fn holders(f: &Frames) -> PolarsResult<Vec<Hold>> {
     let caller = strs(df, "caller")?;
     let snap: Vec<Option<u32>> = df.column("snapshot")?.u32()?.iter().collect();
     let pid: Vec<Option<i64>> = df.column("pid")?.i64()?.iter().collect();
+    let line: Vec<Option<u64>> = df.column("line")?.u64()?.iter().collect();
     Ok((0..df.height())
         .map(|i| Hold {
             node: node[i].unwrap_or("").to_string(),
@@ -128,6 +133,7 @@ pub fn holders(f: &Frames) -> PolarsResult<Vec<Hold>> {
             comm: comm[i].unwrap_or("").to_string(),
             state: state[i].unwrap_or("").to_string(),
             caller: caller[i].unwrap_or("").to_string(),
+            line: line[i].unwrap_or(0),
         })
         .collect())
 }
@@ -142,6 +148,7 @@ pub fn dlm(f: &Frames) -> PolarsResult<Vec<Dlm>> {
     let snap: Vec<Option<u32>> = df.column("snapshot")?.u32()?.iter().collect();
     let owner: Vec<Option<u64>> = df.column("owner_nodeid")?.u64()?.iter().collect();
     let pid: Vec<Option<u64>> = df.column("pid")?.u64()?.iter().collect();
+    let line: Vec<Option<u64>> = df.column("line")?.u64()?.iter().collect();
     Ok((0..df.height())
         .filter_map(|i| {
             Some(Dlm {
@@ -153,6 +160,7 @@ pub fn dlm(f: &Frames) -> PolarsResult<Vec<Dlm>> {
                 status: status[i]?.to_string(),
                 grmode: owned(gr[i]),
                 rqmode: owned(rq[i]),
+                line: line[i].unwrap_or(0),
             })
         })
         .collect())
