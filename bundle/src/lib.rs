@@ -2,14 +2,16 @@
 //! the analysis engine) finds.
 //!
 //! A node's capture is a directory of snapshots `KIND.N` (`glocks.0`, `glstats.0`,
-//! `sbstats.0`, `glockfd.0`, `dlm_locks.0`, `dlm_waiters.0`, `time.0` holding the epoch
-//! seconds the snapshot started) plus trace text (`trace_pipe.txt`, compressed or not), and
-//! optionally `node` (its name) and `nodeid` (its DLM node id). A cluster capture is a
+//! `sbstats.0`, `glockfd.0`, `dlm_locks.0`, `dlm_waiters.0`, `procs.0` and `locks.0` (the
+//! node's tasks and `/proc/locks`, see [`procs`]), `time.0` holding the epoch seconds the
+//! snapshot started) plus trace text (`trace_pipe.txt`, compressed or not), and optionally
+//! `node` (its name), `nodeid` (its DLM node id) and `mountinfo`. A cluster capture is a
 //! directory of node directories; either may be packed as a tarball (`.tar`, `.tar.zst`,
 //! `.tar.gz`, `.tar.xz`). A loose file (a glocks dump, a trace) is a one-file node named
 //! after the file.
 
 pub mod atomic;
+pub mod procs;
 
 use std::collections::BTreeMap;
 use std::io::{self, Read};
@@ -34,6 +36,10 @@ pub struct Snapshot {
     pub dlm_locks: Option<PathBuf>,
     /// The DLM lockspace's `_waiters` dump.
     pub dlm_waiters: Option<PathBuf>,
+    /// The node's tasks ([`procs`] format).
+    pub procs: Option<PathBuf>,
+    /// A copy of `/proc/locks`.
+    pub locks: Option<PathBuf>,
 }
 
 /// One node's capture.
@@ -47,6 +53,8 @@ pub struct NodeCapture {
     pub snapshots: Vec<Snapshot>,
     /// Saved trace text files (compressed or not).
     pub traces: Vec<PathBuf>,
+    /// A copy of `/proc/self/mountinfo` (`mountinfo`), to tell GFS2 devices apart.
+    pub mountinfo: Option<PathBuf>,
 }
 
 /// All nodes found, plus the extracted tarballs (removed on drop).
@@ -82,7 +90,7 @@ pub fn unpack(tarball: &Path) -> io::Result<Unpacked> {
     Ok(Unpacked { dir })
 }
 
-const KINDS: [&str; 8] = [
+const KINDS: [&str; 10] = [
     "glocks",
     "glstats",
     "sbstats",
@@ -90,6 +98,8 @@ const KINDS: [&str; 8] = [
     "glockfd",
     "dlm_locks",
     "dlm_waiters",
+    "procs",
+    "locks",
     "time",
 ];
 
@@ -198,6 +208,8 @@ pub fn node_dir(dir: &Path) -> io::Result<NodeCapture> {
             "glockfd" => s.glockfd = Some(p),
             "dlm_locks" => s.dlm_locks = Some(p),
             "dlm_waiters" => s.dlm_waiters = Some(p),
+            "procs" => s.procs = Some(p),
+            "locks" => s.locks = Some(p),
             _ => {
                 s.time_unix = std::fs::read_to_string(&p)
                     .ok()
@@ -205,11 +217,13 @@ pub fn node_dir(dir: &Path) -> io::Result<NodeCapture> {
             }
         }
     }
+    let mountinfo = Some(dir.join("mountinfo")).filter(|p| p.is_file());
     Ok(NodeCapture {
         node: name,
         nodeid: read_nodeid(dir),
         snapshots: snaps.into_values().collect(),
         traces,
+        mountinfo,
     })
 }
 

@@ -3,9 +3,11 @@
 //! into a bundle every analysis command reads (like gfs2_lockcapture, minus the Python).
 //!
 //! Layout: `DIR/NODE/` holds `glocks.N`, `glstats.N`, `sbstats.N`, `glockfd.N`,
-//! `dlm_locks.N`, `dlm_waiters.N`, `time.N` (epoch seconds when snapshot N started),
+//! `dlm_locks.N`, `dlm_waiters.N`, `procs.N` (every task: tid, process, parent, group,
+//! session, state, wchan, comm, and the kernel stack of tasks in D state), `locks.N` (a copy
+//! of `/proc/locks`: who holds which flock), `time.N` (epoch seconds when snapshot N started),
 //! `trace_pipe.txt` (with `--trace`), `node`, `nodeid` (the DLM node id when configfs
-//! shows it) and `kernel.txt`. With several filesystems, `DIR/FS/NODE/`. `-o X.tar.zst`
+//! shows it), `mountinfo` and `kernel.txt`. With several filesystems, `DIR/FS/NODE/`. `-o X.tar.zst`
 //! packs the same tree.
 
 use std::io::{self, Write};
@@ -111,7 +113,45 @@ fn snapshot(fs: &Fs, root: &Path, out: &Path, n: u32) -> io::Result<()> {
         &dlm.join(format!("{}_waiters", fs.lockspace)),
         &out.join(format!("dlm_waiters.{n}")),
     )?;
-    Ok(())
+    copy(Path::new("/proc/locks"), &out.join(format!("locks.{n}")))?;
+    let mut w = io::BufWriter::new(std::fs::File::create(out.join(format!("procs.{n}")))?);
+    bundle::procs::write(&mut w, &tasks())?;
+    w.flush()
+}
+
+/// Every task of this node, read from /proc. Tasks that end while being read are left
+/// out; the kernel stack is read for tasks in uninterruptible sleep (root only).
+fn tasks() -> Vec<bundle::procs::Task> {
+    let mut out = Vec::new();
+    let Ok(all) = procfs::process::all_processes() else {
+        return out;
+    };
+    for p in all.flatten() {
+        let Ok(tasks) = p.tasks() else { continue };
+        for t in tasks.flatten() {
+            let Ok(st) = t.stat() else { continue };
+            let dir = format!("/proc/{}/task/{}", t.pid, t.tid);
+            let read = |f: &str| std::fs::read_to_string(format!("{dir}/{f}")).unwrap_or_default();
+            let stack = if st.state == 'D' {
+                read("stack").lines().map(str::to_string).collect()
+            } else {
+                Vec::new()
+            };
+            out.push(bundle::procs::Task {
+                tid: i64::from(t.tid),
+                tgid: i64::from(t.pid),
+                ppid: i64::from(st.ppid),
+                pgid: i64::from(st.pgrp),
+                sid: i64::from(st.session),
+                state: st.state,
+                wchan: read("wchan").trim().to_string(),
+                comm: st.comm,
+                stack,
+                line: 0,
+            });
+        }
+    }
+    out
 }
 
 /// Packs `dir` into `file` (tar + zstd), which appears only once complete.
@@ -216,6 +256,7 @@ pub fn run(a: &CaptureArgs) -> io::Result<()> {
             Path::new("/proc/sys/kernel/osrelease"),
             &d.join("kernel.txt"),
         )?;
+        copy(Path::new("/proc/self/mountinfo"), &d.join("mountinfo"))?;
     }
     // The trace runs on its own thread for the whole capture.
     let tracer = a.trace.map(|secs| {

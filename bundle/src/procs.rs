@@ -1,0 +1,394 @@
+//! A node's processes at the moment of a snapshot, as `glk capture` records them: who
+//! descends from whom (to see a lock held through an inherited file), who sleeps where,
+//! and the kernel stacks of tasks in uninterruptible sleep. Plus the kernel's `/proc/locks`
+//! (which process holds which flock, by inode) and the GFS2 mounts' device numbers.
+//!
+//! `procs.N` is glk's own text format, one task per line, tab-separated:
+//!
+//! ```text
+//! # glk procs 1: tid tgid ppid pgid sid state wchan comm
+//! 870\t870\t866\t866\t1\tD\tgfs2_glock_wait\tflock
+//! \t[<0>] gfs2_glock_wait+0x3d/0x90 [gfs2]
+//! ```
+//!
+//! A D-state task's kernel stack follows it, one frame per line, each starting with a tab.
+//! `comm` is escaped (`\\`, `\t`, `\n`, `\xNN` for other control bytes); it is the last
+//! field, so nothing else needs to be.
+
+use std::collections::HashMap;
+use std::io::{self, Read, Write};
+
+use glockparse::lines::{LineReader, Parsed};
+use glockparse::{Diagnostics, ParseError};
+
+/// The first line of a `procs.N` file.
+pub const HEADER: &str = "# glk procs 1: tid tgid ppid pgid sid state wchan comm";
+
+/// One task (thread) of a node.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Task {
+    /// The task's own id: what the glocks file prints as a holder's pid.
+    pub tid: i64,
+    /// Its process (thread group) id.
+    pub tgid: i64,
+    /// The parent process.
+    pub ppid: i64,
+    pub pgid: i64,
+    pub sid: i64,
+    /// `R`, `S`, `D`, `Z`, ... as `/proc/PID/stat` prints it.
+    pub state: char,
+    /// Where it sleeps in the kernel (`0` or empty when running).
+    pub wchan: String,
+    pub comm: String,
+    /// The kernel stack, for a task in uninterruptible sleep (`D`).
+    pub stack: Vec<String>,
+    /// The line of the file it was read from.
+    pub line: u64,
+}
+
+impl Task {
+    /// A kernel thread (kworker, kthreadd's children): never a lock's owner for users.
+    pub fn is_kernel_thread(&self) -> bool {
+        self.ppid == 2 || self.tid == 2
+    }
+}
+
+fn escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\t' => out.push_str("\\t"),
+            '\n' => out.push_str("\\n"),
+            c if (c as u32) < 0x20 || c == '\x7f' => out.push_str(&format!("\\x{:02x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+fn unescape(s: &str) -> Option<String> {
+    let mut out = String::with_capacity(s.len());
+    let mut it = s.chars();
+    while let Some(c) = it.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match it.next()? {
+            '\\' => out.push('\\'),
+            't' => out.push('\t'),
+            'n' => out.push('\n'),
+            'x' => {
+                let h: String = it.by_ref().take(2).collect();
+                out.push(char::from(u8::from_str_radix(&h, 16).ok()?));
+            }
+            _ => return None,
+        }
+    }
+    Some(out)
+}
+
+/// Writes tasks in the `procs.N` format.
+pub fn write(w: &mut impl Write, tasks: &[Task]) -> io::Result<()> {
+    writeln!(w, "{HEADER}")?;
+    for t in tasks {
+        writeln!(
+            w,
+            "{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}",
+            t.tid,
+            t.tgid,
+            t.ppid,
+            t.pgid,
+            t.sid,
+            t.state,
+            escape(&t.wchan),
+            escape(&t.comm)
+        )?;
+        for f in &t.stack {
+            writeln!(w, "\t{}", escape(f))?;
+        }
+    }
+    Ok(())
+}
+
+fn task_line(line: &[u8]) -> Result<Task, String> {
+    let text = std::str::from_utf8(line).map_err(|_| "not UTF-8".to_string())?;
+    let f: Vec<&str> = text.splitn(8, '\t').collect();
+    if f.len() != 8 {
+        return Err(format!(
+            "expected 8 tab-separated fields, found {}",
+            f.len()
+        ));
+    }
+    let num = |i: usize, what: &str| {
+        f[i].parse::<i64>().map_err(|_| {
+            format!(
+                "bad {what} {}",
+                glockparse::quote::quote(f[i].as_bytes(), 30)
+            )
+        })
+    };
+    let mut state = f[5].chars();
+    let (Some(st), None) = (state.next(), state.next()) else {
+        return Err("the state is not one letter".into());
+    };
+    Ok(Task {
+        tid: num(0, "tid")?,
+        tgid: num(1, "tgid")?,
+        ppid: num(2, "ppid")?,
+        pgid: num(3, "pgid")?,
+        sid: num(4, "sid")?,
+        state: st,
+        wchan: unescape(f[6]).ok_or("bad escape in wchan")?,
+        comm: unescape(f[7]).ok_or("bad escape in comm")?,
+        stack: Vec::new(),
+        line: 0,
+    })
+}
+
+/// Reads a `procs.N` file; bad lines are reported with their line numbers and skipped.
+pub fn read<R: Read>(rdr: R, source: &str) -> (Vec<Task>, Diagnostics) {
+    let mut lines = LineReader::new(rdr);
+    let mut d = Diagnostics::default();
+    let mut out: Vec<Task> = Vec::new();
+    let src: std::sync::Arc<str> = source.into();
+    loop {
+        let (n, line) = match lines.next_numbered() {
+            Ok(Some(l)) => l,
+            Ok(None) => break,
+            Err(e) => {
+                d.fatal = Some(format!(
+                    "{src}:{}: read error: {e}",
+                    lines.line_number() + 1
+                ));
+                break;
+            }
+        };
+        d.lines += 1;
+        let parsed = if line.is_empty() || line.starts_with(b"#") {
+            Parsed::Ignored
+        } else if let Some(frame) = line.strip_prefix(b"\t") {
+            match (out.last_mut(), unescape(&String::from_utf8_lossy(frame))) {
+                (Some(t), Some(f)) => {
+                    t.stack.push(f);
+                    Parsed::Ignored
+                }
+                (None, _) => Parsed::Bad("a stack frame before any task".into()),
+                (_, None) => Parsed::Bad("bad escape in a stack frame".into()),
+            }
+        } else {
+            match task_line(line) {
+                Ok(t) => Parsed::Record(Task { line: n, ..t }),
+                Err(m) => Parsed::Bad(m),
+            }
+        };
+        match parsed {
+            Parsed::Record(t) | Parsed::Flawed(t, _) => {
+                d.records += 1;
+                out.push(t);
+            }
+            Parsed::Ignored => d.ignored += 1,
+            Parsed::Bad(m) => d.error(ParseError::new(&src, n, m, line)),
+        }
+    }
+    (out, d)
+}
+
+/// One entry of `/proc/locks`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileLock {
+    /// `FLOCK`, `POSIX`, `OFDLCK`, `LEASE`.
+    pub kind: String,
+    /// `READ` or `WRITE` (or a lease's mode).
+    pub mode: String,
+    /// The owner's process id (for an inherited flock, the process that took it).
+    pub pid: i64,
+    /// The device, `major:minor` in hex as the kernel prints it.
+    pub dev: (u32, u32),
+    pub ino: u64,
+    /// A request waiting for this lock (`->` lines), not a held lock.
+    pub blocked: bool,
+    pub line: u64,
+}
+
+fn lock_line(line: &[u8]) -> Parsed<FileLock> {
+    let text = String::from_utf8_lossy(line);
+    let mut f = text.split_whitespace().peekable();
+    if !f.next().is_some_and(|n| n.ends_with(':')) {
+        return Parsed::Bad("no lock number".into());
+    }
+    let blocked = f.next_if_eq(&"->").is_some();
+    let (Some(kind), Some(_adv), Some(mode), Some(pid), Some(file)) =
+        (f.next(), f.next(), f.next(), f.next(), f.next())
+    else {
+        return Parsed::Bad("too few fields".into());
+    };
+    let mut parts = file.split(':');
+    let hex = |s: Option<&str>| s.and_then(|s| u32::from_str_radix(s, 16).ok());
+    let (Some(maj), Some(min), Some(ino)) = (
+        hex(parts.next()),
+        hex(parts.next()),
+        parts.next().and_then(|s| s.parse::<u64>().ok()),
+    ) else {
+        return Parsed::Bad(format!(
+            "bad device:inode {}",
+            glockparse::quote::quote(file.as_bytes(), 40)
+        ));
+    };
+    let Ok(pid) = pid.parse::<i64>() else {
+        return Parsed::Bad("bad pid".into());
+    };
+    Parsed::Record(FileLock {
+        kind: kind.to_string(),
+        mode: mode.to_string(),
+        pid,
+        dev: (maj, min),
+        ino,
+        blocked,
+        line: 0,
+    })
+}
+
+/// Reads a copy of `/proc/locks`.
+pub fn read_locks<R: Read>(rdr: R, source: &str) -> (Vec<FileLock>, Diagnostics) {
+    glockparse::lines::parse_records(rdr, source, |n, line| match lock_line(line) {
+        Parsed::Record(l) => Parsed::Record(FileLock { line: n, ..l }),
+        other => other,
+    })
+}
+
+/// The device numbers of the GFS2 mounts in a copy of `/proc/PID/mountinfo`.
+pub fn gfs2_devices(mountinfo: &str) -> Vec<(u32, u32)> {
+    let mut out = Vec::new();
+    for l in mountinfo.lines() {
+        let f: Vec<&str> = l.split(' ').collect();
+        let Some(sep) = f.iter().position(|x| *x == "-") else {
+            continue;
+        };
+        if f.get(sep + 1) != Some(&"gfs2") {
+            continue;
+        }
+        let dev = f.get(2).and_then(|d| d.split_once(':'));
+        if let Some((Ok(a), Ok(b))) = dev.map(|(a, b)| (a.parse(), b.parse())) {
+            if !out.contains(&(a, b)) {
+                out.push((a, b));
+            }
+        }
+    }
+    out
+}
+
+/// A node's tasks by tid, with the walk up to their ancestors.
+#[derive(Debug, Clone, Default)]
+pub struct Table {
+    by_tid: HashMap<i64, Task>,
+}
+
+impl Table {
+    pub fn new(tasks: Vec<Task>) -> Table {
+        Table {
+            by_tid: tasks.into_iter().map(|t| (t.tid, t)).collect(),
+        }
+    }
+
+    pub fn get(&self, tid: i64) -> Option<&Task> {
+        self.by_tid.get(&tid)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.by_tid.is_empty()
+    }
+
+    /// The processes `tid` descends from, its own process (when `tid` is a thread) first,
+    /// then its parent, up to (not including) init.
+    pub fn ancestors(&self, tid: i64) -> Vec<i64> {
+        let mut out = Vec::new();
+        let Some(t) = self.get(tid) else {
+            return out;
+        };
+        if t.tgid != t.tid {
+            out.push(t.tgid);
+        }
+        let mut at = self.get(t.tgid).map_or(t.ppid, |p| p.ppid);
+        while at > 1 && !out.contains(&at) && out.len() < 64 {
+            out.push(at);
+            at = self.get(at).map_or(0, |p| p.ppid);
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trip_with_stacks_and_odd_comms() {
+        let tasks = vec![
+            Task {
+                tid: 866,
+                tgid: 866,
+                ppid: 1,
+                pgid: 866,
+                sid: 866,
+                state: 'S',
+                wchan: "do_wait".into(),
+                comm: "flock".into(),
+                ..Task::default()
+            },
+            Task {
+                tid: 870,
+                tgid: 870,
+                ppid: 866,
+                pgid: 866,
+                sid: 866,
+                state: 'D',
+                wchan: "gfs2_glock_wait".into(),
+                comm: "a\tb\\c\nd\x01".into(),
+                stack: vec!["[<0>] gfs2_glock_wait+0x3d/0x90 [gfs2]".into()],
+                ..Task::default()
+            },
+        ];
+        let mut buf = Vec::new();
+        write(&mut buf, &tasks).unwrap();
+        let (back, d) = read(&buf[..], "procs.0");
+        assert!(d.is_clean(), "{d:?}");
+        assert_eq!(back.len(), 2);
+        assert_eq!(back[1].comm, tasks[1].comm);
+        assert_eq!(back[1].stack, tasks[1].stack);
+        assert_eq!((back[0].line, back[1].line), (2, 3));
+        let t = Table::new(back);
+        assert_eq!(t.ancestors(870), vec![866]);
+        assert!(t.ancestors(1).is_empty());
+    }
+
+    #[test]
+    fn bad_lines_are_reported_and_the_rest_kept() {
+        let text =
+            "\tframe first\n1\t1\t0\t1\t1\tS\t0\tinit\nnope\n2\t2\t0\t0\t0\tS\t0\tkthreadd\n";
+        let (v, d) = read(text.as_bytes(), "procs.1");
+        assert_eq!(v.len(), 2);
+        let lines: Vec<u64> = d.first_errors.iter().map(|e| e.line).collect();
+        assert_eq!(lines, [1, 3]);
+    }
+
+    #[test]
+    fn proc_locks_and_gfs2_mounts() {
+        let text = "1: FLOCK  ADVISORY  WRITE 866 fd:10:132 0 EOF\n\
+                    1: -> FLOCK  ADVISORY  WRITE 901 fd:10:132 0 EOF\n\
+                    2: POSIX  ADVISORY  READ 400 00:1a:7 0 EOF\n\
+                    garbage\n";
+        let (v, d) = read_locks(text.as_bytes(), "locks.0");
+        assert_eq!(v.len(), 3);
+        assert_eq!(d.errors, 1);
+        assert_eq!(
+            (v[0].pid, v[0].dev, v[0].ino, v[0].blocked),
+            (866, (0xfd, 0x10), 132, false)
+        );
+        assert!(v[1].blocked);
+        let mi = "22 1 253:16 / /gfs rw,relatime shared:1 - gfs2 /dev/vda rw,locktable=lab:gfs\n\
+                  23 1 0:21 / /proc rw - proc proc rw\n";
+        assert_eq!(gfs2_devices(mi), [(253, 16)]);
+    }
+}
