@@ -69,6 +69,16 @@ fn snapshots_copy_every_file_with_times() {
                 std::fs::read(testdata::path(&format!("real/dlm2-6.1/n1/{src}.4"))).unwrap()
             );
         }
+        // The process table holds this test process, under its real parent.
+        let (tasks, d) = bundle::procs::read(
+            std::fs::File::open(n.join(format!("procs.{i}"))).unwrap(),
+            "procs",
+        );
+        assert!(d.is_clean(), "{d:?}");
+        let me = i64::from(std::process::id());
+        let t = tasks.iter().find(|t| t.tid == me).expect("this process");
+        assert_eq!(t.ppid, i64::from(std::os::unix::process::parent_id()));
+        assert!(n.join(format!("locks.{i}")).is_file());
         let t: f64 = std::fs::read_to_string(n.join(format!("time.{i}")))
             .unwrap()
             .trim()

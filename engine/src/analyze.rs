@@ -44,17 +44,19 @@ pub fn run(a: &AnalyzeArgs, color: clikit::Color) -> io::Result<()> {
         },
     };
     let report = analyze::analyze(&f, &caps, &o).map_err(polars)?;
+    let mut diagnostics = f.diagnostics.clone();
+    diagnostics.merge(&report.diagnostics);
     let mut out = io::BufWriter::new(io::stdout().lock());
     if a.json {
         let mut v = serde_json::to_value(&report)?;
-        v["errors"] = serde_json::to_value(clikit::diag::errors(&f.diagnostics))?;
+        v["errors"] = serde_json::to_value(clikit::diag::errors(&diagnostics))?;
         serde_json::to_writer(&mut out, &v)?;
         writeln!(out)?;
     } else {
         text(&mut out, &report, color.stdout())?;
     }
     out.flush()?;
-    clikit::diag::report(&f.diagnostics);
+    clikit::diag::report(&diagnostics);
     Ok(())
 }
 
@@ -73,6 +75,20 @@ pub fn export(a: &ExportArgs) -> io::Result<()> {
     );
     clikit::diag::report(&f.diagnostics);
     Ok(())
+}
+
+/// A resolved process: `pid 866 [flock] (from dlm)`; the source is named when it is not
+/// the glocks file itself.
+fn who(pid: Option<i64>, comm: Option<&str>, source: &str) -> String {
+    let base = match (pid, comm) {
+        (Some(p), Some(c)) => format!("pid {p} [{c}]"),
+        (Some(p), None) => format!("pid {p}"),
+        (None, _) => "pid ? (no source names the process)".to_string(),
+    };
+    match (pid, source) {
+        (Some(_), "glocks") | (None, _) => base,
+        (Some(_), s) => format!("{base} (from {s})"),
+    }
 }
 
 fn ns128(v: u128) -> String {
@@ -239,19 +255,19 @@ fn text(out: &mut impl Write, r: &Report, paint: clikit::Paint) -> io::Result<()
         writeln!(out, "none")?;
     }
     for c in &r.cross_node {
-        let pid = |p: Option<i64>| p.map_or("?".to_string(), |p| p.to_string());
         writeln!(
             out,
-            "{:<16} {:<6} {} pid {} waits for {} pid {} (seen in {} snapshots; from {})",
+            "{:<16} {:<6} {} {} waits for {} {} (seen in {} snapshots; from {})",
             c.glock,
             c.gltype,
             c.waiter_node,
-            pid(c.waiter_pid),
+            who(c.waiter_pid, c.waiter_comm.as_deref(), c.waiter_source),
             c.holder_node,
-            pid(c.holder_pid),
+            who(c.holder_pid, c.holder_comm.as_deref(), c.holder_source),
             c.seen_in_snapshots,
             c.evidence.join(" and ")
         )?;
+        writeln!(out, "{:<23} {}", "", c.cites.join(" "))?;
     }
     writeln!(out)?;
     writeln!(out, "6. DEADLOCK CYCLES")?;
@@ -259,18 +275,19 @@ fn text(out: &mut impl Write, r: &Report, paint: clikit::Paint) -> io::Result<()
         writeln!(out, "none")?;
     }
     for c in &r.cycles {
-        let steps: Vec<String> = c
-            .steps
-            .iter()
-            .map(|s| format!("{} pid {} waits for {}", s.node, s.pid, s.waits_for))
-            .collect();
         writeln!(
             out,
-            "{}: {} -> back to the start (snapshots {:?})",
+            "{} ({}, snapshots {:?}): {}",
             paint.bad("cycle"),
-            steps.join(", held by "),
-            c.snapshots
+            c.confidence,
+            c.snapshots,
+            c.why
         )?;
+        for s in &c.steps {
+            writeln!(out, "  {}: {} waits for {}", s.node, s.owner, s.waits_for)?;
+            writeln!(out, "      {}", s.evidence.join(" "))?;
+        }
+        writeln!(out, "  ... held by the first step: back to the start")?;
     }
     writeln!(out)?;
     let s = &r.stuck_and_leaks;
@@ -278,12 +295,11 @@ fn text(out: &mut impl Write, r: &Report, paint: clikit::Paint) -> io::Result<()
     for w in &s.stuck {
         writeln!(
             out,
-            "{}  {} {} pid {} [{}] {} waiting for {} in snapshots {}..{}",
+            "{}  {} {} {} {} waiting for {} in snapshots {}..{}",
             paint.bad("STUCK"),
             w.node,
             w.glock,
-            w.pid,
-            w.comm,
+            who(w.pid, w.comm.as_deref(), w.pid_source),
             w.caller,
             w.state,
             w.first_snapshot,
@@ -293,12 +309,11 @@ fn text(out: &mut impl Write, r: &Report, paint: clikit::Paint) -> io::Result<()
     for w in &s.progressed {
         writeln!(
             out,
-            "{}   {} {} pid {} [{}] {} waited through {} snapshot(s) ({}..{}), then progressed",
+            "{}   {} {} {} {} waited through {} snapshot(s) ({}..{}), then progressed",
             paint.warn("slow"),
             w.node,
             w.glock,
-            w.pid,
-            w.comm,
+            who(w.pid, w.comm.as_deref(), w.pid_source),
             w.caller,
             w.snapshots,
             w.first_snapshot,

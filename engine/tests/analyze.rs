@@ -125,16 +125,44 @@ fn dlm_capture_findings() {
     let waiting = flock.iter().find(|f| f[7] == "1").unwrap();
     assert_eq!(c["holder_pid"].as_i64().unwrap().to_string(), granted[3]);
     assert_eq!(c["waiter_pid"].as_i64().unwrap().to_string(), waiting[3]);
-    // Seen in the two phase-2 snapshots (.3 and .4).
-    assert_eq!(c["seen_in_snapshots"], 2);
-    // The wait ended: slow, not stuck.
-    let s = &v["stuck_and_leaks"];
-    assert!(s["stuck"].as_array().unwrap().is_empty());
-    assert!(s["progressed"]
+    // Both are GL_NOPID holders (`p:0 [(none)]`): the DLM dump is the source, and its
+    // lines are cited (those of the first snapshot the wait was seen in, .3).
+    assert_eq!(
+        (c["waiter_source"].as_str(), c["holder_source"].as_str()),
+        (Some("dlm"), Some("dlm"))
+    );
+    let dump3 = std::fs::read_to_string(testdata::path("real/dlm2-6.1/n1/dlm_locks.3")).unwrap();
+    // The same lock (by its id, the first field) in snapshot 3.
+    let line_of = |f: &Vec<&str>| {
+        1 + dump3
+            .lines()
+            .position(|l| l.split_whitespace().next() == Some(f[0]))
+            .unwrap()
+    };
+    let cites: Vec<&str> = c["cites"]
         .as_array()
         .unwrap()
         .iter()
-        .any(|w| w["glock"] == "6/60af5" && w["node"] == "n2"));
+        .map(|x| x.as_str().unwrap())
+        .collect();
+    for f in [granted, waiting] {
+        let cite = format!("n1/dlm_locks.3:{}", line_of(f));
+        assert!(cites.contains(&cite.as_str()), "{cite} not in {cites:?}");
+    }
+    // Seen in the two phase-2 snapshots (.3 and .4).
+    assert_eq!(c["seen_in_snapshots"], 2);
+    assert_eq!(c["snapshots"], serde_json::json!([3, 4]));
+    // The wait ended: slow, not stuck; part 7 names the waiter as part 5 does.
+    let s = &v["stuck_and_leaks"];
+    assert!(s["stuck"].as_array().unwrap().is_empty());
+    let slow = s["progressed"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["glock"] == "6/60af5" && w["node"] == "n2")
+        .unwrap();
+    assert_eq!(slow["pid"], c["waiter_pid"]);
+    assert_eq!(slow["pid_source"], "dlm");
     assert!(v["cycles"].as_array().unwrap().is_empty());
 
     // Demote storms: any 1 s window with >= 5 remote demotes of one glock on one node.
@@ -229,5 +257,174 @@ fn rename_deadlock_cycle_is_found() {
     assert_eq!(by_node["deadlock-host018"], "2/3348");
     assert_eq!(by_node["deadlock-host019"], "2/3347");
     assert!(steps.iter().all(|s| s["pid"] == 6414));
+    // Both pids come from the glocks files themselves.
+    assert_eq!(cycles[0]["confidence"], "certain");
+    assert!(steps
+        .iter()
+        .all(|s| !s["evidence"].as_array().unwrap().is_empty()));
     assert_eq!(v["cross_node"].as_array().unwrap().len(), 2);
+}
+
+/// Ground truth of a lab node, from its raw files: the flock glock of each file, the
+/// process `/proc/locks` shows holding each flock, and the task `ps` shows waiting in
+/// `gfs2_glock_wait` with its ancestors.
+struct Truth {
+    /// File name → flock glock id.
+    glock: BTreeMap<String, String>,
+    /// Flock glock → holder pid (from `locks.0`).
+    flock_holder: BTreeMap<String, i64>,
+    /// The waiting task and its ancestors, from `ps`.
+    waiter: Option<(i64, Vec<i64>)>,
+}
+
+fn truth(capture: &str, node: &str) -> Truth {
+    let dir = testdata::path(&format!("real/flock-deadlock-6.12/{capture}/{node}"));
+    let inodes = std::fs::read_to_string(testdata::path(&format!(
+        "real/flock-deadlock-6.12/inodes-{node}.txt"
+    )))
+    .unwrap();
+    let mut glock = BTreeMap::new();
+    for l in inodes
+        .lines()
+        .filter(|l| l.ends_with(" A") || l.ends_with(" B"))
+    {
+        let ino: u64 = l.split_whitespace().next().unwrap().parse().unwrap();
+        let name = l.rsplit(' ').next().unwrap().to_string();
+        glock.insert(name, format!("6/{ino:x}"));
+    }
+    let mut flock_holder = BTreeMap::new();
+    for l in std::fs::read_to_string(dir.join("locks.0"))
+        .unwrap()
+        .lines()
+    {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        if f[1] == "FLOCK" {
+            let ino: u64 = f[5].rsplit(':').next().unwrap().parse().unwrap();
+            flock_holder.insert(format!("6/{ino:x}"), f[4].parse().unwrap());
+        }
+    }
+    // procs.0: tid tgid ppid ... state wchan comm.
+    let procs = std::fs::read_to_string(dir.join("procs.0")).unwrap();
+    let rows: Vec<Vec<&str>> = procs
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.starts_with('\t'))
+        .map(|l| l.split('\t').collect())
+        .collect();
+    let parent = |pid: i64| {
+        rows.iter()
+            .find(|r| r[0].parse::<i64>().unwrap() == pid)
+            .map(|r| r[2].parse::<i64>().unwrap())
+    };
+    let waiter = rows
+        .iter()
+        .find(|r| r[5] == "D" && r[6] == "gfs2_glock_wait")
+        .map(|r| {
+            let pid: i64 = r[0].parse().unwrap();
+            let mut anc = Vec::new();
+            let mut at = parent(pid);
+            while let Some(p) = at.filter(|p| *p > 1) {
+                anc.push(p);
+                at = parent(p);
+            }
+            (pid, anc)
+        });
+    Truth {
+        glock,
+        flock_holder,
+        waiter,
+    }
+}
+
+#[test]
+fn flock_deadlock_across_nodes_is_found_between_owners() {
+    let cap = testdata::path("real/flock-deadlock-6.12/deadlock");
+    let v = analyze(&[cap.to_str().unwrap()]);
+    let (t1, t2) = (truth("deadlock", "n1"), truth("deadlock", "n2"));
+    let (a, b) = (t1.glock["A"].clone(), t1.glock["B"].clone());
+    let (w1, anc1) = t1.waiter.clone().expect("a waiter on n1");
+    let (w2, anc2) = t2.waiter.clone().expect("a waiter on n2");
+    // The raw files tell the story: n1's outer flock holds A, its grandchild waits; n2's
+    // outer flock holds B, its grandchild waits.
+    assert!(anc1.contains(&t1.flock_holder[&a]));
+    assert!(anc2.contains(&t2.flock_holder[&b]));
+
+    // Every cross-node row names the waiting grandchild and the holding outer flock.
+    let cross = v["cross_node"].as_array().unwrap();
+    assert_eq!(cross.len(), 2, "{cross:?}");
+    for (glock, waiter_node, waiter, holder_node, holder) in [
+        (&b, "n1", w1, "n2", t2.flock_holder[&b]),
+        (&a, "n2", w2, "n1", t1.flock_holder[&a]),
+    ] {
+        let c = cross.iter().find(|c| c["glock"] == *glock).unwrap();
+        assert_eq!(c["waiter_node"], waiter_node);
+        assert_eq!(c["waiter_pid"], waiter, "{c}");
+        assert_eq!(c["waiter_comm"], "flock");
+        assert_eq!(c["holder_node"], holder_node);
+        assert_eq!(c["holder_pid"], holder, "{c}");
+        assert_eq!(c["holder_source"], "locks");
+        assert_eq!(c["seen_in_snapshots"], 3);
+        let cites = c["cites"].as_array().unwrap();
+        assert!(
+            cites
+                .iter()
+                .any(|x| x == &format!("{holder_node}/locks.0:1")),
+            "{c}"
+        );
+    }
+
+    // One cycle, between owners: each waiter together with the ancestor holding its lock.
+    let cycles = v["cycles"].as_array().unwrap();
+    assert_eq!(cycles.len(), 1, "{cycles:?}");
+    let c = &cycles[0];
+    assert_eq!(c["confidence"], "likely");
+    assert_eq!(c["snapshots"], serde_json::json!([0, 1, 2]));
+    let steps: BTreeMap<&str, (&serde_json::Value, &str)> = c["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["node"].as_str().unwrap(),
+                (&s["pid"], s["waits_for"].as_str().unwrap()),
+            )
+        })
+        .collect();
+    assert_eq!(steps["n1"], (&serde_json::json!(w1), b.as_str()));
+    assert_eq!(steps["n2"], (&serde_json::json!(w2), a.as_str()));
+    let owner = c["steps"][0]["owner"].as_str().unwrap();
+    assert!(owner.contains("its ancestor, holds"), "{owner}");
+
+    // Part 7 names the stuck waiters as part 5 does.
+    let stuck = v["stuck_and_leaks"]["stuck"].as_array().unwrap();
+    let pids: BTreeSet<i64> = stuck.iter().map(|w| w["pid"].as_i64().unwrap()).collect();
+    assert_eq!(pids, BTreeSet::from([w1, w2]));
+}
+
+#[test]
+fn a_plain_flock_wait_is_no_deadlock() {
+    let cap = testdata::path("real/flock-deadlock-6.12/wait");
+    let v = analyze(&[cap.to_str().unwrap()]);
+    let (t1, t2) = (truth("wait", "n1"), truth("wait", "n2"));
+    let a = &t1.glock["A"];
+    let (w2, _) = t2.waiter.clone().expect("a waiter on n2");
+    assert!(
+        v["cycles"].as_array().unwrap().is_empty(),
+        "{}",
+        v["cycles"]
+    );
+    let cross = v["cross_node"].as_array().unwrap();
+    assert_eq!(cross.len(), 1, "{cross:?}");
+    let c = &cross[0];
+    assert_eq!(c["glock"], *a);
+    assert_eq!(
+        (&c["waiter_node"], &c["waiter_pid"]),
+        (&serde_json::json!("n2"), &serde_json::json!(w2))
+    );
+    assert_eq!(
+        (&c["holder_node"], &c["holder_pid"]),
+        (
+            &serde_json::json!("n1"),
+            &serde_json::json!(t1.flock_holder[a])
+        )
+    );
 }

@@ -1,19 +1,27 @@
-//! Who waits for whom, across nodes:
+//! Who waits for whom, across nodes, and the deadlocks among them:
 //! * from glocks snapshots: in snapshot N, a waiter (`W`) for glock G on one node and a
 //!   granted holder (`H`) of G on another (or the same) node;
-//! * from DLM lock dumps: for G, a waiting or converting lock and a granted lock, each
-//!   with its owner's node id and pid (the master's dump shows the other nodes' locks).
+//! * from DLM lock dumps: for G, a waiting or converting lock and a granted lock whose mode
+//!   conflicts with the request, each with its owner's node id (the master's dump shows the
+//!   other nodes' locks). Where the waiter's node has a glocks snapshot, its waiting holders
+//!   are the waiters (none there: no process waits, and no row is made); where it has none,
+//!   the DLM lock stands for the waiter.
 //!
-//! Joined by (glock, waiter node, holder node). A holder's or waiter's pid from glocks is
-//! preferred when it names a process; GL_NOPID holders (`p:0 [(none)]`, flocks on 6.1+)
-//! take the DLM dump's pid. Node ids map to node names through the capture's `nodeid`.
-//! The edges waiter → holder form a wait-for graph over (node, pid); its cycles are
-//! deadlocks.
+//! Every row names one waiter and one holder, each resolved by [`Resolver::party`] from the
+//! source that knows it, and never merges different processes: rows are keyed by both
+//! sides' node and pid.
+//!
+//! Deadlocks are cycles of a wait-for graph over owners, per snapshot (a cycle needs all its
+//! waits at once). An owner is a process together with its ancestors that hold a lock the
+//! graph mentions (a lock held through an inherited file: the parent holds, the child
+//! waits), or, where no source names the process, the node itself.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
+use glockparse::DlmMode;
 use serde::Serialize;
 
+use super::owners::{Party, Resolver};
 use super::rows::{Dlm, Hold};
 
 /// A waiter on one node joined to the holder on another.
@@ -24,35 +32,77 @@ pub struct CrossNode {
     pub gltype: String,
     pub waiter_node: String,
     pub waiter_pid: Option<i64>,
+    pub waiter_comm: Option<String>,
     pub waiter_caller: Option<String>,
+    /// Where the waiter's pid comes from: `glocks`, `locks`, `dlm` or `none`.
+    pub waiter_source: &'static str,
     pub holder_node: String,
     pub holder_pid: Option<i64>,
+    pub holder_comm: Option<String>,
     pub holder_caller: Option<String>,
+    pub holder_source: &'static str,
     /// Snapshots in which the wait was seen.
     pub seen_in_snapshots: usize,
+    pub snapshots: Vec<u32>,
     /// `glocks`, `dlm`, or both.
     pub evidence: Vec<String>,
+    /// The lines that show the wait in the first snapshot it was seen in (`NODE/FILE:LINE`).
+    pub cites: Vec<String>,
 }
 
-/// A process in the wait-for graph.
+/// An owner in the wait-for graph.
 #[derive(Debug, Clone, Serialize, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Proc {
-    pub node: String,
-    pub pid: i64,
+pub enum Owner {
+    /// A process of a node.
+    Process { node: String, pid: i64 },
+    /// A node, where no source names the process.
+    Node { node: String },
 }
 
-/// One step of a cycle: `proc` waits for `glock`, held by the next step's process.
+impl Owner {
+    fn of(p: &Party) -> Owner {
+        match p.pid {
+            Some(pid) => Owner::Process {
+                node: p.node.clone(),
+                pid,
+            },
+            None => Owner::Node {
+                node: p.node.clone(),
+            },
+        }
+    }
+
+    fn node(&self) -> &str {
+        match self {
+            Owner::Process { node, .. } | Owner::Node { node } => node,
+        }
+    }
+}
+
+/// One step of a cycle: `owner` waits for `waits_for`, held by the next step's owner.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Step {
     pub node: String,
-    pub pid: i64,
+    /// The waiting process (`None`: the node, no process known).
+    pub pid: Option<i64>,
+    pub comm: Option<String>,
+    /// Who the owner is, in words: the process, and the ancestors whose locks it holds.
+    pub owner: String,
     pub waits_for: String,
+    /// Lines that show this wait and who holds the lock.
+    pub evidence: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Cycle {
     pub steps: Vec<Step>,
     pub snapshots: Vec<u32>,
+    /// `certain` (every step a named process), `likely` (a lock held by an ancestor of
+    /// the waiter, through an inherited file), `possible` (a node stands for an unknown
+    /// process: the node's other processes' waits are assumed to be its own).
+    pub confidence: &'static str,
+    /// Why the confidence is what it is.
+    pub why: String,
 }
 
 fn gltype(glock: &str) -> String {
@@ -62,18 +112,14 @@ fn gltype(glock: &str) -> String {
         .unwrap_or_default()
 }
 
-fn meaningful(pid: i64, comm: &str) -> bool {
-    pid > 0 && comm != "(none)"
-}
-
 #[derive(Default)]
 struct Acc {
+    waiter: Option<Party>,
+    holder: Option<Party>,
     snapshots: BTreeSet<u32>,
-    waiter_pid: Option<i64>,
-    waiter_caller: Option<String>,
-    holder_pid: Option<i64>,
-    holder_caller: Option<String>,
     evidence: BTreeSet<&'static str>,
+    /// The lines that show the wait, per snapshot.
+    cites: BTreeMap<u32, Vec<String>>,
 }
 
 /// Waiters and granted holders of one glock at one moment.
@@ -91,22 +137,80 @@ impl<T> Default for Sides<T> {
     }
 }
 
-/// An edge of the wait-for graph.
+/// An edge of the wait-for graph: `from` waits for `glock`, held by `to`.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 struct Edge {
-    from: Proc,
-    to: Proc,
+    from: Owner,
+    to: Owner,
     glock: String,
     snapshot: u32,
+    from_comm: Option<String>,
+    cites: Vec<String>,
 }
 
-pub fn analyze(
-    holds: &[Hold],
-    dlm: &[Dlm],
-    node_by_id: &HashMap<u64, String>,
-) -> (Vec<CrossNode>, Vec<Cycle>) {
-    let mut acc: BTreeMap<(String, String, String), Acc> = BTreeMap::new();
-    let mut edges: BTreeSet<Edge> = BTreeSet::new();
+/// Row key: glock, waiter (node, pid), holder (node, pid).
+type RowKey = (String, String, Option<i64>, String, Option<i64>);
+
+struct Builder {
+    rows: BTreeMap<RowKey, Acc>,
+    edges: BTreeSet<Edge>,
+}
+
+impl Builder {
+    fn wait(&mut self, glock: &str, snap: u32, w: &Party, h: &Party, source: &'static str) {
+        if w.node == h.node && (w.pid == h.pid || w.pid.is_none() || h.pid.is_none()) {
+            return;
+        }
+        let mut cites: Vec<String> = w.cites.iter().chain(&h.cites).cloned().collect();
+        unique(&mut cites);
+        if w.node != h.node {
+            let key = (
+                glock.to_string(),
+                w.node.clone(),
+                w.pid,
+                h.node.clone(),
+                h.pid,
+            );
+            let a = self.rows.entry(key).or_default();
+            a.waiter.get_or_insert_with(|| w.clone());
+            a.holder.get_or_insert_with(|| h.clone());
+            a.snapshots.insert(snap);
+            a.evidence.insert(source);
+            let c = a.cites.entry(snap).or_default();
+            c.extend(cites.iter().cloned());
+            unique(c);
+        }
+        self.edges.insert(Edge {
+            from: Owner::of(w),
+            to: Owner::of(h),
+            glock: glock.to_string(),
+            snapshot: snap,
+            from_comm: w.comm.clone(),
+            cites,
+        });
+    }
+}
+
+/// Drops repeats, keeping the first of each in order.
+fn unique(v: &mut Vec<String>) {
+    let mut seen = BTreeSet::new();
+    v.retain(|x| seen.insert(x.clone()));
+}
+
+fn conflicts(w: &Dlm, g: &Dlm) -> bool {
+    let mode = |m: &Option<String>| m.as_deref().and_then(|m| DlmMode::parse(m.as_bytes()));
+    match (mode(&w.rqmode), mode(&g.grmode)) {
+        (Some(rq), Some(gr)) => !rq.compatible(gr),
+        // An unnamed mode: a granted lock above NL is taken to block.
+        _ => g.grmode.as_deref().is_some_and(|m| m != "NL"),
+    }
+}
+
+pub fn analyze(holds: &[Hold], dlm: &[Dlm], res: &Resolver) -> (Vec<CrossNode>, Vec<Cycle>) {
+    let mut b = Builder {
+        rows: BTreeMap::new(),
+        edges: BTreeSet::new(),
+    };
     // glocks snapshots: (snapshot, glock) → waiters and holders over all nodes.
     let mut by: BTreeMap<(u32, &str), Sides<&Hold>> = BTreeMap::new();
     for h in holds {
@@ -117,52 +221,15 @@ pub fn analyze(
             _ => {}
         }
     }
-    for (
-        (snap, glock),
-        Sides {
-            waiting: waiters,
-            granted: holders,
-        },
-    ) in &by
-    {
-        for w in waiters {
-            for h in holders {
-                if w.node != h.node {
-                    let a = acc
-                        .entry((glock.to_string(), w.node.clone(), h.node.clone()))
-                        .or_default();
-                    a.snapshots.insert(*snap);
-                    a.evidence.insert("glocks");
-                    if meaningful(w.pid, &w.comm) {
-                        a.waiter_pid = Some(w.pid);
-                    }
-                    a.waiter_caller.get_or_insert_with(|| w.caller.clone());
-                    if meaningful(h.pid, &h.comm) {
-                        a.holder_pid = Some(h.pid);
-                    }
-                    a.holder_caller.get_or_insert_with(|| h.caller.clone());
-                }
-                if meaningful(w.pid, &w.comm)
-                    && meaningful(h.pid, &h.comm)
-                    && (w.node != h.node || w.pid != h.pid)
-                {
-                    edges.insert(Edge {
-                        from: Proc {
-                            node: w.node.clone(),
-                            pid: w.pid,
-                        },
-                        to: Proc {
-                            node: h.node.clone(),
-                            pid: h.pid,
-                        },
-                        glock: glock.to_string(),
-                        snapshot: *snap,
-                    });
-                }
+    for ((snap, glock), sides) in &by {
+        for w in &sides.waiting {
+            let wp = res.party(w);
+            for h in &sides.granted {
+                b.wait(glock, *snap, &wp, &res.party(h), "glocks");
             }
         }
     }
-    // DLM dumps: per (dumping node, snapshot, glock), waiting vs granted locks by owner.
+    // DLM dumps: per (dumping node, snapshot, glock), waiting vs conflicting granted locks.
     let mut dl: BTreeMap<(&str, u32, &str), Sides<&Dlm>> = BTreeMap::new();
     for d in dlm {
         let e = dl
@@ -170,114 +237,239 @@ pub fn analyze(
             .or_default();
         if d.status == "waiting" || d.status == "converting" {
             e.waiting.push(d);
-        } else if d.status == "granted" && d.grmode.as_deref().is_some_and(|m| m != "NL") {
+        } else if d.status == "granted" {
             e.granted.push(d);
         }
     }
     for ((_, snap, glock), Sides { waiting, granted }) in &dl {
         for w in waiting {
-            for g in granted {
-                let (Some(wn), Some(gn)) = (
-                    w.owner_nodeid.and_then(|i| node_by_id.get(&i)),
-                    g.owner_nodeid.and_then(|i| node_by_id.get(&i)),
-                ) else {
+            let Some(wn) = res.owner_node(w) else {
+                continue;
+            };
+            let waiters: Vec<Party> = if res.has_glocks(wn, *snap) {
+                by.get(&(*snap, *glock))
+                    .map(|s| {
+                        s.waiting
+                            .iter()
+                            .filter(|h| h.node == wn)
+                            .map(|h| res.party(h))
+                            .collect()
+                    })
+                    .unwrap_or_default()
+            } else {
+                res.dlm_party(w).into_iter().collect()
+            };
+            for g in granted.iter().filter(|g| conflicts(w, g)) {
+                let Some(gn) = res.owner_node(g) else {
                     continue;
                 };
-                if wn == gn && w.pid == g.pid {
+                if gn == wn {
                     continue;
                 }
-                if wn != gn {
-                    let a = acc
-                        .entry((glock.to_string(), wn.clone(), gn.clone()))
-                        .or_default();
-                    a.snapshots.insert(*snap);
-                    a.evidence.insert("dlm");
-                    a.waiter_pid.get_or_insert(w.pid as i64);
-                    a.holder_pid.get_or_insert(g.pid as i64);
+                let holders: Vec<Party> = if res.has_glocks(gn, *snap) {
+                    by.get(&(*snap, *glock))
+                        .map(|s| {
+                            s.granted
+                                .iter()
+                                .filter(|h| h.node == gn)
+                                .map(|h| res.party(h))
+                                .collect()
+                        })
+                        .unwrap_or_default()
+                } else {
+                    res.dlm_party(g).into_iter().collect()
+                };
+                for wp in &waiters {
+                    for hp in &holders {
+                        let (mut wp, mut hp) = (wp.clone(), hp.clone());
+                        wp.cites.push(res.cite_dlm(w));
+                        hp.cites.push(res.cite_dlm(g));
+                        b.wait(glock, *snap, &wp, &hp, "dlm");
+                    }
                 }
-                edges.insert(Edge {
-                    from: Proc {
-                        node: wn.clone(),
-                        pid: w.pid as i64,
-                    },
-                    to: Proc {
-                        node: gn.clone(),
-                        pid: g.pid as i64,
-                    },
-                    glock: glock.to_string(),
-                    snapshot: *snap,
-                });
             }
         }
     }
-    let cross = acc
+    let cross = b
+        .rows
         .into_iter()
-        .map(|((glock, wn, hn), a)| CrossNode {
-            gltype: gltype(&glock),
-            glock,
-            waiter_node: wn,
-            waiter_pid: a.waiter_pid,
-            waiter_caller: a.waiter_caller,
-            holder_node: hn,
-            holder_pid: a.holder_pid,
-            holder_caller: a.holder_caller,
-            seen_in_snapshots: a.snapshots.len(),
-            evidence: a.evidence.into_iter().map(str::to_string).collect(),
+        .filter_map(|((glock, ..), a)| {
+            let (w, h) = (a.waiter?, a.holder?);
+            Some(CrossNode {
+                gltype: gltype(&glock),
+                glock,
+                waiter_node: w.node,
+                waiter_pid: w.pid,
+                waiter_comm: w.comm,
+                waiter_caller: w.caller,
+                waiter_source: w.source,
+                holder_node: h.node,
+                holder_pid: h.pid,
+                holder_comm: h.comm,
+                holder_caller: h.caller,
+                holder_source: h.source,
+                seen_in_snapshots: a.snapshots.len(),
+                snapshots: a.snapshots.into_iter().collect(),
+                evidence: a.evidence.into_iter().map(str::to_string).collect(),
+                cites: a.cites.into_values().next().unwrap_or_default(),
+            })
         })
         .collect();
-    (cross, cycles(&edges.into_iter().collect::<Vec<_>>()))
+    let edges: Vec<Edge> = b.edges.into_iter().collect();
+    (cross, cycles(&edges, res))
 }
 
-/// Elementary cycles of each snapshot's wait-for graph (a cycle needs all its waits at
-/// once), each reported once with the snapshots it was seen in.
-fn cycles(edges: &[Edge]) -> Vec<Cycle> {
+/// A found cycle, with the snapshots it was seen in.
+struct Found {
+    steps: Vec<Step>,
+    snapshots: BTreeSet<u32>,
+    confidence: &'static str,
+    why: String,
+}
+
+/// The cycles of each snapshot's wait-for graph over owners, each reported once with the
+/// snapshots it was seen in.
+fn cycles(edges: &[Edge], res: &Resolver) -> Vec<Cycle> {
     let mut by_snap: BTreeMap<u32, Vec<&Edge>> = BTreeMap::new();
     for e in edges {
         by_snap.entry(e.snapshot).or_default().push(e);
     }
-    let mut found: BTreeMap<Vec<(Proc, String)>, BTreeSet<u32>> = BTreeMap::new();
-    for snap_edges in by_snap.values() {
-        cycles_in(snap_edges, &mut found);
+    let mut found: BTreeMap<Vec<(Owner, String)>, Found> = BTreeMap::new();
+    for (snap, snap_edges) in &by_snap {
+        cycles_in(*snap, snap_edges, res, &mut found);
     }
     found
-        .into_iter()
-        .map(|(steps, snaps)| Cycle {
-            steps: steps
-                .into_iter()
-                .map(|(p, g)| Step {
-                    node: p.node,
-                    pid: p.pid,
-                    waits_for: g,
-                })
-                .collect(),
-            snapshots: snaps.into_iter().collect(),
+        .into_values()
+        .map(|f| Cycle {
+            steps: f.steps,
+            snapshots: f.snapshots.into_iter().collect(),
+            confidence: f.confidence,
+            why: f.why,
         })
         .collect()
 }
 
-/// One cycle per strongly connected component of a snapshot's wait-for graph (Tarjan's
-/// algorithm, linear in the edges): the shortest cycle through the component's smallest
-/// process, found breadth-first inside the component. Every deadlocked set of processes is
-/// reported, however large the graph, in time linear in its size.
-fn cycles_in(edges: &[&Edge], found: &mut BTreeMap<Vec<(Proc, String)>, BTreeSet<u32>>) {
-    let mut procs: BTreeSet<&Proc> = BTreeSet::new();
-    for e in edges {
-        procs.insert(&e.from);
-        procs.insert(&e.to);
+/// Union-find over owner numbers.
+struct Classes(Vec<usize>);
+
+impl Classes {
+    fn find(&mut self, mut v: usize) -> usize {
+        while self.0[v] != v {
+            self.0[v] = self.0[self.0[v]];
+            v = self.0[v];
+        }
+        v
     }
-    // Processes numbered in their order, so the smallest number is the smallest process.
-    let procs: Vec<&Proc> = procs.into_iter().collect();
-    let id = |p: &Proc| procs.binary_search(&p).expect("every endpoint is numbered");
-    let mut adj: Vec<Vec<&Edge>> = vec![Vec::new(); procs.len()];
+
+    /// Joins two classes; the smaller number leads, so the smallest owner names a class.
+    fn join(&mut self, a: usize, b: usize) {
+        let (a, b) = (self.find(a), self.find(b));
+        let (lo, hi) = (a.min(b), a.max(b));
+        self.0[hi] = lo;
+    }
+}
+
+/// An edge between owner classes: `edge` is the wait it stands for; `assumed` when a node
+/// stands for its processes.
+struct ClassEdge<'e> {
+    to: usize,
+    edge: &'e Edge,
+    assumed: bool,
+}
+
+/// One cycle per strongly connected component of a snapshot's wait-for graph over owner
+/// classes (Tarjan's algorithm, linear in the edges): the shortest cycle through the
+/// component's smallest owner, found breadth-first inside the component.
+fn cycles_in(
+    snap: u32,
+    edges: &[&Edge],
+    res: &Resolver,
+    found: &mut BTreeMap<Vec<(Owner, String)>, Found>,
+) {
+    let mut owners: BTreeSet<&Owner> = BTreeSet::new();
     for e in edges {
-        adj[id(&e.from)].push(e);
+        owners.insert(&e.from);
+        owners.insert(&e.to);
+    }
+    // Owners numbered in their order, so the smallest number is the smallest owner.
+    let owners: Vec<&Owner> = owners.into_iter().collect();
+    let id = |o: &Owner| {
+        owners
+            .binary_search(&o)
+            .expect("every endpoint is numbered")
+    };
+    // A waiter and its ancestors that hold a lock of this graph are one owner.
+    let mut classes = Classes((0..owners.len()).collect());
+    // Waiter → (ancestor pid, what it holds, the waiter's line in the process table).
+    let mut inherited: BTreeMap<usize, Vec<(i64, String, Option<String>)>> = BTreeMap::new();
+    let holders: BTreeSet<&Owner> = edges.iter().map(|e| &e.to).collect();
+    for e in edges {
+        let Owner::Process { node, pid } = &e.from else {
+            continue;
+        };
+        let Some(table) = res.table(node, snap) else {
+            continue;
+        };
+        for a in table.ancestors(*pid) {
+            let anc = Owner::Process {
+                node: node.clone(),
+                pid: a,
+            };
+            if holders.contains(&anc) {
+                classes.join(id(&e.from), id(&anc));
+                let comm = table
+                    .get(a)
+                    .map_or(String::new(), |t| format!(" [{}]", t.comm));
+                let held: Vec<&str> = edges
+                    .iter()
+                    .filter(|x| x.to == anc)
+                    .map(|x| x.glock.as_str())
+                    .collect::<BTreeSet<_>>()
+                    .into_iter()
+                    .collect();
+                let cite = table
+                    .get(*pid)
+                    .map(|t| format!("{node}/procs.{snap}:{}", t.line));
+                let v = inherited.entry(id(&e.from)).or_default();
+                if !v.iter().any(|x| x.0 == a) {
+                    let text = format!("pid {a}{comm}, its ancestor, holds {}", held.join(", "));
+                    v.push((a, text, cite));
+                }
+            }
+        }
+    }
+    let n = owners.len();
+    let mut adj: Vec<Vec<ClassEdge>> = (0..n).map(|_| Vec::new()).collect();
+    for e in edges {
+        let (f, t) = (classes.find(id(&e.from)), classes.find(id(&e.to)));
+        adj[f].push(ClassEdge {
+            to: t,
+            edge: e,
+            assumed: false,
+        });
+    }
+    // A node standing for an unknown process waits for whatever its processes wait for.
+    for (v, o) in owners.iter().enumerate() {
+        if let Owner::Node { node } = o {
+            let from = classes.find(v);
+            for e in edges {
+                if e.from.node() == node && e.from != **o {
+                    adj[from].push(ClassEdge {
+                        to: classes.find(id(&e.to)),
+                        edge: e,
+                        assumed: true,
+                    });
+                }
+            }
+        }
     }
     for out in &mut adj {
-        out.sort_by(|a, b| (&a.to, &a.glock).cmp(&(&b.to, &b.glock)));
+        out.sort_by(|a, b| (a.to, &a.edge.glock, a.assumed).cmp(&(b.to, &b.edge.glock, b.assumed)));
+        out.dedup_by(|a, b| a.to == b.to && a.edge.glock == b.edge.glock);
     }
     let succ: Vec<Vec<usize>> = adj
         .iter()
-        .map(|out| out.iter().map(|e| id(&e.to)).collect())
+        .map(|o| o.iter().map(|e| e.to).collect())
         .collect();
     for comp in strongly_connected(&succ) {
         let start = *comp.iter().min().expect("components are not empty");
@@ -285,37 +477,108 @@ fn cycles_in(edges: &[&Edge], found: &mut BTreeMap<Vec<(Proc, String)>, BTreeSet
             continue;
         }
         let inside: BTreeSet<usize> = comp.iter().copied().collect();
-        if let Some(path) = shortest_cycle(start, &adj, &succ, &inside) {
-            let key: Vec<(Proc, String)> = path
-                .iter()
-                .map(|e| (e.from.clone(), e.glock.clone()))
-                .collect();
-            found
-                .entry(key)
-                .or_default()
-                .extend(path.iter().map(|e| e.snapshot));
+        let Some(path) = shortest_cycle(start, &adj, &succ, &inside) else {
+            continue;
+        };
+        let mut members: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+        for v in 0..n {
+            members.entry(classes.find(v)).or_default().push(v);
         }
+        let mut confidence = "certain";
+        let mut why = Vec::new();
+        let mut key = Vec::new();
+        let mut steps = Vec::new();
+        for (from, ce) in &path {
+            let e = ce.edge;
+            let lead = owners[*from];
+            key.push((lead.clone(), e.glock.clone()));
+            let mut evidence = e.cites.clone();
+            let owner = match lead {
+                Owner::Node { node } => {
+                    confidence = "possible";
+                    why.push(format!(
+                        "no source names the process on {node} that holds a lock of the cycle: \
+                         {node} stands for it"
+                    ));
+                    format!("node {node} (no process known)")
+                }
+                Owner::Process { .. } => {
+                    let who = match (&e.from, &e.from_comm) {
+                        (Owner::Process { pid, .. }, Some(c)) => format!("pid {pid} [{c}]"),
+                        (Owner::Process { pid, .. }, None) => format!("pid {pid}"),
+                        (Owner::Node { node }, _) => format!("node {node}"),
+                    };
+                    let mut notes = Vec::new();
+                    for m in members.get(from).into_iter().flatten() {
+                        for (_, text, cite) in inherited.get(m).into_iter().flatten() {
+                            notes.push(text.clone());
+                            evidence.extend(cite.clone());
+                            if confidence == "certain" {
+                                confidence = "likely";
+                            }
+                            why.push(format!(
+                                "{text} through a file inherited by {who}, counted as its own"
+                            ));
+                        }
+                    }
+                    notes.dedup();
+                    if notes.is_empty() {
+                        who
+                    } else {
+                        format!("{who} ({})", notes.join("; "))
+                    }
+                }
+            };
+            if ce.assumed {
+                confidence = "possible";
+            }
+            unique(&mut evidence);
+            let (pid, comm) = match &e.from {
+                Owner::Process { pid, .. } => (Some(*pid), e.from_comm.clone()),
+                Owner::Node { .. } => (None, None),
+            };
+            steps.push(Step {
+                node: e.from.node().to_string(),
+                pid,
+                comm,
+                owner,
+                waits_for: e.glock.clone(),
+                evidence,
+            });
+        }
+        if why.is_empty() {
+            why.push("every wait names its process, from the snapshot's own files".into());
+        }
+        why.dedup();
+        let f = found.entry(key).or_insert_with(|| Found {
+            steps,
+            snapshots: BTreeSet::new(),
+            confidence,
+            why: why.join("; "),
+        });
+        f.snapshots.insert(snap);
     }
 }
 
-/// The shortest cycle from `start` back to it through processes of `inside` (breadth
-/// first, so the edges of the first one found, in edge order).
-fn shortest_cycle<'a>(
+/// The shortest cycle from `start` back to it through owners of `inside` (breadth first,
+/// so the edges of the first one found, in edge order), each edge with the owner it
+/// leaves.
+fn shortest_cycle<'a, 'e>(
     start: usize,
-    adj: &[Vec<&'a Edge>],
+    adj: &'a [Vec<ClassEdge<'e>>],
     succ: &[Vec<usize>],
     inside: &BTreeSet<usize>,
-) -> Option<Vec<&'a Edge>> {
+) -> Option<Vec<(usize, &'a ClassEdge<'e>)>> {
     let mut came_by: HashMap<usize, (usize, usize)> = HashMap::new();
     let mut queue = std::collections::VecDeque::from([start]);
     while let Some(v) = queue.pop_front() {
         for (k, &w) in succ[v].iter().enumerate() {
             if w == start {
-                let mut path = vec![adj[v][k]];
+                let mut path = vec![(v, &adj[v][k])];
                 let mut at = v;
                 while at != start {
                     let (from, edge) = came_by[&at];
-                    path.push(adj[from][edge]);
+                    path.push((from, &adj[from][edge]));
                     at = from;
                 }
                 path.reverse();
@@ -386,7 +649,7 @@ mod tests {
     use super::*;
 
     fn edge(from: i64, to: i64, glock: &str) -> Edge {
-        let p = |pid| Proc {
+        let p = |pid| Owner::Process {
             node: format!("n{}", pid % 2),
             pid,
         };
@@ -395,11 +658,15 @@ mod tests {
             to: p(to),
             glock: glock.into(),
             snapshot: 0,
+            from_comm: None,
+            cites: Vec::new(),
         }
     }
 
     fn run(edges: &[Edge]) -> Vec<Cycle> {
-        cycles(edges)
+        let caps = bundle::Captures::default();
+        let ids = HashMap::new();
+        cycles(edges, &Resolver::new(&caps, &[], &ids))
     }
 
     #[test]
@@ -419,7 +686,7 @@ mod tests {
             .map(|c| {
                 c.steps
                     .iter()
-                    .map(|s| (s.pid, s.waits_for.as_str()))
+                    .map(|s| (s.pid.unwrap_or(-1), s.waits_for.as_str()))
                     .collect()
             })
             .collect();
@@ -457,5 +724,128 @@ mod tests {
         let c = run(&e);
         assert_eq!(c.len(), 1);
         assert_eq!(c[0].steps.len(), 2);
+    }
+
+    fn hold(node: &str, snap: u32, glock: &str, role: &str, pid: i64, caller: &str) -> Hold {
+        Hold {
+            node: node.into(),
+            snapshot: snap,
+            glock: glock.into(),
+            role: role.into(),
+            pid,
+            comm: format!("c{pid}"),
+            state: "EX".into(),
+            caller: caller.into(),
+            line: 1,
+        }
+    }
+
+    fn dlm(node: &str, snap: u32, owner: u64, pid: u64, status: &str, gr: &str, rq: &str) -> Dlm {
+        Dlm {
+            node: node.into(),
+            snapshot: snap,
+            glock: "2/99".into(),
+            owner_nodeid: Some(owner),
+            pid,
+            status: status.into(),
+            grmode: Some(gr.into()).filter(|m: &String| !m.is_empty()),
+            rqmode: Some(rq.into()).filter(|m: &String| !m.is_empty()),
+            line: 1,
+        }
+    }
+
+    /// Captures of n1 and n2 with a glocks file in each of `snaps`.
+    fn caps(snaps: &[u32]) -> bundle::Captures {
+        let mut c = bundle::Captures::default();
+        for (id, n) in [(1, "n1"), (2, "n2")] {
+            c.nodes.push(bundle::NodeCapture {
+                node: n.into(),
+                nodeid: Some(id),
+                snapshots: snaps
+                    .iter()
+                    .map(|i| bundle::Snapshot {
+                        index: *i,
+                        glocks: Some(format!("glocks.{i}").into()),
+                        ..bundle::Snapshot::default()
+                    })
+                    .collect(),
+                ..bundle::NodeCapture::default()
+            });
+        }
+        c
+    }
+
+    fn ids() -> HashMap<u64, String> {
+        HashMap::from([(1, "n1".to_string()), (2, "n2".to_string())])
+    }
+
+    #[test]
+    fn two_waiters_are_two_rows_each_with_its_own_call_site() {
+        let holds = [
+            hold("n1", 0, "2/99", "holder", 5, "h"),
+            hold("n2", 0, "2/99", "waiter", 10, "first"),
+            hold("n2", 0, "2/99", "waiter", 11, "second"),
+        ];
+        let (caps, ids) = (caps(&[0]), ids());
+        let (rows, _) = analyze(&holds, &[], &Resolver::new(&caps, &[], &ids));
+        let got: Vec<(Option<i64>, Option<&str>)> = rows
+            .iter()
+            .map(|r| (r.waiter_pid, r.waiter_caller.as_deref()))
+            .collect();
+        assert_eq!(got, [(Some(10), Some("first")), (Some(11), Some("second"))]);
+    }
+
+    #[test]
+    fn a_dlm_conversion_with_no_waiting_process_is_no_row() {
+        // n2's DLM lock converts while n1 holds EX, but n2's glocks file shows no waiter.
+        let locks = [
+            dlm("n1", 0, 2, 1255, "converting", "NL", "EX"),
+            dlm("n1", 0, 1, 300, "granted", "EX", ""),
+        ];
+        let holds = [hold("n1", 0, "2/99", "holder", 300, "h")];
+        let (c, ids) = (caps(&[0]), ids());
+        let (rows, _) = analyze(&holds, &locks, &Resolver::new(&c, &locks, &ids));
+        assert!(rows.is_empty(), "{rows:?}");
+        // Without n2's glocks file the DLM lock stands for the waiter, but its pid (the
+        // last process that asked, for an inode glock) is not taken as the waiter's.
+        let c = caps(&[]);
+        let (rows, _) = analyze(&[], &locks, &Resolver::new(&c, &locks, &ids));
+        assert_eq!(rows.len(), 1, "{rows:?}");
+        assert_eq!((rows[0].waiter_pid, rows[0].waiter_source), (None, "none"));
+        assert_eq!((rows[0].holder_pid, rows[0].holder_source), (None, "none"));
+        assert_eq!(rows[0].cites, ["n1/dlm_locks.0:1"]);
+    }
+
+    #[test]
+    fn a_node_standing_for_an_unknown_process_makes_a_possible_cycle() {
+        let node = |n: &str| Owner::Node { node: n.into() };
+        let p = |n: &str, pid| Owner::Process {
+            node: n.into(),
+            pid,
+        };
+        let e = |from: Owner, to: Owner, g: &str| Edge {
+            from,
+            to,
+            glock: g.into(),
+            snapshot: 0,
+            from_comm: None,
+            cites: Vec::new(),
+        };
+        // n1's pid 1 waits for a lock held by no known process on n2; n2's pid 2 waits for
+        // pid 1's lock.
+        let edges = [
+            e(p("n1", 1), node("n2"), "5/a"),
+            e(p("n2", 2), p("n1", 1), "2/b"),
+        ];
+        let c = run(&edges);
+        assert_eq!(c.len(), 1);
+        assert_eq!(c[0].confidence, "possible");
+        assert!(c[0].steps.iter().any(|s| s.owner.starts_with("node n2")));
+        // Named processes on both sides: certain.
+        let edges = [
+            e(p("n1", 1), p("n2", 2), "5/a"),
+            e(p("n2", 2), p("n1", 1), "2/b"),
+        ];
+        assert_eq!(run(&edges)[0].confidence, "certain");
     }
 }

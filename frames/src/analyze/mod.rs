@@ -4,6 +4,7 @@
 pub mod contended;
 pub mod cross;
 pub mod hold_wait;
+pub mod owners;
 pub mod rows;
 pub mod slow;
 pub mod storms;
@@ -72,6 +73,9 @@ pub struct Report {
     pub cross_node: Vec<cross::CrossNode>,
     pub cycles: Vec<cross::Cycle>,
     pub stuck_and_leaks: stuck::Report,
+    /// Problems reading the capture's process tables and `/proc/locks` copies.
+    #[serde(skip)]
+    pub diagnostics: glockparse::Diagnostics,
 }
 
 fn cut<T>(mut v: Vec<T>, limit: usize) -> Vec<T> {
@@ -143,7 +147,8 @@ pub fn analyze(f: &Frames, caps: &Captures, o: &Options) -> PolarsResult<Report>
         .iter()
         .filter_map(|n| Some((n.nodeid?, n.node.clone())))
         .collect();
-    let (cross_node, cycles) = cross::analyze(&holds, &dlm, &node_by_id);
+    let resolver = owners::Resolver::new(caps, &dlm, &node_by_id);
+    let (cross_node, cycles) = cross::analyze(&holds, &dlm, &resolver);
     // glstats of each node's last snapshot: largest srttb over nodes.
     let mut glstats: HashMap<String, (i64, i64)> = HashMap::new();
     {
@@ -190,7 +195,7 @@ pub fn analyze(f: &Frames, caps: &Captures, o: &Options) -> PolarsResult<Report>
             }
         }
     }
-    let mut stuck_and_leaks = stuck::analyze(&holds, &counts, &events);
+    let mut stuck_and_leaks = stuck::analyze(&holds, &counts, &events, &resolver);
     stuck_and_leaks.unbalanced = cut(stuck_and_leaks.unbalanced, o.limit);
     Ok(Report {
         nodes: caps
@@ -213,5 +218,6 @@ pub fn analyze(f: &Frames, caps: &Captures, o: &Options) -> PolarsResult<Report>
         cross_node,
         cycles,
         stuck_and_leaks,
+        diagnostics: resolver.diagnostics.clone(),
     })
 }

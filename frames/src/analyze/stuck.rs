@@ -10,14 +10,19 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
+use super::owners::Resolver;
 use super::rows::{Ev, Hold};
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Wait {
     pub node: String,
     pub glock: String,
-    pub pid: i64,
-    pub comm: String,
+    /// The waiting process, resolved as in the cross-node waits (`None`: no source
+    /// names it).
+    pub pid: Option<i64>,
+    pub comm: Option<String>,
+    /// Where the pid comes from: `glocks`, `locks`, `dlm` or `none`.
+    pub pid_source: &'static str,
     pub caller: String,
     pub state: String,
     pub first_snapshot: u32,
@@ -64,6 +69,7 @@ pub fn analyze(
     holds: &[Hold],
     glock_types: &BTreeMap<(String, u32), BTreeMap<String, u64>>,
     events: &[Ev],
+    res: &Resolver,
 ) -> Report {
     let mut r = Report::default();
     // Snapshots per node.
@@ -71,15 +77,16 @@ pub fn analyze(
     for (n, s) in glock_types.keys() {
         snaps.entry(n.as_str()).or_default().insert(*s);
     }
-    type Key<'a> = (&'a str, &'a str, i64, &'a str);
-    let mut seen: BTreeMap<Key<'_>, (BTreeSet<u32>, &Hold)> = BTreeMap::new();
+    type Key<'a> = (&'a str, &'a str, Option<i64>, &'a str);
+    let mut seen: BTreeMap<Key<'_>, (BTreeSet<u32>, &Hold, super::owners::Party)> = BTreeMap::new();
     for h in holds.iter().filter(|h| h.role == "waiter") {
-        seen.entry((&h.node, &h.glock, h.pid, &h.caller))
-            .or_insert_with(|| (BTreeSet::new(), h))
+        let who = res.party(h);
+        seen.entry((&h.node, &h.glock, who.pid, &h.caller))
+            .or_insert_with(|| (BTreeSet::new(), h, who))
             .0
             .insert(h.snapshot);
     }
-    for ((node, glock, pid, caller), (s, h)) in seen {
+    for ((node, glock, pid, caller), (s, h, who)) in seen {
         let all: Vec<u32> = snaps
             .get(node)
             .map(|x| x.iter().copied().collect())
@@ -100,7 +107,8 @@ pub fn analyze(
             node: node.to_string(),
             glock: glock.to_string(),
             pid,
-            comm: h.comm.clone(),
+            comm: who.comm,
+            pid_source: who.source,
             caller: caller.to_string(),
             state: h.state.clone(),
             first_snapshot: first,
