@@ -8,6 +8,11 @@ pub fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures")
 }
 
+/// The golden reports (`golden/README.md`): what the analyses answered on the fixtures.
+pub fn golden_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("golden")
+}
+
 /// A fixture by its path below the fixtures folder, e.g. `real/dlm2-6.1/n1/glocks.3`.
 pub fn path(rel: &str) -> PathBuf {
     let p = root().join(rel);
