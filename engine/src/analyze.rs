@@ -10,25 +10,78 @@ fn polars(e: frames::PolarsError) -> io::Error {
     io::Error::other(e.to_string())
 }
 
-/// Loads the captures; an error when nothing in them was recognised.
-fn load(paths: &[std::path::PathBuf]) -> io::Result<(frames::Captures, frames::Frames)> {
-    let caps = frames::discover(paths)?;
-    let f = frames::load(&caps)?;
-    let rows: usize = frames::KINDS
-        .iter()
-        .map(|k| f.get(k).map_or(0, |d| d.height()))
-        .sum();
-    if rows == 0 && f.diagnostics.errors > 0 {
+/// An error when nothing in the captures was recognised.
+fn recognised(
+    paths: &[std::path::PathBuf],
+    rows: usize,
+    d: &frames::Diagnostics,
+) -> io::Result<()> {
+    if rows == 0 && d.errors > 0 {
         let names: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
-        let mut d = f.diagnostics.clone();
+        let mut d = d.clone();
         d.records = 0;
         clikit::diag::recognised(&d, &names.join(", "), "a capture")?;
     }
+    Ok(())
+}
+
+fn frame_rows(f: &frames::Frames) -> usize {
+    frames::KINDS
+        .iter()
+        .map(|k| f.get(k).map_or(0, |d| d.height()))
+        .sum()
+}
+
+/// Loads every frame of the captures (for export).
+fn load(paths: &[std::path::PathBuf]) -> io::Result<(frames::Captures, frames::Frames)> {
+    let caps = frames::discover(paths)?;
+    let f = frames::load(&caps)?;
+    recognised(paths, frame_rows(&f), &f.diagnostics)?;
     Ok((caps, f))
 }
 
+type Loaded = (
+    frames::Captures,
+    frames::Frames,
+    Vec<analyze::trace::NodeTrace>,
+    frames::Diagnostics,
+);
+
+/// Loads the snapshots into frames and reads the traces in one pass.
+fn load_for_analysis(paths: &[std::path::PathBuf]) -> io::Result<Loaded> {
+    let caps = frames::discover(paths)?;
+    let f = frames::load_snapshots(&caps)?;
+    let (traces, d) = analyze::trace::read(&caps, &progress)?;
+    let events: u64 = traces.iter().map(|t| t.events).sum();
+    let mut all = f.diagnostics.clone();
+    all.merge(&d);
+    recognised(paths, frame_rows(&f) + events as usize, &all)?;
+    Ok((caps, f, traces, d))
+}
+
+/// Progress of the trace pass on standard error, when it is a terminal: events read per
+/// node, rewritten in place, and cleared at the end.
+fn progress(nodes: &[(String, u64)], done: bool) {
+    use std::io::IsTerminal;
+    let mut err = io::stderr().lock();
+    if !err.is_terminal() || nodes.is_empty() {
+        return;
+    }
+    if done {
+        let _ = write!(err, "\r\x1b[K");
+        return;
+    }
+    let parts: Vec<String> = nodes.iter().map(|(n, e)| format!("{n} {e}")).collect();
+    let _ = write!(
+        err,
+        "\r\x1b[Kglk: reading traces: {} events",
+        parts.join(", ")
+    );
+    let _ = err.flush();
+}
+
 pub fn run(a: &AnalyzeArgs, color: clikit::Color) -> io::Result<()> {
-    let (caps, f) = load(&a.captures)?;
+    let (caps, f, traces, trace_diag) = load_for_analysis(&a.captures)?;
     let o = Options {
         sort: match a.sort {
             Sort::Demotes => SortBy::Demotes,
@@ -43,8 +96,9 @@ pub fn run(a: &AnalyzeArgs, color: clikit::Color) -> io::Result<()> {
             ..StormOptions::default()
         },
     };
-    let report = analyze::analyze(&f, &caps, &o).map_err(polars)?;
+    let report = analyze::analyze(&f, &traces, &caps, &o).map_err(polars)?;
     let mut diagnostics = f.diagnostics.clone();
+    diagnostics.merge(&trace_diag);
     diagnostics.merge(&report.diagnostics);
     let mut out = io::BufWriter::new(io::stdout().lock());
     if a.json {

@@ -80,3 +80,45 @@ fn rename_deadlock() {
         ],
     );
 }
+
+#[test]
+fn trace_files_out_of_time_order_give_the_same_answers() {
+    // n1's trace cut in two, the later half in the file read first: the node is sorted by
+    // time in memory and every answer is the one of the whole trace.
+    let mut text = String::new();
+    glockparse::input::open(&testdata::path("real/dlm2-6.1/n1/trace_pipe.txt.xz"))
+        .unwrap()
+        .read_to_string(&mut text)
+        .unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let (first, second) = lines.split_at(lines.len() / 2);
+    let dir = tempfile::tempdir().unwrap();
+    let (whole, split) = (dir.path().join("whole/n1"), dir.path().join("split/n1"));
+    for d in [&whole, &split] {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    std::fs::write(whole.join("trace_pipe.txt"), &text).unwrap();
+    std::fs::write(split.join("trace_pipe.a"), second.join("\n") + "\n").unwrap();
+    std::fs::write(split.join("trace_pipe.b"), first.join("\n") + "\n").unwrap();
+    let report = |d: &std::path::Path| {
+        let o = Command::new(env!("CARGO_BIN_EXE_glk-engine"))
+            .arg("analyze")
+            .arg(d)
+            .args(["--json", "--limit", "0"])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let mut v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        v.as_object_mut().unwrap().remove("nodes");
+        let input = v.as_object_mut().unwrap().remove("input").unwrap();
+        (v, input)
+    };
+    let ((a, ia), (b, ib)) = (report(&whole), report(&split));
+    assert_eq!(ia["traces"][0]["sorted_in_memory"], false);
+    assert_eq!(ib["traces"][0]["sorted_in_memory"], true);
+    assert_eq!(ia["traces"][0]["events"], ib["traces"][0]["events"]);
+    assert!(a["hold_wait"].as_array().is_some_and(|h| !h.is_empty()));
+    if let Some(d) = first_difference(&a, &b, "") {
+        panic!("out-of-order files changed the report at {d}");
+    }
+}

@@ -427,11 +427,21 @@ fn read_trace(
 
 /// Reads every file of every node into frames.
 pub fn load(caps: &Captures) -> io::Result<Frames> {
+    load_with(caps, true)
+}
+
+/// Reads the snapshots of every node into frames, leaving the events frame empty: the
+/// analyses read traces in one pass of their own ([`crate::analyze::trace`]).
+pub fn load_snapshots(caps: &Captures) -> io::Result<Frames> {
+    load_with(caps, false)
+}
+
+fn load_with(caps: &Captures, traces: bool) -> io::Result<Frames> {
     let mut c = Cols::default();
     let mut diag = Diagnostics::default();
     for n in &caps.nodes {
         load_node(n, &mut c, &mut diag)?;
-        for t in &n.traces {
+        for t in n.traces.iter().filter(|_| traces) {
             read_trace(t, &n.node, &mut c.events, &mut diag)?;
         }
     }

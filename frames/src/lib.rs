@@ -7,6 +7,7 @@ pub mod build;
 pub mod export;
 pub mod parquet;
 
-pub use build::{load, EventCols, Frames, KINDS};
+pub use build::{load, load_snapshots, EventCols, Frames, KINDS};
 pub use bundle::{discover, Captures, NodeCapture};
+pub use glockparse::Diagnostics;
 pub use polars::error::PolarsError;

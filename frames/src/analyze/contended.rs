@@ -4,8 +4,10 @@
 
 use std::collections::{BTreeMap, HashMap};
 
+use glockparse::GlockId;
 use polars::prelude::*;
 use serde::Serialize;
+use traceparse::Gfs2Event;
 
 use super::hold_wait::Times;
 use super::rows::Hold;
@@ -60,29 +62,46 @@ fn strs(df: &DataFrame, name: &str) -> PolarsResult<Vec<String>> {
         .collect())
 }
 
+/// One node's counts of one glock's events.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct EventCounts {
+    pub remote_demotes: u64,
+    pub local_demotes: u64,
+    pub state_changes: u64,
+}
+
+impl EventCounts {
+    /// Counts one event.
+    pub fn add(&mut self, e: &Gfs2Event) {
+        match *e {
+            Gfs2Event::DemoteRq {
+                remote: Some(r), ..
+            } => {
+                if r {
+                    self.remote_demotes += 1;
+                } else {
+                    self.local_demotes += 1;
+                }
+            }
+            Gfs2Event::GlockStateChange { .. } => self.state_changes += 1,
+            _ => {}
+        }
+    }
+}
+
+/// One node's trace, as the ranking uses it.
+pub struct NodeCounts<'a> {
+    pub node: &'a str,
+    pub counts: &'a HashMap<GlockId, EventCounts>,
+}
+
 pub fn analyze(
     f: &Frames,
+    traces: &[NodeCounts],
     times: &BTreeMap<String, Times>,
     holds: &[Hold],
     sort: SortBy,
 ) -> PolarsResult<Vec<Contended>> {
-    let is = |e: &str| col("event").eq(lit(e));
-    let ev = f
-        .events
-        .clone()
-        .lazy()
-        .filter(col("glock").is_not_null())
-        .group_by([col("glock")])
-        .agg([
-            (is("demote_rq").and(col("remote").eq(lit(true))))
-                .sum()
-                .alias("remote_demotes"),
-            (is("demote_rq").and(col("remote").eq(lit(false))))
-                .sum()
-                .alias("local_demotes"),
-            is("glock_state_change").sum().alias("state_changes"),
-        ])
-        .collect()?;
     let snaps = f
         .glocks
         .clone()
@@ -108,15 +127,14 @@ pub fn analyze(
         holders: Vec::new(),
         waiters: Vec::new(),
     };
-    let (g, r, l, s) = (
-        strs(&ev, "glock")?,
-        u64s(&ev, "remote_demotes")?,
-        u64s(&ev, "local_demotes")?,
-        u64s(&ev, "state_changes")?,
-    );
-    for i in 0..g.len() {
-        let c = rows.entry(g[i].clone()).or_insert_with(|| new(&g[i]));
-        (c.remote_demotes, c.local_demotes, c.state_changes) = (r[i], l[i], s[i]);
+    for t in traces {
+        for (g, c) in t.counts {
+            let g = g.to_string();
+            let r = rows.entry(g.clone()).or_insert_with(|| new(&g));
+            r.remote_demotes += c.remote_demotes;
+            r.local_demotes += c.local_demotes;
+            r.state_changes += c.state_changes;
+        }
     }
     let (g, w) = (strs(&snaps, "glock")?, u64s(&snaps, "max_waiters")?);
     for i in 0..g.len() {
@@ -161,12 +179,17 @@ pub fn analyze(
         };
         key(b).cmp(&key(a)).then(a.glock.cmp(&b.glock))
     });
-    describe(f, &mut list, holds)?;
+    describe(f, traces, &mut list, holds)?;
     Ok(list)
 }
 
 /// Nodes, object, holders and waiters of the listed glocks.
-fn describe(f: &Frames, list: &mut [Contended], holds: &[Hold]) -> PolarsResult<()> {
+fn describe(
+    f: &Frames,
+    traces: &[NodeCounts],
+    list: &mut [Contended],
+    holds: &[Hold],
+) -> PolarsResult<()> {
     let idx: HashMap<String, usize> = list
         .iter()
         .enumerate()
@@ -189,12 +212,12 @@ fn describe(f: &Frames, list: &mut [Contended], holds: &[Hold]) -> PolarsResult<
             }
         }
     }
-    let en = strs(&f.events, "node")?;
-    let eg: Vec<Option<&str>> = f.events.column("glock")?.str()?.iter().collect();
-    for (node, glock) in en.iter().zip(eg) {
-        if let Some(&k) = glock.and_then(|g| idx.get(g)) {
-            if !list[k].nodes.contains(node) {
-                list[k].nodes.push(node.clone());
+    for t in traces {
+        for g in t.counts.keys() {
+            if let Some(&k) = idx.get(&g.to_string()) {
+                if !list[k].nodes.iter().any(|n| n == t.node) {
+                    list[k].nodes.push(t.node.to_string());
+                }
             }
         }
     }

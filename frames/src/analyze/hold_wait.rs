@@ -11,7 +11,8 @@ use std::collections::{BTreeMap, HashMap, VecDeque};
 use gfs2stats::dist::{Distribution, Recorder};
 use serde::Serialize;
 
-use super::rows::Ev;
+use glockparse::GlockId;
+use traceparse::{DlmMode, Gfs2Event};
 
 /// Durations of one kind, with their sum.
 #[derive(Debug, Clone, Default)]
@@ -63,59 +64,83 @@ pub struct Times {
 
 #[derive(Default)]
 struct GlockState {
-    waiting: VecDeque<(u64, String, i64)>,
-    granted: Vec<(u64, String, i64)>,
+    waiting: VecDeque<(u64, DlmMode, i64)>,
+    granted: Vec<(u64, DlmMode, i64)>,
     demote_since: Option<u64>,
 }
 
-/// Pairs the events of every node. `events` must be in trace order per node.
-pub fn pair(events: &[Ev]) -> BTreeMap<String, Times> {
-    let mut out: BTreeMap<String, Times> = BTreeMap::new();
-    let mut st: HashMap<(&str, &str), GlockState> = HashMap::new();
-    for e in events {
-        let s = st.entry((e.node.as_str(), e.glock.as_str())).or_default();
-        let t = out.entry(e.glock.clone()).or_default();
-        match e.event.as_str() {
-            "glock_queue" => {
-                let mode = e.state.clone().unwrap_or_default();
-                if e.queue == Some(true) {
-                    s.waiting.push_back((e.ts_ns, mode, e.pid));
+/// One node's pairing, fed its events in time order.
+#[derive(Default)]
+pub struct Pairing {
+    st: HashMap<GlockId, GlockState>,
+    /// Per glock (every glock with an event has an entry).
+    pub times: HashMap<GlockId, Times>,
+}
+
+impl Pairing {
+    /// Feeds one event of `glock`.
+    pub fn add(&mut self, ts_ns: u64, pid: i64, glock: GlockId, e: &Gfs2Event) {
+        let s = self.st.entry(glock).or_default();
+        let t = self.times.entry(glock).or_default();
+        match *e {
+            Gfs2Event::GlockQueue { queue, state, .. } => {
+                if queue {
+                    s.waiting.push_back((ts_ns, state, pid));
                 } else if let Some(i) = s
                     .granted
                     .iter()
-                    .position(|(_, m, p)| *m == mode && *p == e.pid)
-                    .or_else(|| s.granted.iter().position(|(_, m, _)| *m == mode))
+                    .position(|(_, m, p)| *m == state && *p == pid)
+                    .or_else(|| s.granted.iter().position(|(_, m, _)| *m == state))
                 {
                     let (since, _, _) = s.granted.remove(i);
-                    t.hold.add(e.ts_ns.saturating_sub(since));
-                } else if let Some(i) = s.waiting.iter().position(|(_, m, _)| *m == mode) {
+                    t.hold.add(ts_ns.saturating_sub(since));
+                } else if let Some(i) = s.waiting.iter().position(|(_, m, _)| *m == state) {
                     s.waiting.remove(i);
                     t.failed += 1;
                 }
             }
-            "promote" => {
-                let mode = e.state.clone().unwrap_or_default();
-                if let Some(i) = s.waiting.iter().position(|(_, m, _)| *m == mode) {
+            Gfs2Event::Promote { state, .. } => {
+                if let Some(i) = s.waiting.iter().position(|(_, m, _)| *m == state) {
                     let (since, m, pid) = s.waiting.remove(i).expect("index from position");
-                    t.wait.add(e.ts_ns.saturating_sub(since));
-                    s.granted.push((e.ts_ns, m, pid));
+                    t.wait.add(ts_ns.saturating_sub(since));
+                    s.granted.push((ts_ns, m, pid));
                 }
             }
-            "demote_rq" => {
-                s.demote_since.get_or_insert(e.ts_ns);
+            Gfs2Event::DemoteRq { .. } => {
+                s.demote_since.get_or_insert(ts_ns);
             }
-            "glock_state_change" => {
+            Gfs2Event::GlockStateChange { .. } => {
                 if let Some(since) = s.demote_since.take() {
-                    t.demote.add(e.ts_ns.saturating_sub(since));
+                    t.demote.add(ts_ns.saturating_sub(since));
                 }
             }
             _ => {}
         }
     }
-    for ((_, glock), s) in st {
-        let t = out.entry(glock.to_string()).or_default();
-        t.waiting_at_end += s.waiting.len() as u64;
-        t.held_at_end += s.granted.len() as u64;
+
+    /// Counts what is still waiting or held at the end of the trace.
+    pub fn finish(&mut self) {
+        for (glock, s) in self.st.drain() {
+            let t = self.times.entry(glock).or_default();
+            t.waiting_at_end += s.waiting.len() as u64;
+            t.held_at_end += s.granted.len() as u64;
+        }
+    }
+}
+
+/// Every node's times, per glock (`TYPE/hex`).
+pub fn merge_nodes<'a>(nodes: impl IntoIterator<Item = &'a Pairing>) -> BTreeMap<String, Times> {
+    let mut out: BTreeMap<String, Times> = BTreeMap::new();
+    for n in nodes {
+        for (g, t) in &n.times {
+            let o = out.entry(g.to_string()).or_default();
+            o.wait.merge(&t.wait);
+            o.hold.merge(&t.hold);
+            o.demote.merge(&t.demote);
+            o.waiting_at_end += t.waiting_at_end;
+            o.held_at_end += t.held_at_end;
+            o.failed += t.failed;
+        }
     }
     out
 }
@@ -124,21 +149,52 @@ pub fn pair(events: &[Ev]) -> BTreeMap<String, Times> {
 mod tests {
     use super::*;
 
-    fn ev(ts: u64, event: &str, state: &str, queue: Option<bool>, pid: i64) -> Ev {
-        Ev {
-            node: "n".into(),
-            ts_ns: ts,
-            pid,
-            event: event.into(),
-            glock: "2/1".into(),
-            from: None,
-            to: None,
-            state: Some(state.into()),
-            flags: None,
-            remote: None,
-            queue,
-            lock_time: None,
+    fn ev(
+        ts: u64,
+        event: &str,
+        state: &str,
+        queue: Option<bool>,
+        pid: i64,
+    ) -> (u64, i64, Gfs2Event) {
+        let glock = GlockId::new(2, 1);
+        let state = DlmMode::parse(state.as_bytes()).unwrap();
+        let e = match event {
+            "glock_queue" => Gfs2Event::GlockQueue {
+                glock,
+                queue: queue.unwrap(),
+                state,
+            },
+            "promote" => Gfs2Event::Promote {
+                glock,
+                state,
+                first: None,
+            },
+            "demote_rq" => Gfs2Event::DemoteRq {
+                glock,
+                from: state,
+                to: DlmMode::NL,
+                flags: Default::default(),
+                remote: Some(true),
+            },
+            _ => Gfs2Event::GlockStateChange {
+                glock,
+                from: state,
+                to: DlmMode::NL,
+                target: DlmMode::NL,
+                demote: DlmMode::NL,
+                flags: Default::default(),
+            },
+        };
+        (ts, pid, e)
+    }
+
+    fn pair(evs: &[(u64, i64, Gfs2Event)]) -> BTreeMap<String, Times> {
+        let mut p = Pairing::default();
+        for (ts, pid, e) in evs {
+            p.add(*ts, *pid, e.glock().unwrap(), e);
         }
+        p.finish();
+        merge_nodes([&p])
     }
 
     #[test]

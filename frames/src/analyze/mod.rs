@@ -9,6 +9,7 @@ pub mod rows;
 pub mod slow;
 pub mod storms;
 pub mod stuck;
+pub mod trace;
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -59,10 +60,33 @@ pub struct HoldWaitType {
     pub demote: DurationSummary,
 }
 
+/// What one node's traces gave the analyses.
+#[derive(Debug, Clone, Serialize)]
+pub struct TraceInput {
+    pub node: String,
+    pub trace_lines: u64,
+    /// Events with a glock, each fed to every trace analysis once.
+    pub events: u64,
+    /// The node's files were not in time order: its events were sorted in memory.
+    pub sorted_in_memory: bool,
+}
+
+/// How much input the report was made from.
+#[derive(Debug, Clone, Serialize)]
+pub struct Input {
+    pub traces: Vec<TraceInput>,
+    /// Rows of the snapshot frames the joins read.
+    pub glock_rows: usize,
+    pub holder_rows: usize,
+    pub dlm_lock_rows: usize,
+    pub glstats_rows: usize,
+}
+
 /// Everything `glk analyze` reports.
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
     pub nodes: Vec<NodeInfo>,
+    pub input: Input,
     pub contended: Vec<contended::Contended>,
     pub demote_storms: Vec<storms::Storm>,
     pub ping_pong: Vec<storms::PingPong>,
@@ -132,15 +156,25 @@ fn hold_wait_rows(
     (cut(rows, limit), types)
 }
 
-/// Runs every analysis.
-pub fn analyze(f: &Frames, caps: &Captures, o: &Options) -> PolarsResult<Report> {
-    let mut events = rows::events(f)?;
-    // Per node in time order (a trace is in order; this keeps loose files honest).
-    events.sort_by(|a, b| a.node.cmp(&b.node).then(a.ts_ns.cmp(&b.ts_ns)));
+/// Runs every analysis: `f` holds the snapshots (its events frame is not used), `traces`
+/// the state of every node's traces after one pass ([`trace::read`]).
+pub fn analyze(
+    f: &Frames,
+    traces: &[trace::NodeTrace],
+    caps: &Captures,
+    o: &Options,
+) -> PolarsResult<Report> {
     let holds = rows::holders(f)?;
     let dlm = rows::dlm(f)?;
-    let times = hold_wait::pair(&events);
-    let contended = contended::analyze(f, &times, &holds, o.sort)?;
+    let times = hold_wait::merge_nodes(traces.iter().map(|t| &t.hold_wait));
+    let counts: Vec<contended::NodeCounts> = traces
+        .iter()
+        .map(|t| contended::NodeCounts {
+            node: &t.node,
+            counts: &t.counts,
+        })
+        .collect();
+    let contended = contended::analyze(f, &counts, &times, &holds, o.sort)?;
     let (hold_wait, hold_wait_types) = hold_wait_rows(&times, o.limit);
     let node_by_id: HashMap<u64, String> = caps
         .nodes
@@ -177,9 +211,10 @@ pub fn analyze(f: &Frames, caps: &Captures, o: &Options) -> PolarsResult<Report>
             }
         }
     }
-    let (slow_dlm, slow_dlm_types) = slow::analyze(&events, &glstats);
+    let lock_times: Vec<_> = traces.iter().map(|t| &t.lock_times).collect();
+    let (slow_dlm, slow_dlm_types) = slow::analyze(&lock_times, &glstats);
     // Glock counts per node, snapshot and type.
-    let mut counts: BTreeMap<(String, u32), BTreeMap<String, u64>> = BTreeMap::new();
+    let mut glock_counts: BTreeMap<(String, u32), BTreeMap<String, u64>> = BTreeMap::new();
     {
         let df = &f.glocks;
         let node: Vec<Option<&str>> = df.column("node")?.str()?.iter().collect();
@@ -187,7 +222,7 @@ pub fn analyze(f: &Frames, caps: &Captures, o: &Options) -> PolarsResult<Report>
         let t: Vec<Option<&str>> = df.column("type")?.str()?.iter().collect();
         for i in 0..df.height() {
             if let (Some(n), Some(s), Some(t)) = (node[i], snap[i], t[i]) {
-                *counts
+                *glock_counts
                     .entry((n.to_string(), s))
                     .or_default()
                     .entry(t.to_string())
@@ -195,9 +230,33 @@ pub fn analyze(f: &Frames, caps: &Captures, o: &Options) -> PolarsResult<Report>
             }
         }
     }
-    let mut stuck_and_leaks = stuck::analyze(&holds, &counts, &events, &resolver);
+    let balances: Vec<_> = traces
+        .iter()
+        .map(|t| (t.node.as_str(), &t.balance, t.counts.len()))
+        .collect();
+    let mut stuck_and_leaks = stuck::analyze(&holds, &glock_counts, &balances, &resolver);
     stuck_and_leaks.unbalanced = cut(stuck_and_leaks.unbalanced, o.limit);
+    let demotes: Vec<(&str, &storms::NodeDemotes)> = traces
+        .iter()
+        .map(|t| (t.node.as_str(), &t.demotes))
+        .collect();
+    let input = Input {
+        traces: traces
+            .iter()
+            .map(|t| TraceInput {
+                node: t.node.clone(),
+                trace_lines: t.lines,
+                events: t.events,
+                sorted_in_memory: t.sorted_in_memory,
+            })
+            .collect(),
+        glock_rows: f.glocks.height(),
+        holder_rows: f.holders.height(),
+        dlm_lock_rows: f.dlm_locks.height(),
+        glstats_rows: f.glstats.height(),
+    };
     Ok(Report {
+        input,
         nodes: caps
             .nodes
             .iter()
@@ -209,8 +268,8 @@ pub fn analyze(f: &Frames, caps: &Captures, o: &Options) -> PolarsResult<Report>
             })
             .collect(),
         contended: cut(contended, o.limit),
-        demote_storms: cut(storms::storms(&events, o.storms), o.limit),
-        ping_pong: cut(storms::ping_pong(&events, o.storms), o.limit),
+        demote_storms: cut(storms::storms(&demotes, o.storms), o.limit),
+        ping_pong: cut(storms::ping_pong(&demotes, o.storms), o.limit),
         slow_dlm: cut(slow_dlm, o.limit),
         slow_dlm_types,
         hold_wait,

@@ -1,25 +1,9 @@
-//! Typed rows read back out of the frames, for the analyses that walk events in order.
+//! Typed rows read back out of the snapshot frames, for the analyses that join holders and
+//! DLM locks.
 
 use polars::prelude::*;
 
 use crate::build::Frames;
-
-/// One locking event.
-#[derive(Debug, Clone)]
-pub struct Ev {
-    pub node: String,
-    pub ts_ns: u64,
-    pub pid: i64,
-    pub event: String,
-    pub glock: String,
-    pub from: Option<String>,
-    pub to: Option<String>,
-    pub state: Option<String>,
-    pub flags: Option<String>,
-    pub remote: Option<bool>,
-    pub queue: Option<bool>,
-    pub lock_time: Option<[i64; 10]>,
-}
 
 /// One holder line of a snapshot.
 #[derive(Debug, Clone)]
@@ -57,59 +41,6 @@ fn strs<'a>(df: &'a DataFrame, name: &str) -> PolarsResult<Vec<Option<&'a str>>>
 
 fn owned(v: Option<&str>) -> Option<String> {
     v.map(str::to_string)
-}
-
-/// The locking events (those with a glock), per node in trace order.
-pub fn events(f: &Frames) -> PolarsResult<Vec<Ev>> {
-    let df = &f.events;
-    let node = strs(df, "node")?;
-    let glock = strs(df, "glock")?;
-    let event = strs(df, "event")?;
-    let from = strs(df, "from")?;
-    let to = strs(df, "to")?;
-    let state = strs(df, "state")?;
-    let flags = strs(df, "flags")?;
-    let ts: Vec<Option<u64>> = df.column("ts_ns")?.u64()?.iter().collect();
-    let pid: Vec<Option<i64>> = df.column("pid")?.i64()?.iter().collect();
-    let remote: Vec<Option<bool>> = df.column("remote")?.bool()?.iter().collect();
-    let queue: Vec<Option<bool>> = df.column("queue")?.bool()?.iter().collect();
-    let lt_cols = ["status", "tdiff_ns"]
-        .into_iter()
-        .chain(crate::build::STAT_COLUMNS);
-    let mut lt: Vec<Vec<Option<i64>>> = Vec::new();
-    for c in lt_cols {
-        lt.push(df.column(c)?.i64()?.iter().collect());
-    }
-    debug_assert_eq!(lt.len(), 10);
-    let mut out = Vec::new();
-    for i in 0..df.height() {
-        let Some(g) = glock[i] else { continue };
-        let lock_time = match lt[1][i] {
-            Some(_) => {
-                let mut a = [0i64; 10];
-                for (k, col) in lt.iter().enumerate() {
-                    a[k] = col[i].unwrap_or(0);
-                }
-                Some(a)
-            }
-            None => None,
-        };
-        out.push(Ev {
-            node: node[i].unwrap_or("").to_string(),
-            ts_ns: ts[i].unwrap_or(0),
-            pid: pid[i].unwrap_or(0),
-            event: event[i].unwrap_or("").to_string(),
-            glock: g.to_string(),
-            from: owned(from[i]),
-            to: owned(to[i]),
-            state: owned(state[i]),
-            flags: owned(flags[i]),
-            remote: remote[i],
-            queue: queue[i],
-            lock_time,
-        });
-    }
-    Ok(out)
 }
 
 pub fn holders(f: &Frames) -> PolarsResult<Vec<Hold>> {

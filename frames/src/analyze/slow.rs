@@ -8,9 +8,6 @@ use std::collections::{BTreeMap, HashMap};
 use gfs2stats::lock_time::{distribution, Hists, LockTimes};
 use glockparse::{GlockId, GlockType};
 use serde::Serialize;
-use traceparse::{DlmMode, Gfs2Event, LockTime, TraceFlags};
-
-use super::rows::Ev;
 
 /// A glock is an outlier when its p99 round trip is this many times its type's median.
 pub const OUTLIER_FACTOR: u64 = 10;
@@ -52,62 +49,15 @@ pub struct SlowType {
     pub nonblocking_p50_ns: u64,
 }
 
-fn mode(s: &Option<String>) -> DlmMode {
-    s.as_deref()
-        .and_then(|m| DlmMode::parse(m.as_bytes()))
-        .unwrap_or(DlmMode::NL)
-}
-
-/// The lock-time and state-change rows as gfs2 events again.
-fn to_event(e: &Ev) -> Option<Gfs2Event> {
-    let glock: GlockId = e.glock.parse().ok()?;
-    match e.event.as_str() {
-        "glock_lock_time" => {
-            let a = e.lock_time?;
-            Some(Gfs2Event::GlockLockTime(LockTime {
-                glock,
-                status: a[0],
-                sb_flags: 0,
-                tdiff: a[1],
-                srtt: a[2],
-                srttvar: a[3],
-                srttb: a[4],
-                srttvarb: a[5],
-                sirt: a[6],
-                sirtvar: a[7],
-                dcount: a[8],
-                qcount: a[9],
-            }))
-        }
-        "glock_state_change" => Some(Gfs2Event::GlockStateChange {
-            glock,
-            from: mode(&e.from),
-            to: mode(&e.to),
-            target: mode(&e.to),
-            demote: DlmMode::EX,
-            flags: TraceFlags::parse(e.flags.as_deref().unwrap_or("").as_bytes())
-                .unwrap_or_default(),
-        }),
-        _ => None,
-    }
-}
-
-/// Lock-time distributions; `glstats` maps a glock to its (srttb, dcount) of the last
-/// snapshot.
+/// Lock-time distributions from every node's classified samples; `glstats` maps a glock to
+/// its (srttb, dcount) of the last snapshot.
 pub fn analyze(
-    events: &[Ev],
+    nodes: &[&LockTimes],
     glstats: &HashMap<String, (i64, i64)>,
 ) -> (Vec<SlowGlock>, Vec<SlowType>) {
-    let mut per_node: BTreeMap<&str, LockTimes> = BTreeMap::new();
-    for e in events {
-        if let Some(ev) = to_event(e) {
-            per_node.entry(&e.node).or_default().add(&ev);
-        }
-    }
     let mut glocks: BTreeMap<GlockId, Hists> = BTreeMap::new();
     let mut types: BTreeMap<GlockType, Hists> = BTreeMap::new();
-    for lt in per_node.values_mut() {
-        lt.finish();
+    for lt in nodes {
         for (g, h) in &lt.per_glock {
             glocks.entry(*g).or_default().merge(h);
         }

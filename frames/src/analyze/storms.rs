@@ -9,11 +9,11 @@
 //! Each node's trace has its own clock, so a storm's times are in the clock of the node
 //! that saw it.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
+use glockparse::GlockId;
 use serde::Serialize;
-
-use super::rows::Ev;
+use traceparse::Gfs2Event;
 
 /// One burst on one node.
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -100,23 +100,66 @@ fn bursts(ts: &[u64], w: u64, min: u64) -> Vec<(u64, u64, u64, u64)> {
     out
 }
 
-pub fn storms(events: &[Ev], o: StormOptions) -> Vec<Storm> {
-    let mut by: BTreeMap<(&str, &str), Vec<u64>> = BTreeMap::new();
-    for e in events
-        .iter()
-        .filter(|e| e.event == "demote_rq" && e.remote == Some(true))
-    {
-        by.entry((e.glock.as_str(), e.node.as_str()))
-            .or_default()
-            .push(e.ts_ns);
+/// Per (glock, node): give-up/regain state after a remote demote.
+#[derive(Default)]
+struct Cycles {
+    demoted: bool,
+    lowered: bool,
+    cycles: u64,
+}
+
+/// One node's remote demotes and ping-pong state, fed its events in time order.
+#[derive(Default)]
+pub struct NodeDemotes {
+    /// Times of remote `demote_rq`, per glock.
+    remote: HashMap<GlockId, Vec<u64>>,
+    cycles: HashMap<GlockId, Cycles>,
+    /// The modes regained, per glock.
+    modes: HashMap<GlockId, BTreeSet<&'static str>>,
+}
+
+impl NodeDemotes {
+    /// Feeds one event of `glock`.
+    pub fn add(&mut self, ts_ns: u64, glock: GlockId, e: &Gfs2Event) {
+        match *e {
+            Gfs2Event::DemoteRq {
+                remote: Some(true), ..
+            } => {
+                self.remote.entry(glock).or_default().push(ts_ns);
+                self.cycles.entry(glock).or_default().demoted = true;
+            }
+            Gfs2Event::GlockStateChange { from, to, .. } => {
+                let s = self.cycles.entry(glock).or_default();
+                let (from, to) = (from.as_str(), to.as_str());
+                if s.demoted && rank(to) < rank(from) {
+                    s.lowered = true;
+                    s.demoted = false;
+                } else if s.lowered && rank(to) > rank(from) {
+                    s.lowered = false;
+                    s.cycles += 1;
+                    self.modes.entry(glock).or_default().insert(to);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Bursts of remote demotes per glock and node.
+pub fn storms(nodes: &[(&str, &NodeDemotes)], o: StormOptions) -> Vec<Storm> {
+    let mut by: BTreeMap<(String, &str), Vec<u64>> = BTreeMap::new();
+    for (node, d) in nodes {
+        for (g, ts) in &d.remote {
+            by.entry((g.to_string(), node)).or_default().extend(ts);
+        }
     }
     let mut out = Vec::new();
     for ((glock, node), mut ts) in by {
         ts.sort_unstable();
         for (s, e, n, peak) in bursts(&ts, o.window_ns, o.min_demotes) {
             out.push(Storm {
-                glock: glock.to_string(),
-                gltype: gltype(glock),
+                glock: glock.clone(),
+                gltype: gltype(&glock),
                 node: node.to_string(),
                 start_ns: s,
                 end_ns: e,
@@ -155,56 +198,36 @@ fn rank(mode: &str) -> u8 {
     }
 }
 
-pub fn ping_pong(events: &[Ev], o: StormOptions) -> Vec<PingPong> {
-    // Per (glock, node): after a remote demote, a state change down, then one back up.
-    #[derive(Default)]
-    struct S {
-        demoted: bool,
-        lowered: bool,
-        cycles: u64,
-    }
-    let mut st: BTreeMap<(&str, &str), S> = BTreeMap::new();
-    let mut modes: BTreeMap<&str, BTreeSet<String>> = BTreeMap::new();
-    for e in events {
-        match e.event.as_str() {
-            "demote_rq" if e.remote == Some(true) => {
-                st.entry((&e.glock, &e.node)).or_default().demoted = true
+/// Glocks that two or more nodes each gave up and got back `min_cycles` times or more.
+pub fn ping_pong(nodes: &[(&str, &NodeDemotes)], o: StormOptions) -> Vec<PingPong> {
+    let mut per: BTreeMap<String, BTreeMap<String, u64>> = BTreeMap::new();
+    let mut modes: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for (node, d) in nodes {
+        for (g, s) in &d.cycles {
+            if s.cycles > 0 {
+                per.entry(g.to_string())
+                    .or_default()
+                    .insert(node.to_string(), s.cycles);
             }
-            "glock_state_change" => {
-                let s = st.entry((&e.glock, &e.node)).or_default();
-                let (from, to) = (
-                    e.from.as_deref().unwrap_or(""),
-                    e.to.as_deref().unwrap_or(""),
-                );
-                if s.demoted && rank(to) < rank(from) {
-                    s.lowered = true;
-                    s.demoted = false;
-                } else if s.lowered && rank(to) > rank(from) {
-                    s.lowered = false;
-                    s.cycles += 1;
-                    modes.entry(&e.glock).or_default().insert(to.to_string());
-                }
-            }
-            _ => {}
         }
-    }
-    let mut per: BTreeMap<&str, BTreeMap<String, u64>> = BTreeMap::new();
-    for ((g, n), s) in &st {
-        if s.cycles > 0 {
-            per.entry(g).or_default().insert(n.to_string(), s.cycles);
+        for (g, m) in &d.modes {
+            modes
+                .entry(g.to_string())
+                .or_default()
+                .extend(m.iter().map(|x| x.to_string()));
         }
     }
     let mut out: Vec<PingPong> = per
         .into_iter()
         .filter(|(_, c)| c.values().filter(|n| **n >= o.min_cycles).count() >= 2)
         .map(|(g, c)| PingPong {
-            glock: g.to_string(),
-            gltype: gltype(g),
+            gltype: gltype(&g),
             cycles: c,
             modes: modes
-                .get(g)
+                .get(&g)
                 .map(|m| m.iter().cloned().collect())
                 .unwrap_or_default(),
+            glock: g,
         })
         .collect();
     out.sort_by(|a, b| {

@@ -6,12 +6,15 @@
 //!   (the queue/dequeue balance, as the systemtap ref-leak method), and glocks freed
 //!   (`glock_put`) versus seen.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+
+use glockparse::GlockId;
+use traceparse::Gfs2Event;
 
 use serde::Serialize;
 
 use super::owners::Resolver;
-use super::rows::{Ev, Hold};
+use super::rows::Hold;
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Wait {
@@ -68,7 +71,7 @@ pub struct Report {
 pub fn analyze(
     holds: &[Hold],
     glock_types: &BTreeMap<(String, u32), BTreeMap<String, u64>>,
-    events: &[Ev],
+    traces: &[(&str, &NodeBalance, usize)],
     res: &Resolver,
 ) -> Report {
     let mut r = Report::default();
@@ -150,36 +153,15 @@ pub fn analyze(
             });
         }
     }
-    // Queue/dequeue balance per node and glock.
-    /// Queues, dequeues, and the balance per pid.
-    #[derive(Default)]
-    struct Balance {
-        queued: u64,
-        dequeued: u64,
-        pids: BTreeMap<i64, i64>,
-    }
-    let mut bal: BTreeMap<(&str, &str), Balance> = BTreeMap::new();
-    let mut glocks: BTreeSet<(&str, &str)> = BTreeSet::new();
-    let mut put: BTreeSet<(&str, &str)> = BTreeSet::new();
-    for e in events {
-        glocks.insert((&e.node, &e.glock));
-        match (e.event.as_str(), e.queue) {
-            ("glock_queue", Some(q)) => {
-                let b = bal.entry((&e.node, &e.glock)).or_default();
-                if q {
-                    b.queued += 1;
-                    *b.pids.entry(e.pid).or_default() += 1;
-                } else {
-                    b.dequeued += 1;
-                    *b.pids.entry(e.pid).or_default() -= 1;
-                }
-            }
-            ("glock_put", _) => {
-                put.insert((&e.node, &e.glock));
-            }
-            _ => {}
+    // Queue/dequeue balance per node and glock, in (node, glock) order.
+    let mut bal: BTreeMap<(&str, String), &Balance> = BTreeMap::new();
+    for (node, b, _) in traces {
+        for (g, x) in &b.per_glock {
+            bal.insert((node, g.to_string()), x);
         }
+        r.glocks_put_in_traces += b.put.len();
     }
+    r.glocks_seen_in_traces = traces.iter().map(|(_, _, seen)| seen).sum();
     for (
         (node, glock),
         Balance {
@@ -189,6 +171,7 @@ pub fn analyze(
         },
     ) in bal
     {
+        let (q, d) = (*q, *d);
         if q > d {
             r.unbalanced.push(Unbalanced {
                 node: node.to_string(),
@@ -197,16 +180,52 @@ pub fn analyze(
                 dequeued: d,
                 balance: q as i64 - d as i64,
                 pids: pids
-                    .into_iter()
-                    .filter(|(_, n)| *n > 0)
-                    .map(|(p, _)| p)
+                    .iter()
+                    .filter(|(_, n)| **n > 0)
+                    .map(|(p, _)| *p)
                     .collect(),
             });
         }
     }
     r.unbalanced
         .sort_by(|a, b| b.balance.cmp(&a.balance).then(a.glock.cmp(&b.glock)));
-    r.glocks_seen_in_traces = glocks.len();
-    r.glocks_put_in_traces = put.len();
     r
+}
+
+/// Queues, dequeues, and the balance per pid.
+#[derive(Default)]
+pub struct Balance {
+    queued: u64,
+    dequeued: u64,
+    pids: BTreeMap<i64, i64>,
+}
+
+/// One node's queue/dequeue balance and freed glocks, fed its events.
+#[derive(Default)]
+pub struct NodeBalance {
+    per_glock: HashMap<GlockId, Balance>,
+    /// Glocks freed (`glock_put`).
+    put: HashSet<GlockId>,
+}
+
+impl NodeBalance {
+    /// Feeds one event of `glock`.
+    pub fn add(&mut self, pid: i64, glock: GlockId, e: &Gfs2Event) {
+        match *e {
+            Gfs2Event::GlockQueue { queue, .. } => {
+                let b = self.per_glock.entry(glock).or_default();
+                if queue {
+                    b.queued += 1;
+                    *b.pids.entry(pid).or_default() += 1;
+                } else {
+                    b.dequeued += 1;
+                    *b.pids.entry(pid).or_default() -= 1;
+                }
+            }
+            Gfs2Event::GlockPut { .. } => {
+                self.put.insert(glock);
+            }
+            _ => {}
+        }
+    }
 }

@@ -1,0 +1,232 @@
+//! The trace half of the analyses, in one pass per node with bounded memory.
+//!
+//! Every analysis of trace events is a per-node state machine or count in time order
+//! (queue → promote pairing, demote bursts, give-up/regain cycles, lock-time classes,
+//! queue/dequeue balance, per-glock counts). So each node's traces are decoded straight
+//! into typed events ([`traceparse::Gfs2Event`]) and fed to [`NodeTrace`] as they are read:
+//! no event is kept, no text is copied, and memory is the per-glock state, whatever the
+//! length of the trace. Nodes are read on every core at once; their states are combined by
+//! the report functions of each analysis.
+//!
+//! A node's events must be fed in time order. A trace is (the kernel merges its per-CPU
+//! buffers by time); when one is not (files concatenated out of order), that node is read
+//! again into memory and sorted by time, stably, as the analyses always did.
+
+use std::collections::HashMap;
+use std::io;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use bundle::Captures;
+use gfs2stats::lock_time::LockTimes;
+use glockparse::{Diagnostics, GlockId};
+use traceparse::{decode_line, Decoded, Gfs2Event};
+
+use super::{contended, hold_wait, storms, stuck};
+
+/// One node's trace state after all its events.
+#[derive(Default)]
+pub struct NodeTrace {
+    pub node: String,
+    /// Events with a glock fed in.
+    pub events: u64,
+    /// Trace lines read.
+    pub lines: u64,
+    /// Whether the node's events had to be sorted by time in memory.
+    pub sorted_in_memory: bool,
+    pub hold_wait: hold_wait::Pairing,
+    pub demotes: storms::NodeDemotes,
+    pub lock_times: LockTimes,
+    pub balance: stuck::NodeBalance,
+    /// Every glock with an event, with its counts.
+    pub counts: HashMap<GlockId, contended::EventCounts>,
+    last_ts: u64,
+}
+
+impl NodeTrace {
+    fn new(node: &str) -> NodeTrace {
+        NodeTrace {
+            node: node.to_string(),
+            ..NodeTrace::default()
+        }
+    }
+
+    /// Feeds one event; returns false (and ignores it) when it is older than the last.
+    fn add(&mut self, ts_ns: u64, pid: i64, e: &Gfs2Event) -> bool {
+        let Some(glock) = e.glock() else {
+            return true;
+        };
+        if ts_ns < self.last_ts {
+            return false;
+        }
+        self.last_ts = ts_ns;
+        self.events += 1;
+        self.hold_wait.add(ts_ns, pid, glock, e);
+        self.demotes.add(ts_ns, glock, e);
+        self.lock_times.add(e);
+        self.balance.add(pid, glock, e);
+        self.counts.entry(glock).or_default().add(e);
+        true
+    }
+
+    fn finish(&mut self) {
+        self.lock_times.finish();
+        self.hold_wait.finish();
+    }
+}
+
+/// Calls `f` with every decoded event of `path` and its line number; bad lines go to
+/// `diag` with their line. Returns false when `f` does.
+fn each_event(
+    path: &std::path::Path,
+    diag: &mut Diagnostics,
+    lines: &mut u64,
+    mut f: impl FnMut(u64, i64, &Gfs2Event) -> bool,
+) -> io::Result<bool> {
+    let source: Arc<str> = path.display().to_string().into();
+    let mut line_no = 0u64;
+    let mut ok = true;
+    traceparse::reader::for_each_line(path, |line| {
+        line_no += 1;
+        if !ok || line.is_empty() {
+            return;
+        }
+        match decode_line(line) {
+            Ok(Decoded::Gfs2 { line, event, .. }) => ok = f(line.ts_ns, line.pid, &event),
+            Ok(_) => {}
+            Err(e) => diag.error(glockparse::ParseError::new(
+                &source,
+                line_no,
+                e.0.to_string(),
+                line,
+            )),
+        }
+    })?;
+    *lines += line_no;
+    Ok(ok)
+}
+
+/// Reads one node's traces into its state.
+fn read_node(
+    node: &str,
+    traces: &[PathBuf],
+    progress: &AtomicU64,
+) -> io::Result<(NodeTrace, Diagnostics)> {
+    let mut t = NodeTrace::new(node);
+    let mut diag = Diagnostics::default();
+    let mut in_order = true;
+    for p in traces {
+        let mut lines = 0;
+        let ok = each_event(p, &mut diag, &mut lines, |ts, pid, e| {
+            progress.fetch_add(1, Ordering::Relaxed);
+            t.add(ts, pid, e)
+        })?;
+        t.lines += lines;
+        if !ok {
+            in_order = false;
+            break;
+        }
+    }
+    if !in_order {
+        // Again, from the start, into memory, sorted by time (stable: equal times keep
+        // their order in the files).
+        t = NodeTrace::new(node);
+        t.sorted_in_memory = true;
+        diag = Diagnostics::default();
+        let mut all: Vec<(u64, i64, Gfs2Event)> = Vec::new();
+        for p in traces {
+            let mut lines = 0;
+            each_event(p, &mut diag, &mut lines, |ts, pid, e| {
+                if e.glock().is_some() {
+                    all.push((ts, pid, *e));
+                }
+                true
+            })?;
+            t.lines += lines;
+        }
+        all.sort_by_key(|(ts, _, _)| *ts);
+        for (ts, pid, e) in &all {
+            t.add(*ts, *pid, e);
+        }
+    }
+    t.finish();
+    Ok((t, diag))
+}
+
+/// Called now and then with the events read so far per node, and once at the end (`true`).
+pub type Progress<'a> = dyn Fn(&[(String, u64)], bool) + Sync + 'a;
+
+/// Reads every node's traces, nodes on all cores at once. Nodes of the same name (loose
+/// files) are one node.
+pub fn read(caps: &Captures, progress: &Progress) -> io::Result<(Vec<NodeTrace>, Diagnostics)> {
+    let mut by_name: Vec<(String, Vec<PathBuf>)> = Vec::new();
+    for n in &caps.nodes {
+        match by_name.iter_mut().find(|(name, _)| *name == n.node) {
+            Some((_, t)) => t.extend(n.traces.iter().cloned()),
+            None => by_name.push((n.node.clone(), n.traces.clone())),
+        }
+    }
+    by_name.retain(|(_, t)| !t.is_empty());
+    let counters: Vec<AtomicU64> = by_name.iter().map(|_| AtomicU64::new(0)).collect();
+    let next = AtomicUsize::new(0);
+    let done = AtomicUsize::new(0);
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(by_name.len().max(1));
+    let snapshot = || -> Vec<(String, u64)> {
+        by_name
+            .iter()
+            .zip(&counters)
+            .map(|((n, _), c)| (n.clone(), c.load(Ordering::Relaxed)))
+            .collect()
+    };
+    let mut results: Vec<Option<io::Result<(NodeTrace, Diagnostics)>>> =
+        by_name.iter().map(|_| None).collect();
+    std::thread::scope(|s| {
+        let workers: Vec<_> = (0..threads)
+            .map(|_| {
+                s.spawn(|| {
+                    let mut out = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        let Some((name, traces)) = by_name.get(i) else {
+                            break;
+                        };
+                        out.push((i, read_node(name, traces, &counters[i])));
+                        done.fetch_add(1, Ordering::Relaxed);
+                    }
+                    out
+                })
+            })
+            .collect();
+        while done.load(Ordering::Relaxed) < by_name.len()
+            && workers.iter().any(|w| !w.is_finished())
+        {
+            std::thread::sleep(std::time::Duration::from_millis(250));
+            progress(&snapshot(), false);
+        }
+        for w in workers {
+            match w.join() {
+                Ok(v) => {
+                    for (i, r) in v {
+                        results[i] = Some(r);
+                    }
+                }
+                Err(_) => {
+                    return;
+                }
+            }
+        }
+    });
+    progress(&snapshot(), true);
+    let mut nodes = Vec::new();
+    let mut diag = Diagnostics::default();
+    for r in results {
+        let (t, d) = r.ok_or_else(|| io::Error::other("a trace reading thread failed"))??;
+        diag.merge(&d);
+        nodes.push(t);
+    }
+    nodes.sort_by(|a, b| a.node.cmp(&b.node));
+    Ok((nodes, diag))
+}
