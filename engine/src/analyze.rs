@@ -44,6 +44,7 @@ type Loaded = (
     frames::Captures,
     frames::Frames,
     Vec<analyze::trace::NodeTrace>,
+    analyze::trace::Folded,
     frames::Diagnostics,
 );
 
@@ -51,12 +52,12 @@ type Loaded = (
 fn load_for_analysis(paths: &[std::path::PathBuf]) -> io::Result<Loaded> {
     let caps = frames::discover(paths)?;
     let f = frames::load_snapshots(&caps)?;
-    let (traces, d) = analyze::trace::read(&caps, &progress)?;
+    let (traces, folded, d) = analyze::trace::read(&caps, &progress)?;
     let events: u64 = traces.iter().map(|t| t.events).sum();
     let mut all = f.diagnostics.clone();
     all.merge(&d);
     recognised(paths, frame_rows(&f) + events as usize, &all)?;
-    Ok((caps, f, traces, d))
+    Ok((caps, f, traces, folded, d))
 }
 
 /// Progress of the trace pass on standard error, when it is a terminal: events read per
@@ -81,7 +82,7 @@ fn progress(nodes: &[(String, u64)], done: bool) {
 }
 
 pub fn run(a: &AnalyzeArgs, color: clikit::Color) -> io::Result<()> {
-    let (caps, f, traces, trace_diag) = load_for_analysis(&a.captures)?;
+    let (caps, f, traces, folded, trace_diag) = load_for_analysis(&a.captures)?;
     let o = Options {
         sort: match a.sort {
             Sort::Demotes => SortBy::Demotes,
@@ -96,7 +97,7 @@ pub fn run(a: &AnalyzeArgs, color: clikit::Color) -> io::Result<()> {
             ..StormOptions::default()
         },
     };
-    let report = analyze::analyze(&f, &traces, &caps, &o).map_err(polars)?;
+    let report = analyze::analyze(&f, &traces, &folded, &caps, &o).map_err(polars)?;
     let mut diagnostics = f.diagnostics.clone();
     diagnostics.merge(&trace_diag);
     diagnostics.merge(&report.diagnostics);

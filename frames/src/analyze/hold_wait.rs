@@ -128,18 +128,38 @@ impl Pairing {
     }
 }
 
+impl Times {
+    /// Adds another's samples and counts.
+    pub fn merge(&mut self, t: &Times) {
+        self.wait.merge(&t.wait);
+        self.hold.merge(&t.hold);
+        self.demote.merge(&t.demote);
+        self.waiting_at_end += t.waiting_at_end;
+        self.held_at_end += t.held_at_end;
+        self.failed += t.failed;
+    }
+}
+
+impl Pairing {
+    /// Moves a finished node's times into this one (which then holds both).
+    pub fn absorb(&mut self, other: &mut Pairing) {
+        for (g, t) in other.times.drain() {
+            match self.times.get_mut(&g) {
+                Some(mine) => mine.merge(&t),
+                None => {
+                    self.times.insert(g, t);
+                }
+            }
+        }
+    }
+}
+
 /// Every node's times, per glock (`TYPE/hex`).
 pub fn merge_nodes<'a>(nodes: impl IntoIterator<Item = &'a Pairing>) -> BTreeMap<String, Times> {
     let mut out: BTreeMap<String, Times> = BTreeMap::new();
     for n in nodes {
         for (g, t) in &n.times {
-            let o = out.entry(g.to_string()).or_default();
-            o.wait.merge(&t.wait);
-            o.hold.merge(&t.hold);
-            o.demote.merge(&t.demote);
-            o.waiting_at_end += t.waiting_at_end;
-            o.held_at_end += t.held_at_end;
-            o.failed += t.failed;
+            out.entry(g.to_string()).or_default().merge(t);
         }
     }
     out

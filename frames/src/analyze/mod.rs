@@ -157,16 +157,17 @@ fn hold_wait_rows(
 }
 
 /// Runs every analysis: `f` holds the snapshots (its events frame is not used), `traces`
-/// the state of every node's traces after one pass ([`trace::read`]).
+/// and `folded` the state of every node's traces after one pass ([`trace::read`]).
 pub fn analyze(
     f: &Frames,
     traces: &[trace::NodeTrace],
+    folded: &trace::Folded,
     caps: &Captures,
     o: &Options,
 ) -> PolarsResult<Report> {
     let holds = rows::holders(f)?;
     let dlm = rows::dlm(f)?;
-    let times = hold_wait::merge_nodes(traces.iter().map(|t| &t.hold_wait));
+    let times = hold_wait::merge_nodes([&folded.hold_wait]);
     let counts: Vec<contended::NodeCounts> = traces
         .iter()
         .map(|t| contended::NodeCounts {
@@ -211,8 +212,7 @@ pub fn analyze(
             }
         }
     }
-    let lock_times: Vec<_> = traces.iter().map(|t| &t.lock_times).collect();
-    let (slow_dlm, slow_dlm_types) = slow::analyze(&lock_times, &glstats);
+    let (slow_dlm, slow_dlm_types) = slow::analyze(&[&folded.lock_times], &glstats);
     // Glock counts per node, snapshot and type.
     let mut glock_counts: BTreeMap<(String, u32), BTreeMap<String, u64>> = BTreeMap::new();
     {

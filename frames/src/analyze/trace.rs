@@ -25,7 +25,30 @@ use traceparse::{decode_line, Decoded, Gfs2Event};
 
 use super::{contended, hold_wait, storms, stuck};
 
-/// One node's trace state after all its events.
+/// The per-glock distributions of every node read so far, folded together as each node
+/// finishes, so only the nodes being read hold their own.
+#[derive(Default)]
+pub struct Folded {
+    /// Wait, hold and demote times per glock.
+    pub hold_wait: hold_wait::Pairing,
+    /// Classified lock-time samples per glock and type.
+    pub lock_times: LockTimes,
+}
+
+impl Folded {
+    fn absorb(&mut self, t: &mut NodeTrace) {
+        self.hold_wait.absorb(&mut t.hold_wait);
+        for (g, h) in t.lock_times.per_glock.drain() {
+            self.lock_times.per_glock.entry(g).or_default().merge(&h);
+        }
+        for (ty, h) in std::mem::take(&mut t.lock_times.per_type) {
+            self.lock_times.per_type.entry(ty).or_default().merge(&h);
+        }
+    }
+}
+
+/// One node's trace state after all its events (its distributions are moved into
+/// [`Folded`] once it is read).
 #[derive(Default)]
 pub struct NodeTrace {
     pub node: String,
@@ -159,7 +182,10 @@ pub type Progress<'a> = dyn Fn(&[(String, u64)], bool) + Sync + 'a;
 
 /// Reads every node's traces, nodes on all cores at once. Nodes of the same name (loose
 /// files) are one node.
-pub fn read(caps: &Captures, progress: &Progress) -> io::Result<(Vec<NodeTrace>, Diagnostics)> {
+pub fn read(
+    caps: &Captures,
+    progress: &Progress,
+) -> io::Result<(Vec<NodeTrace>, Folded, Diagnostics)> {
     let mut by_name: Vec<(String, Vec<PathBuf>)> = Vec::new();
     for n in &caps.nodes {
         match by_name.iter_mut().find(|(name, _)| *name == n.node) {
@@ -170,6 +196,7 @@ pub fn read(caps: &Captures, progress: &Progress) -> io::Result<(Vec<NodeTrace>,
     by_name.retain(|(_, t)| !t.is_empty());
     let counters: Vec<AtomicU64> = by_name.iter().map(|_| AtomicU64::new(0)).collect();
     let next = AtomicUsize::new(0);
+    let folded = std::sync::Mutex::new(Folded::default());
     let done = AtomicUsize::new(0);
     let threads = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
@@ -193,7 +220,14 @@ pub fn read(caps: &Captures, progress: &Progress) -> io::Result<(Vec<NodeTrace>,
                         let Some((name, traces)) = by_name.get(i) else {
                             break;
                         };
-                        out.push((i, read_node(name, traces, &counters[i])));
+                        let mut r = read_node(name, traces, &counters[i]);
+                        if let Ok((t, _)) = &mut r {
+                            folded
+                                .lock()
+                                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                                .absorb(t);
+                        }
+                        out.push((i, r));
                         done.fetch_add(1, Ordering::Relaxed);
                     }
                     out
@@ -228,5 +262,8 @@ pub fn read(caps: &Captures, progress: &Progress) -> io::Result<(Vec<NodeTrace>,
         nodes.push(t);
     }
     nodes.sort_by(|a, b| a.node.cmp(&b.node));
-    Ok((nodes, diag))
+    let folded = folded
+        .into_inner()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    Ok((nodes, folded, diag))
 }
