@@ -7,8 +7,10 @@
 //! glk-bench trace [--copies 10]            # decode throughput vs wc -l (nolock fixture)
 //! glk-bench live [--rate 200000] [--secs 10]   # markers through glk trace, lost events
 //! glk-bench export [--copies 10]           # Parquet export rows/s
+//! glk-bench analyze [--nodes 2] [--copies 10] [--python]   # glk analyze at scale
 //! ```
 
+mod analyze;
 mod export;
 mod gen;
 mod measure;
@@ -18,7 +20,7 @@ use std::path::{Path, PathBuf};
 
 fn usage() -> ! {
     eprintln!(
-        "usage: glk-bench gen-glocks --glocks N --out FILE\n       glk-bench top [--glocks N] [--file FILE] [--glk PATH]\n       glk-bench trace [--copies N] [--glk PATH]\n       glk-bench live [--rate N] [--secs S] [--glk PATH]\n       glk-bench export [--copies N]"
+        "usage: glk-bench gen-glocks --glocks N --out FILE\n       glk-bench top [--glocks N] [--file FILE] [--glk PATH]\n       glk-bench trace [--copies N] [--glk PATH]\n       glk-bench live [--rate N] [--secs S] [--glk PATH]\n       glk-bench export [--copies N]\n       glk-bench analyze [--nodes N] [--copies N] [--python] [--engine PATH]"
     );
     std::process::exit(2)
 }
@@ -93,6 +95,15 @@ fn main() -> std::io::Result<()> {
             let copies =
                 arg(&args, "--copies").map_or(10, |s| s.parse().unwrap_or_else(|_| usage()));
             export::run(copies)?;
+        }
+        Some("analyze") => {
+            let num = |name: &str, default: usize| {
+                arg(&args, name).map_or(default, |s| s.parse().unwrap_or_else(|_| usage()))
+            };
+            let engine = arg(&args, "--engine")
+                .map_or_else(|| sibling_glk().with_file_name("glk-engine"), PathBuf::from);
+            let python = args.iter().any(|a| a == "--python");
+            analyze::run(&engine, num("--nodes", 2), num("--copies", 10), python)?;
         }
         _ => usage(),
     }

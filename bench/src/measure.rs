@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 /// Runs `cmd` to completion with stdout discarded; returns wall time and the child's
 /// peak RSS in KiB (from wait4's rusage).
-fn run_once(cmd: &mut Command) -> std::io::Result<(Duration, u64)> {
+pub fn run_once(cmd: &mut Command) -> std::io::Result<(Duration, u64)> {
     let start = Instant::now();
     let child = cmd.stdout(Stdio::null()).spawn()?;
     let pid = child.id() as libc::pid_t;
