@@ -56,10 +56,15 @@ impl Filler {
     }
 
     /// Starts a fresh block with the carried partial line at its front.
+    /// A reused block keeps its initialised length: reading into it again needs no zeroing
+    /// (only the bytes up to `filled` are ever looked at).
     fn start(&mut self, mut buf: Vec<u8>) {
-        buf.clear();
-        buf.extend_from_slice(&self.carry);
-        self.filled = buf.len();
+        let n = self.carry.len();
+        if buf.len() < n {
+            buf.resize(n, 0);
+        }
+        buf[..n].copy_from_slice(&self.carry);
+        self.filled = n;
         self.carry.clear();
         self.buf = buf;
     }

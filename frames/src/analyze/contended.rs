@@ -4,7 +4,6 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use glockparse::GlockId;
 use polars::prelude::*;
 use serde::Serialize;
 use traceparse::Gfs2Event;
@@ -92,7 +91,7 @@ impl EventCounts {
 /// One node's trace, as the ranking uses it.
 pub struct NodeCounts<'a> {
     pub node: &'a str,
-    pub counts: &'a HashMap<GlockId, EventCounts>,
+    pub counts: &'a super::GlockMap<EventCounts>,
 }
 
 pub fn analyze(

@@ -6,12 +6,14 @@
 //! A dequeue with no granted holder to match ends a waiting one instead (a failed try
 //! lock). What is left at the end of the trace is still waiting or still held.
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, VecDeque};
 
 use gfs2stats::dist::{Distribution, Recorder};
 use serde::Serialize;
 
 use glockparse::GlockId;
+
+use super::GlockMap;
 use traceparse::{DlmMode, Gfs2Event};
 
 /// Durations of one kind, with their sum.
@@ -72,9 +74,9 @@ struct GlockState {
 /// One node's pairing, fed its events in time order.
 #[derive(Default)]
 pub struct Pairing {
-    st: HashMap<GlockId, GlockState>,
+    st: GlockMap<GlockState>,
     /// Per glock (every glock with an event has an entry).
-    pub times: HashMap<GlockId, Times>,
+    pub times: GlockMap<Times>,
 }
 
 impl Pairing {

@@ -11,6 +11,11 @@ pub mod storms;
 pub mod stuck;
 pub mod trace;
 
+/// A hash map keyed by glock ids, with a fast hash: the trace pass looks up every event's
+/// glock several times.
+pub type GlockMap<V> =
+    std::collections::HashMap<glockparse::GlockId, V, foldhash::fast::RandomState>;
+
 use std::collections::{BTreeMap, HashMap};
 
 use polars::prelude::PolarsResult;

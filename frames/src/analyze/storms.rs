@@ -9,9 +9,11 @@
 //! Each node's trace has its own clock, so a storm's times are in the clock of the node
 //! that saw it.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 
 use glockparse::GlockId;
+
+use super::GlockMap;
 use serde::Serialize;
 use traceparse::Gfs2Event;
 
@@ -112,10 +114,10 @@ struct Cycles {
 #[derive(Default)]
 pub struct NodeDemotes {
     /// Times of remote `demote_rq`, per glock.
-    remote: HashMap<GlockId, Vec<u64>>,
-    cycles: HashMap<GlockId, Cycles>,
+    remote: GlockMap<Vec<u64>>,
+    cycles: GlockMap<Cycles>,
     /// The modes regained, per glock.
-    modes: HashMap<GlockId, BTreeSet<&'static str>>,
+    modes: GlockMap<BTreeSet<&'static str>>,
 }
 
 impl NodeDemotes {

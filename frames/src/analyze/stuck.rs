@@ -6,9 +6,11 @@
 //!   (the queue/dequeue balance, as the systemtap ref-leak method), and glocks freed
 //!   (`glock_put`) versus seen.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use glockparse::GlockId;
+
+use super::GlockMap;
 use traceparse::Gfs2Event;
 
 use serde::Serialize;
@@ -203,7 +205,7 @@ pub struct Balance {
 /// One node's queue/dequeue balance and freed glocks, fed its events.
 #[derive(Default)]
 pub struct NodeBalance {
-    per_glock: HashMap<GlockId, Balance>,
+    per_glock: GlockMap<Balance>,
     /// Glocks freed (`glock_put`).
     put: HashSet<GlockId>,
 }

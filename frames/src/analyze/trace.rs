@@ -12,7 +12,6 @@
 //! buffers by time); when one is not (files concatenated out of order), that node is read
 //! again into memory and sorted by time, stably, as the analyses always did.
 
-use std::collections::HashMap;
 use std::io;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -20,7 +19,7 @@ use std::sync::Arc;
 
 use bundle::Captures;
 use gfs2stats::lock_time::LockTimes;
-use glockparse::{Diagnostics, GlockId};
+use glockparse::Diagnostics;
 use traceparse::{decode_line, Decoded, Gfs2Event};
 
 use super::{contended, hold_wait, storms, stuck};
@@ -63,7 +62,7 @@ pub struct NodeTrace {
     pub lock_times: LockTimes,
     pub balance: stuck::NodeBalance,
     /// Every glock with an event, with its counts.
-    pub counts: HashMap<GlockId, contended::EventCounts>,
+    pub counts: super::GlockMap<contended::EventCounts>,
     last_ts: u64,
 }
 
@@ -130,10 +129,64 @@ fn each_event(
     Ok(ok)
 }
 
+/// Events decoded per batch handed from the decoding thread to the state machines.
+const BATCH: usize = 4096;
+
+/// [`each_event`] on two threads: one reads and decodes `path`, this one runs `f` on the
+/// events, a few batches behind. For a core that would otherwise be idle (fewer nodes than
+/// cores).
+fn each_event_pipelined(
+    path: &std::path::Path,
+    diag: &mut Diagnostics,
+    lines: &mut u64,
+    mut f: impl FnMut(u64, i64, &Gfs2Event) -> bool,
+) -> io::Result<bool> {
+    let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<(u64, i64, Gfs2Event)>>(4);
+    std::thread::scope(|s| {
+        let decoder = s.spawn(move || {
+            let (mut d, mut n) = (Diagnostics::default(), 0u64);
+            let mut batch = Vec::with_capacity(BATCH);
+            let r = each_event(path, &mut d, &mut n, |ts, pid, e| {
+                if e.glock().is_none() {
+                    return true;
+                }
+                batch.push((ts, pid, *e));
+                if batch.len() == BATCH {
+                    let full = std::mem::replace(&mut batch, Vec::with_capacity(BATCH));
+                    // The consumer stopped: stop decoding.
+                    return tx.send(full).is_ok();
+                }
+                true
+            });
+            if !batch.is_empty() {
+                let _ = tx.send(batch);
+            }
+            r.map(|_| (d, n))
+        });
+        let mut ok = true;
+        'batches: for b in &rx {
+            for (ts, pid, e) in &b {
+                if !f(*ts, *pid, e) {
+                    ok = false;
+                    break 'batches;
+                }
+            }
+        }
+        drop(rx);
+        let (d, n) = decoder
+            .join()
+            .map_err(|_| io::Error::other("trace decoding thread panicked"))??;
+        diag.merge(&d);
+        *lines += n;
+        Ok(ok)
+    })
+}
+
 /// Reads one node's traces into its state.
 fn read_node(
     node: &str,
     traces: &[PathBuf],
+    pipelined: bool,
     progress: &AtomicU64,
 ) -> io::Result<(NodeTrace, Diagnostics)> {
     let mut t = NodeTrace::new(node);
@@ -141,10 +194,15 @@ fn read_node(
     let mut in_order = true;
     for p in traces {
         let mut lines = 0;
-        let ok = each_event(p, &mut diag, &mut lines, |ts, pid, e| {
+        let feed = |ts, pid, e: &Gfs2Event| {
             progress.fetch_add(1, Ordering::Relaxed);
             t.add(ts, pid, e)
-        })?;
+        };
+        let ok = if pipelined {
+            each_event_pipelined(p, &mut diag, &mut lines, feed)?
+        } else {
+            each_event(p, &mut diag, &mut lines, feed)?
+        };
         t.lines += lines;
         if !ok {
             in_order = false;
@@ -198,9 +256,10 @@ pub fn read(
     let next = AtomicUsize::new(0);
     let folded = std::sync::Mutex::new(Folded::default());
     let done = AtomicUsize::new(0);
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(by_name.len().max(1));
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let threads = cores.min(by_name.len().max(1));
+    // Cores no node would use decode for the others.
+    let pipelined = cores > by_name.len();
     let snapshot = || -> Vec<(String, u64)> {
         by_name
             .iter()
@@ -220,7 +279,7 @@ pub fn read(
                         let Some((name, traces)) = by_name.get(i) else {
                             break;
                         };
-                        let mut r = read_node(name, traces, &counters[i]);
+                        let mut r = read_node(name, traces, pipelined, &counters[i]);
                         if let Ok((t, _)) = &mut r {
                             folded
                                 .lock()
