@@ -293,11 +293,15 @@ pub fn read(
                 })
             })
             .collect();
+        let mut shown = std::time::Instant::now();
         while done.load(Ordering::Relaxed) < by_name.len()
             && workers.iter().any(|w| !w.is_finished())
         {
-            std::thread::sleep(std::time::Duration::from_millis(250));
-            progress(&snapshot(), false);
+            std::thread::sleep(std::time::Duration::from_millis(5));
+            if shown.elapsed() >= std::time::Duration::from_millis(250) {
+                progress(&snapshot(), false);
+                shown = std::time::Instant::now();
+            }
         }
         for w in workers {
             match w.join() {
