@@ -137,6 +137,9 @@ impl<T> Default for Sides<T> {
     }
 }
 
+/// Picks the waiters or the holders of a glock's snapshot sides.
+type Pick = for<'s, 'h> fn(&'s Sides<&'h Hold>) -> &'s Vec<&'h Hold>;
+
 /// An edge of the wait-for graph: `from` waits for `glock`, held by `to`.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 struct Edge {
@@ -241,24 +244,26 @@ pub fn analyze(holds: &[Hold], dlm: &[Dlm], res: &Resolver) -> (Vec<CrossNode>, 
             e.granted.push(d);
         }
     }
+    // One side of a DLM wait on `node`: its waiters or holders in its glocks snapshot when
+    // it has one (none there: no process), else the DLM lock itself.
+    let parties = |node: &str, snap: u32, glock: &str, lock: &Dlm, pick: Pick| -> Vec<Party> {
+        if !res.has_glocks(node, snap) {
+            return res.dlm_party(lock).into_iter().collect();
+        }
+        by.get(&(snap, glock)).map_or_else(Vec::new, |s| {
+            pick(s)
+                .iter()
+                .filter(|h| h.node == node)
+                .map(|h| res.party(h))
+                .collect()
+        })
+    };
     for ((_, snap, glock), Sides { waiting, granted }) in &dl {
         for w in waiting {
             let Some(wn) = res.owner_node(w) else {
                 continue;
             };
-            let waiters: Vec<Party> = if res.has_glocks(wn, *snap) {
-                by.get(&(*snap, *glock))
-                    .map(|s| {
-                        s.waiting
-                            .iter()
-                            .filter(|h| h.node == wn)
-                            .map(|h| res.party(h))
-                            .collect()
-                    })
-                    .unwrap_or_default()
-            } else {
-                res.dlm_party(w).into_iter().collect()
-            };
+            let waiters = parties(wn, *snap, glock, w, |s| &s.waiting);
             for g in granted.iter().filter(|g| conflicts(w, g)) {
                 let Some(gn) = res.owner_node(g) else {
                     continue;
@@ -266,19 +271,7 @@ pub fn analyze(holds: &[Hold], dlm: &[Dlm], res: &Resolver) -> (Vec<CrossNode>, 
                 if gn == wn {
                     continue;
                 }
-                let holders: Vec<Party> = if res.has_glocks(gn, *snap) {
-                    by.get(&(*snap, *glock))
-                        .map(|s| {
-                            s.granted
-                                .iter()
-                                .filter(|h| h.node == gn)
-                                .map(|h| res.party(h))
-                                .collect()
-                        })
-                        .unwrap_or_default()
-                } else {
-                    res.dlm_party(g).into_iter().collect()
-                };
+                let holders = parties(gn, *snap, glock, g, |s| &s.granted);
                 for wp in &waiters {
                     for hp in &holders {
                         let (mut wp, mut hp) = (wp.clone(), hp.clone());
