@@ -277,12 +277,11 @@ struct Truth {
     waiter: Option<(i64, Vec<i64>)>,
 }
 
-fn truth(capture: &str, node: &str) -> Truth {
-    let dir = testdata::path(&format!("real/flock-deadlock-6.12/{capture}/{node}"));
-    let inodes = std::fs::read_to_string(testdata::path(&format!(
-        "real/flock-deadlock-6.12/inodes-{node}.txt"
-    )))
-    .unwrap();
+fn truth(fixture: &str, capture: &str, node: &str) -> Truth {
+    let dir = testdata::path(&format!("real/{fixture}/{capture}/{node}"));
+    let inodes =
+        std::fs::read_to_string(testdata::path(&format!("real/{fixture}/inodes-{node}.txt")))
+            .unwrap();
     let mut glock = BTreeMap::new();
     for l in inodes
         .lines()
@@ -337,9 +336,18 @@ fn truth(capture: &str, node: &str) -> Truth {
 
 #[test]
 fn flock_deadlock_across_nodes_is_found_between_owners() {
-    let cap = testdata::path("real/flock-deadlock-6.12/deadlock");
+    for kernel in ["flock-deadlock-6.12", "flock-deadlock-6.1"] {
+        flock_deadlock(kernel);
+    }
+}
+
+fn flock_deadlock(fixture: &str) {
+    let cap = testdata::path(&format!("real/{fixture}/deadlock"));
     let v = analyze(&[cap.to_str().unwrap()]);
-    let (t1, t2) = (truth("deadlock", "n1"), truth("deadlock", "n2"));
+    let (t1, t2) = (
+        truth(fixture, "deadlock", "n1"),
+        truth(fixture, "deadlock", "n2"),
+    );
     let (a, b) = (t1.glock["A"].clone(), t1.glock["B"].clone());
     let (w1, anc1) = t1.waiter.clone().expect("a waiter on n1");
     let (w2, anc2) = t2.waiter.clone().expect("a waiter on n2");
@@ -402,9 +410,15 @@ fn flock_deadlock_across_nodes_is_found_between_owners() {
 
 #[test]
 fn a_plain_flock_wait_is_no_deadlock() {
-    let cap = testdata::path("real/flock-deadlock-6.12/wait");
+    for kernel in ["flock-deadlock-6.12", "flock-deadlock-6.1"] {
+        plain_wait(kernel);
+    }
+}
+
+fn plain_wait(fixture: &str) {
+    let cap = testdata::path(&format!("real/{fixture}/wait"));
     let v = analyze(&[cap.to_str().unwrap()]);
-    let (t1, t2) = (truth("wait", "n1"), truth("wait", "n2"));
+    let (t1, t2) = (truth(fixture, "wait", "n1"), truth(fixture, "wait", "n2"));
     let a = &t1.glock["A"];
     let (w2, _) = t2.waiter.clone().expect("a waiter on n2");
     assert!(
