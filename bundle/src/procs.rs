@@ -286,16 +286,19 @@ pub struct Table {
 }
 
 impl Table {
+    /// Indexes tasks by tid.
     pub fn new(tasks: Vec<Task>) -> Table {
         Table {
             by_tid: tasks.into_iter().map(|t| (t.tid, t)).collect(),
         }
     }
 
+    /// The task `tid`.
     pub fn get(&self, tid: i64) -> Option<&Task> {
         self.by_tid.get(&tid)
     }
 
+    /// Whether no task was recorded.
     pub fn is_empty(&self) -> bool {
         self.by_tid.is_empty()
     }

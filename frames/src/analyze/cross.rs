@@ -209,6 +209,7 @@ fn conflicts(w: &Dlm, g: &Dlm) -> bool {
     }
 }
 
+/// The cross-node waits and the deadlock cycles of the snapshots' holders and DLM locks.
 pub fn analyze(holds: &[Hold], dlm: &[Dlm], res: &Resolver) -> (Vec<CrossNode>, Vec<Cycle>) {
     let mut b = Builder {
         rows: BTreeMap::new(),

@@ -71,6 +71,8 @@ pub struct Resolver<'a> {
 }
 
 impl<'a> Resolver<'a> {
+    /// Reads the process tables, `/proc/locks` copies and mount tables of `caps`, and
+    /// indexes `dlm` by snapshot, glock and owner node (named through `node_by_id`).
     pub fn new(caps: &'a Captures, dlm: &'a [Dlm], node_by_id: &'a HashMap<u64, String>) -> Self {
         let mut r = Resolver {
             files: HashMap::new(),
