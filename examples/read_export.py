@@ -24,8 +24,9 @@ def main(root: str) -> None:
     print(f"pyarrow: events {table.num_rows} rows, columns {len(table.schema.names)}")
     # pyarrow compute works on every column: strings are plain (large) strings, not
     # string_view, on which pyarrow's kernels fail.
-    kinds = sorted({str(f.type) for f in table.schema if pa.types.is_large_string(f.type) or pa.types.is_string(f.type) or str(f.type) == "string_view"})
-    print(f"pyarrow: string column types {kinds}")
+    views = [f.name for f in table.schema if str(f.type) == "string_view"]
+    large = [f.name for f in table.schema if pa.types.is_large_string(f.type)]
+    print(f"pyarrow: {len(large)} large_string columns, string_view columns {views}")
     demotes = table.filter(pc.equal(table["event"], "demote_rq"))
     first = demotes.sort_by([("glock", "ascending"), ("ts_ns", "ascending")]).take([0])
     print(f"pyarrow compute: demote_rq events {demotes.num_rows}, first glock {first['glock'][0]}")
