@@ -7,7 +7,7 @@ use glockparse::dlm_locks;
 use glockparse::DlmMode;
 use glockparse::{Diagnostics, Glock, GlockReader};
 use polars::prelude::*;
-use traceparse::{decode_line, Decoded, Gfs2Event};
+use traceparse::{Decoded, Gfs2Event};
 
 use bundle::{Captures, NodeCapture, Snapshot};
 
@@ -406,23 +406,11 @@ fn read_trace(
     ev: &mut EventCols,
     diag: &mut Diagnostics,
 ) -> io::Result<()> {
-    let source: std::sync::Arc<str> = path.display().to_string().into();
-    let mut line_no = 0u64;
-    traceparse::reader::for_each_line(path, |line| {
-        line_no += 1;
-        if line.is_empty() {
-            return;
-        }
-        match decode_line(line) {
-            Ok(d) => ev.push(node, &d),
-            Err(e) => diag.error(glockparse::ParseError::new(
-                &source,
-                line_no,
-                e.0.to_string(),
-                line,
-            )),
-        }
+    traceparse::reader::for_each_decoded(path, diag, |d| {
+        ev.push(node, &d);
+        true
     })
+    .map(drop)
 }
 
 /// Reads every file of every node into frames.

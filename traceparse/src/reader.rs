@@ -327,6 +327,34 @@ pub fn for_each_line(path: &Path, mut f: impl FnMut(&[u8])) -> io::Result<()> {
         .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))
 }
 
+/// Decodes every line of a saved trace file (compressed or not): `f` gets each decoded line
+/// and says whether to go on; a line that is not trace text goes to `diag` with its number.
+/// After `f` says stop, the rest is only counted. Returns the number of lines.
+pub fn for_each_decoded(
+    path: &Path,
+    diag: &mut glockparse::Diagnostics,
+    mut f: impl FnMut(crate::Decoded<'_>) -> bool,
+) -> io::Result<u64> {
+    let source: Arc<str> = path.display().to_string().into();
+    let (mut line_no, mut go_on) = (0u64, true);
+    for_each_line(path, |line| {
+        line_no += 1;
+        if !go_on || line.is_empty() {
+            return;
+        }
+        match crate::decode_line(line) {
+            Ok(d) => go_on = f(d),
+            Err(e) => diag.error(glockparse::ParseError::new(
+                &source,
+                line_no,
+                e.0.to_string(),
+                line,
+            )),
+        }
+    })?;
+    Ok(line_no)
+}
+
 /// Opens a saved trace file (compressed or not) as blocks.
 pub fn open_file(path: &Path) -> io::Result<BlockReader> {
     Ok(BlockReader::stream(glockparse::input::open(path)?))

@@ -15,12 +15,11 @@
 use std::io;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::Arc;
 
 use bundle::Captures;
 use gfs2stats::lock_time::LockTimes;
 use glockparse::Diagnostics;
-use traceparse::{decode_line, Decoded, Gfs2Event};
+use traceparse::{Decoded, Gfs2Event};
 
 use super::{contended, hold_wait, storms, stuck};
 
@@ -108,34 +107,21 @@ impl NodeTrace {
     }
 }
 
-/// Calls `f` with every decoded event of `path` and its line number; bad lines go to
-/// `diag` with their line. Returns false when `f` does.
+/// Calls `f` with every gfs2 event of `path` (time, pid, event); bad lines go to `diag`
+/// with their line, and the lines read are added to `lines`. Returns false when `f` does.
 fn each_event(
     path: &std::path::Path,
     diag: &mut Diagnostics,
     lines: &mut u64,
     mut f: impl FnMut(u64, i64, &Gfs2Event) -> bool,
 ) -> io::Result<bool> {
-    let source: Arc<str> = path.display().to_string().into();
-    let mut line_no = 0u64;
     let mut ok = true;
-    traceparse::reader::for_each_line(path, |line| {
-        line_no += 1;
-        if !ok || line.is_empty() {
-            return;
+    *lines += traceparse::reader::for_each_decoded(path, diag, |d| {
+        if let Decoded::Gfs2 { line, event, .. } = d {
+            ok = f(line.ts_ns, line.pid, &event);
         }
-        match decode_line(line) {
-            Ok(Decoded::Gfs2 { line, event, .. }) => ok = f(line.ts_ns, line.pid, &event),
-            Ok(_) => {}
-            Err(e) => diag.error(glockparse::ParseError::new(
-                &source,
-                line_no,
-                e.0.to_string(),
-                line,
-            )),
-        }
+        ok
     })?;
-    *lines += line_no;
     Ok(ok)
 }
 
