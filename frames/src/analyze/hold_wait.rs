@@ -154,17 +154,14 @@ impl Pairing {
             }
         }
     }
-}
 
-/// Every node's times, per glock (`TYPE/hex`).
-pub fn merge_nodes<'a>(nodes: impl IntoIterator<Item = &'a Pairing>) -> BTreeMap<String, Times> {
-    let mut out: BTreeMap<String, Times> = BTreeMap::new();
-    for n in nodes {
-        for (g, t) in &n.times {
-            out.entry(g.to_string()).or_default().merge(t);
-        }
+    /// The times per glock, by its name (`TYPE/hex`).
+    pub fn by_name(&self) -> BTreeMap<String, Times> {
+        self.times
+            .iter()
+            .map(|(g, t)| (g.to_string(), t.clone()))
+            .collect()
     }
-    out
 }
 
 #[cfg(test)]
@@ -216,7 +213,7 @@ mod tests {
             p.add(*ts, *pid, e.glock().unwrap(), e);
         }
         p.finish();
-        merge_nodes([&p])
+        p.by_name()
     }
 
     #[test]

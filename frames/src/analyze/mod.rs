@@ -172,7 +172,7 @@ pub fn analyze(
 ) -> PolarsResult<Report> {
     let holds = rows::holders(f)?;
     let dlm = rows::dlm(f)?;
-    let times = hold_wait::merge_nodes([&folded.hold_wait]);
+    let times = folded.hold_wait.by_name();
     let counts: Vec<contended::NodeCounts> = traces
         .iter()
         .map(|t| contended::NodeCounts {
@@ -217,7 +217,7 @@ pub fn analyze(
             }
         }
     }
-    let (slow_dlm, slow_dlm_types) = slow::analyze(&[&folded.lock_times], &glstats);
+    let (slow_dlm, slow_dlm_types) = slow::analyze(&folded.lock_times, &glstats);
     // Glock counts per node, snapshot and type.
     let mut glock_counts: BTreeMap<(String, u32), BTreeMap<String, u64>> = BTreeMap::new();
     {

@@ -49,22 +49,14 @@ pub struct SlowType {
     pub nonblocking_p50_ns: u64,
 }
 
-/// Lock-time distributions from every node's classified samples; `glstats` maps a glock to
-/// its (srttb, dcount) of the last snapshot.
+/// Lock-time distributions from the classified samples of every node (folded into one
+/// [`LockTimes`]); `glstats` maps a glock to its (srttb, dcount) of the last snapshot.
 pub fn analyze(
-    nodes: &[&LockTimes],
+    lt: &LockTimes,
     glstats: &HashMap<String, (i64, i64)>,
 ) -> (Vec<SlowGlock>, Vec<SlowType>) {
-    let mut glocks: BTreeMap<GlockId, Hists> = BTreeMap::new();
-    let mut types: BTreeMap<GlockType, Hists> = BTreeMap::new();
-    for lt in nodes {
-        for (g, h) in &lt.per_glock {
-            glocks.entry(*g).or_default().merge(h);
-        }
-        for (t, h) in &lt.per_type {
-            types.entry(*t).or_default().merge(h);
-        }
-    }
+    let glocks: BTreeMap<&GlockId, &Hists> = lt.per_glock.iter().collect();
+    let types = &lt.per_type;
     let type_p50: HashMap<GlockType, u64> = types
         .iter()
         .map(|(t, h)| (*t, distribution(&h.all).p50_ns))
