@@ -691,26 +691,7 @@ fn detail_lines(
             fd.pid, fd.fd
         )));
     }
-    if let Some(i) = &g.inode {
-        out.push(Line::from(format!(
-            "inode {} ({}, {} bytes{})",
-            i.addr,
-            i.file_type(),
-            i.size,
-            i.nrpages
-                .map(|p| format!(", {p} pages cached"))
-                .unwrap_or_default()
-        )));
-    }
-    if let Some(r) = &g.rgrp {
-        out.push(Line::from(format!(
-            "rgrp {}: {} free blocks, {} dinodes, {} reservations",
-            r.addr,
-            r.free,
-            r.dinodes,
-            r.reservations.len()
-        )));
-    }
+    out.extend(super::verdict::objects(g).into_iter().map(Line::from));
     out
 }
 

@@ -169,27 +169,8 @@ fn glock(
     for f in node.open_files(g.id) {
         writeln!(out, "    open: pid {} fd {}", f.pid, f.fd)?;
     }
-    if let Some(i) = &g.inode {
-        writeln!(
-            out,
-            "    inode {} ({}, {} bytes{})",
-            i.addr,
-            i.file_type(),
-            i.size,
-            i.nrpages
-                .map(|p| format!(", {p} pages cached"))
-                .unwrap_or_default()
-        )?;
-    }
-    if let Some(r) = &g.rgrp {
-        writeln!(
-            out,
-            "    rgrp {} ({} free blocks, {} dinodes, {} reservations)",
-            r.addr,
-            r.free,
-            r.dinodes,
-            r.reservations.len()
-        )?;
+    for o in super::verdict::objects(g) {
+        writeln!(out, "    {o}")?;
     }
     Ok(())
 }

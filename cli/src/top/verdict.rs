@@ -108,6 +108,33 @@ fn dlm_blocker(d: &DlmWait) -> String {
     }
 }
 
+/// The inode or resource group behind a glock, in words, for the text view and the
+/// console's detail pane alike.
+pub fn objects(g: &Glock) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Some(i) = &g.inode {
+        out.push(format!(
+            "inode {} ({}, {} bytes{})",
+            i.addr,
+            i.file_type(),
+            i.size,
+            i.nrpages
+                .map(|p| format!(", {p} pages cached"))
+                .unwrap_or_default()
+        ));
+    }
+    if let Some(r) = &g.rgrp {
+        out.push(format!(
+            "rgrp {} ({} free blocks, {} dinodes, {} reservations)",
+            r.addr,
+            r.free,
+            r.dinodes,
+            r.reservations.len()
+        ));
+    }
+    out
+}
+
 /// A holder's part in words: `waiting`, `holds` or `queued`.
 pub fn role(h: &Holder) -> &'static str {
     if h.is_waiting() {
