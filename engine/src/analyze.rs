@@ -48,7 +48,8 @@ type Loaded = (
     frames::Diagnostics,
 );
 
-/// Loads the snapshots into frames and reads the traces in one pass.
+/// Loads the snapshots into frames and reads the traces in one pass; the diagnostics are
+/// those of both.
 fn load_for_analysis(paths: &[std::path::PathBuf]) -> io::Result<Loaded> {
     let caps = frames::discover(paths)?;
     let f = frames::load_snapshots(&caps)?;
@@ -57,7 +58,7 @@ fn load_for_analysis(paths: &[std::path::PathBuf]) -> io::Result<Loaded> {
     let mut all = f.diagnostics.clone();
     all.merge(&d);
     recognised(paths, frame_rows(&f) + events as usize, &all)?;
-    Ok((caps, f, traces, folded, d))
+    Ok((caps, f, traces, folded, all))
 }
 
 /// Progress of the trace pass on standard error, when it is a terminal: events read per
@@ -82,7 +83,7 @@ fn progress(nodes: &[(String, u64)], done: bool) {
 }
 
 pub fn run(a: &AnalyzeArgs, color: clikit::Color) -> io::Result<()> {
-    let (caps, f, traces, folded, trace_diag) = load_for_analysis(&a.captures)?;
+    let (caps, f, traces, folded, mut diagnostics) = load_for_analysis(&a.captures)?;
     let o = Options {
         sort: match a.sort {
             Sort::Demotes => SortBy::Demotes,
@@ -98,8 +99,6 @@ pub fn run(a: &AnalyzeArgs, color: clikit::Color) -> io::Result<()> {
         },
     };
     let report = analyze::analyze(&f, &traces, &folded, &caps, &o).map_err(polars)?;
-    let mut diagnostics = f.diagnostics.clone();
-    diagnostics.merge(&trace_diag);
     diagnostics.merge(&report.diagnostics);
     let mut out = io::BufWriter::new(io::stdout().lock());
     if a.json {
@@ -135,10 +134,9 @@ pub fn export(a: &ExportArgs) -> io::Result<()> {
 /// A resolved process: `pid 866 [flock] (from dlm)`; the source is named when it is not
 /// the glocks file itself.
 fn who(pid: Option<i64>, comm: Option<&str>, source: &str) -> String {
-    let base = match (pid, comm) {
-        (Some(p), Some(c)) => format!("pid {p} [{c}]"),
-        (Some(p), None) => format!("pid {p}"),
-        (None, _) => "pid ? (no source names the process)".to_string(),
+    let base = match pid {
+        Some(p) => analyze::owners::process(p, comm),
+        None => "pid ? (no source names the process)".to_string(),
     };
     match (pid, source) {
         (Some(_), "glocks") | (None, _) => base,

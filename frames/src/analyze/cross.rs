@@ -21,7 +21,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use glockparse::DlmMode;
 use serde::Serialize;
 
-use super::owners::{Party, Resolver};
+use super::owners::{process, Party, Resolver};
 use super::rows::{Dlm, Hold};
 
 /// A waiter on one node joined to the holder on another.
@@ -411,9 +411,7 @@ fn cycles_in(
             };
             if holders.contains(&anc) {
                 classes.join(id(&e.from), id(&anc));
-                let comm = table
-                    .get(a)
-                    .map_or(String::new(), |t| format!(" [{}]", t.comm));
+                let ancestor = process(a, table.get(a).map(|t| t.comm.as_str()));
                 let held: Vec<&str> = edges
                     .iter()
                     .filter(|x| x.to == anc)
@@ -426,7 +424,7 @@ fn cycles_in(
                     .map(|t| format!("{node}/procs.{snap}:{}", t.line));
                 let v = inherited.entry(id(&e.from)).or_default();
                 if !v.iter().any(|x| x.0 == a) {
-                    let text = format!("pid {a}{comm}, its ancestor, holds {}", held.join(", "));
+                    let text = format!("{ancestor}, its ancestor, holds {}", held.join(", "));
                     v.push((a, text, cite));
                 }
             }
@@ -498,8 +496,7 @@ fn cycles_in(
                 }
                 Owner::Process { .. } => {
                     let who = match (&e.from, &e.from_comm) {
-                        (Owner::Process { pid, .. }, Some(c)) => format!("pid {pid} [{c}]"),
-                        (Owner::Process { pid, .. }, None) => format!("pid {pid}"),
+                        (Owner::Process { pid, .. }, comm) => process(*pid, comm.as_deref()),
                         (Owner::Node { node }, _) => format!("node {node}"),
                     };
                     let mut notes = Vec::new();

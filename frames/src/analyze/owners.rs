@@ -32,14 +32,11 @@ pub struct Party {
     pub cites: Vec<String>,
 }
 
-impl Party {
-    /// `pid 866 [flock]`, or `no known process` when no source names one.
-    pub fn describe(&self) -> String {
-        match (self.pid, &self.comm) {
-            (Some(p), Some(c)) => format!("pid {p} [{c}]"),
-            (Some(p), None) => format!("pid {p}"),
-            (None, _) => "no known process".into(),
-        }
+/// A process in words: `pid 866 [flock]`, or `pid 866` when its comm is not known.
+pub fn process(pid: i64, comm: Option<&str>) -> String {
+    match comm {
+        Some(c) => format!("pid {pid} [{c}]"),
+        None => format!("pid {pid}"),
     }
 }
 
