@@ -170,9 +170,10 @@ impl<'a> Resolver<'a> {
         self.cite(&d.node, d.snapshot, "dlm_locks", d.line)
     }
 
-    fn comm_of(&self, node: &str, snap: u32, pid: i64) -> Option<(String, String)> {
+    /// A task of a node's process table at a snapshot, with the line that shows it.
+    fn task(&self, node: &str, snap: u32, pid: i64) -> Option<(&procs::Task, String)> {
         let t = self.table(node, snap)?.get(pid)?;
-        Some((t.comm.clone(), self.cite(node, snap, "procs", t.line)))
+        Some((t, self.cite(node, snap, "procs", t.line)))
     }
 
     /// The process a DLM lock was requested by, when it can be trusted to be the lock's
@@ -182,15 +183,12 @@ impl<'a> Resolver<'a> {
         let pid = i64::try_from(d.pid).ok().filter(|p| *p > 0 && flock)?;
         let mut cites = vec![self.cite_dlm(d)];
         let mut comm = None;
-        if let Some(t) = self.table(node, d.snapshot) {
-            match t.get(pid) {
-                Some(task) if task.is_kernel_thread() => return None,
-                Some(task) => {
-                    comm = Some(task.comm.clone());
-                    cites.push(self.cite(node, d.snapshot, "procs", task.line));
-                }
-                None => {}
+        if let Some((task, cite)) = self.task(node, d.snapshot, pid) {
+            if task.is_kernel_thread() {
+                return None;
             }
+            comm = Some(task.comm.clone());
+            cites.push(cite);
         }
         Some((pid, comm, cites))
     }
@@ -257,8 +255,8 @@ impl<'a> Resolver<'a> {
                 p.pid = Some(pid);
                 p.source = "locks";
                 p.cites.push(cite);
-                if let Some((comm, cite)) = self.comm_of(&h.node, h.snapshot, pid) {
-                    p.comm = Some(comm);
+                if let Some((task, cite)) = self.task(&h.node, h.snapshot, pid) {
+                    p.comm = Some(task.comm.clone());
                     p.cites.push(cite);
                 }
                 return p;
