@@ -98,7 +98,14 @@ fn copy(from: &Path, to: &Path) -> io::Result<bool> {
     Ok(true)
 }
 
-fn snapshot(fs: &Fs, root: &Path, out: &Path, n: u32) -> io::Result<()> {
+/// Snapshot `n` of one filesystem, with the node's tasks (read once for all filesystems).
+fn snapshot(
+    fs: &Fs,
+    root: &Path,
+    out: &Path,
+    n: u32,
+    tasks: &[bundle::procs::Task],
+) -> io::Result<()> {
     let t = clikit::fmt::unix_secs(SystemTime::now());
     std::fs::write(out.join(format!("time.{n}")), format!("{t:.9}\n"))?;
     for f in ["glocks", "glstats", "sbstats", "glockfd"] {
@@ -115,7 +122,7 @@ fn snapshot(fs: &Fs, root: &Path, out: &Path, n: u32) -> io::Result<()> {
     )?;
     copy(Path::new("/proc/locks"), &out.join(format!("locks.{n}")))?;
     let mut w = io::BufWriter::new(std::fs::File::create(out.join(format!("procs.{n}")))?);
-    bundle::procs::write(&mut w, &tasks())?;
+    bundle::procs::write(&mut w, tasks)?;
     w.flush()
 }
 
@@ -270,8 +277,9 @@ pub fn run(a: &CaptureArgs) -> io::Result<()> {
         if tracepipe::stop::requested() {
             break;
         }
+        let node_tasks = tasks();
         for (fs, d) in fss.iter().zip(&dirs) {
-            snapshot(fs, &root, d, n)?;
+            snapshot(fs, &root, d, n, &node_tasks)?;
         }
         taken += 1;
         eprintln!("glk: snapshot {n} taken ({} filesystem(s))", fss.len());
