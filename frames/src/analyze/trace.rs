@@ -251,7 +251,6 @@ pub fn read(
     let counters: Vec<AtomicU64> = by_name.iter().map(|_| AtomicU64::new(0)).collect();
     let next = AtomicUsize::new(0);
     let folded = std::sync::Mutex::new(Folded::default());
-    let done = AtomicUsize::new(0);
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let threads = cores.min(by_name.len().max(1));
     // Cores no node would use decode for the others.
@@ -283,16 +282,13 @@ pub fn read(
                                 .absorb(t);
                         }
                         out.push((i, r));
-                        done.fetch_add(1, Ordering::Relaxed);
                     }
                     out
                 })
             })
             .collect();
         let mut shown = std::time::Instant::now();
-        while done.load(Ordering::Relaxed) < by_name.len()
-            && workers.iter().any(|w| !w.is_finished())
-        {
+        while workers.iter().any(|w| !w.is_finished()) {
             std::thread::sleep(std::time::Duration::from_millis(5));
             if shown.elapsed() >= std::time::Duration::from_millis(250) {
                 progress(&snapshot(), false);
