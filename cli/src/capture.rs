@@ -31,8 +31,9 @@ pub struct CaptureArgs {
     /// until both the snapshots and the trace are done).
     #[arg(long, value_parser = clikit::args::seconds)]
     pub trace: Option<f64>,
-    /// Events to record with --trace (as glk trace --events).
-    #[arg(long, value_delimiter = ',', default_value = "gfs2")]
+    /// Events to record with --trace (as glk trace --events): by default every gfs2 and
+    /// dlm event, which `glk analyze` needs for hand-offs and DLM latency by master.
+    #[arg(long, value_delimiter = ',', default_value = "gfs2,dlm")]
     pub trace_events: Vec<String>,
     /// Output directory, or FILE.tar.zst for a packed bundle.
     #[arg(long, short = 'o')]

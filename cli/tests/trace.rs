@@ -376,9 +376,31 @@ fn live_duration_filter_and_missing_gfs2() {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    assert!(!bodies.is_empty());
+    // The clock markers glk writes at start and end (not filtered: ftrace's own event),
+    // each with its wall clock, and the bound read after the write, a little later.
+    let (marks, events): (Vec<_>, Vec<_>) = bodies
+        .iter()
+        .partition(|b| b["event"] == "tracing_mark_write");
+    let labels: Vec<&str> = marks
+        .iter()
+        .map(|m| m["body"].as_str().unwrap().split(' ').nth(1).unwrap())
+        .collect();
+    assert_eq!(labels, ["start", "start.bound", "end", "end.bound"], "{text}");
+    let wall = |m: &serde_json::Value| -> f64 {
+        let body = m["body"].as_str().unwrap();
+        body.split(' ')
+            .find_map(|w| w.strip_prefix("wall="))
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    assert!(wall(marks[0]) <= wall(marks[1]) && wall(marks[1]) < wall(marks[2]));
+    let span = (marks[2]["ts_ns"].as_u64().unwrap() - marks[0]["ts_ns"].as_u64().unwrap()) as f64;
+    assert!((wall(marks[2]) - wall(marks[0]) - span / 1e9).abs() < 0.1, "{text}");
+    assert!(marks[0]["body"].as_str().unwrap().contains(" clock="));
+    assert!(!events.is_empty());
     assert!(
-        bodies
+        events
             .iter()
             .all(|b| b["body"].as_str().unwrap().contains("/true")),
         "{text}"

@@ -25,6 +25,12 @@ pub fn nanos(ns: u64) -> String {
     }
 }
 
+/// Nanoseconds since the epoch (0 before 1970).
+pub fn unix_nanos(t: std::time::SystemTime) -> u128 {
+    t.duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos())
+}
+
 /// Seconds since the epoch with microsecond precision.
 pub fn unix_secs(t: std::time::SystemTime) -> f64 {
     t.duration_since(std::time::UNIX_EPOCH)

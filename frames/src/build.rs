@@ -7,7 +7,7 @@ use glockparse::dlm_locks;
 use glockparse::DlmMode;
 use glockparse::{Diagnostics, Glock, GlockReader};
 use polars::prelude::*;
-use traceparse::{Decoded, Gfs2Event};
+use traceparse::{Decoded, DlmEvent, Gfs2Event};
 
 use bundle::{Captures, NodeCapture, Snapshot};
 
@@ -241,6 +241,13 @@ pub struct EventCols {
     sirtvar_ns: Vec<Option<i64>>,
     dcount: Vec<Option<i64>>,
     qcount: Vec<Option<i64>>,
+    ls_id: Vec<Option<u32>>,
+    lkb_id: Vec<Option<u32>>,
+    mode: Vec<Option<&'static str>>,
+    msg_type: Vec<Option<&'static str>>,
+    src_node: Vec<Option<u32>>,
+    dst_node: Vec<Option<u32>>,
+    seq: Vec<Option<u32>>,
     body: StrCol,
     /// Reused to format ids and flags.
     buf: String,
@@ -250,9 +257,10 @@ impl EventCols {
     /// Adds an event line (headers and lost-event lines are not events).
     pub fn push(&mut self, node: &str, d: &Decoded<'_>) {
         use std::fmt::Write as _;
-        let (line, dev, ev) = match d {
-            Decoded::Gfs2 { line, dev, event } => (line, Some(*dev), Some(event)),
-            Decoded::Other(line) | Decoded::Undecoded(line) => (line, None, None),
+        let (line, dev, ev, dlm) = match d {
+            Decoded::Gfs2 { line, dev, event } => (line, Some(*dev), Some(event), None),
+            Decoded::Dlm { line, event } => (line, None, None, Some(event)),
+            Decoded::Other(line) | Decoded::Undecoded(line) => (line, None, None, None),
             _ => return,
         };
         let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
@@ -264,9 +272,12 @@ impl EventCols {
             Err(_) => self.comm.push(&text(line.comm)),
         }
         self.pid.push(line.pid);
-        match ev {
-            Some(e) => self.event.push(e.name()),
-            None => self.event.push(&text(line.event)),
+        match (ev, dlm) {
+            (Some(e), _) => self.event.push(e.name()),
+            (None, Some(_)) | (None, None) => match std::str::from_utf8(line.event) {
+                Ok(e) => self.event.push(e),
+                Err(_) => self.event.push(&text(line.event)),
+            },
         }
         let mut opt_fmt = |col: &mut StrCol, v: Option<&dyn std::fmt::Display>| match v {
             Some(v) => {
@@ -280,7 +291,9 @@ impl EventCols {
             &mut self.dev,
             dev.as_ref().map(|d| d as &dyn std::fmt::Display),
         );
-        let g = ev.and_then(|e| e.glock());
+        let g = ev
+            .and_then(|e| e.glock())
+            .or_else(|| dlm.and_then(|e| e.glock()));
         opt_fmt(
             &mut self.glock,
             g.as_ref().map(|g| g as &dyn std::fmt::Display),
@@ -290,6 +303,7 @@ impl EventCols {
         let (mut from, mut to, mut target, mut state, mut flags) = (None, None, None, None, None);
         let (mut remote, mut queue) = (None, None);
         let mut lt = None;
+        let mut flags_text: Option<String> = None;
         match ev {
             Some(Gfs2Event::GlockStateChange {
                 from: f,
@@ -332,17 +346,31 @@ impl EventCols {
             Some(Gfs2Event::GlockLockTime(l)) => lt = Some(*l),
             _ => {}
         }
+        let d = dlm.map(EventDlmCols::of).unwrap_or_default();
+        if let Some(f) = d.flags {
+            flags_text = Some(traceparse::dlm::lkf_names(f));
+        }
         self.from.push(from);
         self.to.push(to);
         self.target.push(target);
         self.state.push(state);
-        opt_fmt(
-            &mut self.flags,
-            flags.as_ref().map(|f| f as &dyn std::fmt::Display),
-        );
+        match &flags_text {
+            Some(f) => self.flags.push(f),
+            None => opt_fmt(
+                &mut self.flags,
+                flags.as_ref().map(|f| f as &dyn std::fmt::Display),
+            ),
+        }
         self.remote.push(remote);
         self.queue.push(queue);
-        self.status.push(lt.map(|l| l.status));
+        self.status.push(lt.map(|l| l.status).or(d.status));
+        self.ls_id.push(d.ls_id);
+        self.lkb_id.push(d.lkb_id);
+        self.mode.push(d.mode);
+        self.msg_type.push(d.msg_type);
+        self.src_node.push(d.src_node);
+        self.dst_node.push(d.dst_node);
+        self.seq.push(d.seq);
         self.tdiff_ns.push(lt.map(|l| l.tdiff));
         self.srtt_ns.push(lt.map(|l| l.srtt));
         self.srttvar_ns.push(lt.map(|l| l.srttvar));
@@ -395,8 +423,75 @@ impl EventCols {
             col("sirtvar_ns", self.sirtvar_ns),
             col("dcount", self.dcount),
             col("qcount", self.qcount),
+            col("ls_id", self.ls_id),
+            col("lkb_id", self.lkb_id),
+            col("mode", self.mode),
+            col("msg_type", self.msg_type),
+            col("src_node", self.src_node),
+            col("dst_node", self.dst_node),
+            col("seq", self.seq),
             self.body.column("body"),
         ])
+    }
+}
+
+/// The `events` columns only dlm events fill.
+#[derive(Default)]
+struct EventDlmCols {
+    ls_id: Option<u32>,
+    lkb_id: Option<u32>,
+    mode: Option<&'static str>,
+    msg_type: Option<&'static str>,
+    src_node: Option<u32>,
+    dst_node: Option<u32>,
+    seq: Option<u32>,
+    status: Option<i64>,
+    flags: Option<u32>,
+}
+
+impl EventDlmCols {
+    fn of(e: &DlmEvent) -> EventDlmCols {
+        let mut c = EventDlmCols::default();
+        if let Some((ls, lkb)) = e.lock() {
+            (c.ls_id, c.lkb_id) = (Some(ls), Some(lkb));
+        }
+        match *e {
+            DlmEvent::LockStart { mode, flags, .. } => {
+                (c.mode, c.flags) = (Some(mode.as_str()), Some(flags));
+            }
+            DlmEvent::LockEnd {
+                mode, flags, error, ..
+            } => {
+                (c.mode, c.flags, c.status) =
+                    (Some(mode.as_str()), Some(flags), Some(error.into()));
+            }
+            DlmEvent::Bast { mode, .. } => c.mode = Some(mode.as_str()),
+            DlmEvent::Ast { status, .. } => c.status = Some(status.into()),
+            DlmEvent::UnlockStart { flags, .. } => c.flags = Some(flags),
+            DlmEvent::UnlockEnd { flags, error, .. } => {
+                (c.flags, c.status) = (Some(flags), Some(error.into()));
+            }
+            DlmEvent::Send { nodeid, ret } => {
+                (c.dst_node, c.status) = (Some(nodeid), Some(ret.into()))
+            }
+            DlmEvent::Recv { nodeid, ret } => {
+                (c.src_node, c.status) = (Some(nodeid), Some(ret.into()))
+            }
+            DlmEvent::SendMessage(m)
+            | DlmEvent::RecvMessage(m)
+            | DlmEvent::SendRcom(m)
+            | DlmEvent::RecvRcom(m) => {
+                c.ls_id = Some(m.ls_id);
+                c.msg_type = Some(if m.rcom { "RCOM" } else { m.mtype.as_str() });
+                (c.src_node, c.dst_node, c.seq) = (Some(m.from), m.dst, Some(m.seq));
+                c.mode = m.rqmode.map(|m| m.as_str());
+                c.status = Some(m.result.into());
+            }
+            DlmEvent::PlockRead(p) | DlmEvent::PlockWrite(p) => {
+                (c.src_node, c.status) = (Some(p.nodeid), Some(p.rv.into()));
+            }
+        }
+        c
     }
 }
 

@@ -1,15 +1,17 @@
 //! Typed decoding of saved or streamed ftrace text: the line prefix in every variant, every
-//! `gfs2:*` tracepoint body, and a block reader that hands out whole lines.
+//! `gfs2:*` and `dlm:*` tracepoint body, and a block reader that hands out whole lines.
 //!
 //! This crate never touches tracefs: it builds without libtracefs, so the analysis engine
 //! and offline tools can decode traces anywhere. Controlling tracefs (instances, events,
 //! filters) lives in `tracepipe`.
 //!
 //! [`line::parse`] splits an ftrace text line (any prefix variant) and [`event::decode`]
-//! turns a gfs2 body into a [`Gfs2Event`]; [`decode_line`] does both. [`BlockReader`] reads a
+//! turns a gfs2 body into a [`Gfs2Event`], [`dlm::decode`] a dlm body into a [`DlmEvent`];
+//! [`decode_line`] does both. [`BlockReader`] reads a
 //! stream (a file, a pipe, a live `trace_pipe`) on its own thread, in blocks of whole lines;
 //! [`parallel::for_each_line`] decodes one large saved file on several threads.
 
+pub mod dlm;
 pub mod event;
 pub mod format;
 pub mod line;
@@ -18,6 +20,7 @@ pub mod reader;
 
 pub use reader::BlockReader;
 
+pub use dlm::{DlmEvent, Resource, DLM_EVENTS};
 pub use event::{Dev, DlmMode, Gfs2Event, LockTime, TraceFlags, GFS2_EVENTS};
 pub use line::{Line, TraceLine};
 
@@ -33,7 +36,14 @@ pub enum Decoded<'a> {
         /// The typed event.
         event: Gfs2Event,
     },
-    /// A gfs2 event whose body matched no known format (kept raw).
+    /// A dlm event, decoded.
+    Dlm {
+        /// The ftrace prefix and the raw event name and body.
+        line: TraceLine<'a>,
+        /// The typed event.
+        event: DlmEvent,
+    },
+    /// A gfs2 or dlm event whose body matched no known format (kept raw).
     Undecoded(TraceLine<'a>),
     /// Any other event (sched, block, ftrace print, ...), kept raw.
     Other(TraceLine<'a>),
@@ -48,7 +58,7 @@ pub enum Decoded<'a> {
     Header,
 }
 
-/// Parses a line of trace text and decodes gfs2 events.
+/// Parses a line of trace text and decodes gfs2 and dlm events.
 pub fn decode_line(text: &[u8]) -> Result<Decoded<'_>, line::BadLine> {
     Ok(match line::parse(text)? {
         Line::Event(l) => match l.event.strip_prefix(b"gfs2_") {
@@ -60,7 +70,13 @@ pub fn decode_line(text: &[u8]) -> Result<Decoded<'_>, line::BadLine> {
                 },
                 None => Decoded::Undecoded(l),
             },
-            None => Decoded::Other(l),
+            None => match l.event.strip_prefix(b"dlm_") {
+                Some(name) => match dlm::decode(name, l.body) {
+                    Some(event) => Decoded::Dlm { line: l, event },
+                    None => Decoded::Undecoded(l),
+                },
+                None => Decoded::Other(l),
+            },
         },
         Line::Lost { cpu, events } => Decoded::Lost { cpu, events },
         Line::Header => Decoded::Header,

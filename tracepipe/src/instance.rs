@@ -272,6 +272,15 @@ impl Instance {
             .write_all(text.as_bytes())
     }
 
+    /// The clock the instance stamps events with (`local`, `global`, `mono`, ...: the
+    /// bracketed entry of its `trace_clock` file), when readable.
+    pub fn trace_clock(&self) -> Option<String> {
+        let text = fs::read_to_string(self.dir.join("trace_clock")).ok()?;
+        let open = text.find('[')?;
+        let close = text[open..].find(']')? + open;
+        Some(text[open + 1..close].to_string())
+    }
+
     /// Losses so far, summed over CPUs.
     pub fn losses(&self) -> Losses {
         let mut l = Losses::default();

@@ -22,7 +22,8 @@ use summary::Summary;
 #[derive(Debug, clap::Args)]
 pub struct TraceArgs {
     /// Events: gfs2 names with or without `gfs2_`, `gfs2` or `all` for every gfs2 event,
-    /// and SYSTEM:EVENT for any other (sched:sched_switch, ftrace:print, block:*...).
+    /// `dlm` for every dlm event (skipped with a warning on kernels without them), and
+    /// SYSTEM:EVENT for any other (sched:sched_switch, ftrace:print, block:*...).
     #[arg(long, value_delimiter = ',', default_value = "gfs2")]
     pub events: Vec<String>,
     /// Kernel event filter (e.g. 'glnum == 72746'); events it does not apply to are not traced.
@@ -54,8 +55,13 @@ pub struct TraceArgs {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum EventSel {
     AllGfs2,
+    /// Every dlm event, where the kernel has them (5.16 and later, dlm module loaded).
+    AllDlm,
     Gfs2(&'static str),
-    Other { system: String, event: String },
+    Other {
+        system: String,
+        event: String,
+    },
 }
 
 pub fn parse_events(list: &[String]) -> Result<Vec<EventSel>, String> {
@@ -63,6 +69,7 @@ pub fn parse_events(list: &[String]) -> Result<Vec<EventSel>, String> {
     for raw in list.iter().map(|s| s.trim()).filter(|s| !s.is_empty()) {
         let sel = match raw {
             "gfs2" | "all" | "gfs2:*" => EventSel::AllGfs2,
+            "dlm" | "dlm:*" => EventSel::AllDlm,
             _ => {
                 let (system, event) = match raw.split_once(':') {
                     Some((s, e)) => (s, e),
@@ -109,6 +116,7 @@ struct Tally {
     summary: Option<Summary>,
     diag: Diagnostics,
     gfs2: u64,
+    dlm: u64,
     other: u64,
     undecoded: u64,
     lost_lines: u64,
@@ -126,6 +134,7 @@ impl Tally {
     fn add(&mut self, d: &Decoded<'_>) {
         match d {
             Decoded::Gfs2 { .. } => self.gfs2 += 1,
+            Decoded::Dlm { .. } => self.dlm += 1,
             Decoded::Other(_) => self.other += 1,
             Decoded::Undecoded(_) => self.undecoded += 1,
             Decoded::Lost { events, .. } => self.lost_lines += events,
@@ -140,6 +149,7 @@ impl Tally {
     fn merge(&mut self, o: Tally) {
         self.diag.merge(&o.diag);
         self.gfs2 += o.gfs2;
+        self.dlm += o.dlm;
         self.other += o.other;
         self.undecoded += o.undecoded;
         self.lost_lines += o.lost_lines;
@@ -149,7 +159,7 @@ impl Tally {
     }
 
     fn events(&self) -> u64 {
-        self.gfs2 + self.other + self.undecoded
+        self.gfs2 + self.dlm + self.other + self.undecoded
     }
 }
 
@@ -190,9 +200,14 @@ impl Consumer {
         }
         out.flush()?;
         let mut msg = format!(
-            "glk: {} events ({} gfs2, {} other)",
+            "glk: {} events ({} gfs2, {}{} other)",
             t.events(),
             t.gfs2,
+            if t.dlm > 0 {
+                format!("{} dlm, ", t.dlm)
+            } else {
+                String::new()
+            },
             t.other
         );
         if let Some(l) = lost_in_buffer {
@@ -206,7 +221,7 @@ impl Consumer {
         eprintln!("{msg}");
         if t.undecoded > 0 {
             eprintln!(
-                "glk: warning: {} gfs2 events did not match any known format and are kept raw",
+                "glk: warning: {} gfs2 or dlm events did not match any known format and are kept raw",
                 t.undecoded
             );
         }
@@ -399,7 +414,9 @@ impl From<io::Error> for Failure {
 /// Enables the selected events (and the filter) in `inst`.
 fn set_up(tfs: &Tracefs, inst: &mut Instance, args: &TraceArgs) -> Result<(), Failure> {
     let sel = parse_events(&args.events).map_err(|m| Failure::Io(io::Error::other(m)))?;
-    let wants_gfs2 = sel.iter().any(|s| !matches!(s, EventSel::Other { .. }));
+    let wants_gfs2 = sel
+        .iter()
+        .any(|s| matches!(s, EventSel::AllGfs2 | EventSel::Gfs2(_)));
     if wants_gfs2 && !tfs.has_event("gfs2", None) {
         return Err(TraceError::NoGfs2.into());
     }
@@ -413,6 +430,15 @@ fn set_up(tfs: &Tracefs, inst: &mut Instance, args: &TraceArgs) -> Result<(), Fa
                     .map(|e| ("gfs2".to_string(), e)),
             ),
             EventSel::Gfs2(e) => pairs.push(("gfs2".into(), format!("gfs2_{e}"))),
+            EventSel::AllDlm if !tfs.has_event("dlm", None) => eprintln!(
+                "glk: warning: this kernel has no dlm tracepoints (they came with 5.16) or the \
+                 dlm module is not loaded: tracing without them"
+            ),
+            EventSel::AllDlm => pairs.extend(
+                tfs.system_events("dlm")
+                    .into_iter()
+                    .map(|e| ("dlm".to_string(), e)),
+            ),
             EventSel::Other { system, event } if event.is_empty() => {
                 if !tfs.has_event(system, None) {
                     return Err(TraceError::UnknownEvent(format!("{system}:*")).into());
@@ -523,6 +549,34 @@ fn set_up(tfs: &Tracefs, inst: &mut Instance, args: &TraceArgs) -> Result<(), Fa
     Ok(())
 }
 
+/// Writes the clock markers `glk analyze` aligns nodes with: `glkmark LABEL node=HOST
+/// wall=SECS.NANOS clock=CLOCK`, the wall clock read just before the write (a lower bound
+/// of the wall-clock time of the marker's timestamp), then `glkmark LABEL.bound node=HOST
+/// wall=SECS.NANOS`, the wall clock read once the first write returned (an upper bound).
+/// A marker that cannot be written costs the alignment, not the trace: a warning.
+fn mark(inst: &Instance, label: &str, clock: Option<&str>) {
+    let node = hostname();
+    let wall = || clikit::fmt::unix_nanos(std::time::SystemTime::now());
+    let before = wall();
+    let first = format!(
+        "glkmark {label} node={node} wall={}.{:09} clock={}\n",
+        before / 1_000_000_000,
+        before % 1_000_000_000,
+        clock.unwrap_or("unknown")
+    );
+    let r = inst.write_marker(&first).and_then(|()| {
+        let after = wall();
+        inst.write_marker(&format!(
+            "glkmark {label}.bound node={node} wall={}.{:09}\n",
+            after / 1_000_000_000,
+            after % 1_000_000_000
+        ))
+    });
+    if let Err(e) = r {
+        eprintln!("glk: warning: could not write the {label} clock marker: {e}");
+    }
+}
+
 fn live(args: &TraceArgs, show_progress: bool) -> Result<Recorded, Failure> {
     stop::install();
     if !tracepipe::tracefs::is_root() {
@@ -549,6 +603,8 @@ fn live(args: &TraceArgs, show_progress: bool) -> Result<Recorded, Failure> {
     let mut c = consumer(args, &inst.trace_pipe().display().to_string())?;
     let reader = BlockReader::live_pipe(&inst.trace_pipe())?;
     inst.tracing_on()?;
+    let clock = inst.trace_clock();
+    mark(&inst, "start", clock.as_deref());
     let started = Instant::now();
     let deadline = args
         .duration
@@ -561,6 +617,7 @@ fn live(args: &TraceArgs, show_progress: bool) -> Result<Recorded, Failure> {
         let want_stop = stop::requested() || deadline.is_some_and(|d| Instant::now() >= d);
         if want_stop && !stopping {
             stopping = true;
+            mark(&inst, "end", clock.as_deref());
             inst.tracing_off();
             reader.drain();
         }
@@ -638,5 +695,9 @@ mod tests {
         assert!(v("glock_bogus").unwrap_err().contains("glock_state_change"));
         assert!(v("sched:").is_err());
         assert_eq!(v("all,gfs2").unwrap(), vec![EventSel::AllGfs2]);
+        assert_eq!(
+            v("gfs2,dlm,dlm:*").unwrap(),
+            vec![EventSel::AllGfs2, EventSel::AllDlm]
+        );
     }
 }

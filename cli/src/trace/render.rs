@@ -1,9 +1,10 @@
-//! Rendering decoded events: one readable line, or one JSON object.
+//! Rendering decoded gfs2 and dlm events: one readable line, or one JSON object.
 
 use std::fmt::Write as _;
 
+use traceparse::dlm::lkf_names;
 use traceparse::event::{BlockState, RsFunc};
-use traceparse::{Dev, Gfs2Event, TraceLine};
+use traceparse::{Dev, DlmEvent, Gfs2Event, TraceLine};
 
 use clikit::fmt;
 
@@ -251,5 +252,187 @@ pub fn json_raw(out: &mut String, l: &TraceLine<'_>, undecoded: bool) {
     if undecoded {
         out.push_str(",\"undecoded\":true");
     }
+    out.push_str("}\n");
+}
+
+fn mode_or_dash(m: Option<traceparse::event::DlmMode>) -> &'static str {
+    m.map_or("-", |m| m.as_str())
+}
+
+/// A dlm event in words (`dlm_lock_start 2/4101c lkb b2 EX flags CONVERT|VALBLK`), the
+/// resource as its glock id when it is one.
+pub fn dlm_text(out: &mut String, e: &DlmEvent) {
+    let _ = write!(out, "dlm_{} ", e.name());
+    let flags = |f: u32| {
+        if f == 0 {
+            String::new()
+        } else {
+            format!(" flags {}", lkf_names(f))
+        }
+    };
+    let _ = match *e {
+        DlmEvent::LockStart {
+            lkb_id,
+            mode,
+            flags: f,
+            res,
+            ..
+        } => {
+            write!(out, "{res} lkb {lkb_id:x} request {mode}{}", flags(f))
+        }
+        DlmEvent::LockEnd {
+            lkb_id,
+            mode,
+            flags: f,
+            error,
+            res,
+            ..
+        } => write!(
+            out,
+            "{res} lkb {lkb_id:x} {mode} returned {error}{}",
+            flags(f)
+        ),
+        DlmEvent::Bast {
+            lkb_id, mode, res, ..
+        } => {
+            write!(out, "{res} lkb {lkb_id:x} blocking a request for {mode}")
+        }
+        DlmEvent::Ast {
+            lkb_id,
+            sb_flags,
+            status,
+            res,
+            ..
+        } => write!(
+            out,
+            "{res} lkb {lkb_id:x} completed status {status}{}",
+            if sb_flags & 1 != 0 { " demoted" } else { "" }
+        ),
+        DlmEvent::UnlockStart {
+            lkb_id,
+            flags: f,
+            res,
+            ..
+        } => {
+            write!(out, "{res} lkb {lkb_id:x} unlock{}", flags(f))
+        }
+        DlmEvent::UnlockEnd {
+            lkb_id, error, res, ..
+        } => {
+            write!(out, "{res} lkb {lkb_id:x} unlock returned {error}")
+        }
+        DlmEvent::Send { nodeid, ret } => write!(out, "to node {nodeid}: {ret}"),
+        DlmEvent::Recv { nodeid, ret } => write!(out, "from node {nodeid}: {ret}"),
+        DlmEvent::SendMessage(m) | DlmEvent::RecvMessage(m) => write!(
+            out,
+            "{} node {} -> {} seq {} {} lkid {} remid {} rq {} gr {} result {}",
+            m.mtype.as_str(),
+            m.from,
+            opt(m.dst),
+            m.seq,
+            m.res,
+            m.lkid,
+            m.remid,
+            mode_or_dash(m.rqmode),
+            mode_or_dash(m.grmode),
+            m.result
+        ),
+        DlmEvent::SendRcom(m) | DlmEvent::RecvRcom(m) => write!(
+            out,
+            "node {} -> {} seq {} {} bytes",
+            m.from,
+            opt(m.dst),
+            m.seq,
+            m.len
+        ),
+        DlmEvent::PlockRead(p) | DlmEvent::PlockWrite(p) => write!(
+            out,
+            "inode {:x} pid {} node {} {} {}-{} rv {}",
+            p.number,
+            p.pid,
+            p.nodeid,
+            if p.ex { "write lock" } else { "read lock" },
+            p.start,
+            p.end,
+            p.rv
+        ),
+    };
+}
+
+/// One JSON object for a dlm event: `event` is the kernel's name (`dlm_lock_start`),
+/// `glock` the resource's glock id when it is one.
+pub fn dlm_json(out: &mut String, l: &TraceLine<'_>, e: &DlmEvent) {
+    json_head(out, l, &format!("dlm_{}", e.name()));
+    let res = e.resource();
+    if let Some(g) = res.glock() {
+        let _ = write!(
+            out,
+            ",\"glock\":\"{g}\",\"type\":\"{}\"",
+            g.glock_type().name()
+        );
+    } else if res != traceparse::Resource::None {
+        let _ = write!(out, ",\"resource\":\"{res}\"");
+    }
+    let mode = |m: Option<traceparse::event::DlmMode>| {
+        m.map_or_else(|| "null".to_string(), |m| format!("\"{m}\""))
+    };
+    let _ = match *e {
+        DlmEvent::LockStart { ls_id, lkb_id, mode: m, flags, .. } => write!(
+            out,
+            ",\"ls_id\":{ls_id},\"lkb_id\":{lkb_id},\"mode\":\"{m}\",\"flags\":\"{}\"",
+            lkf_names(flags)
+        ),
+        DlmEvent::LockEnd { ls_id, lkb_id, mode: m, flags, error, .. } => write!(
+            out,
+            ",\"ls_id\":{ls_id},\"lkb_id\":{lkb_id},\"mode\":\"{m}\",\"flags\":\"{}\",\"error\":{error}",
+            lkf_names(flags)
+        ),
+        DlmEvent::Bast { ls_id, lkb_id, mode: m, .. } => {
+            write!(out, ",\"ls_id\":{ls_id},\"lkb_id\":{lkb_id},\"mode\":\"{m}\"")
+        }
+        DlmEvent::Ast { ls_id, lkb_id, sb_flags, status, .. } => write!(
+            out,
+            ",\"ls_id\":{ls_id},\"lkb_id\":{lkb_id},\"sb_flags\":{sb_flags},\"status\":{status}"
+        ),
+        DlmEvent::UnlockStart { ls_id, lkb_id, flags, .. } => write!(
+            out,
+            ",\"ls_id\":{ls_id},\"lkb_id\":{lkb_id},\"flags\":\"{}\"",
+            lkf_names(flags)
+        ),
+        DlmEvent::UnlockEnd { ls_id, lkb_id, flags, error, .. } => write!(
+            out,
+            ",\"ls_id\":{ls_id},\"lkb_id\":{lkb_id},\"flags\":\"{}\",\"error\":{error}",
+            lkf_names(flags)
+        ),
+        DlmEvent::Send { nodeid, ret } | DlmEvent::Recv { nodeid, ret } => {
+            write!(out, ",\"nodeid\":{nodeid},\"ret\":{ret}")
+        }
+        DlmEvent::SendMessage(m)
+        | DlmEvent::RecvMessage(m)
+        | DlmEvent::SendRcom(m)
+        | DlmEvent::RecvRcom(m) => write!(
+            out,
+            ",\"ls_id\":{},\"msg_type\":\"{}\",\"from\":{},\"dst\":{},\"seq\":{},\"length\":{},\"lkid\":{},\"remid\":{},\"m_pid\":{},\"m_nodeid\":{},\"grmode\":{},\"rqmode\":{},\"bastmode\":{},\"result\":{}",
+            m.ls_id,
+            if m.rcom { "RCOM" } else { m.mtype.as_str() },
+            m.from,
+            num_or_null(m.dst),
+            m.seq,
+            m.len,
+            m.lkid,
+            m.remid,
+            m.pid,
+            m.nodeid,
+            mode(m.grmode),
+            mode(m.rqmode),
+            mode(m.bastmode),
+            m.result
+        ),
+        DlmEvent::PlockRead(p) | DlmEvent::PlockWrite(p) => write!(
+            out,
+            ",\"fsid\":{},\"number\":{},\"owner\":{},\"optype\":{},\"ex\":{},\"wait\":{},\"plock_pid\":{},\"nodeid\":{},\"rv\":{},\"start\":{},\"end\":{}",
+            p.fsid, p.number, p.owner, p.optype, p.ex, p.wait, p.pid, p.nodeid, p.rv, p.start, p.end
+        ),
+    };
     out.push_str("}\n");
 }

@@ -94,6 +94,10 @@ impl<W: Output> Sink for TextSink<W> {
                 render::prefix(&mut self.buf, line);
                 render::text(&mut self.buf, *dev, event);
             }
+            Decoded::Dlm { line, event } => {
+                render::prefix(&mut self.buf, line);
+                render::dlm_text(&mut self.buf, event);
+            }
             Decoded::Undecoded(line) | Decoded::Other(line) => {
                 render::prefix(&mut self.buf, line);
                 // Foreign bodies are quoted: control bytes never reach the terminal.
@@ -138,6 +142,7 @@ impl<W: Output> Sink for JsonSink<W> {
         self.buf.clear();
         match d {
             Decoded::Gfs2 { line, dev, event } => render::json(&mut self.buf, line, *dev, event),
+            Decoded::Dlm { line, event } => render::dlm_json(&mut self.buf, line, event),
             Decoded::Undecoded(line) => render::json_raw(&mut self.buf, line, true),
             Decoded::Other(line) => render::json_raw(&mut self.buf, line, false),
             Decoded::Lost { cpu, events } => {

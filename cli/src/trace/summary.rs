@@ -4,11 +4,12 @@ use std::collections::{BTreeMap, HashMap};
 use std::io::{self, Write};
 
 use glockparse::GlockId;
-use traceparse::{Decoded, Gfs2Event, GFS2_EVENTS};
+use traceparse::{Decoded, DlmEvent, Gfs2Event, DLM_EVENTS, GFS2_EVENTS};
 
 /// Per-glock counts of the locking events.
 #[derive(Debug, Default, Clone, serde::Serialize)]
 pub struct GlockCounts {
+    /// Every gfs2 and dlm event naming the glock.
     pub events: u64,
     pub queue: u64,
     pub dequeue: u64,
@@ -18,6 +19,8 @@ pub struct GlockCounts {
     pub demote_local: u64,
     pub lock_time: u64,
     pub put: u64,
+    /// DLM blocking ASTs (`dlm_bast`: another node wanted the lock).
+    pub bast: u64,
 }
 
 impl GlockCounts {
@@ -31,6 +34,7 @@ impl GlockCounts {
         self.demote_local += o.demote_local;
         self.lock_time += o.lock_time;
         self.put += o.put;
+        self.bast += o.bast;
     }
 }
 
@@ -38,6 +42,8 @@ impl GlockCounts {
 pub struct Summary {
     /// gfs2 events by their index in [`GFS2_EVENTS`].
     per_gfs2: [u64; GFS2_EVENTS.len()],
+    /// dlm events by their index in [`DLM_EVENTS`].
+    per_dlm: [u64; DLM_EVENTS.len()],
     /// Other events (and undecodable gfs2 bodies) by name.
     per_other: BTreeMap<String, u64>,
     pub per_glock: HashMap<GlockId, GlockCounts, foldhash::fast::RandomState>,
@@ -66,6 +72,15 @@ impl Summary {
                     _ => {}
                 }
             }
+            Decoded::Dlm { event, .. } => {
+                self.per_dlm[event.index()] += 1;
+                let Some(g) = event.glock() else { return };
+                let c = self.per_glock.entry(g).or_default();
+                c.events += 1;
+                if let DlmEvent::Bast { .. } = event {
+                    c.bast += 1;
+                }
+            }
             Decoded::Undecoded(l) => {
                 self.count_other(format!("{} (undecoded)", String::from_utf8_lossy(l.event)))
             }
@@ -86,6 +101,9 @@ impl Summary {
         for (a, b) in self.per_gfs2.iter_mut().zip(o.per_gfs2) {
             *a += b;
         }
+        for (a, b) in self.per_dlm.iter_mut().zip(o.per_dlm) {
+            *a += b;
+        }
         for (name, n) in o.per_other {
             *self.per_other.entry(name).or_default() += n;
         }
@@ -99,11 +117,15 @@ impl Summary {
         *self.per_other.entry(name).or_default() += 1;
     }
 
-    /// Event counts by name, gfs2 events with their `gfs2_` prefix, sorted by name.
+    /// Event counts by name, gfs2 and dlm events with their `gfs2_` / `dlm_` prefix,
+    /// sorted by name.
     pub fn per_event(&self) -> BTreeMap<String, u64> {
         let mut m = self.per_other.clone();
         for (i, n) in self.per_gfs2.iter().enumerate().filter(|(_, n)| **n > 0) {
             m.insert(format!("gfs2_{}", GFS2_EVENTS[i]), *n);
+        }
+        for (i, n) in self.per_dlm.iter().enumerate().filter(|(_, n)| **n > 0) {
+            m.insert(format!("dlm_{}", DLM_EVENTS[i]), *n);
         }
         m
     }
@@ -125,7 +147,7 @@ impl Summary {
         writeln!(out)?;
         writeln!(
             out,
-            "{:<18} {:<7} {:>8} {:>7} {:>7} {:>7} {:>7} {:>8} {:>8} {:>7} {:>5}",
+            "{:<18} {:<7} {:>8} {:>7} {:>7} {:>7} {:>7} {:>8} {:>8} {:>7} {:>5} {:>6}",
             "GLOCK",
             "TYPE",
             "EVENTS",
@@ -136,12 +158,13 @@ impl Summary {
             "DEM-RMT",
             "DEM-LOC",
             "DLM",
-            "PUT"
+            "PUT",
+            "BAST"
         )?;
         for (g, c) in self.top_glocks(top) {
             writeln!(
                 out,
-                "{:<18} {:<7} {:>8} {:>7} {:>7} {:>7} {:>7} {:>8} {:>8} {:>7} {:>5}",
+                "{:<18} {:<7} {:>8} {:>7} {:>7} {:>7} {:>7} {:>8} {:>8} {:>7} {:>5} {:>6}",
                 g.to_string(),
                 g.glock_type().name(),
                 c.events,
@@ -152,7 +175,8 @@ impl Summary {
                 c.demote_remote,
                 c.demote_local,
                 c.lock_time,
-                c.put
+                c.put,
+                c.bast
             )?;
         }
         if self.per_glock.len() > top {
