@@ -88,6 +88,101 @@ fn offline_jsonl_matches_the_text_line_for_line() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// dlm events in every output: JSON lines keep the kernel's name (`dlm_lock_start`) with
+/// the resource's glock id and the lock ids as numbers; the text names the glock; the
+/// summary counts them. Checked against the raw lines of 6.12 (with `dst`) and 6.1.
+#[test]
+fn offline_dlm_events_in_jsonl_text_and_summary() {
+    let dir = tmp("dlm");
+    for rel in [
+        "real/handoff-6.12/n2/trace_pipe.txt.xz",
+        "real/handoff-6.1/n2/trace_pipe.txt.xz",
+    ] {
+        let input = testdata::path(rel);
+        let out = dir.join("events.jsonl");
+        let o = glk()
+            .args([
+                "trace",
+                "-i",
+                input.to_str().unwrap(),
+                "-o",
+                out.to_str().unwrap(),
+            ])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains(" dlm, ") && !err.contains("warning"), "{err}");
+        let text = decompressed(rel);
+        let json = std::fs::read_to_string(&out).unwrap();
+        let mut dlm_lines = 0;
+        for (l, j) in text.lines().zip(json.lines()) {
+            let v: serde_json::Value = serde_json::from_str(j).unwrap();
+            let Some(name) = l
+                .split_whitespace()
+                .find(|w| w.starts_with("dlm_") && w.ends_with(':'))
+            else {
+                continue;
+            };
+            dlm_lines += 1;
+            assert_eq!(v["event"], name.trim_end_matches(':'), "{l}");
+            let field = |k: &str| {
+                l.split_whitespace()
+                    .find_map(|w| w.strip_prefix(&format!("{k}=")))
+                    .map(|x| x.trim_end_matches(',').to_string())
+            };
+            if let Some(lkb) = field("lkb_id") {
+                assert_eq!(
+                    v["lkb_id"].as_u64(),
+                    u64::from_str_radix(&lkb, 16).ok(),
+                    "{l}"
+                );
+                let res = field("res_name").unwrap();
+                let bytes: Vec<u8> = (0..res.len())
+                    .step_by(2)
+                    .map(|i| u8::from_str_radix(&res[i..i + 2], 16).unwrap())
+                    .collect();
+                let name = String::from_utf8(bytes).unwrap();
+                let g = format!("{}/{}", name[..8].trim(), name[8..].trim());
+                assert_eq!(v["glock"], g.as_str(), "{l}");
+            }
+            if let Some(t) = field("m_type") {
+                assert_eq!(v["msg_type"], t.as_str());
+                let seq = field("h_seq").or(field("seq")).unwrap();
+                assert_eq!(v["seq"].as_u64(), seq.parse().ok());
+                assert_eq!(v["dst"].as_u64(), field("dst").and_then(|d| d.parse().ok()));
+            }
+        }
+        assert!(dlm_lines > 3000, "{rel}");
+        // Text: the glock id, not the hex name.
+        let o = glk()
+            .args(["trace", "-i", input.to_str().unwrap()])
+            .output()
+            .unwrap();
+        let t = String::from_utf8_lossy(&o.stdout);
+        let bast = t.lines().find(|l| l.contains("dlm_bast ")).unwrap();
+        assert!(
+            bast.contains(" 2/") && bast.contains("blocking a request for"),
+            "{bast}"
+        );
+        // Summary: the dlm events by name and the blocking ASTs per glock.
+        let o = glk()
+            .args(["trace", "-i", input.to_str().unwrap(), "--summary"])
+            .output()
+            .unwrap();
+        let s = String::from_utf8_lossy(&o.stdout);
+        let basts = text.lines().filter(|l| l.contains(" dlm_bast: ")).count();
+        assert!(
+            s.lines()
+                .any(|l| l.split_whitespace().collect::<Vec<_>>()
+                    == ["dlm_bast", &basts.to_string()]),
+            "{s}"
+        );
+        assert!(s.contains("BAST"));
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 #[test]
 fn offline_txt_keeps_lines_as_read_and_bad_lines_are_reported() {
     let dir = tmp("txt");
@@ -385,7 +480,11 @@ fn live_duration_filter_and_missing_gfs2() {
         .iter()
         .map(|m| m["body"].as_str().unwrap().split(' ').nth(1).unwrap())
         .collect();
-    assert_eq!(labels, ["start", "start.bound", "end", "end.bound"], "{text}");
+    assert_eq!(
+        labels,
+        ["start", "start.bound", "end", "end.bound"],
+        "{text}"
+    );
     let wall = |m: &serde_json::Value| -> f64 {
         let body = m["body"].as_str().unwrap();
         body.split(' ')
@@ -396,7 +495,10 @@ fn live_duration_filter_and_missing_gfs2() {
     };
     assert!(wall(marks[0]) <= wall(marks[1]) && wall(marks[1]) < wall(marks[2]));
     let span = (marks[2]["ts_ns"].as_u64().unwrap() - marks[0]["ts_ns"].as_u64().unwrap()) as f64;
-    assert!((wall(marks[2]) - wall(marks[0]) - span / 1e9).abs() < 0.1, "{text}");
+    assert!(
+        (wall(marks[2]) - wall(marks[0]) - span / 1e9).abs() < 0.1,
+        "{text}"
+    );
     assert!(marks[0]["body"].as_str().unwrap().contains(" clock="));
     assert!(!events.is_empty());
     assert!(

@@ -41,6 +41,10 @@ pub struct AnalyzeArgs {
     /// One JSON document instead of text.
     #[arg(long)]
     pub json: bool,
+    /// Also write the cross-node hand-offs as a Chrome/Perfetto trace (JSON) to this file:
+    /// open it in ui.perfetto.dev or chrome://tracing.
+    #[arg(long, value_name = "FILE.json")]
+    pub timeline: Option<PathBuf>,
 }
 
 /// `glk export`.

@@ -100,6 +100,19 @@ pub fn run(a: &AnalyzeArgs, color: clikit::Color) -> io::Result<()> {
     };
     let report = analyze::analyze(&f, &traces, &folded, &caps, &o).map_err(polars)?;
     diagnostics.merge(&report.diagnostics);
+    if let Some(path) = &a.timeline {
+        let file = std::fs::File::create(path)
+            .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
+        let mut w = io::BufWriter::new(file);
+        analyze::timeline::write(&report, &traces, &mut w)
+            .and_then(|()| w.flush())
+            .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
+        eprintln!(
+            "glk: timeline of {} hand-offs written to {} (open it in ui.perfetto.dev)",
+            report.matched.len(),
+            path.display()
+        );
+    }
     let mut out = io::BufWriter::new(io::stdout().lock());
     if a.json {
         let mut v = serde_json::to_value(&report)?;
@@ -390,6 +403,104 @@ fn text(out: &mut impl Write, r: &Report, paint: clikit::Paint) -> io::Result<()
             out,
             "queued, not dequeued at trace end: {} {} {} of {} (pids {:?})",
             u.node, u.glock, u.balance, u.queued, u.pids
+        )?;
+    }
+    causality(out, &r.causality)
+}
+
+/// Section 8: the cluster clock, DLM latency by master, hand-offs and demote causes.
+fn causality(out: &mut impl Write, c: &analyze::handoff::Causality) -> io::Result<()> {
+    let opt = |v: Option<u64>| v.map_or_else(|| "-".to_string(), nanos);
+    let signed = |v: i64| {
+        if v < 0 {
+            format!("-{}", nanos(v.unsigned_abs()))
+        } else {
+            nanos(v as u64)
+        }
+    };
+    writeln!(out)?;
+    writeln!(out, "8. WHO MADE WHOM WAIT (dlm events, aligned clocks)")?;
+    for a in &c.clock_alignment {
+        writeln!(
+            out,
+            "clock {}: {}, ±{} to wall clock, ±{} to {} ({} markers, {}/{} messages{})",
+            a.node,
+            serde_json::to_value(a.method)?.as_str().unwrap_or(""),
+            opt(a.uncertainty_ns),
+            opt(a.relative_uncertainty_ns),
+            a.reference,
+            a.markers.0 + a.markers.1,
+            a.messages.0,
+            a.messages.1,
+            a.wall_clock_disagreement_ns
+                .map(|d| format!("; its wall clock is {} off", signed(d)))
+                .unwrap_or_default()
+        )?;
+    }
+    if !c.dlm_latency.is_empty() {
+        writeln!(
+            out,
+            "{:<8} {:<8} {:<8} {:<17} {:<8} {:>7} {:>9} {:>9} {:>9}",
+            "NODE", "MASTER", "ON", "MEASURE", "BLOCKED", "COUNT", "P50", "P99", "MAX"
+        )?;
+        for l in &c.dlm_latency {
+            writeln!(
+                out,
+                "{:<8} {:<8} {:<8} {:<17} {:<8} {:>7} {:>9} {:>9} {:>9}",
+                l.node,
+                l.master,
+                l.master_node.as_deref().unwrap_or("-"),
+                l.measure,
+                if l.blocked { "yes" } else { "no" },
+                l.dist.count,
+                nanos(l.dist.p50_ns),
+                nanos(l.dist.p99_ns),
+                nanos(l.dist.max_ns)
+            )?;
+        }
+    }
+    if !c.handoff_summary.is_empty() {
+        writeln!(out, "hand-offs, p50 of each hop (holder > requester):")?;
+        writeln!(
+            out,
+            "{:<12} {:<10} {:>5} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
+            "GLOCK",
+            "NODES",
+            "COUNT",
+            "QUEUE",
+            "REQ>BAST",
+            "HOLD",
+            "WORK",
+            "REL>GRANT",
+            "PROMOTE",
+            "TOTAL"
+        )?;
+        for h in &c.handoff_summary {
+            writeln!(
+                out,
+                "{:<12} {:<10} {:>5} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
+                h.glock,
+                format!("{}>{}", h.holder_node, h.requester_node),
+                h.count,
+                nanos(h.queue.p50_ns),
+                nanos(h.request_to_bast.p50_ns),
+                nanos(h.holder_wait.p50_ns),
+                nanos(h.holder_work.p50_ns),
+                nanos(h.release_to_grant.p50_ns),
+                nanos(h.grant_to_promote.p50_ns),
+                nanos(h.total.p50_ns)
+            )?;
+        }
+    }
+    for d in &c.demote_causes {
+        writeln!(
+            out,
+            "demotes of {} on {}: {} caused by {} ({})",
+            d.glock,
+            d.node,
+            d.count,
+            d.caused_by_node.as_deref().unwrap_or("no matching request"),
+            d.source
         )?;
     }
     Ok(())

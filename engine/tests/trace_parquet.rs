@@ -59,3 +59,67 @@ fn offline_parquet_is_the_events_frame() {
     // Nothing but the file itself is left in the directory (no temporary names).
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
 }
+
+/// dlm events in the events frame: the kernel's event name, the resource's glock, and the
+/// dlm columns (lock ids, mode, message type, nodes, sequence number).
+#[test]
+fn offline_parquet_has_the_dlm_events() {
+    use polars_io::SerReader;
+    let Some(glk_bin) = testdata::workspace_bin("glk") else {
+        return testdata::skip(
+            "offline_parquet_has_the_dlm_events",
+            "no glk binary beside this test (run cargo test --workspace)",
+        );
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("events.parquet");
+    let rel = "real/handoff-6.12/n1/trace_pipe.txt.xz";
+    let o = Command::new(glk_bin)
+        .env("GLK_ENGINE", env!("CARGO_BIN_EXE_glk-engine"))
+        .args([
+            "trace",
+            "-i",
+            testdata::path(rel).to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let df = polars_io::parquet::read::ParquetReader::new(std::fs::File::open(&out).unwrap())
+        .finish()
+        .unwrap();
+    let text = decompressed(rel);
+    assert_eq!(df.height(), text.lines().count());
+    let count = |name: &str| {
+        text.lines()
+            .filter(|l| l.contains(&format!(" {name}: ")))
+            .count()
+    };
+    let ev = df.column("event").unwrap().str().unwrap().clone();
+    let glock = df.column("glock").unwrap().str().unwrap().clone();
+    let lkb = df.column("lkb_id").unwrap().u32().unwrap().clone();
+    let mode = df.column("mode").unwrap().str().unwrap().clone();
+    let (mut starts, mut sends) = (0, 0);
+    for i in 0..df.height() {
+        match ev.get(i) {
+            Some("dlm_lock_start") => {
+                starts += 1;
+                assert!(glock.get(i).is_some_and(|g| g.contains('/')));
+                assert!(lkb.get(i).is_some() && mode.get(i).is_some());
+            }
+            Some("dlm_send_message") => sends += 1,
+            _ => {}
+        }
+    }
+    assert_eq!(starts, count("dlm_lock_start"));
+    assert_eq!(sends, count("dlm_send_message"));
+    // n1 sends, to n2, with a sequence number and a type, every time.
+    let u32s = |c: &str| df.column(c).unwrap().u32().unwrap().clone();
+    let (src, dst, seq) = (u32s("src_node"), u32s("dst_node"), u32s("seq"));
+    let mtype = df.column("msg_type").unwrap().str().unwrap().clone();
+    for i in (0..df.height()).filter(|&i| ev.get(i) == Some("dlm_send_message")) {
+        assert_eq!((src.get(i), dst.get(i)), (Some(1), Some(2)));
+        assert!(seq.get(i).is_some() && mtype.get(i).is_some());
+    }
+}

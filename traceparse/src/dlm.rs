@@ -17,7 +17,8 @@
 //!
 //! Every body is `key=value` words, so one tokenizer serves every kernel: fields a kernel
 //! does not print (`dst`, added to the message events after 6.2; `res_name` of the send
-//! events) are `None`, and fields a later kernel adds are skipped. `lkb_id` is hex in the
+//! events) are `None`, and fields a later kernel adds are skipped. 6.1 (Debian) prints
+//! `seq=` where later kernels print `h_seq=`, and `seq=N,` in the rcom events. `lkb_id` is hex in the
 //! lock events while `m_lkid`/`m_remid` are decimal in the message events: both are kept
 //! as numbers, so a lock is one id whichever event names it.
 //!
@@ -422,7 +423,9 @@ fn fields(body: &[u8]) -> impl Iterator<Item = (&[u8], &[u8])> {
         .filter(|w| !w.is_empty())
         .filter_map(|w| {
             let eq = memchr::memchr(b'=', w)?;
-            Some((&w[..eq], &w[eq + 1..]))
+            // 6.1's rcom events print `seq=%u,`.
+            let v = &w[eq + 1..];
+            Some((&w[..eq], v.strip_suffix(b",").unwrap_or(v)))
         })
 }
 
@@ -490,7 +493,8 @@ fn message(body: &[u8]) -> Option<Message> {
     for (k, v) in fields(body) {
         match k {
             b"dst" => dst = Some(u32_dec(v)?),
-            b"h_seq" => seq = Some(u32_dec(v)?),
+            // `seq` before the kernel that added `dst` (6.1), `h_seq` since.
+            b"h_seq" | b"seq" => seq = Some(u32_dec(v)?),
             b"h_lockspace" => ls = Some(u32_dec(v)?),
             b"h_nodeid" => from = Some(u32_dec(v)?),
             b"h_length" => len = Some(u32_dec(v)?),
@@ -761,6 +765,24 @@ mod tests {
         assert_eq!(
             (m.dst, m.mtype, m.res),
             (None, MsgType::Grant, Resource::None)
+        );
+        // 6.1: no dst, `seq=` (with a comma in the rcom events).
+        let old = "seq=49 h_version=3.2 h_lockspace=1039675946 h_nodeid=2 h_length=120 h_cmd=MSG \
+                   m_type=CONVERT m_nodeid=1 m_pid=277 m_lkid=33 m_remid=63 m_parent_lkid=0 \
+                   m_parent_remid=0 m_exflags=CONVERT|VALBLK|QUECVT m_sbflags= m_flags= m_lvbseq=1 \
+                   m_hash=197874923 m_status=2 m_grmode=PR m_rqmode=EX m_bastmode=NL m_asts=3 \
+                   m_result=0 m_extra=0x0000";
+        let Some(DlmEvent::RecvMessage(m)) = decode(b"recv_message", old.as_bytes()) else {
+            panic!()
+        };
+        assert_eq!(
+            (m.dst, m.seq, m.from, m.mtype, m.lkid, m.remid),
+            (None, 49, 2, MsgType::Convert, 33, 63)
+        );
+        let rcom61 = "seq=3, h_version=3.2 h_lockspace=1 h_nodeid=2 h_length=48 h_cmd=RCOM \
+                      rc_type=STATUS rc_result=0 rc_id=1 rc_seq=2 rc_seq_reply=0 rc_buf=0x";
+        assert!(
+            matches!(decode(b"recv_rcom", rcom61.as_bytes()), Some(DlmEvent::RecvRcom(m)) if m.seq == 3)
         );
         let rcom = "dst=2 h_seq=0 h_version=3.2 h_lockspace=1 h_nodeid=1 h_length=48 h_cmd=RCOM \
                     rc_type=NAMES rc_result=0 rc_id=1 rc_seq=2 rc_seq_reply=0 rc_buf=0x";

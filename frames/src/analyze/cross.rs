@@ -741,6 +741,7 @@ mod tests {
             status: status.into(),
             grmode: Some(gr.into()).filter(|m: &String| !m.is_empty()),
             rqmode: Some(rq.into()).filter(|m: &String| !m.is_empty()),
+            master_nodeid: 0,
             line: 1,
         }
     }

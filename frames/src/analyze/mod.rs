@@ -1,14 +1,17 @@
 //! The questions people debug GFS2 with, answered from frames: each analysis is a
 //! function from frames to a part of [`Report`], which serialises to the documented JSON.
 
+pub mod clock;
 pub mod contended;
 pub mod cross;
+pub mod handoff;
 pub mod hold_wait;
 pub mod owners;
 pub mod rows;
 pub mod slow;
 pub mod storms;
 pub mod stuck;
+pub mod timeline;
 pub mod trace;
 
 /// A hash map keyed by glock ids, with a fast hash: the trace pass looks up every event's
@@ -102,6 +105,12 @@ pub struct Report {
     pub cross_node: Vec<cross::CrossNode>,
     pub cycles: Vec<cross::Cycle>,
     pub stuck_and_leaks: stuck::Report,
+    /// Clock alignment, DLM latency by master, hand-offs and demote causes.
+    #[serde(flatten)]
+    pub causality: handoff::Causality,
+    /// The matched hand-offs, for the timeline.
+    #[serde(skip)]
+    pub matched: Vec<handoff::Matched>,
     /// Problems reading the capture's process tables and `/proc/locks` copies.
     #[serde(skip)]
     pub diagnostics: glockparse::Diagnostics,
@@ -245,6 +254,32 @@ pub fn analyze(
         .iter()
         .map(|t| (t.node.as_str(), &t.demotes))
         .collect();
+    let nodeids: HashMap<&str, u32> = caps
+        .nodes
+        .iter()
+        .filter_map(|n| Some((n.node.as_str(), u32::try_from(n.nodeid?).ok()?)))
+        .collect();
+    // Masters per node and glock, from the last snapshot's dump that names one.
+    let mut masters: HashMap<&str, GlockMap<u32>> = HashMap::new();
+    for d in &dlm {
+        if let (Ok(g), Ok(m)) = (d.glock.parse(), u32::try_from(d.master_nodeid)) {
+            masters.entry(d.node.as_str()).or_default().insert(g, m);
+        }
+    }
+    let none = GlockMap::default();
+    let parts: Vec<handoff::NodeInput<'_>> = traces
+        .iter()
+        .map(|t| handoff::NodeInput {
+            node: &t.node,
+            dlm: &t.dlm,
+            nodeid: nodeids.get(t.node.as_str()).copied(),
+            dump_masters: masters.get(t.node.as_str()).unwrap_or(&none),
+        })
+        .collect();
+    let (mut causality, matched) = handoff::analyze(&parts);
+    causality.handoffs = cut(causality.handoffs, o.limit);
+    causality.handoff_summary = cut(causality.handoff_summary, o.limit);
+    causality.demote_causes = cut(causality.demote_causes, o.limit);
     let input = Input {
         traces: traces
             .iter()
@@ -282,6 +317,8 @@ pub fn analyze(
         cross_node,
         cycles,
         stuck_and_leaks,
+        causality,
+        matched,
         diagnostics: resolver.diagnostics.clone(),
     })
 }

@@ -31,6 +31,8 @@ pub struct Dlm {
     pub status: String,
     pub grmode: Option<String>,
     pub rqmode: Option<String>,
+    /// The resource's master (0: the node whose dump this is).
+    pub master_nodeid: u64,
     /// Its line in the dump.
     pub line: u64,
 }
@@ -80,6 +82,7 @@ pub fn dlm(f: &Frames) -> PolarsResult<Vec<Dlm>> {
     let owner: Vec<Option<u64>> = df.column("owner_nodeid")?.u64()?.iter().collect();
     let pid: Vec<Option<u64>> = df.column("pid")?.u64()?.iter().collect();
     let line: Vec<Option<u64>> = df.column("line")?.u64()?.iter().collect();
+    let master: Vec<Option<u64>> = df.column("master_nodeid")?.u64()?.iter().collect();
     Ok((0..df.height())
         .filter_map(|i| {
             Some(Dlm {
@@ -91,6 +94,7 @@ pub fn dlm(f: &Frames) -> PolarsResult<Vec<Dlm>> {
                 status: status[i]?.to_string(),
                 grmode: owned(gr[i]),
                 rqmode: owned(rq[i]),
+                master_nodeid: master[i]?,
                 line: line[i].unwrap_or(0),
             })
         })

@@ -19,9 +19,38 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use bundle::Captures;
 use gfs2stats::lock_time::LockTimes;
 use glockparse::Diagnostics;
-use traceparse::{Decoded, Gfs2Event};
+use traceparse::{Decoded, DlmEvent, Gfs2Event};
 
-use super::{contended, hold_wait, storms, stuck};
+use super::clock::Mark;
+use super::{contended, handoff, hold_wait, storms, stuck};
+
+/// One event the per-node state machines read.
+#[derive(Debug, Clone, Copy)]
+pub enum Ev {
+    Gfs2(Gfs2Event),
+    Dlm(DlmEvent),
+    /// A `glkmark` clock marker, with its trace clock name when it carries one
+    /// (`clock=local`: up to 16 bytes).
+    Mark(Mark, Option<([u8; 16], u8)>),
+}
+
+impl Ev {
+    /// Whether any state machine reads it (gfs2 events about a glock, flush starts for
+    /// the demote work, every dlm event, markers).
+    fn wanted(&self) -> bool {
+        match self {
+            Ev::Gfs2(e) => {
+                e.glock().is_some()
+                    || matches!(
+                        e,
+                        Gfs2Event::LogFlush { start: true, .. }
+                            | Gfs2Event::AilFlush { start: true, .. }
+                    )
+            }
+            Ev::Dlm(_) | Ev::Mark(..) => true,
+        }
+    }
+}
 
 /// The per-glock distributions of every node read so far, folded together as each node
 /// finishes, so only the nodes being read hold their own.
@@ -72,6 +101,8 @@ pub struct NodeTrace {
     pub balance: stuck::NodeBalance,
     /// Every glock with an event, with its counts.
     pub counts: super::GlockMap<contended::EventCounts>,
+    /// DLM requests, blocking ASTs, messages and clock markers.
+    pub dlm: handoff::NodeDlm,
     last_ts: u64,
 }
 
@@ -84,14 +115,30 @@ impl NodeTrace {
     }
 
     /// Feeds one event; returns false (and ignores it) when it is older than the last.
-    fn add(&mut self, ts_ns: u64, pid: i64, e: &Gfs2Event) -> bool {
-        let Some(glock) = e.glock() else {
+    fn add(&mut self, ts_ns: u64, pid: i64, e: &Ev) -> bool {
+        if !e.wanted() {
             return true;
-        };
+        }
         if ts_ns < self.last_ts {
             return false;
         }
         self.last_ts = ts_ns;
+        let e = match e {
+            Ev::Gfs2(e) => e,
+            Ev::Dlm(d) => {
+                self.dlm.dlm(ts_ns, pid, d);
+                return true;
+            }
+            Ev::Mark(m, clock) => {
+                let clock = clock.as_ref().map(|(b, n)| &b[..usize::from(*n)]);
+                self.dlm.mark(ts_ns, *m, clock);
+                return true;
+            }
+        };
+        self.dlm.gfs2(ts_ns, pid, e);
+        let Some(glock) = e.glock() else {
+            return true;
+        };
         self.events += 1;
         self.hold_wait.add(ts_ns, pid, glock, e);
         self.demotes.add(ts_ns, glock, e);
@@ -102,24 +149,42 @@ impl NodeTrace {
     }
 
     fn finish(&mut self) {
+        self.dlm.finish();
         self.lock_times.finish();
         self.hold_wait.finish();
     }
 }
 
-/// Calls `f` with every gfs2 event of `path` (time, pid, event); bad lines go to `diag`
-/// with their line, and the lines read are added to `lines`. Returns false when `f` does.
+/// Calls `f` with every gfs2 and dlm event and clock marker of `path` (time, pid,
+/// event); bad lines go to `diag` with their line, and the lines read are added to
+/// `lines`. Returns false when `f` does.
 fn each_event(
     path: &std::path::Path,
     diag: &mut Diagnostics,
     lines: &mut u64,
-    mut f: impl FnMut(u64, i64, &Gfs2Event) -> bool,
+    mut f: impl FnMut(u64, i64, &Ev) -> bool,
 ) -> io::Result<bool> {
     let mut ok = true;
     *lines += traceparse::reader::for_each_decoded(path, diag, |d| {
-        if let Decoded::Gfs2 { line, event, .. } = d {
-            ok = f(line.ts_ns, line.pid, &event);
-        }
+        let (line, ev) = match d {
+            Decoded::Gfs2 { line, event, .. } => (line, Ev::Gfs2(event)),
+            Decoded::Dlm { line, event } => (line, Ev::Dlm(event)),
+            Decoded::Other(line)
+                if line.event == b"tracing_mark_write" || line.event == b"print" =>
+            {
+                let Some((m, clock)) = Mark::parse(line.body) else {
+                    return ok;
+                };
+                let clock = clock.filter(|c| c.len() <= 16).map(|c| {
+                    let mut b = [0u8; 16];
+                    b[..c.len()].copy_from_slice(c);
+                    (b, c.len() as u8)
+                });
+                (line, Ev::Mark(m, clock))
+            }
+            _ => return ok,
+        };
+        ok = f(line.ts_ns, line.pid, &ev);
         ok
     })?;
     Ok(ok)
@@ -135,15 +200,15 @@ fn each_event_pipelined(
     path: &std::path::Path,
     diag: &mut Diagnostics,
     lines: &mut u64,
-    mut f: impl FnMut(u64, i64, &Gfs2Event) -> bool,
+    mut f: impl FnMut(u64, i64, &Ev) -> bool,
 ) -> io::Result<bool> {
-    let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<(u64, i64, Gfs2Event)>>(4);
+    let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<(u64, i64, Ev)>>(4);
     std::thread::scope(|s| {
         let decoder = s.spawn(move || {
             let (mut d, mut n) = (Diagnostics::default(), 0u64);
             let mut batch = Vec::with_capacity(BATCH);
             let r = each_event(path, &mut d, &mut n, |ts, pid, e| {
-                if e.glock().is_none() {
+                if !e.wanted() {
                     return true;
                 }
                 batch.push((ts, pid, *e));
@@ -190,7 +255,7 @@ fn read_node(
     let mut in_order = true;
     for p in traces {
         let mut lines = 0;
-        let feed = |ts, pid, e: &Gfs2Event| {
+        let feed = |ts, pid, e: &Ev| {
             progress.fetch_add(1, Ordering::Relaxed);
             t.add(ts, pid, e)
         };
@@ -211,11 +276,11 @@ fn read_node(
         t = NodeTrace::new(node);
         t.sorted_in_memory = true;
         diag = Diagnostics::default();
-        let mut all: Vec<(u64, i64, Gfs2Event)> = Vec::new();
+        let mut all: Vec<(u64, i64, Ev)> = Vec::new();
         for p in traces {
             let mut lines = 0;
             each_event(p, &mut diag, &mut lines, |ts, pid, e| {
-                if e.glock().is_some() {
+                if e.wanted() {
                     all.push((ts, pid, *e));
                 }
                 true

@@ -1,0 +1,858 @@
+//! Cross-node causality: who made whom wait, hop by hop.
+//!
+//! Per node, in the same one pass over its trace as the other analyses ([`NodeDlm`]):
+//! - every DLM request (`dlm_lock_start` → the `dlm_ast` of the same `ls_id`+`lkb_id`),
+//!   with the first local gfs2 waiter queued for the glock when it was asked, the
+//!   `gfs2_promote` that followed the grant, and where its resource is mastered: a REQUEST
+//!   or CONVERT message sent for the lock means a remote master (`dst`, the LOOKUP_REPLY,
+//!   or the node that received the message), none on a node that traces messages means
+//!   a local one;
+//! - every blocking AST (`dlm_bast`): when the holder's local holders let go
+//!   (`gfs2_glock_queue` dequeue), when its demote work began (the first log or AIL flush
+//!   by the task that then released the lock), and when it released (the convert to a
+//!   compatible mode, or the unlock);
+//! - the DLM messages sent and received, for the clock alignment and the masters;
+//! - without dlm events (kernels before 5.16), gfs2's own view: remote demote requests and
+//!   the waits for state changes.
+//!
+//! Across nodes, on the aligned clock ([`super::clock`]): each granted request that a
+//! blocking AST on another node's lock was for (same glock, the bast's mode is the request's,
+//! the bast and the holder's release fall between the request and its grant, give or take
+//! the alignment's uncertainty) is a hand-off from that holder to the requester.
+
+use std::collections::{BTreeMap, HashMap};
+
+use glockparse::{DlmMode, GlockId};
+use serde::Serialize;
+use traceparse::dlm::{MsgType, LKF_CONVERT};
+use traceparse::{DlmEvent, Gfs2Event};
+
+use super::clock::{self, Alignment, Mark, PairBounds};
+use super::GlockMap;
+
+/// Where a request's resource is mastered, as seen from the requesting node.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Master {
+    Local,
+    /// On another node, by DLM node id when known.
+    Remote(Option<u32>),
+    Unknown,
+}
+
+/// One DLM request of one node.
+#[derive(Debug, Clone)]
+pub struct Request {
+    pub glock: Option<GlockId>,
+    pub ls_id: u32,
+    pub lkb_id: u32,
+    pub mode: DlmMode,
+    pub convert: bool,
+    pub pid: i64,
+    /// The first local gfs2 holder still waiting for the glock when the request was made.
+    pub queued_ns: Option<u64>,
+    pub start_ns: u64,
+    /// The completion AST.
+    pub granted_ns: Option<u64>,
+    pub status: i32,
+    /// The first `gfs2_promote` of the glock after a successful grant.
+    pub promote_ns: Option<u64>,
+    pub master: Master,
+    /// The REQUEST/CONVERT message sent for it (sequence number), for its receiver.
+    sent_seq: Option<(u32, MsgType)>,
+}
+
+/// One blocking AST a node's lock received.
+#[derive(Debug, Clone)]
+pub struct Bast {
+    pub glock: Option<GlockId>,
+    pub ls_id: u32,
+    pub lkb_id: u32,
+    /// The mode the blocked request wants.
+    pub mode: DlmMode,
+    pub ts_ns: u64,
+    /// The last local dequeue of the glock after the bast, before the release.
+    pub dequeue_ns: Option<u64>,
+    /// When the demote work began (first log/AIL flush by the releasing task, else the
+    /// release itself).
+    pub work_ns: Option<u64>,
+    /// The convert to a compatible mode, or the unlock.
+    pub release_ns: Option<u64>,
+}
+
+/// A DLM message one node sent or received.
+#[derive(Debug, Clone, Copy)]
+pub struct Msg {
+    pub ts_ns: u64,
+    pub from: u32,
+    pub dst: Option<u32>,
+    pub seq: u32,
+    pub mtype: MsgType,
+    pub lkid: u32,
+}
+
+/// gfs2's view of a wait, for nodes without dlm events: the first waiter queued and the
+/// state change that let it in.
+#[derive(Debug, Clone, Copy)]
+pub struct GfsWait {
+    pub glock: GlockId,
+    pub queued_ns: u64,
+    pub changed_ns: u64,
+}
+
+/// Waiters kept per glock (a holder that gives up without a promote stays in the list; the
+/// oldest go first).
+const MAX_WAITING: usize = 64;
+/// Flush starts kept per task between its DLM calls.
+const MAX_FLUSHES: usize = 32;
+
+/// One node's requests, blocking ASTs and messages, built in its trace pass.
+#[derive(Default)]
+pub struct NodeDlm {
+    pub marks: Vec<Mark>,
+    pub trace_clock: Option<String>,
+    pub requests: Vec<Request>,
+    pub basts: Vec<Bast>,
+    pub sent: Vec<Msg>,
+    pub received: Vec<Msg>,
+    /// gfs2 remote demote requests (time, glock).
+    pub remote_demotes: Vec<(u64, GlockId)>,
+    pub gfs2_waits: Vec<GfsWait>,
+    /// gfs2 `tdiff` of each DLM reply, with the request just granted (index).
+    pub tdiff: Vec<(usize, i64)>,
+    /// Whether the node traced the dlm lock events / the message events.
+    pub has_lock_events: bool,
+    pub has_messages: bool,
+    /// `h_nodeid` of the messages it sent: its own DLM node id.
+    nodeid_votes: BTreeMap<u32, u64>,
+    open: HashMap<(u32, u32), usize>,
+    unlocking: HashMap<(u32, u32), ()>,
+    open_bast: HashMap<(u32, u32), usize>,
+    open_bast_glock: GlockMap<usize>,
+    waiting: GlockMap<Vec<u64>>,
+    awaiting_promote: GlockMap<usize>,
+    flushes: HashMap<i64, Vec<u64>>,
+    last_grant: GlockMap<usize>,
+}
+
+impl NodeDlm {
+    /// The node's DLM node id, from the messages it sent.
+    pub fn nodeid(&self) -> Option<u32> {
+        self.nodeid_votes
+            .iter()
+            .max_by_key(|(_, n)| **n)
+            .map(|(id, _)| *id)
+    }
+
+    /// Feeds a `glkmark` marker.
+    pub fn mark(&mut self, ts_ns: u64, m: Mark, clock: Option<&[u8]>) {
+        self.marks.push(Mark { ts_ns, ..m });
+        if let (None, Some(c)) = (&self.trace_clock, clock) {
+            self.trace_clock = Some(String::from_utf8_lossy(c).into_owned());
+        }
+    }
+
+    /// Feeds a gfs2 event.
+    pub fn gfs2(&mut self, ts: u64, pid: i64, e: &Gfs2Event) {
+        match *e {
+            Gfs2Event::GlockQueue {
+                glock, queue: true, ..
+            } => {
+                let w = self.waiting.entry(glock).or_default();
+                if w.len() == MAX_WAITING {
+                    w.remove(0);
+                }
+                w.push(ts);
+            }
+            Gfs2Event::GlockQueue {
+                glock,
+                queue: false,
+                ..
+            } => {
+                if let Some(&i) = self.open_bast_glock.get(&glock) {
+                    self.basts[i].dequeue_ns = Some(ts);
+                }
+            }
+            Gfs2Event::Promote { glock, .. } => {
+                if let Some(w) = self.waiting.get_mut(&glock) {
+                    if !w.is_empty() {
+                        w.remove(0);
+                    }
+                }
+                if let Some(i) = self.awaiting_promote.remove(&glock) {
+                    self.requests[i].promote_ns = Some(ts);
+                }
+            }
+            Gfs2Event::GlockStateChange {
+                glock, from, to, ..
+            } if to.rank() > from.rank() => {
+                if let Some(&q) = self.waiting.get(&glock).and_then(|w| w.first()) {
+                    self.gfs2_waits.push(GfsWait {
+                        glock,
+                        queued_ns: q,
+                        changed_ns: ts,
+                    });
+                }
+            }
+            Gfs2Event::DemoteRq {
+                glock,
+                remote: Some(true),
+                ..
+            } => {
+                self.remote_demotes.push((ts, glock));
+            }
+            Gfs2Event::GlockLockTime(l) => {
+                if let Some(i) = self.last_grant.remove(&l.glock) {
+                    self.tdiff.push((i, l.tdiff));
+                }
+            }
+            Gfs2Event::LogFlush { start: true, .. } | Gfs2Event::AilFlush { start: true, .. } => {
+                let f = self.flushes.entry(pid).or_default();
+                if f.len() < MAX_FLUSHES {
+                    f.push(ts);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// A lock given up for a bast: the holder's release.
+    fn release(&mut self, ts: u64, pid: i64, key: (u32, u32), mode: Option<DlmMode>) {
+        let flushes = self.flushes.remove(&pid).unwrap_or_default();
+        let Some(&i) = self.open_bast.get(&key) else {
+            return;
+        };
+        let b = &mut self.basts[i];
+        if mode.is_some_and(|m| !m.compatible(b.mode)) {
+            return;
+        }
+        let from = b.ts_ns.max(b.dequeue_ns.unwrap_or(0));
+        b.work_ns = Some(flushes.into_iter().find(|&f| f >= from).unwrap_or(ts));
+        b.release_ns = Some(ts);
+        self.open_bast.remove(&key);
+        if let Some(g) = b.glock {
+            self.open_bast_glock.remove(&g);
+        }
+    }
+
+    /// Feeds a dlm event.
+    pub fn dlm(&mut self, ts: u64, pid: i64, e: &DlmEvent) {
+        match *e {
+            DlmEvent::LockStart {
+                ls_id,
+                lkb_id,
+                mode,
+                flags,
+                res,
+            } => {
+                self.has_lock_events = true;
+                self.release(ts, pid, (ls_id, lkb_id), Some(mode));
+                let glock = res.glock();
+                let queued_ns = glock
+                    .and_then(|g| self.waiting.get(&g))
+                    .and_then(|w| w.first().copied());
+                self.open.insert((ls_id, lkb_id), self.requests.len());
+                self.requests.push(Request {
+                    glock,
+                    ls_id,
+                    lkb_id,
+                    mode,
+                    convert: flags & LKF_CONVERT != 0,
+                    pid,
+                    queued_ns,
+                    start_ns: ts,
+                    granted_ns: None,
+                    status: 0,
+                    promote_ns: None,
+                    master: Master::Unknown,
+                    sent_seq: None,
+                });
+            }
+            DlmEvent::UnlockStart { ls_id, lkb_id, .. } => {
+                self.has_lock_events = true;
+                self.release(ts, pid, (ls_id, lkb_id), None);
+                self.unlocking.insert((ls_id, lkb_id), ());
+            }
+            DlmEvent::Ast {
+                ls_id,
+                lkb_id,
+                status,
+                ..
+            } => {
+                let key = (ls_id, lkb_id);
+                if self.unlocking.remove(&key).is_some() {
+                    return;
+                }
+                let Some(i) = self.open.remove(&key) else {
+                    return;
+                };
+                let has_messages = self.has_messages;
+                let r = &mut self.requests[i];
+                r.granted_ns = Some(ts);
+                r.status = status;
+                if r.master == Master::Unknown && has_messages {
+                    r.master = Master::Local;
+                }
+                if let Some(g) = r.glock {
+                    self.last_grant.insert(g, i);
+                    if status == 0 {
+                        self.awaiting_promote.insert(g, i);
+                    }
+                }
+            }
+            DlmEvent::Bast {
+                ls_id,
+                lkb_id,
+                mode,
+                res,
+            } => {
+                self.has_lock_events = true;
+                let i = self.basts.len();
+                self.basts.push(Bast {
+                    glock: res.glock(),
+                    ls_id,
+                    lkb_id,
+                    mode,
+                    ts_ns: ts,
+                    dequeue_ns: None,
+                    work_ns: None,
+                    release_ns: None,
+                });
+                self.open_bast.insert((ls_id, lkb_id), i);
+                if let Some(g) = res.glock() {
+                    self.open_bast_glock.insert(g, i);
+                }
+            }
+            DlmEvent::SendMessage(m) if !m.rcom => {
+                self.has_messages = true;
+                *self.nodeid_votes.entry(m.from).or_default() += 1;
+                self.sent.push(msg(ts, &m));
+                if matches!(m.mtype, MsgType::Request | MsgType::Convert) {
+                    if let Some(&i) = self.open.get(&(m.ls_id, m.lkid)) {
+                        let r = &mut self.requests[i];
+                        r.sent_seq = Some((m.seq, m.mtype));
+                        r.master = Master::Remote(m.dst.or(match r.master {
+                            Master::Remote(x) => x,
+                            _ => None,
+                        }));
+                    }
+                }
+            }
+            DlmEvent::RecvMessage(m) if !m.rcom => {
+                self.has_messages = true;
+                self.received.push(msg(ts, &m));
+                // The directory's answer names the master; a later REQUEST goes there.
+                if m.mtype == MsgType::LookupReply {
+                    if let Some(&i) = self.open.get(&(m.ls_id, m.lkid)) {
+                        let r = &mut self.requests[i];
+                        if r.master == Master::Unknown && m.dst != Some(m.nodeid) {
+                            r.master = Master::Remote(Some(m.nodeid));
+                        }
+                    }
+                }
+            }
+            DlmEvent::SendRcom(m) => {
+                *self.nodeid_votes.entry(m.from).or_default() += 1;
+            }
+            _ => {}
+        }
+    }
+
+    /// Ends the pass: a LOOKUP_REPLY naming a remote master without a REQUEST sent means
+    /// the lookup raced a local answer; requests still open stay ungranted.
+    pub fn finish(&mut self) {
+        let me = self.nodeid();
+        for r in &mut self.requests {
+            if let (Master::Remote(Some(n)), None) = (r.master, r.sent_seq) {
+                if Some(n) == me {
+                    r.master = Master::Local;
+                }
+            }
+        }
+        self.open.clear();
+        self.waiting.clear();
+        self.flushes.clear();
+    }
+}
+
+fn msg(ts: u64, m: &traceparse::dlm::Message) -> Msg {
+    Msg {
+        ts_ns: ts,
+        from: m.from,
+        dst: m.dst,
+        seq: m.seq,
+        mtype: m.mtype,
+        lkid: m.lkid,
+    }
+}
+
+/// A distribution of durations, as the JSON gives it.
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+pub struct Dist {
+    pub count: u64,
+    pub p50_ns: u64,
+    pub p90_ns: u64,
+    pub p99_ns: u64,
+    pub max_ns: u64,
+}
+
+impl Dist {
+    fn of(mut v: Vec<u64>) -> Dist {
+        if v.is_empty() {
+            return Dist::default();
+        }
+        v.sort_unstable();
+        let q = |p: f64| v[((v.len() - 1) as f64 * p).round() as usize];
+        Dist {
+            count: v.len() as u64,
+            p50_ns: q(0.5),
+            p90_ns: q(0.9),
+            p99_ns: q(0.99),
+            max_ns: v[v.len() - 1],
+        }
+    }
+}
+
+/// DLM latency of one node's requests to masters of one kind.
+#[derive(Debug, Clone, Serialize)]
+pub struct DlmLatency {
+    pub node: String,
+    /// `local`, `remote` or `unknown`.
+    pub master: &'static str,
+    /// The master's node name (or `node ID` when no capture is that node), when known.
+    pub master_node: Option<String>,
+    /// `request_to_grant` (dlm_lock_start → dlm_ast) or `gfs2_tdiff` (gfs2's own
+    /// round-trip time of the same replies, `gfs2_glock_lock_time`).
+    pub measure: &'static str,
+    /// Requests that waited for another node to give the lock up (a hand-off), apart
+    /// from those that did not: blocking is not the DLM's latency.
+    pub blocked: bool,
+    #[serde(flatten)]
+    pub dist: Dist,
+}
+
+/// One hand-off: a holder on one node gave a glock up for a request on another.
+#[derive(Debug, Clone, Serialize)]
+pub struct Handoff {
+    pub glock: String,
+    #[serde(rename = "type")]
+    pub gltype: String,
+    pub mode: String,
+    pub requester_node: String,
+    pub requester_pid: i64,
+    pub holder_node: String,
+    pub master_node: Option<String>,
+    /// The request's start on the cluster clock (ns since the epoch when markers anchor it).
+    pub start_ns: i64,
+    /// Requester: first local waiter queued → DLM request.
+    pub queue_ns: Option<u64>,
+    /// Requester's DLM request → the holder's blocking AST (across nodes: ± uncertainty).
+    pub request_to_bast_ns: i64,
+    /// Holder: blocking AST → its demote work began (local holders finishing, minimum
+    /// hold time).
+    pub holder_wait_ns: Option<u64>,
+    /// Holder: demote work (log flush, writeback) → its release to the DLM.
+    pub holder_work_ns: Option<u64>,
+    /// Holder's release → the requester's grant (across nodes: ± uncertainty).
+    pub release_to_grant_ns: Option<i64>,
+    /// Requester: grant → gfs2 promote.
+    pub grant_to_promote_ns: Option<u64>,
+    /// Requester: first waiter queued (or DLM request) → promote, on its own clock.
+    pub total_ns: Option<u64>,
+    /// How far apart the two nodes' clocks may still be (the sum of their uncertainties).
+    pub uncertainty_ns: u64,
+    /// The raw events: `NODE@TS` of the request, bast, release and grant (trace clocks).
+    pub evidence: Vec<String>,
+}
+
+/// Hand-offs of one glock from one holder node to one requester node.
+#[derive(Debug, Clone, Serialize)]
+pub struct HandoffSummary {
+    pub glock: String,
+    pub requester_node: String,
+    pub holder_node: String,
+    pub count: u64,
+    pub queue: Dist,
+    pub request_to_bast: Dist,
+    pub holder_wait: Dist,
+    pub holder_work: Dist,
+    pub release_to_grant: Dist,
+    pub grant_to_promote: Dist,
+    pub total: Dist,
+}
+
+/// Remote demotes of one glock on one node, by the node whose request caused them.
+#[derive(Debug, Clone, Serialize)]
+pub struct DemoteCause {
+    pub glock: String,
+    /// The node demoted.
+    pub node: String,
+    /// The requesting node (`null`: no request on another node matches).
+    pub caused_by_node: Option<String>,
+    pub count: u64,
+    /// `dlm_bast` (the DLM's blocking AST) or `gfs2_demote_rq` (gfs2's remote demote
+    /// request, on kernels without dlm events).
+    pub source: &'static str,
+}
+
+/// Everything cross-node causality found.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Causality {
+    pub clock_alignment: Vec<Alignment>,
+    pub dlm_latency: Vec<DlmLatency>,
+    pub handoffs: Vec<Handoff>,
+    pub handoff_summary: Vec<HandoffSummary>,
+    pub demote_causes: Vec<DemoteCause>,
+}
+
+/// A node's part, with what the snapshots say.
+pub struct NodeInput<'a> {
+    pub node: &'a str,
+    pub dlm: &'a NodeDlm,
+    /// The DLM node id the capture recorded.
+    pub nodeid: Option<u32>,
+    /// Masters per glock from the node's DLM lock dumps (0: this node).
+    pub dump_masters: &'a GlockMap<u32>,
+}
+
+/// A message as both ends see it: sender's node id, sequence number, type, lock id.
+type MsgKey = (u32, u32, MsgType, u32);
+
+/// A hand-off before it is written out, with the times the timeline needs.
+#[derive(Debug, Clone)]
+pub struct Matched {
+    pub requester: usize,
+    pub request: usize,
+    pub holder: usize,
+    pub bast: usize,
+}
+
+fn ns(v: i64) -> u64 {
+    v.max(0) as u64
+}
+
+/// Reconstructs hand-offs, demote causes and latency by master across `nodes`.
+pub fn analyze(nodes: &[NodeInput<'_>]) -> (Causality, Vec<Matched>) {
+    let ids: Vec<Option<u32>> = nodes.iter().map(|n| n.nodeid.or(n.dlm.nodeid())).collect();
+    let by_id: HashMap<u32, usize> = ids
+        .iter()
+        .enumerate()
+        .filter_map(|(i, id)| Some(((*id)?, i)))
+        .collect();
+    let name_of = |id: u32| -> String {
+        by_id
+            .get(&id)
+            .map_or_else(|| format!("node {id}"), |&i| nodes[i].node.to_string())
+    };
+    // Messages: who received what each node sent (from, seq, type, lkid) → (node, time).
+    let mut received: HashMap<MsgKey, Vec<(usize, u64)>> = HashMap::new();
+    for (i, n) in nodes.iter().enumerate() {
+        for m in &n.dlm.received {
+            received
+                .entry((m.from, m.seq, m.mtype, m.lkid))
+                .or_default()
+                .push((i, m.ts_ns));
+        }
+    }
+    let mut pairs: HashMap<(usize, usize), PairBounds> = HashMap::new();
+    for (a, n) in nodes.iter().enumerate() {
+        for m in &n.dlm.sent {
+            let Some(rs) = received.get(&(m.from, m.seq, m.mtype, m.lkid)) else {
+                continue;
+            };
+            for &(b, recv) in rs {
+                if b == a || m.dst.is_some_and(|d| ids[b] != Some(d)) {
+                    continue;
+                }
+                if a < b {
+                    pairs.entry((a, b)).or_default().a_to_b(m.ts_ns, recv);
+                } else {
+                    pairs.entry((b, a)).or_default().b_to_a(m.ts_ns, recv);
+                }
+            }
+        }
+    }
+    let clocks: Vec<clock::NodeClock<'_>> = nodes
+        .iter()
+        .map(|n| clock::NodeClock {
+            node: n.node,
+            marks: &n.dlm.marks,
+            trace_clock: n.dlm.trace_clock.as_deref(),
+        })
+        .collect();
+    let align = clock::align(&clocks, &|a, b| {
+        pairs.get(&(a, b)).copied().unwrap_or_default()
+    });
+    // Each request's master, completed from the message's receiver or the lock dumps.
+    let master_of = |i: usize, r: &Request| -> (Master, Option<u32>) {
+        let me = ids[i];
+        match r.master {
+            Master::Remote(Some(id)) => (Master::Remote(Some(id)), Some(id)),
+            Master::Remote(None) => {
+                let to = r.sent_seq.and_then(|(seq, t)| {
+                    let rs = received.get(&(me?, seq, t, r.lkb_id))?;
+                    rs.iter().find(|(b, _)| *b != i).and_then(|(b, _)| ids[*b])
+                });
+                (Master::Remote(to), to)
+            }
+            Master::Local => (Master::Local, me),
+            Master::Unknown => match r.glock.and_then(|g| nodes[i].dump_masters.get(&g)) {
+                Some(0) => (Master::Local, me),
+                Some(&m) => (Master::Remote(Some(m)), Some(m)),
+                None => (Master::Unknown, None),
+            },
+        }
+    };
+    let mut out = Causality {
+        clock_alignment: align.clone(),
+        ..Causality::default()
+    };
+    // Hand-offs: requests in order of their aligned start; each bast serves one.
+    let mut basts_by_glock: GlockMap<Vec<(i64, usize, usize)>> = GlockMap::default();
+    for (b, n) in nodes.iter().enumerate() {
+        let Some(al) = align[b].offset_ns else {
+            continue;
+        };
+        for (k, x) in n.dlm.basts.iter().enumerate() {
+            if let Some(g) = x.glock {
+                basts_by_glock
+                    .entry(g)
+                    .or_default()
+                    .push((x.ts_ns as i64 + al, b, k));
+            }
+        }
+    }
+    for v in basts_by_glock.values_mut() {
+        v.sort_unstable();
+    }
+    let mut reqs: Vec<(i64, usize, usize)> = Vec::new();
+    for (a, n) in nodes.iter().enumerate() {
+        let Some(al) = align[a].offset_ns else {
+            continue;
+        };
+        for (k, r) in n.dlm.requests.iter().enumerate() {
+            if r.glock.is_some() && r.status == 0 && r.granted_ns.is_some() {
+                reqs.push((r.start_ns as i64 + al, a, k));
+            }
+        }
+    }
+    reqs.sort_unstable();
+    let unc2 = |a: usize, b: usize| align[a].between(&align[b]) as i64;
+    let mut used: HashMap<(usize, usize), ()> = HashMap::new();
+    let mut matched: Vec<Matched> = Vec::new();
+    for &(start, a, k) in &reqs {
+        let r = &nodes[a].dlm.requests[k];
+        let (Some(g), Some(granted)) = (r.glock, r.granted_ns) else {
+            continue;
+        };
+        let granted = granted as i64 + align[a].offset_ns.unwrap_or(0);
+        let Some(cands) = basts_by_glock.get(&g) else {
+            continue;
+        };
+        for &(at, b, kb) in cands {
+            if b == a || used.contains_key(&(b, kb)) {
+                continue;
+            }
+            let u = unc2(a, b);
+            if at < start - u {
+                continue;
+            }
+            if at > granted + u {
+                break;
+            }
+            let x = &nodes[b].dlm.basts[kb];
+            if x.mode != r.mode {
+                continue;
+            }
+            let Some(rel) = x.release_ns else { continue };
+            if rel as i64 + align[b].offset_ns.unwrap_or(0) > granted + u {
+                continue;
+            }
+            used.insert((b, kb), ());
+            matched.push(Matched {
+                requester: a,
+                request: k,
+                holder: b,
+                bast: kb,
+            });
+        }
+    }
+    // DLM latency by master.
+    type LatKey = (usize, &'static str, Option<u32>, &'static str, bool);
+    let mut lat: BTreeMap<LatKey, Vec<u64>> = BTreeMap::new();
+    let blocked: HashMap<(usize, usize), ()> = matched
+        .iter()
+        .map(|m| ((m.requester, m.request), ()))
+        .collect();
+    let kind = |m: Master| match m {
+        Master::Local => "local",
+        Master::Remote(_) => "remote",
+        Master::Unknown => "unknown",
+    };
+    for (i, n) in nodes.iter().enumerate() {
+        for (k, r) in n.dlm.requests.iter().enumerate() {
+            let Some(g) = r.granted_ns else { continue };
+            let (m, id) = master_of(i, r);
+            let b = blocked.contains_key(&(i, k));
+            lat.entry((i, kind(m), id, "request_to_grant", b))
+                .or_default()
+                .push(g - r.start_ns);
+        }
+        for &(k, t) in &n.dlm.tdiff {
+            let (m, id) = master_of(i, &n.dlm.requests[k]);
+            let b = blocked.contains_key(&(i, k));
+            lat.entry((i, kind(m), id, "gfs2_tdiff", b))
+                .or_default()
+                .push(ns(t));
+        }
+    }
+    out.dlm_latency = lat
+        .into_iter()
+        .map(|((i, master, id, measure, blocked), v)| DlmLatency {
+            node: nodes[i].node.to_string(),
+            master,
+            master_node: id.map(name_of),
+            measure,
+            blocked,
+            dist: Dist::of(v),
+        })
+        .collect();
+    let off = |i: usize| align[i].offset_ns.unwrap_or(0);
+    let mut handoffs: Vec<Handoff> = matched
+        .iter()
+        .map(|m| {
+            let r = &nodes[m.requester].dlm.requests[m.request];
+            let x = &nodes[m.holder].dlm.basts[m.bast];
+            let (oa, ob) = (off(m.requester), off(m.holder));
+            let g = r.glock.unwrap_or(GlockId::new(0, 0));
+            let granted = r.granted_ns.unwrap_or(r.start_ns);
+            let (_, master) = master_of(m.requester, r);
+            let at = |node: usize, ts: u64| format!("{}@{}", nodes[node].node, fmt_ts(ts));
+            let mut evidence = vec![at(m.requester, r.start_ns), at(m.holder, x.ts_ns)];
+            evidence.extend(x.release_ns.map(|t| at(m.holder, t)));
+            evidence.push(at(m.requester, granted));
+            Handoff {
+                glock: g.to_string(),
+                gltype: g.glock_type().name().into_owned(),
+                mode: r.mode.as_str().to_string(),
+                requester_node: nodes[m.requester].node.to_string(),
+                requester_pid: r.pid,
+                holder_node: nodes[m.holder].node.to_string(),
+                master_node: master.map(name_of),
+                start_ns: r.start_ns as i64 + oa,
+                queue_ns: r.queued_ns.map(|q| r.start_ns.saturating_sub(q)),
+                request_to_bast_ns: (x.ts_ns as i64 + ob) - (r.start_ns as i64 + oa),
+                holder_wait_ns: x.work_ns.map(|w| w - x.ts_ns),
+                holder_work_ns: x.work_ns.zip(x.release_ns).map(|(w, rel)| rel - w),
+                release_to_grant_ns: x
+                    .release_ns
+                    .map(|rel| (granted as i64 + oa) - (rel as i64 + ob)),
+                grant_to_promote_ns: r.promote_ns.map(|p| p - granted),
+                total_ns: r
+                    .promote_ns
+                    .map(|p| p - r.queued_ns.unwrap_or(r.start_ns).min(r.start_ns)),
+                uncertainty_ns: unc2(m.requester, m.holder) as u64,
+                evidence,
+            }
+        })
+        .collect();
+    // Per glock and node pair.
+    let mut groups: BTreeMap<(String, String, String), Vec<&Handoff>> = BTreeMap::new();
+    for h in &handoffs {
+        groups
+            .entry((
+                h.glock.clone(),
+                h.requester_node.clone(),
+                h.holder_node.clone(),
+            ))
+            .or_default()
+            .push(h);
+    }
+    out.handoff_summary = groups
+        .into_iter()
+        .map(|((glock, req, hold), v)| {
+            let d = |f: &dyn Fn(&Handoff) -> Option<i64>| {
+                Dist::of(v.iter().filter_map(|h| f(h)).map(ns).collect())
+            };
+            HandoffSummary {
+                glock,
+                requester_node: req,
+                holder_node: hold,
+                count: v.len() as u64,
+                queue: d(&|h| h.queue_ns.map(|x| x as i64)),
+                request_to_bast: d(&|h| Some(h.request_to_bast_ns)),
+                holder_wait: d(&|h| h.holder_wait_ns.map(|x| x as i64)),
+                holder_work: d(&|h| h.holder_work_ns.map(|x| x as i64)),
+                release_to_grant: d(&|h| h.release_to_grant_ns),
+                grant_to_promote: d(&|h| h.grant_to_promote_ns.map(|x| x as i64)),
+                total: d(&|h| h.total_ns.map(|x| x as i64)),
+            }
+        })
+        .collect();
+    out.handoff_summary
+        .sort_by(|a, b| b.count.cmp(&a.count).then(a.glock.cmp(&b.glock)));
+    // Demote causes: every bast, by its hand-off's requester.
+    let mut causes: BTreeMap<(String, usize, Option<usize>, &'static str), u64> = BTreeMap::new();
+    let cause_of: HashMap<(usize, usize), usize> = matched
+        .iter()
+        .map(|m| ((m.holder, m.bast), m.requester))
+        .collect();
+    for (b, n) in nodes.iter().enumerate() {
+        for (k, x) in n.dlm.basts.iter().enumerate() {
+            let Some(g) = x.glock else { continue };
+            *causes
+                .entry((g.to_string(), b, cause_of.get(&(b, k)).copied(), "dlm_bast"))
+                .or_default() += 1;
+        }
+        if n.dlm.has_lock_events {
+            continue;
+        }
+        // gfs2's view: the remote demote request, and the other nodes waiting for the
+        // glock's state to change at the time.
+        for &(ts, g) in &n.dlm.remote_demotes {
+            let cause = align[b].at(ts).and_then(|t| {
+                nodes
+                    .iter()
+                    .enumerate()
+                    .filter(|(a, _)| *a != b)
+                    .find(|(a, other)| {
+                        let (Some(o), u) = (align[*a].offset_ns, unc2(*a, b)) else {
+                            return false;
+                        };
+                        other.dlm.gfs2_waits.iter().any(|w| {
+                            w.glock == g
+                                && w.queued_ns as i64 + o - u <= t
+                                && t <= w.changed_ns as i64 + o + u
+                        })
+                    })
+                    .map(|(a, _)| a)
+            });
+            *causes
+                .entry((g.to_string(), b, cause, "gfs2_demote_rq"))
+                .or_default() += 1;
+        }
+    }
+    let mut causes: Vec<DemoteCause> = causes
+        .into_iter()
+        .map(|((glock, b, by, source), count)| DemoteCause {
+            glock,
+            node: nodes[b].node.to_string(),
+            caused_by_node: by.map(|a| nodes[a].node.to_string()),
+            count,
+            source,
+        })
+        .collect();
+    causes.sort_by(|a, b| b.count.cmp(&a.count).then(a.glock.cmp(&b.glock)));
+    out.demote_causes = causes;
+    handoffs.sort_by(|a, b| {
+        b.total_ns
+            .cmp(&a.total_ns)
+            .then(a.start_ns.cmp(&b.start_ns))
+    });
+    out.handoffs = handoffs;
+    (out, matched)
+}
+
+/// A trace timestamp as the trace prints it (`SECS.MICROS`).
+pub fn fmt_ts(ts: u64) -> String {
+    format!("{}.{:06}", ts / 1_000_000_000, ts % 1_000_000_000 / 1000)
+}
