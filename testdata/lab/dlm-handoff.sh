@@ -8,7 +8,12 @@
 #    turn, create shared/NODE-W-I, unlink the one from 20 iterations back and list shared/;
 #    one private writer per node in own-NODE/.
 #  - The dlm and gfs2 event formats of the kernel go to OUT/formats/.
-# Output: out-TAG-NODE/cap/NODE (the capture), inodes.txt, formats/, tc.txt, date.txt.
+#  - Then, live on both nodes while the writers run 12 s more: `glk trace --events gfs2,dlm
+#    -o live.jsonl`, stopped by SIGINT after 8 s, with the tracefs state (instances, the dlm
+#    and gfs2 enable files, tracing_on) recorded before and after (tracefs-before.txt,
+#    tracefs-after.txt), and `glk trace --events gfs2,dlm --duration 4 --summary`.
+# Output: out-TAG-NODE/cap/NODE (the capture), inodes.txt, formats/, tc.txt, date.txt,
+# live.jsonl, live-stderr.txt, summary.txt, tracefs-*.txt.
 set -x
 N=$(hostname); S=/mnt/share; TAG=$(cat $S/tag); OUT=$S/out-$TAG-$N; rm -rf $OUT; mkdir -p $OUT
 DELAY=$(cat $S/delay_ms 2>/dev/null || echo 25)
@@ -42,7 +47,7 @@ while [ ! -f $S/mark.ready.n1 -o ! -f $S/mark.ready.n2 ]; do sleep 1; done
 glk capture --trace 40 --count 4 --interval 10 -o $OUT/cap 2> $OUT/capture.txt & C=$!
 sleep 3
 writer() {
-  i=0; end=$(( $(date +%s) + 30 ))
+  i=0; end=$(( $(date +%s) + ${2:-30} ))
   while [ $(date +%s) -lt $end ]; do
     echo "$N $1 $i" >> /gfs/shared/log$((i % 2))
     touch /gfs/shared/$N-$1-$i
@@ -61,6 +66,16 @@ writer a & A=$!; writer b & B=$!; private & P=$!
 wait $A; wait $B; wait $P
 wait $C; echo "capture rc=$?" >> $OUT/capture.txt
 date +%s.%N >> $OUT/date.txt
+touch $S/mark.phase2.$N
+while [ ! -f $S/mark.phase2.n1 -o ! -f $S/mark.phase2.n2 ]; do sleep 1; done
+tstate() { ls $T/instances; cat $T/events/dlm/enable $T/events/gfs2/enable $T/tracing_on; }
+tstate > $OUT/tracefs-before.txt 2>&1
+writer c 12 & A=$!
+glk trace --events gfs2,dlm -o $OUT/live.jsonl 2> $OUT/live-stderr.txt & G=$!
+sleep 8; kill -INT $G; wait $G; echo "trace rc=$?" >> $OUT/live-stderr.txt
+tstate > $OUT/tracefs-after.txt 2>&1
+glk trace --events gfs2,dlm --duration 4 --summary > $OUT/summary.txt 2>&1; echo "summary rc=$?" >> $OUT/summary.txt
+wait $A
 touch $S/mark.done.$N
 while [ ! -f $S/mark.done.n1 -o ! -f $S/mark.done.n2 ]; do sleep 1; done
 ls -laR $OUT
