@@ -128,7 +128,8 @@ pub struct NodeDlm {
     unlocking: HashMap<(u32, u32), ()>,
     open_bast: HashMap<(u32, u32), usize>,
     open_bast_glock: GlockMap<usize>,
-    waiting: GlockMap<Vec<u64>>,
+    /// gfs2 holders queued and not yet promoted, per glock: (time, pid).
+    waiting: GlockMap<Vec<(u64, i64)>>,
     awaiting_promote: GlockMap<usize>,
     flushes: HashMap<i64, Vec<u64>>,
     last_grant: GlockMap<usize>,
@@ -161,7 +162,7 @@ impl NodeDlm {
                 if w.len() == MAX_WAITING {
                     w.remove(0);
                 }
-                w.push(ts);
+                w.push((ts, pid));
             }
             Gfs2Event::GlockQueue {
                 glock,
@@ -170,6 +171,12 @@ impl NodeDlm {
             } => {
                 if let Some(&i) = self.open_bast_glock.get(&glock) {
                     self.basts[i].dequeue_ns = Some(ts);
+                }
+                // A waiter that gives up (a failed try lock) leaves without a promote.
+                if let Some(w) = self.waiting.get_mut(&glock) {
+                    if let Some(k) = w.iter().position(|&(_, p)| p == pid) {
+                        w.remove(k);
+                    }
                 }
             }
             Gfs2Event::Promote { glock, .. } => {
@@ -185,7 +192,7 @@ impl NodeDlm {
             Gfs2Event::GlockStateChange {
                 glock, from, to, ..
             } if to.rank() > from.rank() => {
-                if let Some(&q) = self.waiting.get(&glock).and_then(|w| w.first()) {
+                if let Some(&(q, _)) = self.waiting.get(&glock).and_then(|w| w.first()) {
                     self.gfs2_waits.push(GfsWait {
                         glock,
                         queued_ns: q,
@@ -249,7 +256,7 @@ impl NodeDlm {
                 let glock = res.glock();
                 let queued_ns = glock
                     .and_then(|g| self.waiting.get(&g))
-                    .and_then(|w| w.first().copied());
+                    .and_then(|w| w.first().map(|&(t, _)| t));
                 self.open.insert((ls_id, lkb_id), self.requests.len());
                 self.requests.push(Request {
                     glock,
