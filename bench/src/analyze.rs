@@ -1,6 +1,7 @@
-//! `glk analyze` at cluster scale: the real two-node capture (`real/dlm2-6.1`) made longer
-//! by repeating each node's trace with shifted timestamps, and wider by giving more nodes
-//! the same kind of trace. Measures glk-engine's wall time, events per second and peak
+//! `glk analyze` at cluster scale: a real two-node capture (`real/dlm2-6.1`, gfs2 events
+//! only, or with `--capture handoff-6.12` gfs2 and dlm events) made longer by repeating each
+//! node's trace with shifted timestamps, and wider by giving more nodes the same kind of
+//! trace. Measures glk-engine's wall time, events per second and peak
 //! RSS, and a plain Python pass over the same trace files (what users would write instead).
 
 use std::io::{self, BufRead, Write};
@@ -27,11 +28,16 @@ fn shifted(line: &str, shift_us: u64) -> Option<String> {
     ))
 }
 
-/// The capture `bench/out/analyze-NODESx{copies}`: `nodes` node directories, node `i`
-/// holding the real n1 or n2 (alternately) snapshots and its trace repeated `copies` times,
-/// each copy shifted past the previous one. Made once.
-pub fn prepare(nodes: usize, copies: usize) -> io::Result<(PathBuf, u64)> {
-    let dir = PathBuf::from(format!("bench/out/analyze-{nodes}x{copies}"));
+/// The capture `bench/out/analyze-NODESx{copies}` (`analyze-CAPTURE-NODESx{copies}` for
+/// another capture than `dlm2-6.1`): `nodes` node directories, node `i` holding the real n1
+/// or n2 (alternately) snapshots and its trace repeated `copies` times, each copy shifted
+/// past the previous one (clock markers only in the first). Made once.
+pub fn prepare(capture: &str, nodes: usize, copies: usize) -> io::Result<(PathBuf, u64)> {
+    let dir = PathBuf::from(if capture == "dlm2-6.1" {
+        format!("bench/out/analyze-{nodes}x{copies}")
+    } else {
+        format!("bench/out/analyze-{capture}-{nodes}x{copies}")
+    });
     let done = dir.join(".complete");
     let mut lines = 0u64;
     if let Ok(s) = std::fs::read_to_string(&done) {
@@ -40,7 +46,7 @@ pub fn prepare(nodes: usize, copies: usize) -> io::Result<(PathBuf, u64)> {
     let _ = std::fs::remove_dir_all(&dir);
     for i in 0..nodes {
         let src_name = if i % 2 == 0 { "n1" } else { "n2" };
-        let src = testdata::path(&format!("real/dlm2-6.1/{src_name}"));
+        let src = testdata::path(&format!("real/{capture}/{src_name}"));
         let name = format!("n{}", i + 1);
         let out = dir.join(&name);
         std::fs::create_dir_all(&out)?;
@@ -78,6 +84,9 @@ pub fn prepare(nodes: usize, copies: usize) -> io::Result<(PathBuf, u64)> {
         for k in 0..copies as u64 {
             for l in io::BufReader::new(text.as_bytes()).lines() {
                 let l = l?;
+                if k > 0 && l.contains("glkmark ") {
+                    continue;
+                }
                 match shifted(&l, k * span_us) {
                     Some(s) => writeln!(w, "{s}")?,
                     None => writeln!(w, "{l}")?,
@@ -102,12 +111,13 @@ fn python_cmd(dir: &Path) -> Command {
 
 pub fn run(
     engine: &Path,
+    capture: &str,
     nodes: usize,
     copies: usize,
     runs: usize,
     python: bool,
 ) -> io::Result<()> {
-    let (dir, lines) = prepare(nodes, copies)?;
+    let (dir, lines) = prepare(capture, nodes, copies)?;
     // Best of `runs` (this machine is shared: single runs vary by up to 2x).
     let (mut t, mut rss) = (std::time::Duration::MAX, 0);
     for _ in 0..runs.max(1) {

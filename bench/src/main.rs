@@ -7,7 +7,7 @@
 //! glk-bench trace [--copies 10]            # decode throughput vs wc -l (nolock fixture)
 //! glk-bench live [--rate 200000] [--secs 10]   # markers through glk trace, lost events
 //! glk-bench export [--copies 10]           # Parquet export rows/s
-//! glk-bench analyze [--nodes 2] [--copies 10] [--runs 3] [--python]   # glk analyze at scale
+//! glk-bench analyze [--capture dlm2-6.1] [--nodes 2] [--copies 10] [--runs 3] [--python]   # glk analyze at scale
 //! ```
 
 mod analyze;
@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 
 fn usage() -> ! {
     eprintln!(
-        "usage: glk-bench gen-glocks --glocks N --out FILE\n       glk-bench top [--glocks N] [--file FILE] [--glk PATH]\n       glk-bench trace [--copies N] [--glk PATH]\n       glk-bench live [--rate N] [--secs S] [--glk PATH]\n       glk-bench export [--copies N]\n       glk-bench analyze [--nodes N] [--copies N] [--runs N] [--python] [--engine PATH]"
+        "usage: glk-bench gen-glocks --glocks N --out FILE\n       glk-bench top [--glocks N] [--file FILE] [--glk PATH]\n       glk-bench trace [--copies N] [--glk PATH]\n       glk-bench live [--rate N] [--secs S] [--glk PATH]\n       glk-bench export [--copies N]\n       glk-bench analyze [--capture NAME] [--nodes N] [--copies N] [--runs N] [--python] [--engine PATH]"
     );
     std::process::exit(2)
 }
@@ -104,7 +104,8 @@ fn main() -> std::io::Result<()> {
                 .map_or_else(|| sibling_glk().with_file_name("glk-engine"), PathBuf::from);
             let python = args.iter().any(|a| a == "--python");
             let (nodes, copies, runs) = (num("--nodes", 2), num("--copies", 10), num("--runs", 3));
-            analyze::run(&engine, nodes, copies, runs, python)?;
+            let capture = arg(&args, "--capture").unwrap_or_else(|| "dlm2-6.1".into());
+            analyze::run(&engine, &capture, nodes, copies, runs, python)?;
         }
         _ => usage(),
     }

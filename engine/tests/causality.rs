@@ -514,3 +514,126 @@ fn the_timeline_binds_every_arrow_to_a_slice() {
     assert!(events.iter().any(|e| e["name"] == "thread_name"
         && e["args"]["name"].as_str().unwrap().starts_with("glock 2/")));
 }
+
+/// A trace twice as long with every DLM message key repeated (the same trace again,
+/// shifted past its end: the same sequence numbers and lock ids, as after a reconnect):
+/// messages still pair in order, so the clocks align as tightly and every hand-off is
+/// found twice.
+#[test]
+fn repeated_message_keys_pair_in_order() {
+    let fx = "real/handoff-6.12";
+    let once = analyze(fx, &[]);
+    let dir = tempfile::tempdir().unwrap();
+    for n in ["n1", "n2"] {
+        let mut text = String::new();
+        glockparse::input::open(&testdata::path(&format!("{fx}/{n}/trace_pipe.txt.xz")))
+            .unwrap()
+            .read_to_string(&mut text)
+            .unwrap();
+        let shift = |l: &str, by: u64| -> String {
+            // `  comm-pid  [000] .....    87.642597: event: ...`
+            let Some(colon) = l.find(": ") else {
+                return l.to_string();
+            };
+            let head = &l[..colon];
+            let at = head.rfind(' ').unwrap() + 1;
+            let (s, us) = head[at..].split_once('.').unwrap();
+            let t = s.parse::<u64>().unwrap() * 1_000_000 + us.parse::<u64>().unwrap() + by;
+            format!(
+                "{}{}.{:06}{}",
+                &head[..at],
+                t / 1_000_000,
+                t % 1_000_000,
+                &l[colon..]
+            )
+        };
+        let out = dir.path().join(n);
+        std::fs::create_dir_all(&out).unwrap();
+        std::fs::copy(
+            testdata::path(&format!("{fx}/{n}/nodeid")),
+            out.join("nodeid"),
+        )
+        .unwrap();
+        let mut both = String::new();
+        // The clock markers once: a second set, shifted, would say the clock jumped.
+        for by in [0, 1_000_000_000] {
+            for l in text.lines().filter(|l| by == 0 || !l.contains("glkmark")) {
+                both.push_str(&shift(l, by));
+                both.push('\n');
+            }
+        }
+        std::fs::write(out.join("trace_pipe.txt"), both).unwrap();
+    }
+    let o = Command::new(env!("CARGO_BIN_EXE_glk-engine"))
+        .arg("analyze")
+        .arg(dir.path())
+        .args(["--json", "--limit", "0"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let twice: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let n2 = |v: &serde_json::Value, k: &str| v["clock_alignment"][1][k].clone();
+    assert_eq!(n2(&twice, "method"), "messages");
+    assert_eq!(
+        n2(&twice, "relative_uncertainty_ns"),
+        n2(&once, "relative_uncertainty_ns")
+    );
+    assert_eq!(n2(&twice, "offset_ns"), n2(&once, "offset_ns"));
+    let count = |v: &serde_json::Value| v["handoffs"].as_array().unwrap().len();
+    assert_eq!(count(&twice), 2 * count(&once));
+    let m = |v: &serde_json::Value| n2(v, "messages").as_array().unwrap()[0].as_u64().unwrap();
+    assert_eq!(m(&twice), 2 * m(&once));
+}
+
+/// Without dlm events (kernels before 5.16, or not traced) the demotes are gfs2's remote
+/// `gfs2_demote_rq`, attributed to the node waiting for the glock's state change at the
+/// time: dlmev612 with its dlm lines removed (its wall clocks were synchronised, so the
+/// `date` markers align the nodes to within their spread).
+#[test]
+fn without_dlm_events_gfs2_demotes_are_attributed() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut remote = 0;
+    for n in ["n1", "n2"] {
+        let mut text = String::new();
+        glockparse::input::open(&testdata::path(&format!(
+            "real/dlmev612/{n}/trace_pipe.txt.xz"
+        )))
+        .unwrap()
+        .read_to_string(&mut text)
+        .unwrap();
+        let kept: String = text
+            .lines()
+            .filter(|l| !l.contains(": dlm_"))
+            .flat_map(|l| [l, "\n"])
+            .collect();
+        remote += kept
+            .lines()
+            .filter(|l| l.contains("gfs2_demote_rq") && l.ends_with(" remote"))
+            .count();
+        std::fs::create_dir_all(dir.path().join(n)).unwrap();
+        std::fs::write(dir.path().join(n).join("trace_pipe.txt"), kept).unwrap();
+    }
+    let o = Command::new(env!("CARGO_BIN_EXE_glk-engine"))
+        .arg("analyze")
+        .arg(dir.path())
+        .args(["--json", "--limit", "0"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["clock_alignment"][1]["method"], "markers_lower_bound");
+    assert!(v["handoffs"].as_array().unwrap().is_empty());
+    assert!(v["dlm_latency"].as_array().unwrap().is_empty());
+    let causes = v["demote_causes"].as_array().unwrap();
+    let total: u64 = causes.iter().map(|c| c["count"].as_u64().unwrap()).sum();
+    assert_eq!(total as usize, remote);
+    let mut attributed = 0;
+    for c in causes {
+        assert_eq!(c["source"], "gfs2_demote_rq");
+        if let Some(by) = c["caused_by_node"].as_str() {
+            assert_ne!(by, c["node"].as_str().unwrap());
+            attributed += c["count"].as_u64().unwrap();
+        }
+    }
+    assert!(attributed * 10 >= total * 9, "{attributed} of {total}");
+}

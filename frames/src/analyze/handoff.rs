@@ -521,6 +521,38 @@ pub struct NodeInput<'a> {
     pub dump_masters: &'a GlockMap<u32>,
 }
 
+/// One node's gfs2 waits for one glock, sorted by start, with the latest end so far, to
+/// find the waits around a moment in logarithmic time.
+#[derive(Default)]
+struct Waits {
+    spans: Vec<(u64, u64)>,
+    latest_end: Vec<u64>,
+}
+
+impl Waits {
+    fn index(&mut self) {
+        self.spans.sort_unstable();
+        let mut m = 0;
+        self.latest_end = self
+            .spans
+            .iter()
+            .map(|&(_, e)| {
+                m = m.max(e);
+                m
+            })
+            .collect();
+    }
+
+    /// Whether a wait spans `t` (this node's trace clock) give or take `u`.
+    fn covers(&self, t: i64, u: i64) -> bool {
+        let upto = self.spans.partition_point(|&(q, _)| q as i64 - u <= t);
+        (0..upto)
+            .rev()
+            .take_while(|&i| self.latest_end[i] as i64 + u >= t)
+            .any(|i| self.spans[i].1 as i64 + u >= t)
+    }
+}
+
 /// A message as both ends see it: sender's node id, sequence number, type, lock id.
 type MsgKey = (u32, u32, MsgType, u32);
 
@@ -550,26 +582,39 @@ pub fn analyze(nodes: &[NodeInput<'_>]) -> (Causality, Vec<Matched>) {
             .get(&id)
             .map_or_else(|| format!("node {id}"), |&i| nodes[i].node.to_string())
     };
-    // Messages: who received what each node sent (from, seq, type, lkid) → (node, time).
-    let mut received: HashMap<MsgKey, Vec<(usize, u64)>> = HashMap::new();
+    // Messages: who received what each node sent (from, seq, type, lkid), in each
+    // receiver's time order. A key can repeat (sequence numbers restart with a connection,
+    // lock ids are reused): the k-th send of a key to a node pairs with that node's k-th
+    // receipt of it, as the DLM delivers a connection's messages in order.
+    let mut receipts: HashMap<(MsgKey, usize), Vec<u64>> = HashMap::new();
+    let mut receivers: HashMap<MsgKey, Vec<usize>> = HashMap::new();
     for (i, n) in nodes.iter().enumerate() {
         for m in &n.dlm.received {
-            received
-                .entry((m.from, m.seq, m.mtype, m.lkid))
-                .or_default()
-                .push((i, m.ts_ns));
+            let key = (m.from, m.seq, m.mtype, m.lkid);
+            let r = receipts.entry((key, i)).or_default();
+            if r.is_empty() {
+                receivers.entry(key).or_default().push(i);
+            }
+            r.push(m.ts_ns);
         }
     }
     let mut pairs: HashMap<(usize, usize), PairBounds> = HashMap::new();
     for (a, n) in nodes.iter().enumerate() {
+        let mut next: HashMap<(MsgKey, usize), usize> = HashMap::new();
         for m in &n.dlm.sent {
-            let Some(rs) = received.get(&(m.from, m.seq, m.mtype, m.lkid)) else {
+            let key = (m.from, m.seq, m.mtype, m.lkid);
+            let Some(bs) = receivers.get(&key) else {
                 continue;
             };
-            for &(b, recv) in rs {
+            for &b in bs {
                 if b == a || m.dst.is_some_and(|d| ids[b] != Some(d)) {
                     continue;
                 }
+                let k = next.entry((key, b)).or_default();
+                let Some(&recv) = receipts[&(key, b)].get(*k) else {
+                    continue;
+                };
+                *k += 1;
                 if a < b {
                     pairs.entry((a, b)).or_default().a_to_b(m.ts_ns, recv);
                 } else {
@@ -596,8 +641,8 @@ pub fn analyze(nodes: &[NodeInput<'_>]) -> (Causality, Vec<Matched>) {
             Master::Remote(Some(id)) => (Master::Remote(Some(id)), Some(id)),
             Master::Remote(None) => {
                 let to = r.sent_seq.and_then(|(seq, t)| {
-                    let rs = received.get(&(me?, seq, t, r.lkb_id))?;
-                    rs.iter().find(|(b, _)| *b != i).and_then(|(b, _)| ids[*b])
+                    let bs = receivers.get(&(me?, seq, t, r.lkb_id))?;
+                    bs.iter().find(|&&b| b != i).and_then(|&b| ids[b])
                 });
                 (Master::Remote(to), to)
             }
@@ -644,6 +689,11 @@ pub fn analyze(nodes: &[NodeInput<'_>]) -> (Causality, Vec<Matched>) {
     }
     reqs.sort_unstable();
     let unc2 = |a: usize, b: usize| align[a].between(&align[b]) as i64;
+    let umax = (0..nodes.len())
+        .flat_map(|a| (0..nodes.len()).map(move |b| (a, b)))
+        .map(|(a, b)| unc2(a, b))
+        .max()
+        .unwrap_or(0);
     let mut used: HashMap<(usize, usize), ()> = HashMap::new();
     let mut matched: Vec<Matched> = Vec::new();
     for &(start, a, k) in &reqs {
@@ -655,7 +705,9 @@ pub fn analyze(nodes: &[NodeInput<'_>]) -> (Causality, Vec<Matched>) {
         let Some(cands) = basts_by_glock.get(&g) else {
             continue;
         };
-        for &(at, b, kb) in cands {
+        // Candidates start where even the least certain pair's window could.
+        let first = cands.partition_point(|c| c.0 < start - umax);
+        for &(at, b, kb) in &cands[first..] {
             if b == a || used.contains_key(&(b, kb)) {
                 continue;
             }
@@ -803,6 +855,23 @@ pub fn analyze(nodes: &[NodeInput<'_>]) -> (Causality, Vec<Matched>) {
         .iter()
         .map(|m| ((m.holder, m.bast), m.requester))
         .collect();
+    let waits: Vec<GlockMap<Waits>> = nodes
+        .iter()
+        .map(|n| {
+            if nodes.iter().all(|m| m.dlm.has_lock_events) {
+                return GlockMap::default();
+            }
+            let mut m: GlockMap<Waits> = GlockMap::default();
+            for w in &n.dlm.gfs2_waits {
+                m.entry(w.glock)
+                    .or_default()
+                    .spans
+                    .push((w.queued_ns, w.changed_ns));
+            }
+            m.values_mut().for_each(Waits::index);
+            m
+        })
+        .collect();
     for (b, n) in nodes.iter().enumerate() {
         for (k, x) in n.dlm.basts.iter().enumerate() {
             let Some(g) = x.glock else { continue };
@@ -817,21 +886,12 @@ pub fn analyze(nodes: &[NodeInput<'_>]) -> (Causality, Vec<Matched>) {
         // glock's state to change at the time.
         for &(ts, g) in &n.dlm.remote_demotes {
             let cause = align[b].at(ts).and_then(|t| {
-                nodes
-                    .iter()
-                    .enumerate()
-                    .filter(|(a, _)| *a != b)
-                    .find(|(a, other)| {
-                        let (Some(o), u) = (align[*a].offset_ns, unc2(*a, b)) else {
-                            return false;
-                        };
-                        other.dlm.gfs2_waits.iter().any(|w| {
-                            w.glock == g
-                                && w.queued_ns as i64 + o - u <= t
-                                && t <= w.changed_ns as i64 + o + u
-                        })
-                    })
-                    .map(|(a, _)| a)
+                (0..nodes.len()).filter(|&a| a != b).find(|&a| {
+                    let (Some(o), u) = (align[a].offset_ns, unc2(a, b)) else {
+                        return false;
+                    };
+                    waits[a].get(&g).is_some_and(|w| w.covers(t - o, u))
+                })
             });
             *causes
                 .entry((g.to_string(), b, cause, "gfs2_demote_rq"))
@@ -862,4 +922,36 @@ pub fn analyze(nodes: &[NodeInput<'_>]) -> (Causality, Vec<Matched>) {
 /// A trace timestamp as the trace prints it (`SECS.MICROS`).
 pub fn fmt_ts(ts: u64) -> String {
     format!("{}.{:06}", ts / 1_000_000_000, ts % 1_000_000_000 / 1000)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn waits_around_a_moment() {
+        let mut w = Waits {
+            spans: vec![(50, 60), (10, 100), (200, 210)],
+            latest_end: Vec::new(),
+        };
+        w.index();
+        // Inside the long wait only, though a shorter one ended before.
+        assert!(w.covers(80, 0));
+        assert!(w.covers(205, 0));
+        assert!(!w.covers(150, 0));
+        assert!(w.covers(150, 50));
+        assert!(!w.covers(5, 0));
+        assert!(w.covers(5, 5));
+        assert!(!w.covers(300, 10));
+    }
+
+    #[test]
+    fn distributions() {
+        let d = Dist::of((1..=100).rev().collect());
+        assert_eq!(
+            (d.count, d.p50_ns, d.p90_ns, d.p99_ns, d.max_ns),
+            (100, 51, 90, 99, 100)
+        );
+        assert_eq!(Dist::of(Vec::new()), Dist::default());
+    }
 }
