@@ -4,13 +4,16 @@
 //! A node's capture is a directory of snapshots `KIND.N` (`glocks.0`, `glstats.0`,
 //! `sbstats.0`, `glockfd.0`, `dlm_locks.0`, `dlm_waiters.0`, `procs.0` and `locks.0` (the
 //! node's tasks and `/proc/locks`, see [`procs`]), `time.0` holding the epoch seconds the
-//! snapshot started) plus trace text (`trace_pipe.txt`, compressed or not), and optionally
-//! `node` (its name), `nodeid` (its DLM node id) and `mountinfo`. A cluster capture is a
+//! snapshot started, `gfs2_sysfs.0` the filesystem's sysfs state, see [`health`]) plus
+//! trace text (`trace_pipe.txt`, compressed or not), and optionally `node` (its name),
+//! `nodeid` (its DLM node id), `mountinfo`, `kernel.log` (the kernel's log buffer) and
+//! `cluster.txt` (corosync's and dlm_controld's view). A cluster capture is a
 //! directory of node directories; either may be packed as a tarball (`.tar`, `.tar.zst`,
 //! `.tar.gz`, `.tar.xz`). A loose file (a glocks dump, a trace) is a one-file node named
 //! after the file.
 
 pub mod atomic;
+pub mod health;
 pub mod procs;
 
 use std::collections::BTreeMap;
@@ -40,6 +43,8 @@ pub struct Snapshot {
     pub procs: Option<PathBuf>,
     /// A copy of `/proc/locks`.
     pub locks: Option<PathBuf>,
+    /// The filesystem's sysfs state (`gfs2_sysfs.N`, [`health::Sysfs`]).
+    pub sysfs: Option<PathBuf>,
 }
 
 /// One node's capture.
@@ -55,6 +60,10 @@ pub struct NodeCapture {
     pub traces: Vec<PathBuf>,
     /// A copy of `/proc/self/mountinfo` (`mountinfo`), to tell GFS2 devices apart.
     pub mountinfo: Option<PathBuf>,
+    /// The kernel's log buffer at the end of the capture (`kernel.log`).
+    pub kernel_log: Option<PathBuf>,
+    /// The cluster tools' view (`cluster.txt`, [`health::Cluster`]).
+    pub cluster: Option<PathBuf>,
 }
 
 /// All nodes found, plus the extracted tarballs (removed on drop).
@@ -90,7 +99,7 @@ pub fn unpack(tarball: &Path) -> io::Result<Unpacked> {
     Ok(Unpacked { dir })
 }
 
-const KINDS: [&str; 10] = [
+const KINDS: [&str; 11] = [
     "glocks",
     "glstats",
     "sbstats",
@@ -100,6 +109,7 @@ const KINDS: [&str; 10] = [
     "dlm_waiters",
     "procs",
     "locks",
+    "gfs2_sysfs",
     "time",
 ];
 
@@ -210,6 +220,7 @@ pub fn node_dir(dir: &Path) -> io::Result<NodeCapture> {
             "dlm_waiters" => s.dlm_waiters = Some(p),
             "procs" => s.procs = Some(p),
             "locks" => s.locks = Some(p),
+            "gfs2_sysfs" => s.sysfs = Some(p),
             _ => {
                 s.time_unix = std::fs::read_to_string(&p)
                     .ok()
@@ -218,12 +229,16 @@ pub fn node_dir(dir: &Path) -> io::Result<NodeCapture> {
         }
     }
     let mountinfo = Some(dir.join("mountinfo")).filter(|p| p.is_file());
+    let kernel_log = Some(dir.join("kernel.log")).filter(|p| p.is_file());
+    let cluster = Some(dir.join("cluster.txt")).filter(|p| p.is_file());
     Ok(NodeCapture {
         node: name,
         nodeid: read_nodeid(dir),
         snapshots: snaps.into_values().collect(),
         traces,
         mountinfo,
+        kernel_log,
+        cluster,
     })
 }
 

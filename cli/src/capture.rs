@@ -6,8 +6,10 @@
 //! `dlm_locks.N`, `dlm_waiters.N`, `procs.N` (every task: tid, process, parent, group,
 //! session, state, wchan, comm, and the kernel stack of tasks in D state), `locks.N` (a copy
 //! of `/proc/locks`: who holds which flock), `time.N` (epoch seconds when snapshot N started),
+//! `gfs2_sysfs.N` (the filesystem's withdraw, freeze and recovery state in sysfs),
 //! `trace_pipe.txt` (with `--trace`), `node`, `nodeid` (the DLM node id when configfs
-//! shows it), `mountinfo` and `kernel.txt`. With several filesystems, `DIR/FS/NODE/`. `-o X.tar.zst`
+//! shows it), `mountinfo`, `kernel.txt`, `kernel.log` (the kernel's log buffer) and
+//! `cluster.txt` (`corosync-quorumtool -s` and `dlm_tool ls`, where installed). With several filesystems, `DIR/FS/NODE/`. `-o X.tar.zst`
 //! packs the same tree.
 
 use std::io::{self, Write};
@@ -122,9 +124,86 @@ fn snapshot(
         &out.join(format!("dlm_waiters.{n}")),
     )?;
     copy(Path::new("/proc/locks"), &out.join(format!("locks.{n}")))?;
+    std::fs::write(
+        out.join(format!("gfs2_sysfs.{n}")),
+        sysfs_state(&Path::new("/sys/fs/gfs2").join(&fs.table)),
+    )?;
     let mut w = io::BufWriter::new(std::fs::File::create(out.join(format!("procs.{n}")))?);
     bundle::procs::write(&mut w, tasks)?;
     w.flush()
+}
+
+/// The sysfs files of a filesystem that say whether it can make progress, as `KEY VALUE`
+/// lines (files that do not exist on this kernel are left out).
+fn sysfs_state(dir: &Path) -> String {
+    const KEYS: [&str; 9] = [
+        "withdraw",
+        "frozen",
+        "lock_module/block",
+        "lock_module/withdraw",
+        "lock_module/jid",
+        "lock_module/first_done",
+        "lock_module/recover_done",
+        "lock_module/recover_status",
+        "lock_module/proto_name",
+    ];
+    let mut out = String::new();
+    for k in KEYS {
+        if let Ok(v) = std::fs::read_to_string(dir.join(k)) {
+            out.push_str(&format!("{k} {}\n", v.trim()));
+        }
+    }
+    out
+}
+
+/// The kernel's log buffer (`klogctl(SYSLOG_ACTION_READ_ALL)`, what `dmesg` prints), raw.
+fn kernel_log() -> io::Result<Vec<u8>> {
+    // SAFETY: size query, no buffer.
+    let size = unsafe { libc::klogctl(10, std::ptr::null_mut(), 0) };
+    if size < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let mut buf = vec![0u8; size as usize];
+    // SAFETY: `buf` has `size` writable bytes.
+    let n = unsafe { libc::klogctl(3, buf.as_mut_ptr().cast(), size) };
+    if n < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    buf.truncate(n as usize);
+    Ok(buf)
+}
+
+/// What corosync and dlm_controld say (`corosync-quorumtool -s`, `dlm_tool ls`), each under
+/// `## COMMAND`, for the tools that are installed; each gets 5 seconds.
+fn cluster_state() -> String {
+    let mut out = String::new();
+    for cmd in [&["corosync-quorumtool", "-s"][..], &["dlm_tool", "ls"][..]] {
+        let Ok(mut child) = std::process::Command::new(cmd[0])
+            .args(&cmd[1..])
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+        else {
+            continue;
+        };
+        let due = Instant::now() + Duration::from_secs(5);
+        while child.try_wait().ok().flatten().is_none() && Instant::now() < due {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        if child.try_wait().ok().flatten().is_none() {
+            let _ = child.kill();
+            let _ = child.wait();
+            out.push_str(&format!("## {} (no answer in 5 s)\n", cmd.join(" ")));
+            continue;
+        }
+        let mut text = String::new();
+        if let Some(mut o) = child.stdout.take() {
+            let _ = io::Read::read_to_string(&mut o, &mut text);
+        }
+        out.push_str(&format!("## {}\n{text}", cmd.join(" ")));
+    }
+    out
 }
 
 /// Every task of this node, read from /proc. Tasks that end while being read are left
@@ -298,6 +377,18 @@ pub fn run(a: &CaptureArgs) -> io::Result<()> {
             .join()
             .map_err(|_| io::Error::other("trace thread panicked"))??;
         eprintln!("glk: trace: {events} events, {lost} lost");
+    }
+    // The state around the locks, once at the end: the kernel's log and the cluster tools.
+    let klog = kernel_log();
+    let cluster = cluster_state();
+    for d in &dirs {
+        match &klog {
+            Ok(k) => std::fs::write(d.join("kernel.log"), k)?,
+            Err(e) => eprintln!("glk: warning: could not read the kernel log: {e}"),
+        }
+        if !cluster.is_empty() {
+            std::fs::write(d.join("cluster.txt"), &cluster)?;
+        }
     }
     let mut written = Vec::new();
     for d in node_dirs {

@@ -79,6 +79,8 @@ fn snapshots_copy_every_file_with_times() {
         let t = tasks.iter().find(|t| t.tid == me).expect("this process");
         assert_eq!(t.ppid, i64::from(std::os::unix::process::parent_id()));
         assert!(n.join(format!("locks.{i}")).is_file());
+        // sysfs state: this machine has no GFS2 mounted, so no key, but the file is there.
+        assert!(n.join(format!("gfs2_sysfs.{i}")).is_file());
         let t: f64 = std::fs::read_to_string(n.join(format!("time.{i}")))
             .unwrap()
             .trim()
@@ -87,6 +89,18 @@ fn snapshots_copy_every_file_with_times() {
         times.push(t);
     }
     assert!(times.windows(2).all(|w| w[1] - w[0] >= 0.15), "{times:?}");
+    // The kernel's log buffer, as dmesg prints it: `<N>[ secs] text` lines (root may
+    // always read it; others where dmesg_restrict allows).
+    // SAFETY: no arguments.
+    if unsafe { libc::geteuid() } == 0 {
+        let klog = std::fs::read_to_string(n.join("kernel.log")).unwrap();
+        assert!(klog.lines().count() > 0 && klog.starts_with('<'), "{klog:.200}");
+    } else {
+        testdata::skip(
+            "snapshots_copy_every_file_with_times (kernel.log)",
+            "reading the kernel log needs root",
+        );
+    }
     // The bundle is an analyze input.
     let a = glk()
         .args(["analyze", out.to_str().unwrap(), "--json"])
