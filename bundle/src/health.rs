@@ -6,7 +6,9 @@
 //!
 //! Files `glk capture` writes:
 //! - `gfs2_sysfs.N`: `KEY VALUE` lines from `/sys/fs/gfs2/TABLE/` (`withdraw`, `frozen`,
-//!   `lock_module/block`, `lock_module/recover_status`, `lock_module/jid`, ...);
+//!   `lock_module/block`, `lock_module/recover_status`, `lock_module/jid`, ...), then
+//!   `mount PATH` and the mount's `statvfs` (`statfs_bsize`, `statfs_blocks`,
+//!   `statfs_bfree`, `statfs_files`, `statfs_ffree`);
 //! - `kernel.log`: the kernel's log buffer (`dmesg` text, with or without `<N>` priority
 //!   prefixes);
 //! - `cluster.txt`: the output of `corosync-quorumtool -s` and `dlm_tool ls`, each under a
@@ -53,7 +55,25 @@ impl Sysfs {
 
     /// `withdraw` is 1: the filesystem has withdrawn (its line).
     pub fn withdrawn(&self) -> Option<u64> {
-        self.get("withdraw").filter(|(v, _)| *v == "1").map(|(_, n)| n)
+        self.get("withdraw")
+            .filter(|(v, _)| *v == "1")
+            .map(|(_, n)| n)
+    }
+
+    /// Where the filesystem was mounted.
+    pub fn mount(&self) -> Option<&str> {
+        self.get("mount").map(|(v, _)| v)
+    }
+
+    /// The fraction of blocks in use (`statfs_*`), and the line of `statfs_bfree`.
+    pub fn used_fraction(&self) -> Option<(f64, u64)> {
+        let num = |k| {
+            self.get(k)
+                .and_then(|(v, n)| Some((v.parse::<f64>().ok()?, n)))
+        };
+        let (blocks, _) = num("statfs_blocks")?;
+        let (free, line) = num("statfs_bfree")?;
+        (blocks > 0.0).then(|| (1.0 - free / blocks, line))
     }
 
     /// `lock_module/block` is 1: lock requests are held while the DLM recovers (its line).
@@ -105,8 +125,7 @@ fn classify(text: &str) -> Option<LogKind> {
         LogKind::DlmRecoverDone
     } else if has("dlm_recover ") {
         LogKind::DlmRecoverStart
-    } else if has("jid=") && (has("Trying to acquire journal lock") || has("Looking at journal"))
-    {
+    } else if has("jid=") && (has("Trying to acquire journal lock") || has("Looking at journal")) {
         LogKind::JournalRecovery
     } else if has("remove member") {
         LogKind::MemberRemoved
@@ -157,7 +176,9 @@ pub fn recovery_in_progress(events: &[LogEvent]) -> Option<&LogEvent> {
     let start = events
         .iter()
         .rposition(|e| e.kind == LogKind::DlmRecoverStart)?;
-    let done = events.iter().rposition(|e| e.kind == LogKind::DlmRecoverDone);
+    let done = events
+        .iter()
+        .rposition(|e| e.kind == LogKind::DlmRecoverDone);
     (done.is_none_or(|d| d < start)).then(|| &events[start])
 }
 
@@ -183,7 +204,8 @@ impl Cluster {
             } else if let Some(name) = t.strip_prefix("name ").or_else(|| t.strip_prefix("ls ")) {
                 ls = Some(name.trim().to_string());
             } else if t.starts_with("flags ") && (t.contains("kern_stop") || t.contains("wait")) {
-                c.stopped.push((ls.clone().unwrap_or_default(), t.to_string(), n));
+                c.stopped
+                    .push((ls.clone().unwrap_or_default(), t.to_string(), n));
             }
         }
         c
@@ -200,6 +222,10 @@ mod tests {
         assert_eq!(s.withdrawn(), None);
         assert_eq!(s.locking_blocked(), Some(3));
         assert_eq!(Sysfs::parse("withdraw 1").withdrawn(), Some(1));
+        let f =
+            Sysfs::parse("mount /gfs\nstatfs_bsize 4096\nstatfs_blocks 1000\nstatfs_bfree 50\n");
+        assert_eq!(f.mount(), Some("/gfs"));
+        assert_eq!(f.used_fraction(), Some((0.95, 4)));
     }
 
     #[test]

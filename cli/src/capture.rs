@@ -134,7 +134,8 @@ fn snapshot(
 }
 
 /// The sysfs files of a filesystem that say whether it can make progress, as `KEY VALUE`
-/// lines (files that do not exist on this kernel are left out).
+/// lines (files that do not exist on this kernel are left out), then its mount point and
+/// `statvfs` figures (`mount`, `statfs_*`).
 fn sysfs_state(dir: &Path) -> String {
     const KEYS: [&str; 9] = [
         "withdraw",
@@ -151,6 +152,30 @@ fn sysfs_state(dir: &Path) -> String {
     for k in KEYS {
         if let Ok(v) = std::fs::read_to_string(dir.join(k)) {
             out.push_str(&format!("{k} {}\n", v.trim()));
+        }
+    }
+    // Where it is mounted (by its device, `id` is MAJOR:MINOR) and how full it is.
+    let id = std::fs::read_to_string(dir.join("id")).unwrap_or_default();
+    let mount = std::fs::read_to_string("/proc/self/mountinfo")
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| {
+            let f: Vec<&str> = l.split(' ').collect();
+            let dash = f.iter().position(|w| *w == "-")?;
+            (f.get(2) == Some(&id.trim()) && f.get(dash + 1) == Some(&"gfs2"))
+                .then(|| f.get(4).map(|m| m.to_string()))?
+        });
+    if let Some(m) = mount {
+        out.push_str(&format!("mount {m}\n"));
+        if let Ok(c) = std::ffi::CString::new(m) {
+            let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+            // SAFETY: a valid C string and a struct to fill.
+            if unsafe { libc::statvfs(c.as_ptr(), &mut st) } == 0 {
+                out.push_str(&format!(
+                    "statfs_bsize {}\nstatfs_blocks {}\nstatfs_bfree {}\nstatfs_files {}\nstatfs_ffree {}\n",
+                    st.f_frsize, st.f_blocks, st.f_bfree, st.f_files, st.f_ffree
+                ));
+            }
         }
     }
     out

@@ -7,7 +7,7 @@
 use std::process::ExitCode;
 
 use clap::{CommandFactory, Parser, Subcommand};
-use clikit::args::{AnalyzeArgs, ExportArgs};
+use clikit::args::{AnalyzeArgs, DoctorArgs, ExportArgs};
 use clikit::Color;
 
 mod capture;
@@ -53,8 +53,50 @@ enum Command {
     /// Every frame of capture bundles as Hive-partitioned Parquet (kind=…/node=…)
     /// (runs glk-engine).
     Export(ExportArgs),
+    /// What is wrong, how sure, the evidence and what to do: findings with stable codes
+    /// from capture bundles, or `live` on a node (runs glk-engine; exit status 3 when a
+    /// finding is more severe than --fail-on).
+    Doctor(DoctorArgs),
     /// The man page (one page for every command and option) or shell completions, on stdout.
     Generate(generate::GenerateArgs),
+}
+
+/// `glk doctor live`: a short capture of this node (3 snapshots 2 s apart, gfs2 and dlm
+/// events for 6 s) into a private temporary directory, which the engine then reads with
+/// the same options, naming hot inodes by path; the directory is removed afterwards.
+fn doctor_live() -> ExitCode {
+    let run = || -> std::io::Result<ExitCode> {
+        // Find the engine before spending seconds on a capture it cannot read.
+        engine::locate()?;
+        let dir = tempfile::Builder::new().prefix("glk-doctor-").tempdir()?;
+        let out = dir.path().join("capture");
+        eprintln!("glk: capturing this node for 6 s (3 snapshots, gfs2 and dlm events)...");
+        capture::run(&capture::CaptureArgs {
+            fs: None,
+            count: 3,
+            interval: 2.0,
+            trace: Some(6.0),
+            trace_events: vec!["gfs2".into(), "dlm".into()],
+            output: out.clone(),
+            debugfs: None,
+        })?;
+        let args = std::env::args_os()
+            .skip(1)
+            .map(|a| {
+                if a == "live" {
+                    out.clone().into_os_string()
+                } else {
+                    a
+                }
+            })
+            .chain(["--resolve-paths".into()]);
+        let status = engine::command(args)?.status()?;
+        Ok(ExitCode::from(status.code().map_or(1, |c| c as u8)))
+    };
+    match run() {
+        Ok(c) => c,
+        Err(e) => clikit::exit(Err(e)),
+    }
 }
 
 fn main() -> ExitCode {
@@ -66,6 +108,10 @@ fn main() -> ExitCode {
         Command::Capture(a) => capture::run(a),
         // The arguments were checked above; the engine gets them exactly as typed.
         Command::Analyze(_) | Command::Export(_) => Err(engine::exec(std::env::args_os().skip(1))),
+        Command::Doctor(a) if a.captures.len() == 1 && a.captures[0].as_os_str() == "live" => {
+            return doctor_live();
+        }
+        Command::Doctor(_) => Err(engine::exec(std::env::args_os().skip(1))),
         Command::Generate(a) => generate::run(a, &mut Cli::command()),
     };
     clikit::exit(result)

@@ -94,7 +94,10 @@ fn snapshots_copy_every_file_with_times() {
     // SAFETY: no arguments.
     if unsafe { libc::geteuid() } == 0 {
         let klog = std::fs::read_to_string(n.join("kernel.log")).unwrap();
-        assert!(klog.lines().count() > 0 && klog.starts_with('<'), "{klog:.200}");
+        assert!(
+            klog.lines().count() > 0 && klog.starts_with('<'),
+            "{klog:.200}"
+        );
     } else {
         testdata::skip(
             "snapshots_copy_every_file_with_times (kernel.log)",

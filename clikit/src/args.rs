@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 /// The commands `glk` hands to the engine, by name.
-pub const ENGINE_COMMANDS: [&str; 2] = ["analyze", "export"];
+pub const ENGINE_COMMANDS: [&str; 3] = ["analyze", "export", "doctor"];
 
 /// The ranking of `glk analyze`'s contended glocks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -45,6 +45,49 @@ pub struct AnalyzeArgs {
     /// open it in ui.perfetto.dev or chrome://tracing.
     #[arg(long, value_name = "FILE.json")]
     pub timeline: Option<PathBuf>,
+}
+
+/// The severity from which `glk doctor` exits with status 3.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, clap::ValueEnum)]
+pub enum FailOn {
+    Info,
+    Warning,
+    Error,
+    Critical,
+}
+
+/// `glk doctor`.
+#[derive(Debug, clap::Args)]
+pub struct DoctorArgs {
+    /// Capture directories, tarballs or loose files; or `live` (on a node: glk takes a
+    /// short capture with a trace itself, then the engine reads it).
+    #[arg(required = true)]
+    pub captures: Vec<PathBuf>,
+    /// One JSON document (`findings[]`) instead of text.
+    #[arg(long)]
+    pub json: bool,
+    /// Exit with status 3 when a finding is more severe than this (0 otherwise).
+    #[arg(long, value_enum, default_value = "warning")]
+    pub fail_on: FailOn,
+    /// A waiter seen across snapshots spanning at least this many seconds is stuck.
+    #[arg(long, default_value_t = 30.0, value_parser = crate::args::seconds)]
+    pub stuck_secs: f64,
+    /// Remote demotes (summed over nodes) that make a glock hot.
+    #[arg(long, default_value_t = 20)]
+    pub hot_demotes: u64,
+    /// Unblocked remote DLM requests slower than this (p50, ms) make a master slow.
+    #[arg(long, default_value_t = 10.0)]
+    pub slow_dlm_ms: f64,
+    /// Demote-storm window, seconds.
+    #[arg(long, default_value_t = 1.0, value_parser = crate::args::seconds)]
+    pub storm_window: f64,
+    /// Remote demotes within one window that make a storm.
+    #[arg(long, default_value_t = 5)]
+    pub storm_min: u64,
+    /// Name hot inodes by path, searching the filesystem where the capture says it is
+    /// mounted (only meaningful on the node that took the capture; `live` does it).
+    #[arg(long)]
+    pub resolve_paths: bool,
 }
 
 /// `glk export`.

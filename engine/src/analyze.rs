@@ -6,7 +6,7 @@ use clikit::args::{AnalyzeArgs, ExportArgs, Sort};
 use clikit::fmt::nanos;
 use frames::analyze::{self, Options, Report, SortBy, StormOptions};
 
-fn polars(e: frames::PolarsError) -> io::Error {
+pub(crate) fn polars(e: frames::PolarsError) -> io::Error {
     io::Error::other(e.to_string())
 }
 
@@ -50,7 +50,7 @@ type Loaded = (
 
 /// Loads the snapshots into frames and reads the traces in one pass; the diagnostics are
 /// those of both.
-fn load_for_analysis(paths: &[std::path::PathBuf]) -> io::Result<Loaded> {
+pub(crate) fn load_for_analysis(paths: &[std::path::PathBuf]) -> io::Result<Loaded> {
     let caps = frames::discover(paths)?;
     let f = frames::load_snapshots(&caps)?;
     let (traces, folded, d) = analyze::trace::read(&caps, &progress)?;

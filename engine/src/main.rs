@@ -4,17 +4,18 @@
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use clikit::args::{AnalyzeArgs, ExportArgs};
+use clikit::args::{AnalyzeArgs, DoctorArgs, ExportArgs};
 use clikit::Color;
 
 mod analyze;
+mod doctor;
 mod trace_sink;
 
 #[derive(Parser)]
 #[command(
     name = "glk-engine",
     version,
-    about = "glk's analysis engine: glk analyze and glk export over capture bundles (run through glk)"
+    about = "glk's analysis engine: glk analyze, glk doctor and glk export over capture bundles (run through glk)"
 )]
 struct Cli {
     /// When to color the output (NO_COLOR is honoured).
@@ -31,6 +32,9 @@ enum Command {
     Analyze(AnalyzeArgs),
     /// Every frame of capture bundles as Hive-partitioned Parquet (kind=…/node=…).
     Export(ExportArgs),
+    /// Findings with stable codes, severity, evidence and remedy; the exit status is 3
+    /// when one is more severe than --fail-on.
+    Doctor(DoctorArgs),
     /// Reads trace text on standard input and writes the events frame as Parquet, one row
     /// group at a time (what `glk trace -o FILE.parquet` runs).
     #[command(hide = true)]
@@ -43,6 +47,11 @@ fn main() -> ExitCode {
         Command::Analyze(a) => analyze::run(a, cli.color),
         Command::Export(a) => analyze::export(a),
         Command::TraceParquet(a) => trace_sink::run(a),
+        Command::Doctor(a) => match doctor::run(a) {
+            Ok(doctor::Verdict::Findings) => return ExitCode::from(3),
+            Ok(doctor::Verdict::Clean) => Ok(()),
+            Err(e) => Err(e),
+        },
     };
     clikit::exit(result)
 }

@@ -5,6 +5,7 @@
 pub mod analyze;
 pub mod build;
 pub mod export;
+pub mod findings;
 pub mod parquet;
 
 pub use build::{load, load_snapshots, EventCols, Frames, KINDS};

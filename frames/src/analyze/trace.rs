@@ -32,6 +32,8 @@ pub enum Ev {
     /// A `glkmark` clock marker, with its trace clock name when it carries one
     /// (`clock=local`: up to 16 bytes).
     Mark(Mark, Option<([u8; 16], u8)>),
+    /// `CPU:N [LOST M EVENTS]`: events the ring buffer dropped.
+    Lost(u64),
 }
 
 impl Ev {
@@ -47,7 +49,7 @@ impl Ev {
                             | Gfs2Event::AilFlush { start: true, .. }
                     )
             }
-            Ev::Dlm(_) | Ev::Mark(..) => true,
+            Ev::Dlm(_) | Ev::Mark(..) | Ev::Lost(_) => true,
         }
     }
 }
@@ -95,6 +97,8 @@ pub struct NodeTrace {
     pub lines: u64,
     /// Whether the node's events had to be sorted by time in memory.
     pub sorted_in_memory: bool,
+    /// Events the trace says were lost (`[LOST N EVENTS]` lines).
+    pub lost: u64,
     pub hold_wait: hold_wait::Pairing,
     pub demotes: storms::NodeDemotes,
     pub lock_times: LockTimes,
@@ -116,6 +120,10 @@ impl NodeTrace {
 
     /// Feeds one event; returns false (and ignores it) when it is older than the last.
     fn add(&mut self, ts_ns: u64, pid: i64, e: &Ev) -> bool {
+        if let Ev::Lost(n) = e {
+            self.lost += n;
+            return true;
+        }
         if !e.wanted() {
             return true;
         }
@@ -134,6 +142,7 @@ impl NodeTrace {
                 self.dlm.mark(ts_ns, *m, clock);
                 return true;
             }
+            Ev::Lost(_) => return true,
         };
         self.dlm.gfs2(ts_ns, pid, e);
         let Some(glock) = e.glock() else {
@@ -181,6 +190,10 @@ fn each_event(
                     (b, c.len() as u8)
                 });
                 (line, Ev::Mark(m, clock))
+            }
+            Decoded::Lost { events, .. } => {
+                ok = f(0, 0, &Ev::Lost(events));
+                return ok;
             }
             _ => return ok,
         };

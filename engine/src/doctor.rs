@@ -1,0 +1,194 @@
+//! `glk doctor`: the analysis as findings: what is wrong, how sure, the evidence, and what
+//! to do, with an exit status for scripts and monitoring.
+
+use std::io::{self, Write};
+use std::path::Path;
+
+use clikit::args::{DoctorArgs, FailOn};
+use frames::analyze::{self, Options, StormOptions};
+use frames::findings::{self, Finding, Severity, Thresholds};
+
+use crate::analyze::{load_for_analysis, polars};
+
+/// What `glk doctor` concluded, for its exit status.
+pub enum Verdict {
+    /// Nothing above `--fail-on`.
+    Clean,
+    /// Findings above `--fail-on`.
+    Findings,
+}
+
+fn fail_level(f: FailOn) -> Severity {
+    match f {
+        FailOn::Info => Severity::Info,
+        FailOn::Warning => Severity::Warning,
+        FailOn::Error => Severity::Error,
+        FailOn::Critical => Severity::Critical,
+    }
+}
+
+/// Finds the inode `ino` under `root` (same filesystem), giving up after `budget` entries.
+fn find_inode(root: &Path, ino: u64, budget: &mut usize) -> Option<std::path::PathBuf> {
+    use std::os::unix::fs::MetadataExt;
+    let dev = std::fs::metadata(root).ok()?.dev();
+    if std::fs::metadata(root).ok()?.ino() == ino {
+        return Some(root.to_path_buf());
+    }
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        let Ok(rd) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for e in rd.flatten() {
+            if *budget == 0 {
+                return None;
+            }
+            *budget -= 1;
+            let Ok(m) = e.metadata() else { continue };
+            if m.ino() == ino {
+                return Some(e.path());
+            }
+            if m.is_dir() && m.dev() == dev {
+                stack.push(e.path());
+            }
+        }
+    }
+    None
+}
+
+/// Names the inodes of hot-glock findings by path, where the capture says the filesystem
+/// is mounted.
+fn resolve_paths(fs: &mut [Finding], caps: &frames::Captures) {
+    let mount = caps.nodes.iter().find_map(|n| {
+        let p = n.snapshots.iter().rev().find_map(|s| s.sysfs.as_ref())?;
+        Some(bundle::health::Sysfs::read(p).ok()?.mount()?.to_string())
+    });
+    let Some(mount) = mount else { return };
+    let mut budget = 500_000;
+    for f in fs.iter_mut().filter(|f| f.code == "GLK-HOT-GLOCK") {
+        let Some(g) = f
+            .glocks
+            .first()
+            .and_then(|g| g.parse::<glockparse::GlockId>().ok())
+        else {
+            continue;
+        };
+        if g.gltype != 2 {
+            continue;
+        }
+        if let Some(p) = find_inode(Path::new(&mount), g.number, &mut budget) {
+            f.title = format!("{} [path {}]", f.title, p.display());
+        }
+    }
+}
+
+pub fn run(a: &DoctorArgs) -> io::Result<Verdict> {
+    let (caps, f, traces, folded, diagnostics) = load_for_analysis(&a.captures)?;
+    let o = Options {
+        limit: 0,
+        storms: StormOptions {
+            window_ns: (a.storm_window * 1e9) as u64,
+            min_demotes: a.storm_min.max(1),
+            ..StormOptions::default()
+        },
+        ..Options::default()
+    };
+    let report = analyze::analyze(&f, &traces, &folded, &caps, &o).map_err(polars)?;
+    let mut diag = diagnostics;
+    diag.merge(&report.diagnostics);
+    let t = Thresholds {
+        stuck_secs: a.stuck_secs,
+        hot_demotes: a.hot_demotes,
+        slow_dlm_ms: a.slow_dlm_ms,
+        ..Thresholds::default()
+    };
+    let mut fs = findings::findings(&report, &caps, &traces, &diag, &t);
+    if a.resolve_paths {
+        resolve_paths(&mut fs, &caps);
+    }
+    let mut out = io::BufWriter::new(io::stdout().lock());
+    if a.json {
+        let v = serde_json::json!({
+            "nodes": report.nodes,
+            "findings": fs,
+            "errors": clikit::diag::errors(&diag),
+        });
+        serde_json::to_writer(&mut out, &v)?;
+        writeln!(out)?;
+    } else {
+        text(&mut out, &fs, &report)?;
+    }
+    out.flush()?;
+    clikit::diag::report(&diag);
+    let level = fail_level(a.fail_on);
+    Ok(if fs.iter().any(|f| f.severity > level) {
+        Verdict::Findings
+    } else {
+        Verdict::Clean
+    })
+}
+
+fn text(out: &mut impl Write, fs: &[Finding], r: &analyze::Report) -> io::Result<()> {
+    let nodes: Vec<&str> = r.nodes.iter().map(|n| n.node.as_str()).collect();
+    let count = |s: Severity| fs.iter().filter(|f| f.severity == s).count();
+    writeln!(
+        out,
+        "glk doctor: {} finding(s) from {} ({} critical, {} error, {} warning, {} info)",
+        fs.len(),
+        nodes.join(", "),
+        count(Severity::Critical),
+        count(Severity::Error),
+        count(Severity::Warning),
+        count(Severity::Info)
+    )?;
+    if fs.is_empty() {
+        writeln!(out, "nothing wrong found")?;
+    }
+    for f in fs {
+        writeln!(out)?;
+        writeln!(
+            out,
+            "{:<8} {}  {}",
+            f.severity.as_str().to_uppercase(),
+            f.code,
+            f.title
+        )?;
+        let mut who = Vec::new();
+        if !f.glocks.is_empty() {
+            who.push(format!("glocks {}", f.glocks.join(" ")));
+        }
+        if !f.nodes.is_empty() {
+            who.push(format!("nodes {}", f.nodes.join(" ")));
+        }
+        if !f.pids.is_empty() {
+            who.push(format!(
+                "pids {}",
+                f.pids
+                    .iter()
+                    .map(i64::to_string)
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            ));
+        }
+        if !who.is_empty() {
+            writeln!(out, "         {}", who.join("; "))?;
+        }
+        for e in f.evidence.iter().take(8) {
+            let at = match (e.line, &e.time) {
+                (Some(l), _) => format!("{}:{l}", e.source),
+                (None, Some(t)) => format!("{} @{t}", e.source),
+                (None, None) => e.source.clone(),
+            };
+            writeln!(out, "         evidence {at}: {}", e.shows)?;
+        }
+        if f.evidence.len() > 8 {
+            writeln!(
+                out,
+                "         ... {} more (--json has them all)",
+                f.evidence.len() - 8
+            )?;
+        }
+        writeln!(out, "         remedy: {}", f.remedy)?;
+    }
+    Ok(())
+}

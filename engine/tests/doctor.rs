@@ -1,0 +1,341 @@
+//! `glk doctor` on real captures (a deadlock, a stuck flock wait, contended hand-offs) and
+//! on real captures with the state around the locks changed (withdrawn, recovering, no
+//! quorum, lost events, a corrupt line): the findings, their evidence against the files
+//! they cite, and the exit status.
+
+use std::path::Path;
+use std::process::Command;
+
+fn doctor(path: &Path, extra: &[&str]) -> (serde_json::Value, i32) {
+    let o = Command::new(env!("CARGO_BIN_EXE_glk-engine"))
+        .arg("doctor")
+        .arg(path)
+        .arg("--json")
+        .args(extra)
+        .output()
+        .unwrap();
+    let code = o.status.code().unwrap();
+    assert!(
+        code == 0 || code == 3,
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    (serde_json::from_slice(&o.stdout).unwrap(), code)
+}
+
+fn codes(v: &serde_json::Value) -> Vec<String> {
+    v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["code"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// The line `line` (1-based) of `NODE/FILE` under `root`.
+fn cited(root: &Path, source: &str, line: u64) -> String {
+    let text = std::fs::read_to_string(root.join(source)).unwrap();
+    text.lines().nth(line as usize - 1).unwrap().to_string()
+}
+
+/// Copies a fixture's node directories (files only, traces decompressed on the way).
+fn copy_capture(fixture: &str, to: &Path) {
+    for n in ["n1", "n2"] {
+        let src = testdata::path(&format!("{fixture}/{n}"));
+        let dst = to.join(n);
+        std::fs::create_dir_all(&dst).unwrap();
+        for e in std::fs::read_dir(&src).unwrap().flatten() {
+            if e.path().is_file() {
+                std::fs::copy(e.path(), dst.join(e.file_name())).unwrap();
+            }
+        }
+    }
+}
+
+#[test]
+fn a_deadlock_is_critical_with_its_evidence() {
+    let root = testdata::path("real/flock-deadlock-6.12/deadlock");
+    let (v, code) = doctor(&root, &[]);
+    assert_eq!(code, 3, "critical is above the default --fail-on warning");
+    let f = &v["findings"][0];
+    assert_eq!(f["code"], "GLK-DEADLOCK");
+    assert_eq!(f["severity"], "critical");
+    // The two waiting flock processes of ps-NODE.txt (the fixture's README).
+    let mut pids: Vec<i64> = f["pids"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p.as_i64().unwrap())
+        .collect();
+    pids.sort();
+    assert_eq!(pids, [247, 257]);
+    assert_eq!(f["glocks"], serde_json::json!(["6/223a", "6/223b"]));
+    // Every cited line exists and is about the cycle's locks or processes.
+    let ev = f["evidence"].as_array().unwrap();
+    assert!(ev.len() >= 8);
+    for e in ev {
+        let (src, n) = (e["source"].as_str().unwrap(), e["line"].as_u64().unwrap());
+        let mut line = cited(&root, src, n);
+        // A holder line belongs to the G: line above it.
+        if line.trim_start().starts_with("H:") {
+            let text = std::fs::read_to_string(root.join(src)).unwrap();
+            let g = text
+                .lines()
+                .take(n as usize)
+                .filter(|l| l.starts_with("G:"))
+                .last()
+                .unwrap();
+            line = format!("{g} / {line}");
+        }
+        let about = ["223a", "223b", "8762", "8763", "247", "257", "243", "253"]
+            .iter()
+            .any(|k| line.contains(k));
+        assert!(about, "{e}: {line}");
+    }
+    assert!(f["remedy"].as_str().unwrap().contains("lock order"));
+    // --fail-on critical: nothing above it.
+    assert_eq!(doctor(&root, &["--fail-on", "critical"]).1, 0);
+}
+
+#[test]
+fn a_stuck_flock_waiter_names_its_holder() {
+    let root = testdata::path("real/flock-deadlock-6.12/wait");
+    // The two snapshots are 3 s apart: stuck only with a lower threshold.
+    let (v, _) = doctor(&root, &[]);
+    assert!(!codes(&v).contains(&"GLK-STUCK-WAITER".to_string()));
+    let (v, code) = doctor(&root, &["--stuck-secs", "2"]);
+    assert_eq!(code, 3, "error is above warning");
+    let f = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["code"] == "GLK-STUCK-WAITER")
+        .unwrap();
+    assert_eq!(f["severity"], "error");
+    assert_eq!(f["glocks"], serde_json::json!(["6/223a"]));
+    assert_eq!(
+        f["nodes"],
+        serde_json::json!(["n2", "n1"]),
+        "the waiter's node, then the holder's"
+    );
+    assert_eq!(f["pids"].as_array().unwrap().len(), 2);
+}
+
+#[test]
+fn hot_glocks_and_storms_from_the_hand_offs() {
+    let root = testdata::path("real/dlmev612");
+    let (v, code) = doctor(&root, &[]);
+    assert_eq!(
+        code, 0,
+        "warnings and infos are not above --fail-on warning"
+    );
+    assert_eq!(doctor(&root, &["--fail-on", "info"]).1, 3);
+    let fs = v["findings"].as_array().unwrap();
+    // Most severe first.
+    let rank = |s: &str| {
+        ["info", "warning", "error", "critical"]
+            .iter()
+            .position(|x| *x == s)
+            .unwrap()
+    };
+    assert!(fs
+        .windows(2)
+        .all(|w| rank(w[0]["severity"].as_str().unwrap())
+            >= rank(w[1]["severity"].as_str().unwrap())));
+    let hot = fs
+        .iter()
+        .find(|f| f["code"] == "GLK-HOT-GLOCK" && f["glocks"][0] == "2/4101c")
+        .unwrap();
+    // The shared directory of the README (inode 266268 = 0x4101c): demotes both ways,
+    // each caused by the other node.
+    assert!(hot["title"].as_str().unwrap().contains("dir"));
+    let ev: Vec<&str> = hot["evidence"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["shows"].as_str().unwrap())
+        .collect();
+    assert!(
+        ev.contains(&"106 demotes (dlm_bast) caused by n2"),
+        "{ev:?}"
+    );
+    assert!(
+        ev.contains(&"104 demotes (dlm_bast) caused by n1"),
+        "{ev:?}"
+    );
+    assert!(fs
+        .iter()
+        .any(|f| f["code"] == "GLK-DEMOTE-STORM" && f["glocks"][0] == "2/4101c"));
+    // Nothing about the cluster's state: none of it is wrong in this capture.
+    for c in [
+        "GLK-WITHDRAWN",
+        "GLK-NO-QUORUM",
+        "GLK-DLM-RECOVERY",
+        "GLK-DEADLOCK",
+    ] {
+        assert!(!codes(&v).contains(&c.to_string()), "{c}");
+    }
+    // Every finding has a remedy, a title and evidence.
+    for f in fs {
+        assert!(
+            !f["remedy"].as_str().unwrap().is_empty() && !f["title"].as_str().unwrap().is_empty()
+        );
+        assert!(!f["evidence"].as_array().unwrap().is_empty(), "{f}");
+    }
+}
+
+#[test]
+fn the_cluster_state_comes_before_any_glock() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    copy_capture("real/handoff-6.1", root);
+    // n2 withdrew (sysfs and its kernel log), n1's locking is blocked for recovery that
+    // has not finished, and corosync says there is no quorum.
+    std::fs::write(
+        root.join("n2/gfs2_sysfs.3"),
+        "withdraw 1\nfrozen 0\nlock_module/block 0\n",
+    )
+    .unwrap();
+    std::fs::write(
+        root.join("n2/kernel.log"),
+        "<6>[   50.000000] random line\n\
+         <3>[   60.100000] gfs2: fsid=lab:gfs.1: fatal: I/O error\n\
+         <3>[   60.100100] gfs2: fsid=lab:gfs.1: about to withdraw this file system\n",
+    )
+    .unwrap();
+    std::fs::write(
+        root.join("n1/gfs2_sysfs.3"),
+        "withdraw 0\nlock_module/block 1\n",
+    )
+    .unwrap();
+    std::fs::write(
+        root.join("n1/kernel.log"),
+        "[   70.000000] dlm: gfs: remove member 2\n[   70.000100] dlm: gfs: dlm_recover 3\n",
+    )
+    .unwrap();
+    std::fs::write(
+        root.join("n1/cluster.txt"),
+        "## corosync-quorumtool -s\nQuorate:          No\n",
+    )
+    .unwrap();
+    let (v, code) = doctor(root, &[]);
+    assert_eq!(code, 3);
+    let c = codes(&v);
+    assert_eq!(
+        &c[..3],
+        ["GLK-WITHDRAWN", "GLK-NO-QUORUM", "GLK-DLM-RECOVERY"]
+    );
+    let f = &v["findings"];
+    assert_eq!(f[0]["nodes"], serde_json::json!(["n2"]));
+    let ev = |i: usize| -> Vec<(String, u64)> {
+        f[i]["evidence"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| {
+                (
+                    e["source"].as_str().unwrap().to_string(),
+                    e["line"].as_u64().unwrap(),
+                )
+            })
+            .collect()
+    };
+    assert_eq!(
+        ev(0),
+        [
+            ("n2/gfs2_sysfs.3".to_string(), 1),
+            ("n2/kernel.log".to_string(), 3)
+        ]
+    );
+    for (src, line) in ev(0).iter().chain(&ev(1)).chain(&ev(2)) {
+        let l = cited(root, src, *line);
+        assert!(
+            [
+                "withdraw",
+                "Quorate",
+                "block 1",
+                "dlm_recover",
+                "remove member"
+            ]
+            .iter()
+            .any(|k| l.contains(k)),
+            "{l}"
+        );
+    }
+    assert_eq!(
+        ev(2).len(),
+        3,
+        "block, the unfinished recovery and the member that left"
+    );
+    // The glock findings are still there, marked as happening in an unhealthy cluster.
+    let hot = f
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["code"] == "GLK-HOT-GLOCK")
+        .unwrap();
+    assert!(hot["title"]
+        .as_str()
+        .unwrap()
+        .ends_with("(while the cluster is not healthy: see above)"));
+}
+
+#[test]
+fn lost_events_and_corrupt_lines_weaken_the_rest() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    copy_capture("real/handoff-6.12", root);
+    // A LOST line in n1's trace, and a corrupt line in n2's glocks.
+    let mut t = String::new();
+    std::io::Read::read_to_string(
+        &mut glockparse::input::open(&root.join("n1/trace_pipe.txt.xz")).unwrap(),
+        &mut t,
+    )
+    .unwrap();
+    std::fs::remove_file(root.join("n1/trace_pipe.txt.xz")).unwrap();
+    let mid = t.len() / 2 + t[t.len() / 2..].find('\n').unwrap() + 1;
+    std::fs::write(
+        root.join("n1/trace_pipe.txt"),
+        format!("{}CPU:0 [LOST 42 EVENTS]\n{}", &t[..mid], &t[mid..]),
+    )
+    .unwrap();
+    let g = std::fs::read_to_string(root.join("n2/glocks.1")).unwrap();
+    std::fs::write(root.join("n2/glocks.1"), format!("G:  s:ZZ garbage\n{g}")).unwrap();
+    let (v, _) = doctor(root, &[]);
+    let fs = v["findings"].as_array().unwrap();
+    let lost = fs.iter().find(|f| f["code"] == "GLK-LOST-EVENTS").unwrap();
+    assert_eq!(lost["evidence"][0]["shows"], "42 events lost");
+    assert_eq!(lost["nodes"], serde_json::json!(["n1"]));
+    let bad = fs
+        .iter()
+        .find(|f| f["code"] == "GLK-UNPARSED-INPUT")
+        .unwrap();
+    let e = &bad["evidence"][0];
+    assert!(e["source"].as_str().unwrap().ends_with("glocks.1"), "{e}");
+    assert_eq!(e["line"], 1);
+}
+
+/// The README's table is the codes' own text: one row per code, in order.
+#[test]
+fn the_readme_lists_every_code() {
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../README.md"))
+            .unwrap();
+    let rows: Vec<&str> = readme
+        .lines()
+        .filter(|l| l.starts_with("| `GLK-"))
+        .collect();
+    assert_eq!(rows.len(), frames::findings::CODES.len());
+    for (row, c) in rows.iter().zip(&frames::findings::CODES) {
+        let want = format!(
+            "| `{}` | {} | {} | {} | {} | {} |",
+            c.code,
+            c.severity.as_str(),
+            c.means,
+            c.threshold,
+            c.evidence,
+            c.remedy
+        );
+        assert_eq!(*row, want);
+    }
+}

@@ -1,0 +1,764 @@
+//! Findings people act on: what is wrong, how sure, the evidence, and what to do.
+//!
+//! Each finding has a stable code (the README's table lists them with their thresholds),
+//! a severity, the glocks, nodes and processes involved, the evidence behind it (a file
+//! and line, or a trace event's node and time), and a remedy. They read the analysis
+//! ([`crate::analyze::Report`]) and the state around the locks ([`bundle::health`]).
+//! The state comes first: on a withdrawn filesystem, without quorum or while the DLM
+//! recovers, every glock waits, and the glock findings say so instead of blaming a glock.
+
+use std::collections::BTreeSet;
+
+use bundle::health::{self, LogKind};
+use bundle::Captures;
+use glockparse::Diagnostics;
+use serde::Serialize;
+
+use crate::analyze::trace::NodeTrace;
+use crate::analyze::Report;
+
+/// How bad a finding is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Severity {
+    Info,
+    Warning,
+    Error,
+    Critical,
+}
+
+impl Severity {
+    /// The lower-case name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Info => "info",
+            Severity::Warning => "warning",
+            Severity::Error => "error",
+            Severity::Critical => "critical",
+        }
+    }
+}
+
+/// One piece of evidence.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Evidence {
+    /// `NODE/FILE` of a capture file, or `NODE trace` for a trace event.
+    pub source: String,
+    pub line: Option<u64>,
+    /// The event time, for trace evidence (the node's trace clock, `SECS.MICROS`).
+    pub time: Option<String>,
+    /// What it shows.
+    pub shows: String,
+}
+
+/// One finding.
+#[derive(Debug, Clone, Serialize)]
+pub struct Finding {
+    pub code: &'static str,
+    pub severity: Severity,
+    pub title: String,
+    pub glocks: Vec<String>,
+    pub nodes: Vec<String>,
+    pub pids: Vec<i64>,
+    pub evidence: Vec<Evidence>,
+    pub remedy: String,
+}
+
+/// A finding's code, what it means, its threshold, the evidence it cites and its remedy:
+/// the README's table.
+pub struct Code {
+    pub code: &'static str,
+    pub severity: Severity,
+    pub means: &'static str,
+    pub threshold: &'static str,
+    pub evidence: &'static str,
+    pub remedy: &'static str,
+}
+
+/// Every code, in the order findings are reported.
+pub const CODES: [Code; 13] = [
+    Code {
+        code: "GLK-WITHDRAWN",
+        severity: Severity::Critical,
+        means: "The filesystem withdrew on a node: it stopped using the shared storage after an I/O or consistency error. Its glocks wait forever; they are not the cause.",
+        threshold: "sysfs `withdraw` is 1, or the kernel log says it withdrew",
+        evidence: "`gfs2_sysfs.N` line, `kernel.log` lines",
+        remedy: "Unmount it on that node (or reboot it), find the cause in the kernel log (storage errors, a consistency error), and run fsck.gfs2 from one node with every node unmounted before mounting again.",
+    },
+    Code {
+        code: "GLK-NO-QUORUM",
+        severity: Severity::Critical,
+        means: "The cluster has no quorum: the DLM cannot recover and lock requests that need other nodes wait.",
+        threshold: "`corosync-quorumtool -s` says `Quorate: No`",
+        evidence: "`cluster.txt` line",
+        remedy: "Restore the membership: bring back the missing nodes or fix the corosync links (corosync-cfgtool -s); do not start more load until it is quorate.",
+    },
+    Code {
+        code: "GLK-DLM-RECOVERY",
+        severity: Severity::Critical,
+        means: "The DLM is recovering (a node left or failed, and is being fenced): locking is blocked until it ends. Glock waits during it are its consequence.",
+        threshold: "sysfs `lock_module/block` is 1, a `dlm_recover` start with no `done` in the kernel log, or `dlm_tool ls` flags with kern_stop/wait",
+        evidence: "`gfs2_sysfs.N`, `kernel.log`, `cluster.txt` lines",
+        remedy: "Check fencing: dlm_controld waits for the failed node to be fenced (dlm_tool status, the fence agent's log); recovery ends when fencing succeeds. Journal recovery follows.",
+    },
+    Code {
+        code: "GLK-DEADLOCK",
+        severity: Severity::Critical,
+        means: "A wait-for cycle across processes and nodes: nothing in it can progress by itself.",
+        threshold: "any cycle in the wait-for graph (part 6 of glk analyze)",
+        evidence: "the glocks, DLM, /proc/locks and process-table lines of every step",
+        remedy: "End one process of the cycle (the one whose work is cheapest to redo); then fix the lock order: take the locks in one global order (e.g. by inode number) on every node.",
+    },
+    Code {
+        code: "GLK-STUCK-WAITER",
+        severity: Severity::Error,
+        means: "A process has waited for a glock across snapshots for longer than the threshold, and still waits in the last one.",
+        threshold: "seen waiting in 2+ consecutive snapshots through the last, spanning at least `--stuck-secs` (default 30 s)",
+        evidence: "the waiter's glocks lines in the first and last snapshot",
+        remedy: "Look at who holds the glock (the cross-node waits name the holder and its node) and why it does not release: a holder in D state (its kernel stack is in procs.N), a holder waiting for another lock, or a slow node.",
+    },
+    Code {
+        code: "GLK-HOT-GLOCK",
+        severity: Severity::Warning,
+        means: "A directory or file that several nodes use at once: each use by another node forces a remote demote, a journal flush and a DLM round trip.",
+        threshold: "at least `--hot-demotes` (default 20) remote demote requests, on 2+ nodes",
+        evidence: "the remote demote counts per node and the demote causes from the traces",
+        remedy: "Give each node its own directories (creates and deletes in one shared directory serialise the cluster), keep a file's writers on one node, mount with noatime. The inode number is the glock number; `find MOUNT -inum N` names it.",
+    },
+    Code {
+        code: "GLK-DEMOTE-STORM",
+        severity: Severity::Warning,
+        means: "Nodes take a glock from each other as fast as the kernel allows (ping-pong).",
+        threshold: "`--storm-min` (5) remote demotes within `--storm-window` (1 s), or 3+ give-up/regain cycles on each of two nodes",
+        evidence: "the storm windows (node, trace time) and cycle counts",
+        remedy: "A node keeps a glock at least its minimum hold time before honouring a remote demote; raising it (on recent kernels the hold time grows by itself with contention) trades longer waits for the other node against fewer round trips. The lasting cure is to stop sharing: partition the work by node.",
+    },
+    Code {
+        code: "GLK-SLOW-DLM-MASTER",
+        severity: Severity::Warning,
+        means: "DLM requests to one master node are slow even when nothing blocks them: the network or that node is slow.",
+        threshold: "unblocked remotely mastered requests with p50 over `--slow-dlm-ms` (default 10 ms) and over 5x the node's locally mastered p50",
+        evidence: "the latency by master (dlm_lock_start -> dlm_ast) from the traces",
+        remedy: "Check the link to that node (corosync-cfgtool -s, ping times, packet loss) and the node's load; DLM traffic shares the corosync links unless dlm_controld is given its own.",
+    },
+    Code {
+        code: "GLK-SLOW-DLM-GLOCK",
+        severity: Severity::Info,
+        means: "A glock whose DLM round trips are far slower than its type's: it is contended, or its master is slow.",
+        threshold: "p99 of gfs2_glock_lock_time tdiff at least 10x the type's median",
+        evidence: "the round-trip distribution of the glock",
+        remedy: "See the hand-offs of the glock (glk analyze part 8) for the hop that takes the time.",
+    },
+    Code {
+        code: "GLK-RGRP-CONTENTION",
+        severity: Severity::Warning,
+        means: "Nodes contend for resource groups (allocation): when the filesystem is nearly full, every node searches the same few resource groups with free blocks.",
+        threshold: "a resource group glock with waiters or remote demotes over `--hot-demotes`, and (when known) the filesystem over 90% full",
+        evidence: "the rgrp glocks, their waiters, and `statfs` in `gfs2_sysfs.N`",
+        remedy: "Free space or grow the filesystem (gfs2_grow after growing the device); a filesystem made with more, smaller resource groups (mkfs.gfs2 -r) spreads allocation better.",
+    },
+    Code {
+        code: "GLK-GLOCK-BUILDUP",
+        severity: Severity::Warning,
+        means: "The number of glocks of a type only grows across snapshots: something walks the filesystem and caches every inode (backups, updatedb, find, virus scanners), and each cached inode is a glock other nodes must demote.",
+        threshold: "a type's count grows in 3+ consecutive snapshots",
+        evidence: "the counts per snapshot, and the commands holding the type's glocks in the last snapshot",
+        remedy: "Keep crawlers off GFS2 (PRUNEFS=\"gfs2\" in updatedb.conf), run backups from one node, and drop the cached inodes after a walk (echo 2 > /proc/sys/vm/drop_caches).",
+    },
+    Code {
+        code: "GLK-LOST-EVENTS",
+        severity: Severity::Warning,
+        means: "The trace lost events: counts, pairings and hand-offs near the loss are incomplete.",
+        threshold: "any `[LOST N EVENTS]` line",
+        evidence: "the lost counts per node",
+        remedy: "Trace fewer events (--events) or with a larger buffer (--buffer-kb); the findings above stand, their counts are lower bounds.",
+    },
+    Code {
+        code: "GLK-UNPARSED-INPUT",
+        severity: Severity::Warning,
+        means: "Some input lines could not be read: findings that need them may be missing.",
+        threshold: "any malformed line",
+        evidence: "the first malformed lines (file and line)",
+        remedy: "Check the files named (truncated copies, another tool's output mixed in); glk read everything else.",
+    },
+];
+
+fn code(c: &str) -> &'static Code {
+    CODES.iter().find(|x| x.code == c).expect("a known code")
+}
+
+/// The thresholds of the findings that have one.
+#[derive(Debug, Clone, Copy)]
+pub struct Thresholds {
+    pub stuck_secs: f64,
+    pub hot_demotes: u64,
+    pub slow_dlm_ms: f64,
+    pub full_fraction: f64,
+}
+
+impl Default for Thresholds {
+    fn default() -> Thresholds {
+        Thresholds {
+            stuck_secs: 30.0,
+            hot_demotes: 20,
+            slow_dlm_ms: 10.0,
+            full_fraction: 0.9,
+        }
+    }
+}
+
+fn finding(c: &str, title: String) -> Finding {
+    let k = code(c);
+    Finding {
+        code: k.code,
+        severity: k.severity,
+        title,
+        glocks: Vec::new(),
+        nodes: Vec::new(),
+        pids: Vec::new(),
+        evidence: Vec::new(),
+        remedy: k.remedy.to_string(),
+    }
+}
+
+fn file_evidence(node: &str, path: &std::path::Path, line: Option<u64>, shows: String) -> Evidence {
+    let name = path
+        .file_name()
+        .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+    Evidence {
+        source: format!("{node}/{name}"),
+        line,
+        time: None,
+        shows,
+    }
+}
+
+/// `NODE/FILE:LINE` (the analyses' citations) as evidence.
+fn cite(c: &str, shows: &str) -> Evidence {
+    match c.rsplit_once(':') {
+        Some((src, line)) if line.bytes().all(|b| b.is_ascii_digit()) => Evidence {
+            source: src.to_string(),
+            line: line.parse().ok(),
+            time: None,
+            shows: shows.to_string(),
+        },
+        _ => Evidence {
+            source: c.to_string(),
+            line: None,
+            time: None,
+            shows: shows.to_string(),
+        },
+    }
+}
+
+fn trace_evidence(node: &str, ns: u64, shows: String) -> Evidence {
+    Evidence {
+        source: format!("{node} trace"),
+        line: None,
+        time: Some(format!(
+            "{}.{:06}",
+            ns / 1_000_000_000,
+            ns % 1_000_000_000 / 1000
+        )),
+        shows,
+    }
+}
+
+/// The state around the locks, per node: withdrawal, quorum, DLM recovery.
+fn health_findings(caps: &Captures, out: &mut Vec<Finding>) {
+    let mut withdrawn = finding("GLK-WITHDRAWN", String::new());
+    let mut quorum = finding("GLK-NO-QUORUM", String::new());
+    let mut recovery = finding("GLK-DLM-RECOVERY", String::new());
+    for n in &caps.nodes {
+        let last_sysfs = n.snapshots.iter().rev().find_map(|s| {
+            Some((
+                s.sysfs.as_ref()?,
+                health::Sysfs::read(s.sysfs.as_ref()?).ok()?,
+            ))
+        });
+        if let Some((p, s)) = &last_sysfs {
+            if let Some(l) = s.withdrawn() {
+                withdrawn.nodes.push(n.node.clone());
+                withdrawn
+                    .evidence
+                    .push(file_evidence(&n.node, p, Some(l), "withdraw 1".into()));
+            }
+            if let Some(l) = s.locking_blocked() {
+                recovery.nodes.push(n.node.clone());
+                recovery.evidence.push(file_evidence(
+                    &n.node,
+                    p,
+                    Some(l),
+                    "lock_module/block 1: lock requests held for recovery".into(),
+                ));
+            }
+        }
+        if let Some(p) = &n.kernel_log {
+            if let Ok(ev) = health::kernel_log(p) {
+                for e in ev
+                    .iter()
+                    .filter(|e| matches!(e.kind, LogKind::Withdraw | LogKind::ConsistencyError))
+                {
+                    if !withdrawn.nodes.contains(&n.node) && e.kind == LogKind::Withdraw {
+                        withdrawn.nodes.push(n.node.clone());
+                    }
+                    if withdrawn.nodes.contains(&n.node) {
+                        withdrawn.evidence.push(file_evidence(
+                            &n.node,
+                            p,
+                            Some(e.line),
+                            e.text.clone(),
+                        ));
+                    }
+                }
+                if let Some(e) = health::recovery_in_progress(&ev) {
+                    if !recovery.nodes.contains(&n.node) {
+                        recovery.nodes.push(n.node.clone());
+                    }
+                    recovery.evidence.push(file_evidence(
+                        &n.node,
+                        p,
+                        Some(e.line),
+                        format!("{} (no `done` after it)", e.text),
+                    ));
+                    for m in ev.iter().filter(|m| m.kind == LogKind::MemberRemoved) {
+                        recovery.evidence.push(file_evidence(
+                            &n.node,
+                            p,
+                            Some(m.line),
+                            m.text.clone(),
+                        ));
+                    }
+                }
+            }
+        }
+        if let Some(p) = &n.cluster {
+            if let Ok(text) = std::fs::read_to_string(p) {
+                let c = health::Cluster::parse(&text);
+                if let Some((false, l)) = c.quorate {
+                    quorum.nodes.push(n.node.clone());
+                    quorum
+                        .evidence
+                        .push(file_evidence(&n.node, p, Some(l), "Quorate: No".into()));
+                }
+                for (ls, flags, l) in c.stopped {
+                    if !recovery.nodes.contains(&n.node) {
+                        recovery.nodes.push(n.node.clone());
+                    }
+                    recovery.evidence.push(file_evidence(
+                        &n.node,
+                        p,
+                        Some(l),
+                        format!("lockspace {ls}: {flags}"),
+                    ));
+                }
+            }
+        }
+    }
+    for (mut f, what) in [
+        (withdrawn, "the filesystem is withdrawn"),
+        (quorum, "the cluster has no quorum"),
+        (recovery, "the DLM is recovering: locking is blocked"),
+    ] {
+        if !f.nodes.is_empty() {
+            f.title = format!("{what} on {}", f.nodes.join(", "));
+            out.push(f);
+        }
+    }
+}
+
+/// Seconds between two snapshots of a node, when both have times.
+fn span_secs(caps: &Captures, node: &str, first: u32, last: u32) -> Option<f64> {
+    let n = caps.nodes.iter().find(|n| n.node == node)?;
+    let t = |i: u32| n.snapshots.iter().find(|s| s.index == i)?.time_unix;
+    Some(t(last)? - t(first)?)
+}
+
+/// Every finding, most severe first (ties in the order of [`CODES`]).
+pub fn findings(
+    r: &Report,
+    caps: &Captures,
+    traces: &[NodeTrace],
+    diag: &Diagnostics,
+    t: &Thresholds,
+) -> Vec<Finding> {
+    let mut out = Vec::new();
+    health_findings(caps, &mut out);
+    let blocked = !out.is_empty();
+    let caveat = |title: String| {
+        if blocked {
+            format!("{title} (while the cluster is not healthy: see above)")
+        } else {
+            title
+        }
+    };
+    // Deadlocks.
+    for c in &r.cycles {
+        let mut f = finding("GLK-DEADLOCK", String::new());
+        let mut glocks = BTreeSet::new();
+        for s in &c.steps {
+            f.nodes.push(s.node.clone());
+            f.pids.extend(s.pid);
+            glocks.insert(s.waits_for.clone());
+            for e in &s.evidence {
+                f.evidence
+                    .push(cite(e, &format!("{} waits for {}", s.owner, s.waits_for)));
+            }
+        }
+        f.glocks = glocks.into_iter().collect();
+        f.nodes.dedup();
+        f.title = caveat(format!(
+            "deadlock ({}) across {}: {}",
+            c.confidence,
+            f.nodes.join(", "),
+            c.steps
+                .iter()
+                .map(|s| format!("{} on {} waits for {}", s.owner, s.node, s.waits_for))
+                .collect::<Vec<_>>()
+                .join("; ")
+        ));
+        out.push(f);
+    }
+    // Stuck waiters.
+    for w in &r.stuck_and_leaks.stuck {
+        let Some(secs) = span_secs(caps, &w.node, w.first_snapshot, w.last_snapshot) else {
+            continue;
+        };
+        if secs < t.stuck_secs {
+            continue;
+        }
+        let mut f = finding("GLK-STUCK-WAITER", String::new());
+        f.glocks.push(w.glock.clone());
+        f.nodes.push(w.node.clone());
+        f.pids.extend(w.pid);
+        let who = crate::analyze::owners::process(w.pid.unwrap_or(0), w.comm.as_deref());
+        f.title = caveat(format!(
+            "{} on {} has waited for {} ({}) for at least {secs:.0} s (snapshots {}..{})",
+            if w.pid.is_some() {
+                who
+            } else {
+                "a process".into()
+            },
+            w.node,
+            w.glock,
+            w.state,
+            w.first_snapshot,
+            w.last_snapshot
+        ));
+        f.evidence.push(Evidence {
+            source: format!("{}/glocks.{}", w.node, w.first_snapshot),
+            line: None,
+            time: None,
+            shows: format!("waiting {} at {}", w.state, w.caller),
+        });
+        f.evidence.push(Evidence {
+            source: format!("{}/glocks.{}", w.node, w.last_snapshot),
+            line: None,
+            time: None,
+            shows: "still waiting".into(),
+        });
+        for x in r
+            .cross_node
+            .iter()
+            .filter(|x| x.glock == w.glock && x.waiter_node == w.node)
+        {
+            f.evidence.extend(
+                x.cites
+                    .iter()
+                    .map(|c| cite(c, "the holder on another node")),
+            );
+            f.nodes.push(x.holder_node.clone());
+            f.pids.extend(x.holder_pid);
+        }
+        f.nodes.dedup();
+        out.push(f);
+    }
+    // Hot glocks (inodes) and resource-group contention.
+    let full = caps.nodes.iter().find_map(|n| {
+        let s = n.snapshots.iter().rev().find_map(|s| s.sysfs.as_ref())?;
+        let (u, l) = health::Sysfs::read(s).ok()?.used_fraction()?;
+        Some((
+            u,
+            file_evidence(
+                &n.node,
+                s,
+                Some(l),
+                format!("{:.1}% of blocks in use", u * 100.0),
+            ),
+        ))
+    });
+    for c in &r.contended {
+        let rgrp = c.gltype == "rgrp";
+        let hot = c.remote_demotes >= t.hot_demotes && c.nodes.len() >= 2;
+        if !(hot || rgrp && c.max_waiters >= 2) {
+            continue;
+        }
+        let mut f = finding(
+            if rgrp {
+                "GLK-RGRP-CONTENTION"
+            } else {
+                "GLK-HOT-GLOCK"
+            },
+            String::new(),
+        );
+        f.glocks.push(c.glock.clone());
+        f.nodes = c.nodes.clone();
+        let object = c.object.clone().unwrap_or_else(|| c.gltype.clone());
+        f.title = caveat(format!(
+            "{} {} ({object}) is shared: {} remote demotes across {}{}",
+            c.gltype,
+            c.glock,
+            c.remote_demotes,
+            c.nodes.join(", "),
+            if c.max_waiters > 0 {
+                format!(", up to {} waiters in a snapshot", c.max_waiters)
+            } else {
+                String::new()
+            }
+        ));
+        for d in r
+            .causality
+            .demote_causes
+            .iter()
+            .filter(|d| d.glock == c.glock)
+        {
+            f.evidence.push(Evidence {
+                source: format!("{} trace", d.node),
+                line: None,
+                time: None,
+                shows: format!(
+                    "{} demotes ({}) caused by {}",
+                    d.count,
+                    d.source,
+                    d.caused_by_node
+                        .as_deref()
+                        .unwrap_or("a request not matched on another node")
+                ),
+            });
+        }
+        for h in c.holders.iter().chain(&c.waiters).take(6) {
+            f.evidence.push(Evidence {
+                source: "last snapshot".into(),
+                line: None,
+                time: None,
+                shows: h.clone(),
+            });
+        }
+        if rgrp {
+            match &full {
+                Some((u, e)) => {
+                    f.evidence.push(e.clone());
+                    if *u < t.full_fraction {
+                        f.severity = Severity::Info;
+                    }
+                }
+                None => f.severity = Severity::Info,
+            }
+        }
+        out.push(f);
+    }
+    // Storms and ping-pong.
+    let mut storm_glocks: Vec<&str> = r.demote_storms.iter().map(|s| s.glock.as_str()).collect();
+    storm_glocks.extend(r.ping_pong.iter().map(|p| p.glock.as_str()));
+    storm_glocks.sort_unstable();
+    storm_glocks.dedup();
+    for g in storm_glocks {
+        let mut f = finding("GLK-DEMOTE-STORM", String::new());
+        f.glocks.push(g.to_string());
+        let mut demotes = 0;
+        for s in r.demote_storms.iter().filter(|s| s.glock == g) {
+            demotes += s.demotes;
+            f.nodes.extend(s.nodes.iter().cloned());
+            f.evidence.push(trace_evidence(
+                &s.node,
+                s.start_ns,
+                format!(
+                    "{} remote demotes in {:.2} s (peak {}/window)",
+                    s.demotes,
+                    (s.end_ns - s.start_ns) as f64 / 1e9,
+                    s.peak_per_window
+                ),
+            ));
+        }
+        let mut cycles = String::new();
+        for p in r.ping_pong.iter().filter(|p| p.glock == g) {
+            f.nodes.extend(p.cycles.keys().cloned());
+            cycles = p
+                .cycles
+                .iter()
+                .map(|(n, c)| format!("{n}: {c}"))
+                .collect::<Vec<_>>()
+                .join(", ");
+            f.evidence.push(Evidence {
+                source: "traces".into(),
+                line: None,
+                time: None,
+                shows: format!(
+                    "give-up/regain cycles {cycles}; modes {}",
+                    p.modes.join("/")
+                ),
+            });
+        }
+        f.nodes.sort();
+        f.nodes.dedup();
+        f.title = caveat(format!(
+            "demote storm on {g} between {}{}{}",
+            f.nodes.join(", "),
+            if demotes > 0 {
+                format!(": {demotes} remote demotes in bursts")
+            } else {
+                String::new()
+            },
+            if cycles.is_empty() {
+                String::new()
+            } else {
+                format!("; ping-pong cycles {cycles}")
+            }
+        ));
+        out.push(f);
+    }
+    // Slow DLM to one master.
+    for l in r.causality.dlm_latency.iter().filter(|l| {
+        l.master == "remote" && !l.blocked && l.measure == "request_to_grant" && l.dist.count >= 5
+    }) {
+        let local = r.causality.dlm_latency.iter().find(|x| {
+            x.node == l.node && x.master == "local" && !x.blocked && x.measure == l.measure
+        });
+        let p50 = l.dist.p50_ns as f64 / 1e6;
+        if p50 < t.slow_dlm_ms
+            || local.is_some_and(|x| (l.dist.p50_ns as f64) < 5.0 * x.dist.p50_ns as f64)
+        {
+            continue;
+        }
+        let mut f = finding("GLK-SLOW-DLM-MASTER", String::new());
+        let master = l
+            .master_node
+            .clone()
+            .unwrap_or_else(|| "an unknown node".into());
+        f.nodes = vec![l.node.clone(), master.clone()];
+        f.title = caveat(format!(
+            "DLM requests from {} to master {master} are slow unblocked: p50 {p50:.1} ms over {} requests{}",
+            l.node,
+            l.dist.count,
+            local.map_or(String::new(), |x| format!(" (local master: p50 {:.2} ms)", x.dist.p50_ns as f64 / 1e6))
+        ));
+        f.evidence.push(Evidence {
+            source: format!("{} trace", l.node),
+            line: None,
+            time: None,
+            shows: format!(
+                "dlm_lock_start -> dlm_ast to {master}: p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms",
+                p50,
+                l.dist.p99_ns as f64 / 1e6,
+                l.dist.max_ns as f64 / 1e6
+            ),
+        });
+        out.push(f);
+    }
+    for s in r.slow_dlm.iter().filter(|s| s.outlier) {
+        let mut f = finding(
+            "GLK-SLOW-DLM-GLOCK",
+            caveat(format!(
+                "{} ({}) DLM round trips: p99 {:.1} ms over {} replies",
+                s.glock,
+                s.gltype,
+                s.p99_ns as f64 / 1e6,
+                s.count
+            )),
+        );
+        f.glocks.push(s.glock.clone());
+        f.evidence.push(Evidence {
+            source: "traces".into(),
+            line: None,
+            time: None,
+            shows: format!(
+                "gfs2_glock_lock_time tdiff p50 {:.2} ms, max {:.1} ms",
+                s.p50_ns as f64 / 1e6,
+                s.max_ns as f64 / 1e6
+            ),
+        });
+        out.push(f);
+    }
+    // Build-up.
+    for g in &r.stuck_and_leaks.growing {
+        let mut f = finding(
+            "GLK-GLOCK-BUILDUP",
+            caveat(format!(
+                "{} glocks on {} only grow: {}",
+                g.gltype,
+                g.node,
+                g.counts
+                    .iter()
+                    .map(u64::to_string)
+                    .collect::<Vec<_>>()
+                    .join(" -> ")
+            )),
+        );
+        f.nodes.push(g.node.clone());
+        f.evidence.push(Evidence {
+            source: format!("{}/glocks.N", g.node),
+            line: None,
+            time: None,
+            shows: format!("{} glocks per snapshot: {:?}", g.gltype, g.counts),
+        });
+        out.push(f);
+    }
+    // What weakens the rest.
+    let lost: Vec<(&str, u64)> = traces
+        .iter()
+        .filter(|x| x.lost > 0)
+        .map(|x| (x.node.as_str(), x.lost))
+        .collect();
+    if !lost.is_empty() {
+        let mut f = finding(
+            "GLK-LOST-EVENTS",
+            format!(
+                "the traces lost events: {}",
+                lost.iter()
+                    .map(|(n, l)| format!("{n} {l}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        );
+        for (n, l) in lost {
+            f.nodes.push(n.to_string());
+            f.evidence.push(Evidence {
+                source: format!("{n} trace"),
+                line: None,
+                time: None,
+                shows: format!("{l} events lost"),
+            });
+        }
+        out.push(f);
+    }
+    if diag.errors > 0 || diag.fatal.is_some() {
+        let mut f = finding(
+            "GLK-UNPARSED-INPUT",
+            format!("{} input lines could not be read", diag.errors),
+        );
+        for e in &diag.first_errors {
+            f.evidence.push(Evidence {
+                source: e.source.to_string(),
+                line: Some(e.line),
+                time: None,
+                shows: format!("{}: {}", e.message, e.text),
+            });
+        }
+        if let Some(fatal) = &diag.fatal {
+            f.evidence.push(Evidence {
+                source: "input".into(),
+                line: None,
+                time: None,
+                shows: fatal.clone(),
+            });
+        }
+        out.push(f);
+    }
+    let order = |c: &str| CODES.iter().position(|x| x.code == c).unwrap_or(usize::MAX);
+    out.sort_by(|a, b| {
+        b.severity
+            .cmp(&a.severity)
+            .then(order(a.code).cmp(&order(b.code)))
+    });
+    out
+}
