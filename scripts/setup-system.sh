@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the system packages glk needs to build and test (with GLK_TEST_SETUP set, also
-# tmux, which drives the console tests), on Debian/Ubuntu (apt-get)
+# tmux, which drives the console tests, and chromium, which renders glk report's HTML in
+# its tests), on Debian/Ubuntu (apt-get)
 # or RHEL/Fedora (dnf/yum). Does nothing when they are already there.
 set -euo pipefail
 
@@ -10,7 +11,7 @@ sudo_if_needed() {
 
 if command -v dpkg-query >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
     pkgs=(pkg-config gcc libc6-dev libtracefs-dev libtraceevent-dev xz-utils rpm binutils)
-    [ -n "${GLK_TEST_SETUP:-}" ] && pkgs+=(tmux)
+    [ -n "${GLK_TEST_SETUP:-}" ] && pkgs+=(tmux chromium)
     missing=()
     for p in "${pkgs[@]}"; do
         dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -24,7 +25,7 @@ if command -v dpkg-query >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; 
 elif command -v dnf >/dev/null 2>&1 || command -v yum >/dev/null 2>&1; then
     pm=$(command -v dnf || command -v yum)
     pkgs=(pkgconf-pkg-config gcc glibc-devel libtracefs-devel libtraceevent-devel xz)
-    [ -n "${GLK_TEST_SETUP:-}" ] && pkgs+=(tmux)
+    [ -n "${GLK_TEST_SETUP:-}" ] && pkgs+=(tmux chromium)
     missing=()
     for p in "${pkgs[@]}"; do rpm -q "$p" >/dev/null 2>&1 || missing+=("$p"); done
     if [ "${#missing[@]}" -gt 0 ]; then

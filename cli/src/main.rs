@@ -7,7 +7,7 @@
 use std::process::ExitCode;
 
 use clap::{CommandFactory, Parser, Subcommand};
-use clikit::args::{AnalyzeArgs, DoctorArgs, ExportArgs};
+use clikit::args::{AnalyzeArgs, DoctorArgs, ExportArgs, ReportArgs};
 use clikit::Color;
 
 mod capture;
@@ -57,6 +57,9 @@ enum Command {
     /// from capture bundles, or `live` on a node (runs glk-engine; exit status 3 when a
     /// finding is more severe than --fail-on).
     Doctor(DoctorArgs),
+    /// One self-contained HTML report of capture bundles: findings first, then charts and
+    /// sortable tables (runs glk-engine).
+    Report(ReportArgs),
     /// The man page (one page for every command and option) or shell completions, on stdout.
     Generate(generate::GenerateArgs),
 }
@@ -111,7 +114,7 @@ fn main() -> ExitCode {
         Command::Doctor(a) if a.captures.len() == 1 && a.captures[0].as_os_str() == "live" => {
             return doctor_live();
         }
-        Command::Doctor(_) => Err(engine::exec(std::env::args_os().skip(1))),
+        Command::Doctor(_) | Command::Report(_) => Err(engine::exec(std::env::args_os().skip(1))),
         Command::Generate(a) => generate::run(a, &mut Cli::command()),
     };
     clikit::exit(result)

@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 /// The commands `glk` hands to the engine, by name.
-pub const ENGINE_COMMANDS: [&str; 3] = ["analyze", "export", "doctor"];
+pub const ENGINE_COMMANDS: [&str; 4] = ["analyze", "export", "doctor", "report"];
 
 /// The ranking of `glk analyze`'s contended glocks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -88,6 +88,20 @@ pub struct DoctorArgs {
     /// mounted (only meaningful on the node that took the capture; `live` does it).
     #[arg(long)]
     pub resolve_paths: bool,
+}
+
+/// `glk report`.
+#[derive(Debug, clap::Args)]
+pub struct ReportArgs {
+    /// Capture directories, tarballs or loose files.
+    #[arg(required = true)]
+    pub captures: Vec<PathBuf>,
+    /// The HTML file to write (self-contained: it opens from a mail attachment).
+    #[arg(long, short = 'o')]
+    pub output: PathBuf,
+    /// Rows per table (0: all).
+    #[arg(long, default_value_t = 50)]
+    pub limit: usize,
 }
 
 /// `glk export`.

@@ -4,18 +4,20 @@
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use clikit::args::{AnalyzeArgs, DoctorArgs, ExportArgs};
+use clikit::args::{AnalyzeArgs, DoctorArgs, ExportArgs, ReportArgs};
 use clikit::Color;
 
 mod analyze;
 mod doctor;
+mod report;
+mod svg;
 mod trace_sink;
 
 #[derive(Parser)]
 #[command(
     name = "glk-engine",
     version,
-    about = "glk's analysis engine: glk analyze, glk doctor and glk export over capture bundles (run through glk)"
+    about = "glk's analysis engine: glk analyze, doctor, report and export over capture bundles (run through glk)"
 )]
 struct Cli {
     /// When to color the output (NO_COLOR is honoured).
@@ -35,6 +37,9 @@ enum Command {
     /// Findings with stable codes, severity, evidence and remedy; the exit status is 3
     /// when one is more severe than --fail-on.
     Doctor(DoctorArgs),
+    /// One self-contained HTML report: the findings, then charts (storm timeline, DLM
+    /// round trips, hold and wait times, waiters, the wait-for graph) and sortable tables.
+    Report(ReportArgs),
     /// Reads trace text on standard input and writes the events frame as Parquet, one row
     /// group at a time (what `glk trace -o FILE.parquet` runs).
     #[command(hide = true)]
@@ -47,6 +52,7 @@ fn main() -> ExitCode {
         Command::Analyze(a) => analyze::run(a, cli.color),
         Command::Export(a) => analyze::export(a),
         Command::TraceParquet(a) => trace_sink::run(a),
+        Command::Report(a) => report::run(a),
         Command::Doctor(a) => match doctor::run(a) {
             Ok(doctor::Verdict::Findings) => return ExitCode::from(3),
             Ok(doctor::Verdict::Clean) => Ok(()),

@@ -104,6 +104,23 @@ impl Recorder {
         }
     }
 
+    /// Sample counts per power of two: entry `i` counts durations in `[2^i, 2^(i+1))` ns
+    /// (64 entries; the histogram's buckets are finer, so a sample lands in the bucket of
+    /// the value it was rounded to).
+    pub fn log2_counts(&self) -> [u64; 64] {
+        let mut out = [0u64; 64];
+        let bucket = |v: u64| 63 - v.max(1).leading_zeros() as usize;
+        match &self.0 {
+            Store::Exact(s) => s.iter().for_each(|v| out[bucket(*v)] += 1),
+            Store::Hist(h) => {
+                for x in h.iter_recorded() {
+                    out[bucket(x.value_iterated_to())] += x.count_at_value();
+                }
+            }
+        }
+        out
+    }
+
     /// Nearest-rank percentiles (exact while samples are kept).
     pub fn distribution(&self) -> Distribution {
         match &self.0 {
@@ -136,6 +153,23 @@ impl Recorder {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn log2_counts_exact_and_histogram() {
+        let mut r = Recorder::default();
+        for v in [1, 2, 3, 1000, 1023, 1024] {
+            r.record(v);
+        }
+        let c = r.log2_counts();
+        assert_eq!((c[0], c[1], c[9], c[10]), (1, 2, 2, 1));
+        let mut big = Recorder::default();
+        for i in 0..(EXACT_LIMIT as u64 + 10) {
+            big.record(1_000_000 + i % 1000);
+        }
+        let c = big.log2_counts();
+        assert_eq!(c.iter().sum::<u64>(), EXACT_LIMIT as u64 + 10);
+        assert_eq!(c[19], EXACT_LIMIT as u64 + 10);
+    }
 
     #[test]
     fn exact_then_histogram_agree() {

@@ -400,6 +400,9 @@ pub struct Dist {
     pub p90_ns: u64,
     pub p99_ns: u64,
     pub max_ns: u64,
+    /// Counts per power of two of ns (entry `i`: `[2^i, 2^(i+1))`), for histograms.
+    #[serde(skip)]
+    pub log2_counts: Vec<u64>,
 }
 
 impl Dist {
@@ -409,12 +412,17 @@ impl Dist {
         }
         v.sort_unstable();
         let q = |p: f64| v[((v.len() - 1) as f64 * p).round() as usize];
+        let mut log2_counts = vec![0u64; 64];
+        for x in &v {
+            log2_counts[63 - x.max(&1).leading_zeros() as usize] += 1;
+        }
         Dist {
             count: v.len() as u64,
             p50_ns: q(0.5),
             p90_ns: q(0.9),
             p99_ns: q(0.99),
             max_ns: v[v.len() - 1],
+            log2_counts,
         }
     }
 }

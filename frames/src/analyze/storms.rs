@@ -121,6 +121,11 @@ pub struct NodeDemotes {
 }
 
 impl NodeDemotes {
+    /// The times of the remote demote requests, per glock (the node's trace clock).
+    pub fn remote_times(&self) -> &GlockMap<Vec<u64>> {
+        &self.remote
+    }
+
     /// Feeds one event of `glock`.
     pub fn add(&mut self, ts_ns: u64, glock: GlockId, e: &Gfs2Event) {
         match *e {

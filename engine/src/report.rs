@@ -1,0 +1,613 @@
+//! `glk report`: one self-contained HTML file (no network: inline CSS, inline SVG charts,
+//! a few lines of script for sortable tables) with the findings first, then the charts and
+//! the tables of the analysis.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::io::{self, Write};
+
+use clikit::args::ReportArgs;
+use clikit::fmt::nanos;
+use frames::analyze::{self, Options, Report, StormOptions};
+use frames::findings::{self, Finding, Thresholds};
+
+use crate::analyze::{load_for_analysis, polars};
+use crate::svg::{self, esc};
+
+const STYLE: &str = "body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222;max-width:1100px}\
+h1{font-size:22px}h2{font-size:18px;margin-top:32px;border-bottom:1px solid #ccc}\
+.finding{border-left:6px solid #888;padding:6px 12px;margin:10px 0;background:#fafafa}\
+.critical{border-color:#b00020}.error{border-color:#d55e00}.warning{border-color:#e69f00}.info{border-color:#0072b2}\
+.sev{font-weight:bold;text-transform:uppercase;margin-right:8px}.code{font-family:monospace;margin-right:8px}\
+.remedy{margin-top:4px}.who{color:#555}details{margin-top:4px}\
+table{border-collapse:collapse;margin:8px 0;font-size:13px}th,td{border:1px solid #ccc;padding:3px 8px;text-align:left}\
+th{background:#eee;cursor:pointer;user-select:none}td.n{text-align:right;font-variant-numeric:tabular-nums}\
+svg.chart{display:block;margin:12px 0;border:1px solid #eee}.note{color:#666;font-size:12px}";
+
+const SCRIPT: &str = "document.querySelectorAll('table.sortable th').forEach(function(th,i){\
+th.addEventListener('click',function(){var t=th.closest('table'),b=t.tBodies[0],rows=Array.from(b.rows),\
+asc=th.dataset.dir!=='asc';t.querySelectorAll('th').forEach(function(h){delete h.dataset.dir});\
+th.dataset.dir=asc?'asc':'desc';rows.sort(function(x,y){var a=x.cells[i].dataset.v||x.cells[i].textContent,\
+c=y.cells[i].dataset.v||y.cells[i].textContent,na=parseFloat(a),nc=parseFloat(c),\
+r=(!isNaN(na)&&!isNaN(nc))?na-nc:a.localeCompare(c);return asc?r:-r});\
+rows.forEach(function(r){b.appendChild(r)})})});\
+var m=location.hash.match(/^#sort=([\\w-]+):(\\d+)(:desc)?$/);if(m){var th=document.querySelectorAll('#'+m[1]+' th')[+m[2]];\
+if(th){th.click();if(m[3])th.click();}}document.body.classList.add('sortable-ready');";
+
+/// A sortable table: `cols` are headers; each row's cells are `(text, sort value)`.
+fn table(out: &mut String, id: &str, cols: &[&str], rows: &[Vec<(String, Option<f64>)>]) {
+    let _ = write!(
+        out,
+        "<table class=\"sortable\" id=\"{}\"><thead><tr>",
+        esc(id)
+    );
+    for c in cols {
+        let _ = write!(out, "<th>{}</th>", esc(c));
+    }
+    out.push_str("</tr></thead><tbody>");
+    for r in rows {
+        out.push_str("<tr>");
+        for (text, v) in r {
+            match v {
+                Some(v) => {
+                    let _ = write!(out, "<td class=\"n\" data-v=\"{v}\">{}</td>", esc(text));
+                }
+                None => {
+                    let _ = write!(out, "<td>{}</td>", esc(text));
+                }
+            }
+        }
+        out.push_str("</tr>");
+    }
+    out.push_str("</tbody></table>");
+}
+
+fn txt(s: impl Into<String>) -> (String, Option<f64>) {
+    (s.into(), None)
+}
+
+fn num(v: u64) -> (String, Option<f64>) {
+    (v.to_string(), Some(v as f64))
+}
+
+fn dur(ns: u64) -> (String, Option<f64>) {
+    (nanos(ns), Some(ns as f64))
+}
+
+fn finding_html(out: &mut String, f: &Finding) {
+    let sev = f.severity.as_str();
+    let _ = write!(
+        out,
+        "<div class=\"finding {sev}\"><span class=\"sev\">{sev}</span><span class=\"code\">{}</span>{}",
+        esc(f.code),
+        esc(&f.title)
+    );
+    let mut who = Vec::new();
+    if !f.glocks.is_empty() {
+        who.push(format!("glocks {}", f.glocks.join(" ")));
+    }
+    if !f.nodes.is_empty() {
+        who.push(format!("nodes {}", f.nodes.join(" ")));
+    }
+    if !f.pids.is_empty() {
+        who.push(format!(
+            "pids {}",
+            f.pids
+                .iter()
+                .map(i64::to_string)
+                .collect::<Vec<_>>()
+                .join(" ")
+        ));
+    }
+    if !who.is_empty() {
+        let _ = write!(out, "<div class=\"who\">{}</div>", esc(&who.join("; ")));
+    }
+    let _ = write!(
+        out,
+        "<details><summary>evidence ({})</summary><ul>",
+        f.evidence.len()
+    );
+    for e in &f.evidence {
+        let at = match (e.line, &e.time) {
+            (Some(l), _) => format!("{}:{l}", e.source),
+            (None, Some(t)) => format!("{} @{t}", e.source),
+            (None, None) => e.source.clone(),
+        };
+        let _ = write!(out, "<li><code>{}</code> {}</li>", esc(&at), esc(&e.shows));
+    }
+    let _ = write!(
+        out,
+        "</ul></details><div class=\"remedy\"><b>What to do:</b> {}</div></div>",
+        esc(&f.remedy)
+    );
+}
+
+/// Remote demotes over time per glock and node, on the cluster clock when the nodes are
+/// aligned (each node's own clock otherwise, said in the title).
+fn storm_chart(r: &Report, traces: &[analyze::trace::NodeTrace]) -> Option<String> {
+    let glocks: Vec<glockparse::GlockId> = r
+        .contended
+        .iter()
+        .filter(|c| c.remote_demotes > 0)
+        .take(4)
+        .filter_map(|c| c.glock.parse().ok())
+        .collect();
+    let offset = |node: &str| {
+        r.causality
+            .clock_alignment
+            .iter()
+            .find(|a| a.node == node)
+            .and_then(|a| a.offset_ns)
+    };
+    let aligned = traces.iter().all(|t| offset(&t.node).is_some());
+    let mut raw: Vec<(String, Vec<f64>)> = Vec::new();
+    for g in &glocks {
+        for t in traces {
+            let Some(ts) = t.demotes.remote_times().get(g) else {
+                continue;
+            };
+            let o = if aligned {
+                offset(&t.node).unwrap_or(0)
+            } else {
+                0
+            };
+            raw.push((
+                format!("{g} on {}", t.node),
+                ts.iter().map(|x| (*x as i64 + o) as f64 / 1e9).collect(),
+            ));
+        }
+    }
+    let all = || raw.iter().flat_map(|(_, v)| v.iter().copied());
+    let t0 = all().fold(f64::INFINITY, f64::min);
+    let t1 = all().fold(f64::NEG_INFINITY, f64::max);
+    if !t0.is_finite() {
+        return None;
+    }
+    let bucket = ((t1 - t0) / 60.0).max(0.1);
+    let n = ((t1 - t0) / bucket).floor() as usize + 1;
+    let series: Vec<(String, Vec<(f64, f64)>)> = raw
+        .into_iter()
+        .take(svg::COLOURS.len())
+        .map(|(name, v)| {
+            let mut counts = vec![0.0; n];
+            for x in v {
+                counts[(((x - t0) / bucket) as usize).min(n - 1)] += 1.0;
+            }
+            let pts = counts
+                .into_iter()
+                .enumerate()
+                .map(|(i, c)| (i as f64 * bucket, c))
+                .collect();
+            (name, pts)
+        })
+        .collect();
+    svg::lines(
+        "chart-storms",
+        &format!(
+            "Remote demote requests over time ({}; per {:.1} s)",
+            if aligned {
+                "cluster clock"
+            } else {
+                "each node's own trace clock"
+            },
+            bucket
+        ),
+        "seconds from the first",
+        "remote demotes",
+        &series,
+    )
+}
+
+fn sum_counts(v: &mut [u64], add: &[u64]) {
+    for (a, b) in v.iter_mut().zip(add) {
+        *a += b;
+    }
+}
+
+/// DLM round trips: gfs2's tdiff per type, blocking and not; and the DLM's request →
+/// grant by master locality.
+fn dlm_charts(r: &Report, folded: &analyze::trace::Folded) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut types: Vec<_> = folded.lock_times.per_type.iter().collect();
+    types.sort_by_key(|(_, h)| std::cmp::Reverse(h.all.len()));
+    let mut series: Vec<(String, Vec<u64>)> = Vec::new();
+    for (ty, h) in types.into_iter().take(2) {
+        let name = ty.name();
+        series.push((
+            format!("{name} blocking"),
+            h.blocking.log2_counts().to_vec(),
+        ));
+        series.push((
+            format!("{name} non-blocking"),
+            h.nonblocking.log2_counts().to_vec(),
+        ));
+    }
+    let refs: Vec<(String, &[u64])> = series
+        .iter()
+        .map(|(n, c)| (n.clone(), c.as_slice()))
+        .collect();
+    out.extend(svg::log2_histogram(
+        "chart-tdiff",
+        "DLM round trips (gfs2_glock_lock_time tdiff), blocking vs not",
+        &refs,
+    ));
+    let mut by: BTreeMap<String, Vec<u64>> = BTreeMap::new();
+    for l in r
+        .causality
+        .dlm_latency
+        .iter()
+        .filter(|l| l.measure == "request_to_grant" && l.master != "unknown")
+    {
+        let name = format!(
+            "{} master{}",
+            l.master,
+            if l.blocked { ", blocked" } else { "" }
+        );
+        sum_counts(
+            by.entry(name).or_insert_with(|| vec![0; 64]),
+            &l.dist.log2_counts,
+        );
+    }
+    let refs: Vec<(String, &[u64])> = by.iter().map(|(n, c)| (n.clone(), c.as_slice())).collect();
+    out.extend(svg::log2_histogram(
+        "chart-master",
+        "DLM request -> grant (dlm_lock_start -> dlm_ast), by master locality",
+        &refs,
+    ));
+    out
+}
+
+fn hold_wait_chart(folded: &analyze::trace::Folded) -> Option<String> {
+    let (mut wait, mut hold) = (vec![0u64; 64], vec![0u64; 64]);
+    for t in folded.hold_wait.by_name().values() {
+        sum_counts(&mut wait, &t.wait.samples.log2_counts());
+        sum_counts(&mut hold, &t.hold.samples.log2_counts());
+    }
+    svg::log2_histogram(
+        "chart-holdwait",
+        "Hold and wait times (traces, every glock)",
+        &[
+            ("wait (queue -> promote)".into(), &wait[..]),
+            ("hold (promote -> dequeue)".into(), &hold[..]),
+        ],
+    )
+}
+
+fn waiters_chart(f: &frames::Frames, caps: &frames::Captures) -> io::Result<Option<String>> {
+    let holds = analyze::rows::holders(f).map_err(polars)?;
+    let mut per: BTreeMap<(String, u32), u64> = BTreeMap::new();
+    for h in &holds {
+        let e = per.entry((h.node.clone(), h.snapshot)).or_default();
+        if h.role == "waiter" {
+            *e += 1;
+        }
+    }
+    let time = |node: &str, s: u32| {
+        caps.nodes
+            .iter()
+            .find(|n| n.node == node)?
+            .snapshots
+            .iter()
+            .find(|x| x.index == s)?
+            .time_unix
+    };
+    let timed = per.keys().all(|(n, s)| time(n, *s).is_some());
+    let t0 = per
+        .keys()
+        .filter_map(|(n, s)| time(n, *s))
+        .fold(f64::INFINITY, f64::min);
+    let mut series: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
+    for ((n, s), w) in &per {
+        let x = if timed {
+            time(n, *s).unwrap_or(t0) - t0
+        } else {
+            f64::from(*s)
+        };
+        series.entry(n.clone()).or_default().push((x, *w as f64));
+    }
+    let series: Vec<(String, Vec<(f64, f64)>)> = series.into_iter().collect();
+    Ok(svg::lines(
+        "chart-waiters",
+        "Waiters per snapshot (glocks files), per node",
+        if timed {
+            "seconds from the first snapshot"
+        } else {
+            "snapshot"
+        },
+        "waiting holders",
+        &series,
+    ))
+}
+
+fn wait_for_graph(r: &Report) -> Option<String> {
+    let mut names: Vec<String> = Vec::new();
+    let mut id = |n: String| match names.iter().position(|x| *x == n) {
+        Some(i) => i,
+        None => {
+            names.push(n);
+            names.len() - 1
+        }
+    };
+    let who = |node: &str, pid: Option<i64>, comm: &Option<String>| match pid {
+        Some(p) => format!(
+            "{node} pid {p}{}",
+            comm.as_ref().map(|c| format!(" {c}")).unwrap_or_default()
+        ),
+        None => format!("{node} (unknown pid)"),
+    };
+    // The waits of a cycle's steps, and who holds each step's lock.
+    let step_of = |node: &str, pid: Option<i64>, glock: &str| {
+        r.cycles.iter().find_map(|c| {
+            let k = c
+                .steps
+                .iter()
+                .position(|s| s.node == node && s.pid == pid && s.waits_for == glock)?;
+            Some((c, k))
+        })
+    };
+    let mut edges = Vec::new();
+    let mut links = Vec::new();
+    for x in r.cross_node.iter().take(40) {
+        let a = id(who(&x.waiter_node, x.waiter_pid, &x.waiter_comm));
+        let b = id(who(&x.holder_node, x.holder_pid, &x.holder_comm));
+        let step = step_of(&x.waiter_node, x.waiter_pid, &x.glock);
+        edges.push((a, b, x.glock.clone(), step.is_some()));
+        // The holder is the next step's waiter, or its ancestor (the cycle's owner).
+        if let Some((c, k)) = step {
+            let next = &c.steps[(k + 1) % c.steps.len()];
+            links.push((b, who(&next.node, next.pid, &next.comm)));
+        }
+    }
+    for (b, next) in links {
+        let n = id(next);
+        if n != b {
+            edges.push((b, n, "its descendant".to_string(), true));
+        }
+    }
+    svg::graph(
+        "chart-waitfor",
+        "Wait-for graph (waiter -> holder, by glock; red: a deadlock cycle, through the holders' descendants)",
+        &names,
+        &edges,
+    )
+}
+
+/// What a report is made of.
+pub struct Page<'a> {
+    pub report: &'a Report,
+    pub findings: &'a [Finding],
+    pub frames: &'a frames::Frames,
+    pub caps: &'a frames::Captures,
+    pub traces: &'a [analyze::trace::NodeTrace],
+    pub folded: &'a analyze::trace::Folded,
+    /// The inputs as named on the command line.
+    pub inputs: &'a str,
+    /// Rows per table (0: all).
+    pub limit: usize,
+}
+
+/// Builds the report's HTML.
+pub fn html(p: &Page<'_>) -> io::Result<String> {
+    let (r, fs, f, caps, traces, folded, inputs, limit) = (
+        p.report, p.findings, p.frames, p.caps, p.traces, p.folded, p.inputs, p.limit,
+    );
+    let limit = if limit == 0 { usize::MAX } else { limit };
+    let mut out = String::new();
+    let nodes: Vec<&str> = r.nodes.iter().map(|n| n.node.as_str()).collect();
+    let _ = write!(
+        out,
+        "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>glk report: {}</title><style>{STYLE}</style></head><body><h1>glk report</h1><p class=\"note\">{} · nodes {} · made {} UTC by glk {}</p>",
+        esc(&nodes.join(", ")),
+        esc(inputs),
+        esc(&nodes.join(", ")),
+        esc(&clikit::fmt::utc(std::time::SystemTime::now())),
+        env!("CARGO_PKG_VERSION")
+    );
+    let _ = write!(out, "<h2 id=\"findings\">Findings ({})</h2>", fs.len());
+    if fs.is_empty() {
+        out.push_str("<p>Nothing wrong found.</p>");
+    }
+    for x in fs {
+        finding_html(&mut out, x);
+    }
+    out.push_str("<h2 id=\"charts\">Charts</h2>");
+    let mut charts: Vec<String> = Vec::new();
+    charts.extend(storm_chart(r, traces));
+    charts.extend(dlm_charts(r, folded));
+    charts.extend(hold_wait_chart(folded));
+    charts.extend(waiters_chart(f, caps)?);
+    charts.extend(wait_for_graph(r));
+    if charts.is_empty() {
+        out.push_str("<p>No trace or snapshot data to chart.</p>");
+    }
+    for c in &charts {
+        out.push_str(c);
+    }
+    out.push_str("<h2 id=\"contended\">Contended glocks</h2>");
+    let rows: Vec<_> = r
+        .contended
+        .iter()
+        .take(limit)
+        .map(|c| {
+            vec![
+                txt(&c.glock),
+                txt(&c.gltype),
+                num(c.remote_demotes),
+                num(c.local_demotes),
+                num(c.state_changes),
+                num(c.max_waiters),
+                dur(u64::try_from(c.wait_ns_total).unwrap_or(u64::MAX)),
+                txt(c.nodes.join(",")),
+                txt(c.object.clone().unwrap_or_default()),
+            ]
+        })
+        .collect();
+    table(
+        &mut out,
+        "table-contended",
+        &[
+            "glock",
+            "type",
+            "remote demotes",
+            "local demotes",
+            "state changes",
+            "max waiters",
+            "wait total",
+            "nodes",
+            "object",
+        ],
+        &rows,
+    );
+    if !r.causality.handoff_summary.is_empty() {
+        out.push_str("<h2 id=\"handoffs\">Hand-offs (p50 of each hop)</h2>");
+        let rows: Vec<_> = r
+            .causality
+            .handoff_summary
+            .iter()
+            .take(limit)
+            .map(|h| {
+                vec![
+                    txt(&h.glock),
+                    txt(&h.holder_node),
+                    txt(&h.requester_node),
+                    num(h.count),
+                    dur(h.queue.p50_ns),
+                    dur(h.request_to_bast.p50_ns),
+                    dur(h.holder_wait.p50_ns),
+                    dur(h.holder_work.p50_ns),
+                    dur(h.release_to_grant.p50_ns),
+                    dur(h.grant_to_promote.p50_ns),
+                    dur(h.total.p50_ns),
+                ]
+            })
+            .collect();
+        table(
+            &mut out,
+            "table-handoffs",
+            &[
+                "glock",
+                "holder",
+                "requester",
+                "count",
+                "queue",
+                "request > bast",
+                "holder wait",
+                "demote work",
+                "release > grant",
+                "grant > promote",
+                "total",
+            ],
+            &rows,
+        );
+    }
+    if !r.causality.dlm_latency.is_empty() {
+        out.push_str("<h2 id=\"dlm\">DLM latency by master</h2>");
+        let rows: Vec<_> = r
+            .causality
+            .dlm_latency
+            .iter()
+            .map(|l| {
+                vec![
+                    txt(&l.node),
+                    txt(l.master),
+                    txt(l.master_node.clone().unwrap_or_default()),
+                    txt(l.measure),
+                    txt(if l.blocked { "yes" } else { "no" }),
+                    num(l.dist.count),
+                    dur(l.dist.p50_ns),
+                    dur(l.dist.p99_ns),
+                    dur(l.dist.max_ns),
+                ]
+            })
+            .collect();
+        table(
+            &mut out,
+            "table-dlm",
+            &[
+                "node",
+                "master",
+                "master node",
+                "measure",
+                "blocked",
+                "count",
+                "p50",
+                "p99",
+                "max",
+            ],
+            &rows,
+        );
+    }
+    if !r.causality.clock_alignment.is_empty() {
+        out.push_str("<h2 id=\"clocks\">Clock alignment</h2>");
+        let rows: Vec<_> = r
+            .causality
+            .clock_alignment
+            .iter()
+            .map(|a| {
+                vec![
+                    txt(&a.node),
+                    txt(serde_json::to_value(a.method)
+                        .ok()
+                        .and_then(|v| v.as_str().map(str::to_string))
+                        .unwrap_or_default()),
+                    txt(&a.reference),
+                    a.uncertainty_ns.map_or_else(|| txt("-"), dur),
+                    a.relative_uncertainty_ns.map_or_else(|| txt("-"), dur),
+                    num(a.messages.0 as u64 + a.messages.1 as u64),
+                ]
+            })
+            .collect();
+        table(
+            &mut out,
+            "table-clocks",
+            &[
+                "node",
+                "method",
+                "reference",
+                "± to wall clock",
+                "± to reference",
+                "messages",
+            ],
+            &rows,
+        );
+    }
+    let _ = writeln!(out, "<script>{SCRIPT}</script></body></html>");
+    Ok(out)
+}
+
+pub fn run(a: &ReportArgs) -> io::Result<()> {
+    let (caps, f, traces, folded, diagnostics) = load_for_analysis(&a.captures)?;
+    // The whole analysis, as glk doctor sees it (the same findings); tables are cut to
+    // --limit rows when written.
+    let o = Options {
+        limit: 0,
+        storms: StormOptions::default(),
+        ..Options::default()
+    };
+    let report = analyze::analyze(&f, &traces, &folded, &caps, &o).map_err(polars)?;
+    let mut diag = diagnostics;
+    diag.merge(&report.diagnostics);
+    let fs = findings::findings(&report, &caps, &traces, &diag, &Thresholds::default());
+    let inputs: Vec<String> = a.captures.iter().map(|p| p.display().to_string()).collect();
+    let page = html(&Page {
+        report: &report,
+        findings: &fs,
+        frames: &f,
+        caps: &caps,
+        traces: &traces,
+        folded: &folded,
+        inputs: &inputs.join(" "),
+        limit: a.limit,
+    })?;
+    let mut file = bundle::atomic::AtomicFile::create(&a.output)
+        .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", a.output.display())))?;
+    file.file().write_all(page.as_bytes())?;
+    file.commit()?;
+    eprintln!(
+        "glk: report with {} findings written to {}",
+        fs.len(),
+        a.output.display()
+    );
+    clikit::diag::report(&diag);
+    Ok(())
+}
