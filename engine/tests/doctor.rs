@@ -119,6 +119,37 @@ fn a_stuck_flock_waiter_names_its_holder() {
         "the waiter's node, then the holder's"
     );
     assert_eq!(f["pids"].as_array().unwrap().len(), 2);
+    // Between 3 s (two snapshots) and 8 s, only the DLM dump's queue age shows it: the
+    // waiting lock of pid 238 in the last dump, which the test reads back.
+    let (v, _) = doctor(&root, &["--stuck-secs", "5"]);
+    let f = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["code"] == "GLK-STUCK-WAITER")
+        .expect("a stuck waiter from the DLM dump's age");
+    assert!(
+        f["title"]
+            .as_str()
+            .unwrap()
+            .starts_with("a DLM lock of n2 (pid 238) has waited 8 s for 6/223a"),
+        "{f}"
+    );
+    let e = &f["evidence"][0];
+    let line = cited(
+        &root,
+        e["source"].as_str().unwrap(),
+        e["line"].as_u64().unwrap(),
+    );
+    let cols: Vec<&str> = line.split_whitespace().collect();
+    assert_eq!(cols[3], "238", "{line}");
+    // `time_ms` in the header, microseconds in fact (glockparse::dlm_locks).
+    let age_us: u64 = cols[10].parse().unwrap();
+    assert!((8_000_000..8_500_000).contains(&age_us), "{line}");
+    assert!(doctor(&root, &["--stuck-secs", "9"]).0["findings"]
+        .as_array()
+        .unwrap()
+        .is_empty());
 }
 
 #[test]

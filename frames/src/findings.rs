@@ -113,8 +113,8 @@ pub const CODES: [Code; 13] = [
         code: "GLK-STUCK-WAITER",
         severity: Severity::Error,
         means: "A process has waited for a glock across snapshots for longer than the threshold, and still waits in the last one.",
-        threshold: "seen waiting in 2+ consecutive snapshots through the last, spanning at least `--stuck-secs` (default 30 s)",
-        evidence: "the waiter's glocks lines in the first and last snapshot",
+        threshold: "seen waiting in 2+ consecutive snapshots through the last, spanning at least `--stuck-secs` (default 30 s); or its DLM lock waiting that long in one dump (the dump's queue age)",
+        evidence: "the waiter's glocks lines in the first and last snapshot; the DLM dump lines of the waiting lock",
         remedy: "Look at who holds the glock (the cross-node waits name the holder and its node) and why it does not release: a holder in D state (its kernel stack is in procs.N), a holder waiting for another lock, or a slow node.",
     },
     Code {
@@ -471,6 +471,70 @@ pub fn findings(
             f.pids.extend(x.holder_pid);
         }
         f.nodes.dedup();
+        out.push(f);
+    }
+    // DLM locks waiting longer than the threshold in one dump (the dump's age of the wait):
+    // stuck even when the capture is too short to see it in several snapshots.
+    let name_of = |id: u64| {
+        caps.nodes
+            .iter()
+            .find(|n| n.nodeid == Some(id))
+            .map_or_else(|| format!("node {id}"), |n| n.node.clone())
+    };
+    for w in &r.stuck_and_leaks.dlm_waits {
+        let secs = w.age_us as f64 / 1e6;
+        if secs < t.stuck_secs {
+            continue;
+        }
+        let owner = w.owner_nodeid.map_or_else(|| w.node.clone(), name_of);
+        let evidence = Evidence {
+            source: format!("{}/dlm_locks.{}", w.node, w.snapshot),
+            line: Some(w.line),
+            time: None,
+            shows: format!("DLM lock waiting {secs:.0} s"),
+        };
+        // The same wait seen before (in the snapshots, or in another node's dump: the
+        // master lists other nodes' locks): one more piece of evidence.
+        if let Some(f) = out
+            .iter_mut()
+            .find(|f| f.code == "GLK-STUCK-WAITER" && f.glocks[0] == w.glock && f.nodes[0] == owner)
+        {
+            f.evidence.push(evidence);
+            continue;
+        }
+        let mut f = finding("GLK-STUCK-WAITER", String::new());
+        f.glocks.push(w.glock.clone());
+        f.nodes.push(owner.clone());
+        if w.pid > 0 {
+            f.pids.push(w.pid as i64);
+        }
+        f.title = caveat(format!(
+            "a DLM lock of {owner}{} has waited {secs:.0} s for {} ({} requested{})",
+            if w.pid > 0 {
+                format!(" (pid {})", w.pid)
+            } else {
+                String::new()
+            },
+            w.glock,
+            w.rqmode.as_deref().unwrap_or("?"),
+            w.grmode
+                .as_deref()
+                .map(|g| format!(", {g} granted"))
+                .unwrap_or_default()
+        ));
+        f.evidence.push(evidence);
+        for x in r
+            .cross_node
+            .iter()
+            .filter(|x| x.glock == w.glock && x.waiter_node == owner)
+        {
+            f.evidence
+                .extend(x.cites.iter().map(|c| cite(c, "the wait and who holds it")));
+            if !f.nodes.contains(&x.holder_node) {
+                f.nodes.push(x.holder_node.clone());
+            }
+            f.pids.extend(x.holder_pid);
+        }
         out.push(f);
     }
     // Hot glocks (inodes) and resource-group contention.

@@ -742,6 +742,7 @@ mod tests {
             grmode: Some(gr.into()).filter(|m: &String| !m.is_empty()),
             rqmode: Some(rq.into()).filter(|m: &String| !m.is_empty()),
             master_nodeid: 0,
+            age_us: 0,
             line: 1,
         }
     }

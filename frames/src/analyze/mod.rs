@@ -249,6 +249,30 @@ pub fn analyze(
         .map(|t| (t.node.as_str(), &t.balance, t.counts.len()))
         .collect();
     let mut stuck_and_leaks = stuck::analyze(&holds, &glock_counts, &balances, &resolver);
+    let mut last_dump: HashMap<&str, u32> = HashMap::new();
+    for d in &dlm {
+        let e = last_dump.entry(d.node.as_str()).or_insert(d.snapshot);
+        *e = (*e).max(d.snapshot);
+    }
+    stuck_and_leaks.dlm_waits = dlm
+        .iter()
+        .filter(|d| d.status != "granted" && last_dump.get(d.node.as_str()) == Some(&d.snapshot))
+        .map(|d| stuck::DlmWait {
+            node: d.node.clone(),
+            snapshot: d.snapshot,
+            glock: d.glock.clone(),
+            owner_nodeid: d.owner_nodeid,
+            pid: d.pid,
+            rqmode: d.rqmode.clone(),
+            grmode: d.grmode.clone(),
+            age_us: d.age_us,
+            line: d.line,
+        })
+        .collect();
+    stuck_and_leaks
+        .dlm_waits
+        .sort_by(|a, b| b.age_us.cmp(&a.age_us).then(a.node.cmp(&b.node)));
+    stuck_and_leaks.dlm_waits = cut(std::mem::take(&mut stuck_and_leaks.dlm_waits), o.limit);
     stuck_and_leaks.unbalanced = cut(stuck_and_leaks.unbalanced, o.limit);
     let demotes: Vec<(&str, &storms::NodeDemotes)> = traces
         .iter()

@@ -33,6 +33,8 @@ pub struct Dlm {
     pub rqmode: Option<String>,
     /// The resource's master (0: the node whose dump this is).
     pub master_nodeid: u64,
+    /// Microseconds in its current queue (how long a waiting lock has waited).
+    pub age_us: u64,
     /// Its line in the dump.
     pub line: u64,
 }
@@ -83,6 +85,7 @@ pub fn dlm(f: &Frames) -> PolarsResult<Vec<Dlm>> {
     let pid: Vec<Option<u64>> = df.column("pid")?.u64()?.iter().collect();
     let line: Vec<Option<u64>> = df.column("line")?.u64()?.iter().collect();
     let master: Vec<Option<u64>> = df.column("master_nodeid")?.u64()?.iter().collect();
+    let age: Vec<Option<u64>> = df.column("age_us")?.u64()?.iter().collect();
     Ok((0..df.height())
         .filter_map(|i| {
             Some(Dlm {
@@ -95,6 +98,7 @@ pub fn dlm(f: &Frames) -> PolarsResult<Vec<Dlm>> {
                 grmode: owned(gr[i]),
                 rqmode: owned(rq[i]),
                 master_nodeid: master[i]?,
+                age_us: age[i].unwrap_or(0),
                 line: line[i].unwrap_or(0),
             })
         })

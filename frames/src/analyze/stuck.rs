@@ -59,9 +59,29 @@ pub struct Unbalanced {
     pub pids: Vec<i64>,
 }
 
+/// A DLM lock waiting (or converting) in a node's last DLM dump, with how long it has
+/// been in that queue: the age of a wait, from one snapshot.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct DlmWait {
+    /// Whose dump shows it.
+    pub node: String,
+    pub snapshot: u32,
+    pub glock: String,
+    /// The node that asked (a master's dump lists other nodes' locks).
+    pub owner_nodeid: Option<u64>,
+    pub pid: u64,
+    pub rqmode: Option<String>,
+    pub grmode: Option<String>,
+    pub age_us: u64,
+    /// Its line in the dump.
+    pub line: u64,
+}
+
 #[derive(Debug, Clone, Serialize, PartialEq, Default)]
 pub struct Report {
     pub stuck: Vec<Wait>,
+    /// DLM locks waiting in each node's last dump, oldest first.
+    pub dlm_waits: Vec<DlmWait>,
     pub progressed: Vec<Wait>,
     pub growing: Vec<Growth>,
     pub unbalanced: Vec<Unbalanced>,
