@@ -440,17 +440,18 @@ fn causality(out: &mut impl Write, c: &analyze::handoff::Causality) -> io::Resul
     if !c.dlm_latency.is_empty() {
         writeln!(
             out,
-            "{:<8} {:<8} {:<8} {:<17} {:<8} {:>7} {:>9} {:>9} {:>9}",
-            "NODE", "MASTER", "ON", "MEASURE", "BLOCKED", "COUNT", "P50", "P99", "MAX"
+            "{:<8} {:<8} {:<8} {:<17} {:<5} {:<8} {:>7} {:>9} {:>9} {:>9}",
+            "NODE", "MASTER", "ON", "MEASURE", "CONV", "BLOCKED", "COUNT", "P50", "P99", "MAX"
         )?;
         for l in &c.dlm_latency {
             writeln!(
                 out,
-                "{:<8} {:<8} {:<8} {:<17} {:<8} {:>7} {:>9} {:>9} {:>9}",
+                "{:<8} {:<8} {:<8} {:<17} {:<5} {:<8} {:>7} {:>9} {:>9} {:>9}",
                 l.node,
                 l.master,
                 l.master_node.as_deref().unwrap_or("-"),
                 l.measure,
+                l.conversion,
                 if l.blocked { "yes" } else { "no" },
                 l.dist.count,
                 nanos(l.dist.p50_ns),

@@ -232,12 +232,9 @@ fn dlm_charts(r: &Report, folded: &analyze::trace::Folded) -> Vec<String> {
         &refs,
     ));
     let mut by: BTreeMap<String, Vec<u64>> = BTreeMap::new();
-    for l in r
-        .causality
-        .dlm_latency
-        .iter()
-        .filter(|l| l.measure == "request_to_grant" && l.master != "unknown")
-    {
+    for l in r.causality.dlm_latency.iter().filter(|l| {
+        l.measure == "request_to_grant" && l.master != "unknown" && l.conversion != "down"
+    }) {
         let name = format!(
             "{} master{}",
             l.master,
@@ -251,7 +248,7 @@ fn dlm_charts(r: &Report, folded: &analyze::trace::Folded) -> Vec<String> {
     let refs: Vec<(String, &[u64])> = by.iter().map(|(n, c)| (n.clone(), c.as_slice())).collect();
     out.extend(svg::log2_histogram(
         "chart-master",
-        "DLM request -> grant (dlm_lock_start -> dlm_ast), by master locality",
+        "DLM request -> grant (new locks and up-conversions), by master locality",
         &refs,
     ));
     out
@@ -512,6 +509,7 @@ pub fn html(p: &Page<'_>) -> io::Result<String> {
                     txt(l.master),
                     txt(l.master_node.clone().unwrap_or_default()),
                     txt(l.measure),
+                    txt(l.conversion),
                     txt(if l.blocked { "yes" } else { "no" }),
                     num(l.dist.count),
                     dur(l.dist.p50_ns),

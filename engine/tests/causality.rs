@@ -388,11 +388,14 @@ fn dlm_latency_by_master_counts_the_raw_requests() {
                     r["node"] == node
                         && r["master"] == master
                         && r["measure"] == "request_to_grant"
+                        && r["conversion"] == "up"
                         && r["blocked"] == false
                 })
                 .map(|r| r["p50_ns"].as_u64().unwrap())
         };
         assert!(p50("n1", "local").unwrap() < 5_000_000, "{fx}");
+        // Up-conversions from n2 to n1's resources cross the 25 ms link both ways.
+        assert!(p50("n2", "remote").unwrap() > 25_000_000, "{fx}");
     }
 }
 

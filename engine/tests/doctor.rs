@@ -346,7 +346,8 @@ fn lost_events_and_corrupt_lines_weaken_the_rest() {
     assert_eq!(e["line"], 1);
 }
 
-/// The README's table is the codes' own text: one row per code, in order.
+/// The README's table is the codes' own text: one row per code, in order
+/// (`scripts/doctor-codes.py` rewrites it).
 #[test]
 fn the_readme_lists_every_code() {
     let readme =

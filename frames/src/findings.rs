@@ -121,7 +121,7 @@ pub const CODES: [Code; 13] = [
         code: "GLK-HOT-GLOCK",
         severity: Severity::Warning,
         means: "A directory or file that several nodes use at once: each use by another node forces a remote demote, a journal flush and a DLM round trip.",
-        threshold: "at least `--hot-demotes` (default 20) remote demote requests, on 2+ nodes",
+        threshold: "at least `--hot-demotes` (default 20) remote demote requests (summed over the nodes captured: one node's capture is enough, a remote demote is another node's doing)",
         evidence: "the remote demote counts per node and the demote causes from the traces",
         remedy: "Give each node its own directories (creates and deletes in one shared directory serialise the cluster), keep a file's writers on one node, mount with noatime. The inode number is the glock number; `find MOUNT -inum N` names it.",
     },
@@ -137,7 +137,7 @@ pub const CODES: [Code; 13] = [
         code: "GLK-SLOW-DLM-MASTER",
         severity: Severity::Warning,
         means: "DLM requests to one master node are slow even when nothing blocks them: the network or that node is slow.",
-        threshold: "unblocked remotely mastered requests with p50 over `--slow-dlm-ms` (default 10 ms) and over 5x the node's locally mastered p50",
+        threshold: "unblocked remotely mastered requests (new locks or up-conversions: down-conversions do not wait for the master) with p50 over `--slow-dlm-ms` (default 10 ms) and over 5x the same kind's locally mastered p50",
         evidence: "the latency by master (dlm_lock_start -> dlm_ast) from the traces",
         remedy: "Check the link to that node (corosync-cfgtool -s, ping times, packet loss) and the node's load; DLM traffic shares the corosync links unless dlm_controld is given its own.",
     },
@@ -145,7 +145,7 @@ pub const CODES: [Code; 13] = [
         code: "GLK-SLOW-DLM-GLOCK",
         severity: Severity::Info,
         means: "A glock whose DLM round trips are far slower than its type's: it is contended, or its master is slow.",
-        threshold: "p99 of gfs2_glock_lock_time tdiff at least 10x the type's median",
+        threshold: "p99 of gfs2_glock_lock_time tdiff at least 10x the type's median, over 10 replies or more",
         evidence: "the round-trip distribution of the glock",
         remedy: "See the hand-offs of the glock (glk analyze part 8) for the hop that takes the time.",
     },
@@ -161,7 +161,7 @@ pub const CODES: [Code; 13] = [
         code: "GLK-GLOCK-BUILDUP",
         severity: Severity::Warning,
         means: "The number of glocks of a type only grows across snapshots: something walks the filesystem and caches every inode (backups, updatedb, find, virus scanners), and each cached inode is a glock other nodes must demote.",
-        threshold: "a type's count grows in 3+ consecutive snapshots",
+        threshold: "a type's count grows in 3+ consecutive snapshots, by 1000 glocks or more, or doubling by 100 or more (creating files grows counts a little: that is not a build-up)",
         evidence: "the counts per snapshot, and the commands holding the type's glocks in the last snapshot",
         remedy: "Keep crawlers off GFS2 (PRUNEFS=\"gfs2\" in updatedb.conf), run backups from one node, and drop the cached inodes after a walk (echo 2 > /proc/sys/vm/drop_caches).",
     },
@@ -553,7 +553,7 @@ pub fn findings(
     });
     for c in &r.contended {
         let rgrp = c.gltype == "rgrp";
-        let hot = c.remote_demotes >= t.hot_demotes && c.nodes.len() >= 2;
+        let hot = c.remote_demotes >= t.hot_demotes;
         if !(hot || rgrp && c.max_waiters >= 2) {
             continue;
         }
@@ -569,7 +569,7 @@ pub fn findings(
         f.nodes = c.nodes.clone();
         let object = c.object.clone().unwrap_or_else(|| c.gltype.clone());
         f.title = caveat(format!(
-            "{} {} ({object}) is shared: {} remote demotes across {}{}",
+            "{} {} ({object}) is shared: {} remote demotes on {}{}",
             c.gltype,
             c.glock,
             c.remote_demotes,
@@ -683,10 +683,18 @@ pub fn findings(
     }
     // Slow DLM to one master.
     for l in r.causality.dlm_latency.iter().filter(|l| {
-        l.master == "remote" && !l.blocked && l.measure == "request_to_grant" && l.dist.count >= 5
+        l.master == "remote"
+            && !l.blocked
+            && l.conversion != "down"
+            && l.measure == "request_to_grant"
+            && l.dist.count >= 5
     }) {
         let local = r.causality.dlm_latency.iter().find(|x| {
-            x.node == l.node && x.master == "local" && !x.blocked && x.measure == l.measure
+            x.node == l.node
+                && x.master == "local"
+                && !x.blocked
+                && x.measure == l.measure
+                && x.conversion == l.conversion
         });
         let p50 = l.dist.p50_ns as f64 / 1e6;
         if p50 < t.slow_dlm_ms
@@ -701,7 +709,8 @@ pub fn findings(
             .unwrap_or_else(|| "an unknown node".into());
         f.nodes = vec![l.node.clone(), master.clone()];
         f.title = caveat(format!(
-            "DLM requests from {} to master {master} are slow unblocked: p50 {p50:.1} ms over {} requests{}",
+            "DLM requests ({}) from {} to master {master} are slow unblocked: p50 {p50:.1} ms over {} requests{}",
+            if l.conversion == "new" { "new locks" } else { "up-conversions" },
             l.node,
             l.dist.count,
             local.map_or(String::new(), |x| format!(" (local master: p50 {:.2} ms)", x.dist.p50_ns as f64 / 1e6))
@@ -719,7 +728,7 @@ pub fn findings(
         });
         out.push(f);
     }
-    for s in r.slow_dlm.iter().filter(|s| s.outlier) {
+    for s in r.slow_dlm.iter().filter(|s| s.outlier && s.count >= 10) {
         let mut f = finding(
             "GLK-SLOW-DLM-GLOCK",
             caveat(format!(
@@ -745,6 +754,11 @@ pub fn findings(
     }
     // Build-up.
     for g in &r.stuck_and_leaks.growing {
+        let (first, last) = (g.counts[0], g.counts[g.counts.len() - 1]);
+        let grown = last.saturating_sub(first);
+        if grown < 1000 && !(last >= 2 * first && grown >= 100) {
+            continue;
+        }
         let mut f = finding(
             "GLK-GLOCK-BUILDUP",
             caveat(format!(

@@ -39,6 +39,29 @@ pub enum Master {
     Unknown,
 }
 
+/// What a DLM request asks for, relative to what the lock holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Conversion {
+    /// A new lock.
+    New,
+    /// A conversion to a stronger mode (the DLM waits for the master's answer).
+    Up,
+    /// A conversion to the same or a weaker mode (the DLM completes it without waiting for
+    /// a remote master's reply).
+    Down,
+}
+
+impl Conversion {
+    /// `new`, `up` or `down`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Conversion::New => "new",
+            Conversion::Up => "up",
+            Conversion::Down => "down",
+        }
+    }
+}
+
 /// One DLM request of one node.
 #[derive(Debug, Clone)]
 pub struct Request {
@@ -47,6 +70,8 @@ pub struct Request {
     pub lkb_id: u32,
     pub mode: DlmMode,
     pub convert: bool,
+    /// New, up or down (from the mode the lock was last granted).
+    pub conversion: Conversion,
     pub pid: i64,
     /// The first local gfs2 holder still waiting for the glock when the request was made.
     pub queued_ns: Option<u64>,
@@ -133,6 +158,8 @@ pub struct NodeDlm {
     awaiting_promote: GlockMap<usize>,
     flushes: HashMap<i64, Vec<u64>>,
     last_grant: GlockMap<usize>,
+    /// The mode each lock was last granted.
+    granted_mode: HashMap<(u32, u32), DlmMode>,
 }
 
 impl NodeDlm {
@@ -257,13 +284,20 @@ impl NodeDlm {
                 let queued_ns = glock
                     .and_then(|g| self.waiting.get(&g))
                     .and_then(|w| w.first().map(|&(t, _)| t));
+                let convert = flags & LKF_CONVERT != 0;
+                let conversion = match (convert, self.granted_mode.get(&(ls_id, lkb_id))) {
+                    (false, _) => Conversion::New,
+                    (true, Some(g)) if mode.rank() <= g.rank() => Conversion::Down,
+                    (true, _) => Conversion::Up,
+                };
                 self.open.insert((ls_id, lkb_id), self.requests.len());
                 self.requests.push(Request {
                     glock,
                     ls_id,
                     lkb_id,
                     mode,
-                    convert: flags & LKF_CONVERT != 0,
+                    convert,
+                    conversion,
                     pid,
                     queued_ns,
                     start_ns: ts,
@@ -276,6 +310,7 @@ impl NodeDlm {
             }
             DlmEvent::UnlockStart { ls_id, lkb_id, .. } => {
                 self.has_lock_events = true;
+                self.granted_mode.remove(&(ls_id, lkb_id));
                 self.release(ts, pid, (ls_id, lkb_id), None);
                 self.unlocking.insert((ls_id, lkb_id), ());
             }
@@ -296,6 +331,9 @@ impl NodeDlm {
                 let r = &mut self.requests[i];
                 r.granted_ns = Some(ts);
                 r.status = status;
+                if status == 0 {
+                    self.granted_mode.insert(key, r.mode);
+                }
                 if r.master == Master::Unknown && has_messages {
                     r.master = Master::Local;
                 }
@@ -438,6 +476,9 @@ pub struct DlmLatency {
     /// `request_to_grant` (dlm_lock_start → dlm_ast) or `gfs2_tdiff` (gfs2's own
     /// round-trip time of the same replies, `gfs2_glock_lock_time`).
     pub measure: &'static str,
+    /// `new` locks, conversions `up` to a stronger mode, or `down` (which a remote
+    /// master does not answer: they complete locally, fast, wherever the master is).
+    pub conversion: &'static str,
     /// Requests that waited for another node to give the lock up (a hand-off), apart
     /// from those that did not: blocking is not the DLM's latency.
     pub blocked: bool,
@@ -744,7 +785,14 @@ pub fn analyze(nodes: &[NodeInput<'_>]) -> (Causality, Vec<Matched>) {
         }
     }
     // DLM latency by master.
-    type LatKey = (usize, &'static str, Option<u32>, &'static str, bool);
+    type LatKey = (
+        usize,
+        &'static str,
+        Option<u32>,
+        &'static str,
+        Conversion,
+        bool,
+    );
     let mut lat: BTreeMap<LatKey, Vec<u64>> = BTreeMap::new();
     let blocked: HashMap<(usize, usize), ()> = matched
         .iter()
@@ -760,28 +808,32 @@ pub fn analyze(nodes: &[NodeInput<'_>]) -> (Causality, Vec<Matched>) {
             let Some(g) = r.granted_ns else { continue };
             let (m, id) = master_of(i, r);
             let b = blocked.contains_key(&(i, k));
-            lat.entry((i, kind(m), id, "request_to_grant", b))
+            lat.entry((i, kind(m), id, "request_to_grant", r.conversion, b))
                 .or_default()
                 .push(g - r.start_ns);
         }
         for &(k, t) in &n.dlm.tdiff {
-            let (m, id) = master_of(i, &n.dlm.requests[k]);
+            let r = &n.dlm.requests[k];
+            let (m, id) = master_of(i, r);
             let b = blocked.contains_key(&(i, k));
-            lat.entry((i, kind(m), id, "gfs2_tdiff", b))
+            lat.entry((i, kind(m), id, "gfs2_tdiff", r.conversion, b))
                 .or_default()
                 .push(ns(t));
         }
     }
     out.dlm_latency = lat
         .into_iter()
-        .map(|((i, master, id, measure, blocked), v)| DlmLatency {
-            node: nodes[i].node.to_string(),
-            master,
-            master_node: id.map(name_of),
-            measure,
-            blocked,
-            dist: Dist::of(v),
-        })
+        .map(
+            |((i, master, id, measure, conversion, blocked), v)| DlmLatency {
+                node: nodes[i].node.to_string(),
+                master,
+                master_node: id.map(name_of),
+                measure,
+                conversion: conversion.as_str(),
+                blocked,
+                dist: Dist::of(v),
+            },
+        )
         .collect();
     let off = |i: usize| align[i].offset_ns.unwrap_or(0);
     let mut handoffs: Vec<Handoff> = matched
