@@ -371,3 +371,67 @@ fn the_readme_lists_every_code() {
         assert_eq!(*row, want);
     }
 }
+
+/// A deadlock captured with its surroundings by glk itself (testdata README): the cycle with
+/// the pids of `ps`, the stuck DLM waits with their ages, and nothing about the cluster's
+/// state, which the real sysfs, kernel log and corosync files show healthy.
+#[test]
+fn a_lab_deadlock_with_its_real_surroundings() {
+    let root = testdata::path("real/doctor-deadlock-6.12");
+    let (v, code) = doctor(&root, &[]);
+    assert_eq!(code, 3);
+    let c = codes(&v);
+    assert_eq!(c[0], "GLK-DEADLOCK");
+    for healthy in [
+        "GLK-WITHDRAWN",
+        "GLK-NO-QUORUM",
+        "GLK-DLM-RECOVERY",
+        "GLK-UNPARSED-INPUT",
+    ] {
+        assert!(!c.iter().any(|x| x == healthy), "{healthy}: {c:?}");
+    }
+    let f = &v["findings"][0];
+    // The waiting flock processes in D state, from ps.
+    let ps_waiter = |node: &str| -> i64 {
+        let ps = std::fs::read_to_string(root.join(format!("ps-{node}.txt"))).unwrap();
+        ps.lines()
+            .find(|l| l.contains("gfs2_glock_wait") && l.ends_with("flock"))
+            .unwrap()
+            .split_whitespace()
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    let mut pids: Vec<i64> = f["pids"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p.as_i64().unwrap())
+        .collect();
+    pids.sort();
+    let mut want = vec![ps_waiter("n1"), ps_waiter("n2")];
+    want.sort();
+    assert_eq!(pids, want);
+    // The stuck waits from the DLM dumps' ages: past the default 30 s, each citing a dump
+    // line of its own waiting lock.
+    let stuck: Vec<&serde_json::Value> = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["code"] == "GLK-STUCK-WAITER")
+        .collect();
+    assert_eq!(stuck.len(), 2);
+    for s in stuck {
+        assert!(want.contains(&s["pids"][0].as_i64().unwrap()), "{s}");
+        let e = &s["evidence"][0];
+        let line = cited(
+            &root,
+            e["source"].as_str().unwrap(),
+            e["line"].as_u64().unwrap(),
+        );
+        let cols: Vec<&str> = line.split_whitespace().collect();
+        assert_eq!(cols[3], s["pids"][0].to_string(), "{line}");
+        assert!(cols[10].parse::<u64>().unwrap() > 30_000_000, "{line}");
+    }
+}

@@ -5,8 +5,9 @@
 #     (doctor-hot.json, its exit status in doctor-hot.rc), and `glk capture --trace 8`
 #     records the same for `glk report` offline (cap-hot/).
 #  2. A real two-node flock deadlock (as flock-deadlock.sh): n1 `flock A sh -c 'sleep 4;
-#     flock B true'`, n2 the reverse; 12 s in, `glk doctor live` on each node, text and
-#     JSON (doctor-deadlock.txt/.json, exit status in .rc).
+#     flock B true'`, n2 the reverse; 40 s in (past the default --stuck-secs of 30),
+#     `glk doctor live` on each node, text and JSON (doctor-deadlock.txt/.json, exit status
+#     in .rc), and `glk capture` on each (cap-deadlock/) for doctor and report offline.
 # share/glk and share/glk-engine are the binaries under test.
 set -x
 N=$(hostname); S=/mnt/share; TAG=$(cat $S/tag); OUT=$S/out-$TAG-$N; rm -rf $OUT; mkdir -p $OUT
@@ -50,10 +51,11 @@ while [ ! -f $S/mark.hot.n1 -o ! -f $S/mark.hot.n2 ]; do sleep 1; done
 # 2. The deadlock.
 if [ $N = n1 ]; then flock -x /gfs/shared/A sh -c 'sleep 4; flock -x /gfs/shared/B true' & fi
 if [ $N = n2 ]; then flock -x /gfs/shared/B sh -c 'sleep 4; flock -x /gfs/shared/A true' & fi
-sleep 12
+sleep 40
 ps -eo pid,ppid,pgid,stat,wchan:32,comm > $OUT/ps-deadlock.txt
 glk doctor live > $OUT/doctor-deadlock.txt 2> $OUT/doctor-deadlock.err; echo $? > $OUT/doctor-deadlock.rc
 glk doctor live --json > $OUT/doctor-deadlock.json 2>> $OUT/doctor-deadlock.err; echo $? >> $OUT/doctor-deadlock.rc
+glk capture --count 2 --interval 3 -o $OUT/cap-deadlock 2> $OUT/capture-deadlock.txt
 touch $S/mark.done.$N
 while [ ! -f $S/mark.done.n1 -o ! -f $S/mark.done.n2 ]; do sleep 1; done
 ls -la $OUT
