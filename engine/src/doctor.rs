@@ -192,3 +192,31 @@ fn text(out: &mut impl Write, fs: &[Finding], r: &analyze::Report) -> io::Result
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::MetadataExt;
+
+    #[test]
+    fn inodes_are_found_by_walking_the_mount() {
+        let d = tempfile::tempdir().unwrap();
+        let deep = d.path().join("a/b/c");
+        std::fs::create_dir_all(&deep).unwrap();
+        for i in 0..50 {
+            std::fs::write(d.path().join(format!("a/f{i}")), "x").unwrap();
+        }
+        let target = deep.join("hot");
+        std::fs::write(&target, "x").unwrap();
+        let ino = std::fs::metadata(&target).unwrap().ino();
+        let mut budget = 1000;
+        assert_eq!(find_inode(d.path(), ino, &mut budget), Some(target));
+        // The root itself, and a budget that runs out before the file.
+        let root_ino = std::fs::metadata(d.path()).unwrap().ino();
+        assert_eq!(
+            find_inode(d.path(), root_ino, &mut 10),
+            Some(d.path().to_path_buf())
+        );
+        assert_eq!(find_inode(d.path(), ino, &mut 5), None);
+    }
+}
