@@ -425,7 +425,7 @@ fn causality(out: &mut impl Write, c: &analyze::handoff::Causality) -> io::Resul
             out,
             "clock {}: {}, ±{} to wall clock, ±{} to {} ({} markers, {}/{} messages{})",
             a.node,
-            serde_json::to_value(a.method)?.as_str().unwrap_or(""),
+            a.method.as_str(),
             opt(a.uncertainty_ns),
             opt(a.relative_uncertainty_ns),
             a.reference,

@@ -153,33 +153,11 @@ fn text(out: &mut impl Write, fs: &[Finding], r: &analyze::Report) -> io::Result
             f.code,
             f.title
         )?;
-        let mut who = Vec::new();
-        if !f.glocks.is_empty() {
-            who.push(format!("glocks {}", f.glocks.join(" ")));
-        }
-        if !f.nodes.is_empty() {
-            who.push(format!("nodes {}", f.nodes.join(" ")));
-        }
-        if !f.pids.is_empty() {
-            who.push(format!(
-                "pids {}",
-                f.pids
-                    .iter()
-                    .map(i64::to_string)
-                    .collect::<Vec<_>>()
-                    .join(" ")
-            ));
-        }
-        if !who.is_empty() {
-            writeln!(out, "         {}", who.join("; "))?;
+        if let Some(who) = f.who() {
+            writeln!(out, "         {who}")?;
         }
         for e in f.evidence.iter().take(8) {
-            let at = match (e.line, &e.time) {
-                (Some(l), _) => format!("{}:{l}", e.source),
-                (None, Some(t)) => format!("{} @{t}", e.source),
-                (None, None) => e.source.clone(),
-            };
-            writeln!(out, "         evidence {at}: {}", e.shows)?;
+            writeln!(out, "         evidence {}: {}", e.at(), e.shows)?;
         }
         if f.evidence.len() > 8 {
             writeln!(

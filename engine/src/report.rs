@@ -82,25 +82,8 @@ fn finding_html(out: &mut String, f: &Finding) {
         esc(f.code),
         esc(&f.title)
     );
-    let mut who = Vec::new();
-    if !f.glocks.is_empty() {
-        who.push(format!("glocks {}", f.glocks.join(" ")));
-    }
-    if !f.nodes.is_empty() {
-        who.push(format!("nodes {}", f.nodes.join(" ")));
-    }
-    if !f.pids.is_empty() {
-        who.push(format!(
-            "pids {}",
-            f.pids
-                .iter()
-                .map(i64::to_string)
-                .collect::<Vec<_>>()
-                .join(" ")
-        ));
-    }
-    if !who.is_empty() {
-        let _ = write!(out, "<div class=\"who\">{}</div>", esc(&who.join("; ")));
+    if let Some(who) = f.who() {
+        let _ = write!(out, "<div class=\"who\">{}</div>", esc(&who));
     }
     let _ = write!(
         out,
@@ -108,12 +91,12 @@ fn finding_html(out: &mut String, f: &Finding) {
         f.evidence.len()
     );
     for e in &f.evidence {
-        let at = match (e.line, &e.time) {
-            (Some(l), _) => format!("{}:{l}", e.source),
-            (None, Some(t)) => format!("{} @{t}", e.source),
-            (None, None) => e.source.clone(),
-        };
-        let _ = write!(out, "<li><code>{}</code> {}</li>", esc(&at), esc(&e.shows));
+        let _ = write!(
+            out,
+            "<li><code>{}</code> {}</li>",
+            esc(&e.at()),
+            esc(&e.shows)
+        );
     }
     let _ = write!(
         out,
@@ -526,6 +509,7 @@ pub fn html(p: &Page<'_>) -> io::Result<String> {
                 "master",
                 "master node",
                 "measure",
+                "conversion",
                 "blocked",
                 "count",
                 "p50",
@@ -544,10 +528,7 @@ pub fn html(p: &Page<'_>) -> io::Result<String> {
             .map(|a| {
                 vec![
                     txt(&a.node),
-                    txt(serde_json::to_value(a.method)
-                        .ok()
-                        .and_then(|v| v.as_str().map(str::to_string))
-                        .unwrap_or_default()),
+                    txt(a.method.as_str()),
                     txt(&a.reference),
                     a.uncertainty_ns.map_or_else(|| txt("-"), dur),
                     a.relative_uncertainty_ns.map_or_else(|| txt("-"), dur),

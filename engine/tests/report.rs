@@ -138,6 +138,15 @@ fn the_report_renders_every_chart() {
             html.matches("http://").count(),
             html.matches("xmlns=\"http://www.w3.org/2000/svg\"").count()
         );
+        // Every table has as many cells in each row as it has headers.
+        for t in html.split("<table class=\"sortable\"").skip(1) {
+            let t = t.split("</table>").next().unwrap();
+            let (head, body) = t.split_once("</thead>").unwrap();
+            let cols = head.matches("<th>").count();
+            for row in body.split("<tr>").skip(1) {
+                assert_eq!(row.matches("<td").count(), cols, "{fixture}: {t:.200}");
+            }
+        }
         // The findings come before the charts.
         assert!(html.find("id=\"findings\"").unwrap() < html.find("id=\"charts\"").unwrap());
         let found: Vec<(String, String)> = charts(&html);

@@ -51,6 +51,17 @@ pub struct Evidence {
     pub shows: String,
 }
 
+impl Evidence {
+    /// Where it is: `SOURCE:LINE`, `SOURCE @TIME` or `SOURCE`.
+    pub fn at(&self) -> String {
+        match (self.line, &self.time) {
+            (Some(l), _) => format!("{}:{l}", self.source),
+            (None, Some(t)) => format!("{} @{t}", self.source),
+            (None, None) => self.source.clone(),
+        }
+    }
+}
+
 /// One finding.
 #[derive(Debug, Clone, Serialize)]
 pub struct Finding {
@@ -62,6 +73,24 @@ pub struct Finding {
     pub pids: Vec<i64>,
     pub evidence: Vec<Evidence>,
     pub remedy: String,
+}
+
+impl Finding {
+    /// Who is involved, in words (`glocks 2/1a; nodes n1 n2; pids 7`), when anyone is.
+    pub fn who(&self) -> Option<String> {
+        let mut who = Vec::new();
+        if !self.glocks.is_empty() {
+            who.push(format!("glocks {}", self.glocks.join(" ")));
+        }
+        if !self.nodes.is_empty() {
+            who.push(format!("nodes {}", self.nodes.join(" ")));
+        }
+        if !self.pids.is_empty() {
+            let pids: Vec<String> = self.pids.iter().map(i64::to_string).collect();
+            who.push(format!("pids {}", pids.join(" ")));
+        }
+        (!who.is_empty()).then(|| who.join("; "))
+    }
 }
 
 /// A finding's code, what it means, its threshold, the evidence it cites and its remedy:
@@ -255,11 +284,7 @@ fn trace_evidence(node: &str, ns: u64, shows: String) -> Evidence {
     Evidence {
         source: format!("{node} trace"),
         line: None,
-        time: Some(format!(
-            "{}.{:06}",
-            ns / 1_000_000_000,
-            ns % 1_000_000_000 / 1000
-        )),
+        time: Some(crate::analyze::handoff::fmt_ts(ns)),
         shows,
     }
 }

@@ -28,6 +28,11 @@ enum Store {
     Hist(Box<Histogram<u64>>),
 }
 
+/// The power-of-two bucket of `v`: `i` such that `2^i <= v < 2^(i+1)` (0 counts as 1).
+pub fn log2_bucket(v: u64) -> usize {
+    63 - v.max(1).leading_zeros() as usize
+}
+
 /// Durations in ns; see the module docs.
 #[derive(Debug, Clone)]
 pub struct Recorder(Store);
@@ -109,12 +114,11 @@ impl Recorder {
     /// the value it was rounded to).
     pub fn log2_counts(&self) -> [u64; 64] {
         let mut out = [0u64; 64];
-        let bucket = |v: u64| 63 - v.max(1).leading_zeros() as usize;
         match &self.0 {
-            Store::Exact(s) => s.iter().for_each(|v| out[bucket(*v)] += 1),
+            Store::Exact(s) => s.iter().for_each(|v| out[log2_bucket(*v)] += 1),
             Store::Hist(h) => {
                 for x in h.iter_recorded() {
-                    out[bucket(x.value_iterated_to())] += x.count_at_value();
+                    out[log2_bucket(x.value_iterated_to())] += x.count_at_value();
                 }
             }
         }

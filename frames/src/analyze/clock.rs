@@ -95,6 +95,19 @@ pub enum Method {
     None,
 }
 
+impl Method {
+    /// The name the JSON uses (`markers`, `messages`, ...).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Method::Markers => "markers",
+            Method::MarkersLowerBound => "markers_lower_bound",
+            Method::Messages => "messages",
+            Method::Reference => "reference",
+            Method::None => "none",
+        }
+    }
+}
+
 /// One node's place on the cluster clock.
 #[derive(Debug, Clone, Serialize)]
 pub struct Alignment {
@@ -340,6 +353,19 @@ mod tests {
             ts_ns: ts,
             wall_ns: wall,
             bound,
+        }
+    }
+
+    #[test]
+    fn method_names_are_the_json_names() {
+        for m in [
+            Method::Markers,
+            Method::MarkersLowerBound,
+            Method::Messages,
+            Method::Reference,
+            Method::None,
+        ] {
+            assert_eq!(serde_json::to_value(m).unwrap(), m.as_str());
         }
     }
 

@@ -452,7 +452,7 @@ impl Dist {
         let q = |p: f64| v[((v.len() - 1) as f64 * p).round() as usize];
         let mut log2_counts = vec![0u64; 64];
         for x in &v {
-            log2_counts[63 - x.max(&1).leading_zeros() as usize] += 1;
+            log2_counts[gfs2stats::dist::log2_bucket(*x)] += 1;
         }
         Dist {
             count: v.len() as u64,
