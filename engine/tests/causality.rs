@@ -22,6 +22,18 @@ fn analyze(fixture: &str, extra: &[&str]) -> serde_json::Value {
     serde_json::from_slice(&o.stdout).unwrap()
 }
 
+/// A node's trace text, decompressed.
+fn trace_text(fixture: &str, node: &str) -> String {
+    let mut s = String::new();
+    glockparse::input::open(&testdata::path(&format!(
+        "{fixture}/{node}/trace_pipe.txt.xz"
+    )))
+    .unwrap()
+    .read_to_string(&mut s)
+    .unwrap();
+    s
+}
+
 /// One raw trace line: timestamp (µs), event name, `key=value` fields.
 struct Raw {
     us: u64,
@@ -30,14 +42,8 @@ struct Raw {
 }
 
 fn raw(fixture: &str, node: &str) -> Vec<Raw> {
-    let mut s = String::new();
-    glockparse::input::open(&testdata::path(&format!(
-        "{fixture}/{node}/trace_pipe.txt.xz"
-    )))
-    .unwrap()
-    .read_to_string(&mut s)
-    .unwrap();
-    s.lines()
+    trace_text(fixture, node)
+        .lines()
         .filter_map(|l| {
             let after = l.split("] ").nth(1)?;
             let mut words = after.split_whitespace().skip_while(|w| !w.ends_with(':'));
@@ -67,14 +73,8 @@ fn glock(res: &str) -> String {
 
 /// The raw gfs2 lines of a node with their times (µs).
 fn gfs2_lines(fixture: &str, node: &str) -> Vec<(u64, String)> {
-    let mut s = String::new();
-    glockparse::input::open(&testdata::path(&format!(
-        "{fixture}/{node}/trace_pipe.txt.xz"
-    )))
-    .unwrap()
-    .read_to_string(&mut s)
-    .unwrap();
-    s.lines()
+    trace_text(fixture, node)
+        .lines()
         .filter(|l| l.contains(": gfs2_"))
         .filter_map(|l| {
             let ts = l
@@ -528,11 +528,7 @@ fn repeated_message_keys_pair_in_order() {
     let once = analyze(fx, &[]);
     let dir = tempfile::tempdir().unwrap();
     for n in ["n1", "n2"] {
-        let mut text = String::new();
-        glockparse::input::open(&testdata::path(&format!("{fx}/{n}/trace_pipe.txt.xz")))
-            .unwrap()
-            .read_to_string(&mut text)
-            .unwrap();
+        let text = trace_text(fx, n);
         let shift = |l: &str, by: u64| -> String {
             // `  comm-pid  [000] .....    87.642597: event: ...`
             let Some(colon) = l.find(": ") else {
@@ -597,13 +593,7 @@ fn without_dlm_events_gfs2_demotes_are_attributed() {
     let dir = tempfile::tempdir().unwrap();
     let mut remote = 0;
     for n in ["n1", "n2"] {
-        let mut text = String::new();
-        glockparse::input::open(&testdata::path(&format!(
-            "real/dlmev612/{n}/trace_pipe.txt.xz"
-        )))
-        .unwrap()
-        .read_to_string(&mut text)
-        .unwrap();
+        let text = trace_text("real/dlmev612", n);
         let kept: String = text
             .lines()
             .filter(|l| !l.contains(": dlm_"))

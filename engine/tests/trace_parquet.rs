@@ -1,6 +1,7 @@
 //! `glk trace -o FILE.parquet`: glk (no polars) pipes the trace to glk-engine, which writes
 //! the events frame.
 
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 fn decompressed(rel: &str) -> String {
@@ -13,18 +14,18 @@ fn decompressed(rel: &str) -> String {
     s
 }
 
-#[test]
-fn offline_parquet_is_the_events_frame() {
-    use polars_io::SerReader;
+/// `glk trace -i REL -o DIR/events.parquet` through the engine: the directory, the file
+/// and the trace text; `None` (said skipped) when no glk binary is beside the test.
+fn parquet_of(test: &str, rel: &str) -> Option<(tempfile::TempDir, PathBuf, String)> {
     let Some(glk_bin) = testdata::workspace_bin("glk") else {
-        return testdata::skip(
-            "offline_parquet_is_the_events_frame",
+        testdata::skip(
+            test,
             "no glk binary beside this test (run cargo test --workspace)",
         );
+        return None;
     };
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("events.parquet");
-    let rel = "real/dlm2-6.1/n2/trace_pipe.txt.xz";
     let o = Command::new(glk_bin)
         .env("GLK_ENGINE", env!("CARGO_BIN_EXE_glk-engine"))
         .args([
@@ -37,10 +38,23 @@ fn offline_parquet_is_the_events_frame() {
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let df = polars_io::parquet::read::ParquetReader::new(std::fs::File::open(&out).unwrap())
+    Some((dir, out, decompressed(rel)))
+}
+
+fn frame(path: &Path) -> polars::prelude::DataFrame {
+    use polars_io::SerReader;
+    polars_io::parquet::read::ParquetReader::new(std::fs::File::open(path).unwrap())
         .finish()
-        .unwrap();
-    let text = decompressed(rel);
+        .unwrap()
+}
+
+#[test]
+fn offline_parquet_is_the_events_frame() {
+    let rel = "real/dlm2-6.1/n2/trace_pipe.txt.xz";
+    let Some((dir, out, text)) = parquet_of("offline_parquet_is_the_events_frame", rel) else {
+        return;
+    };
+    let df = frame(&out);
     assert_eq!(df.height(), text.lines().count());
     let events = df.column("event").unwrap().str().unwrap();
     let lock_times = events
@@ -64,32 +78,11 @@ fn offline_parquet_is_the_events_frame() {
 /// dlm columns (lock ids, mode, message type, nodes, sequence number).
 #[test]
 fn offline_parquet_has_the_dlm_events() {
-    use polars_io::SerReader;
-    let Some(glk_bin) = testdata::workspace_bin("glk") else {
-        return testdata::skip(
-            "offline_parquet_has_the_dlm_events",
-            "no glk binary beside this test (run cargo test --workspace)",
-        );
-    };
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("events.parquet");
     let rel = "real/handoff-6.12/n1/trace_pipe.txt.xz";
-    let o = Command::new(glk_bin)
-        .env("GLK_ENGINE", env!("CARGO_BIN_EXE_glk-engine"))
-        .args([
-            "trace",
-            "-i",
-            testdata::path(rel).to_str().unwrap(),
-            "-o",
-            out.to_str().unwrap(),
-        ])
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let df = polars_io::parquet::read::ParquetReader::new(std::fs::File::open(&out).unwrap())
-        .finish()
-        .unwrap();
-    let text = decompressed(rel);
+    let Some((_dir, out, text)) = parquet_of("offline_parquet_has_the_dlm_events", rel) else {
+        return;
+    };
+    let df = frame(&out);
     assert_eq!(df.height(), text.lines().count());
     let count = |name: &str| {
         text.lines()
