@@ -66,6 +66,13 @@ pub struct NodeCapture {
     pub cluster: Option<PathBuf>,
 }
 
+impl NodeCapture {
+    /// The sysfs state file of the node's last snapshot that has one.
+    pub fn last_sysfs(&self) -> Option<&Path> {
+        self.snapshots.iter().rev().find_map(|s| s.sysfs.as_deref())
+    }
+}
+
 /// All nodes found, plus the extracted tarballs (removed on drop).
 #[derive(Debug, Default)]
 pub struct Captures {

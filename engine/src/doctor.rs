@@ -60,7 +60,7 @@ fn find_inode(root: &Path, ino: u64, budget: &mut usize) -> Option<std::path::Pa
 /// is mounted.
 fn resolve_paths(fs: &mut [Finding], caps: &frames::Captures) {
     let mount = caps.nodes.iter().find_map(|n| {
-        let p = n.snapshots.iter().rev().find_map(|s| s.sysfs.as_ref())?;
+        let p = n.last_sysfs()?;
         Some(bundle::health::Sysfs::read(p).ok()?.mount()?.to_string())
     });
     let Some(mount) = mount else { return };

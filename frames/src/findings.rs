@@ -564,7 +564,7 @@ pub fn findings(
     }
     // Hot glocks (inodes) and resource-group contention.
     let full = caps.nodes.iter().find_map(|n| {
-        let s = n.snapshots.iter().rev().find_map(|s| s.sysfs.as_ref())?;
+        let s = n.last_sysfs()?;
         let (u, l) = health::Sysfs::read(s).ok()?.used_fraction()?;
         Some((
             u,

@@ -20,7 +20,7 @@
 //! the bast and the holder's release fall between the request and its grant, give or take
 //! the alignment's uncertainty) is a hand-off from that holder to the requester.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use glockparse::{DlmMode, GlockId};
 use serde::Serialize;
@@ -69,7 +69,6 @@ pub struct Request {
     pub ls_id: u32,
     pub lkb_id: u32,
     pub mode: DlmMode,
-    pub convert: bool,
     /// New, up or down (from the mode the lock was last granted).
     pub conversion: Conversion,
     pub pid: i64,
@@ -150,7 +149,7 @@ pub struct NodeDlm {
     /// `h_nodeid` of the messages it sent: its own DLM node id.
     nodeid_votes: BTreeMap<u32, u64>,
     open: HashMap<(u32, u32), usize>,
-    unlocking: HashMap<(u32, u32), ()>,
+    unlocking: HashSet<(u32, u32)>,
     open_bast: HashMap<(u32, u32), usize>,
     open_bast_glock: GlockMap<usize>,
     /// gfs2 holders queued and not yet promoted, per glock: (time, pid).
@@ -296,7 +295,6 @@ impl NodeDlm {
                     ls_id,
                     lkb_id,
                     mode,
-                    convert,
                     conversion,
                     pid,
                     queued_ns,
@@ -312,7 +310,7 @@ impl NodeDlm {
                 self.has_lock_events = true;
                 self.granted_mode.remove(&(ls_id, lkb_id));
                 self.release(ts, pid, (ls_id, lkb_id), None);
-                self.unlocking.insert((ls_id, lkb_id), ());
+                self.unlocking.insert((ls_id, lkb_id));
             }
             DlmEvent::Ast {
                 ls_id,
@@ -321,7 +319,7 @@ impl NodeDlm {
                 ..
             } => {
                 let key = (ls_id, lkb_id);
-                if self.unlocking.remove(&key).is_some() {
+                if self.unlocking.remove(&key) {
                     return;
                 }
                 let Some(i) = self.open.remove(&key) else {
@@ -743,7 +741,7 @@ pub fn analyze(nodes: &[NodeInput<'_>]) -> (Causality, Vec<Matched>) {
         .map(|(a, b)| unc2(a, b))
         .max()
         .unwrap_or(0);
-    let mut used: HashMap<(usize, usize), ()> = HashMap::new();
+    let mut used: HashSet<(usize, usize)> = HashSet::new();
     let mut matched: Vec<Matched> = Vec::new();
     for &(start, a, k) in &reqs {
         let r = &nodes[a].dlm.requests[k];
@@ -757,7 +755,7 @@ pub fn analyze(nodes: &[NodeInput<'_>]) -> (Causality, Vec<Matched>) {
         // Candidates start where even the least certain pair's window could.
         let first = cands.partition_point(|c| c.0 < start - umax);
         for &(at, b, kb) in &cands[first..] {
-            if b == a || used.contains_key(&(b, kb)) {
+            if b == a || used.contains(&(b, kb)) {
                 continue;
             }
             let u = unc2(a, b);
@@ -775,7 +773,7 @@ pub fn analyze(nodes: &[NodeInput<'_>]) -> (Causality, Vec<Matched>) {
             if rel as i64 + align[b].offset_ns.unwrap_or(0) > granted + u {
                 continue;
             }
-            used.insert((b, kb), ());
+            used.insert((b, kb));
             matched.push(Matched {
                 requester: a,
                 request: k,
@@ -794,10 +792,8 @@ pub fn analyze(nodes: &[NodeInput<'_>]) -> (Causality, Vec<Matched>) {
         bool,
     );
     let mut lat: BTreeMap<LatKey, Vec<u64>> = BTreeMap::new();
-    let blocked: HashMap<(usize, usize), ()> = matched
-        .iter()
-        .map(|m| ((m.requester, m.request), ()))
-        .collect();
+    let blocked: HashSet<(usize, usize)> =
+        matched.iter().map(|m| (m.requester, m.request)).collect();
     let kind = |m: Master| match m {
         Master::Local => "local",
         Master::Remote(_) => "remote",
@@ -807,7 +803,7 @@ pub fn analyze(nodes: &[NodeInput<'_>]) -> (Causality, Vec<Matched>) {
         for (k, r) in n.dlm.requests.iter().enumerate() {
             let Some(g) = r.granted_ns else { continue };
             let (m, id) = master_of(i, r);
-            let b = blocked.contains_key(&(i, k));
+            let b = blocked.contains(&(i, k));
             lat.entry((i, kind(m), id, "request_to_grant", r.conversion, b))
                 .or_default()
                 .push(g - r.start_ns);
@@ -815,7 +811,7 @@ pub fn analyze(nodes: &[NodeInput<'_>]) -> (Causality, Vec<Matched>) {
         for &(k, t) in &n.dlm.tdiff {
             let r = &n.dlm.requests[k];
             let (m, id) = master_of(i, r);
-            let b = blocked.contains_key(&(i, k));
+            let b = blocked.contains(&(i, k));
             lat.entry((i, kind(m), id, "gfs2_tdiff", r.conversion, b))
                 .or_default()
                 .push(ns(t));
