@@ -78,12 +78,29 @@ fn check_lines(d: &glockparse::Diagnostics, bytes: &[u8]) {
 fn glocks(bytes: &[u8]) {
     let mut r = glockparse::GlockReader::new(bytes, "fuzz");
     let lines = line_count(bytes);
+    let mut all = Vec::new();
     for g in r.by_ref() {
         assert!(g.line >= 1 && g.line <= lines);
         let _ = g.id.to_string();
         let _ = g.flags.words();
+        all.push(g);
     }
-    check_lines(&r.into_diagnostics(), bytes);
+    let d = r.into_diagnostics();
+    check_lines(&d, bytes);
+    // Skimming reads the same records with the same diagnostics.
+    let mut r = glockparse::GlockReader::new(bytes, "fuzz");
+    let mut k = 0;
+    r.for_each_brief(|mut e| {
+        assert_eq!(
+            e.brief,
+            glockparse::Brief::of(&all[k]),
+            "brief of record {k}"
+        );
+        assert_eq!(e.glock(), &all[k], "record {k}");
+        k += 1;
+    });
+    assert_eq!(k, all.len());
+    assert_eq!(r.into_diagnostics(), d);
 }
 
 fn glockfd(bytes: &[u8]) {

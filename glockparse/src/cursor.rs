@@ -146,6 +146,13 @@ impl<'a> Cursor<'a> {
     }
 }
 
+/// The value of a hex digit (either case).
+#[inline(always)]
+pub fn hex_digit(b: u8) -> Option<u8> {
+    let d = HEX[usize::from(b)];
+    (d < 16).then_some(d)
+}
+
 /// Hex digit values; 0xff for every other byte.
 static HEX: [u8; 256] = {
     let mut t = [0xffu8; 256];

@@ -104,6 +104,11 @@ pub const HOLDER_FLAGS: &[FlagInfo] = &[
 pub struct LetterSet(u128);
 
 impl LetterSet {
+    /// The set whose bit `b` stands for letter `b`.
+    pub(crate) const fn from_bits(bits: u128) -> LetterSet {
+        LetterSet(bits)
+    }
+
     /// Builds the set from a flag string; `None` if a byte is not printable ASCII.
     pub fn parse(s: &[u8]) -> Option<LetterSet> {
         let mut bits = 0u128;

@@ -21,6 +21,7 @@
 //! [`GlockId`] is the one glock identity every glk crate uses; it prints as the glocks
 //! file does (`2/11c2a`), and a tracepoint's decimal `2:72746` parses to the same id.
 
+pub mod brief;
 pub mod cursor;
 pub mod diagnostics;
 pub mod dlm_locks;
@@ -39,11 +40,12 @@ mod reader;
 pub mod record;
 pub mod state;
 
+pub use brief::Brief;
 pub use diagnostics::{Diagnostics, ParseError};
 pub use flags::{GlockFlags, HolderFlags};
 pub use glockfd::GlockFd;
 pub use id::{GlockId, GlockType};
 pub use mode::DlmMode;
-pub use reader::GlockReader;
+pub use reader::{Entry, GlockReader};
 pub use record::{Glock, Holder, InodeInfo, Reservation, RgrpInfo, RgrpLvb, Token};
 pub use state::LockState;

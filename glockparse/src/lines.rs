@@ -54,6 +54,13 @@ impl<R: Read> LineReader<R> {
     fn next_range(&mut self) -> io::Result<Option<(usize, usize)>> {
         loop {
             if let Some(i) = memchr::memchr(b'\n', &self.buf[self.start..self.end]) {
+                if i == 0 && self.mid_line {
+                    // An overlong line was cut just before its end: it ends here, with
+                    // no empty piece handed out.
+                    self.start += 1;
+                    self.mid_line = false;
+                    continue;
+                }
                 let (s, e) = (self.start, self.start + i);
                 self.start = e + 1;
                 return Ok(Some(self.finish(s, e, true)));
@@ -70,6 +77,46 @@ impl<R: Read> LineReader<R> {
             }
             self.fill()?;
         }
+    }
+
+    /// How much of the buffered text ([`LineReader::pending`]) to read next: from the next
+    /// line up to (not including) the last line that starts with `boundary` (which begins
+    /// with `\n`), reading more when none is buffered: whole records for a reader that
+    /// splits at `boundary`. At the end of input the block is the rest (its last line may
+    /// lack `\n`). The `bool` is false when the buffer filled up without a boundary: the
+    /// block then ends at the last complete line. `None` when no complete line can be
+    /// handed out this way (the end of input, or a line longer than the buffer):
+    /// [`LineReader::next_numbered`] takes over. The caller says how many lines it used
+    /// with [`LineReader::consume`].
+    pub fn next_block(&mut self, boundary: &[u8]) -> io::Result<Option<(usize, bool)>> {
+        if self.mid_line {
+            return Ok(None);
+        }
+        loop {
+            let data = &self.buf[self.start..self.end];
+            if self.eof {
+                return Ok((!data.is_empty()).then_some((data.len(), true)));
+            }
+            if let Some(k) = memchr::memmem::rfind(data, boundary) {
+                return Ok(Some((k + 1, true)));
+            }
+            if self.start == 0 && self.end == self.buf.len() {
+                return Ok(memchr::memrchr(b'\n', data).map(|nl| (nl + 1, false)));
+            }
+            self.fill()?;
+        }
+    }
+
+    /// The text read but not yet handed out.
+    pub fn pending(&self) -> &[u8] {
+        &self.buf[self.start..self.end]
+    }
+
+    /// Marks the first `bytes` of the last [`LineReader::next_block`], `lines` lines, as
+    /// read.
+    pub fn consume(&mut self, bytes: usize, lines: u64) {
+        self.start = (self.start + bytes).min(self.end);
+        self.line_no += lines;
     }
 
     fn finish(&mut self, s: usize, mut e: usize, complete: bool) -> (usize, usize) {

@@ -94,7 +94,9 @@ where
                     } else {
                         let mut f = File::open(path)?;
                         f.seek(SeekFrom::Start(r.start))?;
-                        Box::new(io::BufReader::with_capacity(1 << 16, f).take(r.end - r.start))
+                        // The reader reads 1 MiB at a time into its own buffer: no
+                        // buffering in between.
+                        Box::new(f.take(r.end - r.start))
                     };
                     let mut reader = GlockReader::new(rdr, source);
                     let v = work(&mut reader);

@@ -247,21 +247,27 @@ pub(crate) fn holder_line(body: &[u8], interner: &mut Interner) -> Result<Holder
     holder_tail(h, rest, interner)
 }
 
+/// Splits `COMM] CALLER` (the text after `[`, without trailing white space) into the comm
+/// and the caller (empty when none is printed); `None` when the comm is not closed by `]`.
+pub(crate) fn holder_tail_split(rest: &[u8]) -> Option<(&[u8], &[u8])> {
+    let cs = caller_start(rest);
+    if cs >= 2 && &rest[cs - 2..cs] == b"] " {
+        Some((&rest[..cs - 2], &rest[cs..]))
+    } else if let Some(comm) = rest.strip_suffix(b"]") {
+        // No caller printed at all.
+        Some((comm, b""))
+    } else {
+        None
+    }
+}
+
 /// Fills comm and caller from `[COMM] CALLER`.
 fn holder_tail(mut h: Holder, rest: &[u8], interner: &mut Interner) -> Result<Holder, String> {
-    let rest = &rest[1..];
-    let cs = caller_start(rest);
-    let comm_end = if cs >= 2 && &rest[cs - 2..cs] == b"] " {
-        cs - 2
-    } else if rest.ends_with(b"]") {
-        // No caller printed at all.
-        h.comm = interner.intern(&rest[..rest.len() - 1]);
-        return Ok(h);
-    } else {
-        return Err("H: line: comm not closed by ']'".into());
-    };
-    h.comm = interner.intern(&rest[..comm_end]);
-    h.caller = interner.intern(&rest[cs..]);
+    let (comm, caller) = holder_tail_split(&rest[1..]).ok_or("H: line: comm not closed by ']'")?;
+    h.comm = interner.intern(comm);
+    if !caller.is_empty() {
+        h.caller = interner.intern(caller);
+    }
     Ok(h)
 }
 

@@ -10,6 +10,7 @@ use std::io::{self, Read};
 use std::path::Path;
 use std::sync::Arc;
 
+use crate::brief::{self, Brief};
 use crate::diagnostics::{Diagnostics, ParseError};
 use crate::intern::Interner;
 use crate::lines::LineReader;
@@ -37,6 +38,69 @@ struct State {
     glocktop: bool,
     glocktop_fs: Option<Arc<str>>,
     done: bool,
+    /// Where [`Entry::glock`] builds a skimmed record.
+    scratch: Glock,
+}
+
+/// One record handed out by [`GlockReader::for_each_brief`]: its [`Brief`], and the full
+/// record on demand.
+pub struct Entry<'a> {
+    pub brief: Brief,
+    full: Full<'a>,
+}
+
+enum Full<'a> {
+    /// Read by the full parser already.
+    Parsed(&'a Glock),
+    /// Skimmed: the record's text, parsed when asked for.
+    Text {
+        text: &'a [u8],
+        interner: &'a mut Interner,
+        scratch: &'a mut Glock,
+        parsed: bool,
+    },
+}
+
+impl Entry<'_> {
+    /// The whole record, exactly as [`GlockReader::next_into`] gives it.
+    pub fn glock(&mut self) -> &Glock {
+        match &mut self.full {
+            Full::Parsed(g) => g,
+            Full::Text {
+                text,
+                interner,
+                scratch,
+                parsed,
+            } => {
+                if !*parsed {
+                    parse_skimmed(text, self.brief.line, interner, scratch);
+                    *parsed = true;
+                }
+                scratch
+            }
+        }
+    }
+}
+
+/// Builds the record `brief::skim` accepted from `text` (its first line is `line`): every
+/// line is in the layout the fast parsers read, so none of them fails.
+fn parse_skimmed(text: &[u8], line: u64, interner: &mut Interner, g: &mut Glock) {
+    g.clear();
+    for (k, l) in text.split(|&b| b == b'\n').enumerate() {
+        let line_no = line + k as u64;
+        let ok = match l.get(..3) {
+            Some(b"G: ") => parse::glock_line(&l[2..], g).is_ok(),
+            Some(b" H:") => parse::holder_line(&l[3..], interner)
+                .map(|h| g.holders.push(Holder { line: line_no, ..h }))
+                .is_ok(),
+            Some(b" I:") => parse::inode_line(&l[3..])
+                .map(|i| g.inode = Some(i))
+                .is_ok(),
+            _ => l.is_empty(),
+        };
+        debug_assert!(ok, "skimmed line {line_no} does not parse");
+    }
+    g.line = line;
 }
 
 /// What a line is, after its prefixes are stripped.
@@ -78,6 +142,7 @@ impl<R: Read> GlockReader<R> {
                 glocktop: false,
                 glocktop_fs: None,
                 done: false,
+                scratch: Glock::default(),
             },
         }
     }
@@ -116,6 +181,52 @@ impl<R: Read> GlockReader<R> {
     }
 }
 
+impl<R: Read> GlockReader<R> {
+    /// Calls `f` with every remaining record, as [`GlockReader::next_into`] would read
+    /// them, but faster when only a few records are needed whole: records in the kernel's
+    /// exact debugfs layout are skimmed into a [`Brief`] and parsed only when
+    /// [`Entry::glock`] is called; every other line goes through the full parser, so
+    /// diagnostics are the same.
+    pub fn for_each_brief(&mut self, mut f: impl FnMut(Entry<'_>)) {
+        let GlockReader { lines, state: st } = self;
+        let mut out = Glock::default();
+        while !st.done {
+            match lines.next_block(b"\nG: ") {
+                Ok(Some((len, whole))) => {
+                    let base = lines.line_number();
+                    let text = &lines.pending()[..len];
+                    let (bytes, n) = st.block(text, base, whole, &mut out, &mut f);
+                    lines.consume(bytes, n);
+                }
+                Ok(None) => match lines.next_numbered() {
+                    Ok(Some((line_no, line))) => {
+                        st.diag.lines += 1;
+                        if st.line(line, line_no, &mut out) {
+                            f(Entry::parsed(&out));
+                        }
+                    }
+                    Ok(None) => {
+                        if st.finish(&mut out) {
+                            f(Entry::parsed(&out));
+                        }
+                    }
+                    Err(e) => st.fatal(lines.line_number() + 1, &e, &mut out, &mut f),
+                },
+                Err(e) => st.fatal(lines.line_number() + 1, &e, &mut out, &mut f),
+            }
+        }
+    }
+}
+
+impl<'a> Entry<'a> {
+    fn parsed(g: &'a Glock) -> Entry<'a> {
+        Entry {
+            brief: Brief::of(g),
+            full: Full::Parsed(g),
+        }
+    }
+}
+
 impl<R: Read> Iterator for GlockReader<R> {
     type Item = Glock;
 
@@ -135,6 +246,84 @@ impl State {
             return true;
         }
         false
+    }
+
+    fn fatal(
+        &mut self,
+        line_no: u64,
+        e: &io::Error,
+        out: &mut Glock,
+        f: &mut impl FnMut(Entry<'_>),
+    ) {
+        self.diag.fatal = Some(format!("{}:{line_no}: read error: {e}", self.source));
+        if self.finish(out) {
+            f(Entry::parsed(out));
+        }
+    }
+
+    /// Reads a block of whole lines (`whole`: ending where a record starts, or at the end
+    /// of input), the first numbered `base + 1`: records in the exact debugfs layout are
+    /// skimmed, every other line goes through [`State::line`]. Returns the bytes and lines
+    /// used (all of them).
+    fn block(
+        &mut self,
+        text: &[u8],
+        base: u64,
+        whole: bool,
+        out: &mut Glock,
+        f: &mut impl FnMut(Entry<'_>),
+    ) -> (usize, u64) {
+        let mut pos = 0;
+        let mut no = base;
+        while pos < text.len() {
+            let plain = whole && !self.kernel_log && !self.glocktop;
+            if plain && text[pos..].starts_with(b"G: ") {
+                if let Some((mut b, end, n)) = brief::skim(text, pos) {
+                    // The full parser would end the record it holds here.
+                    if self.have_cur {
+                        self.have_cur = false;
+                        std::mem::swap(&mut self.cur, out);
+                        self.diag.records += 1;
+                        f(Entry::parsed(out));
+                    }
+                    self.skipping = false;
+                    b.line = no + 1;
+                    self.diag.lines += n;
+                    self.diag.records += 1;
+                    f(Entry {
+                        brief: b,
+                        full: Full::Text {
+                            text: &text[pos..end],
+                            interner: &mut self.interner,
+                            scratch: &mut self.scratch,
+                            parsed: false,
+                        },
+                    });
+                    no += n;
+                    pos = end;
+                    continue;
+                }
+            }
+            // Up to the next record that may be skimmed, line by line.
+            let stop = match memchr::memmem::find(&text[pos..], b"\nG: ") {
+                Some(k) if plain => pos + k + 1,
+                _ => text.len(),
+            };
+            while pos < stop {
+                let nl = memchr::memchr(b'\n', &text[pos..stop]).map_or(stop, |k| pos + k);
+                let mut line = &text[pos..nl];
+                if let Some(l) = line.strip_suffix(b"\r") {
+                    line = l;
+                }
+                no += 1;
+                self.diag.lines += 1;
+                if self.line(line, no, out) {
+                    f(Entry::parsed(out));
+                }
+                pos = (nl + 1).min(stop);
+            }
+        }
+        (text.len(), no - base)
     }
 
     fn error(&mut self, line_no: u64, message: String, text: &[u8]) {

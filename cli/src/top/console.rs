@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use clikit::fmt;
-use glockparse::GlockId;
+use glockparse::{Brief, GlockId};
 use ratatui::crossterm::{cursor, execute, terminal};
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Modifier, Style};
@@ -219,14 +219,14 @@ impl App {
         let mut rows: Vec<usize> = (0..snap.shown.len())
             .filter(|&i| {
                 let s = &snap.shown[i];
-                let rel = super::snapshot::relevance(&s.glock, &s.facts);
+                let rel = super::snapshot::relevance(&Brief::of(&s.glock), &s.facts);
                 self.sel.matches(&s.glock) && self.sel.shows(rel)
             })
             .collect();
         rows.sort_by_key(|&i| {
             let s = &snap.shown[i];
             (
-                std::cmp::Reverse(rank_of(&s.glock, &s.facts, self.sel.sort)),
+                std::cmp::Reverse(rank_of(&Brief::of(&s.glock), &s.facts, self.sel.sort)),
                 s.input,
                 s.glock.id,
             )

@@ -114,8 +114,8 @@ pub struct NodeView {
     pub sources: Sources,
     /// Sorted by glock.
     locks: Vec<Lock>,
-    stats: HashMap<GlockId, GlStat>,
-    rates: HashMap<GlockId, Rates>,
+    stats: ByGlock<GlStat>,
+    rates: ByGlock<Rates>,
     /// Sorted by glock.
     fds: Vec<GlockFd>,
     /// When the glstats were read (for the rates of the next refresh).
@@ -190,7 +190,10 @@ fn load_locks(path: &Path, me: Option<u64>) -> Loaded<Vec<Lock>> {
 }
 
 /// glstats by glock, the rates since `prev`'s, and when they were read.
-type Stats = (HashMap<GlockId, GlStat>, HashMap<GlockId, Rates>, Instant);
+/// Per-glock values, looked up for every held glock of every refresh.
+type ByGlock<T> = HashMap<GlockId, T, foldhash::fast::RandomState>;
+
+type Stats = (ByGlock<GlStat>, ByGlock<Rates>, Instant);
 
 /// Reads glstats, with rates against the previous refresh's counts.
 fn load_stats(path: &Path, prev: Option<&NodeView>) -> Loaded<Stats> {
@@ -202,8 +205,8 @@ fn load_stats(path: &Path, prev: Option<&NodeView>) -> Loaded<Stats> {
         .and_then(|p| p.stats_at)
         .map(|t| now.duration_since(t).as_secs_f64())
         .filter(|s| *s > 0.0);
-    let stats: HashMap<GlockId, GlStat> = stats.into_iter().map(|s| (s.glock, s)).collect();
-    let mut rates = HashMap::new();
+    let stats: ByGlock<GlStat> = stats.into_iter().map(|s| (s.glock, s)).collect();
+    let mut rates = ByGlock::default();
     if let (Some(prev), Some(secs)) = (prev, elapsed) {
         for (id, s) in &stats {
             if let Some(o) = prev.stats.get(id) {

@@ -225,7 +225,11 @@ impl Reader {
         if self.inputs.len() > 1 {
             shown.sort_by_key(|s| {
                 (
-                    std::cmp::Reverse(snapshot::rank_of(&s.glock, &s.facts, sel.sort)),
+                    std::cmp::Reverse(snapshot::rank_of(
+                        &glockparse::Brief::of(&s.glock),
+                        &s.facts,
+                        sel.sort,
+                    )),
                     s.input,
                     s.glock.id,
                 )

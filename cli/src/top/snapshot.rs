@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, BinaryHeap};
 use std::io::{self, Read};
 use std::path::Path;
 
-use glockparse::{parallel, Diagnostics, Glock, GlockId, GlockReader, GlockType, LockState};
+use glockparse::{parallel, Brief, Diagnostics, Glock, GlockId, GlockReader, GlockType, LockState};
 
 use super::context::Context;
 
@@ -88,10 +88,10 @@ pub struct Lookup<'a> {
 
 impl Lookup<'_> {
     /// The facts of `g`.
-    pub fn facts(&self, g: &Glock) -> Facts {
+    pub fn facts(&self, g: &Brief) -> Facts {
         let node = self.ctx.node(self.input);
         let mut wait_us = 0;
-        if g.waiter_count() > 0 {
+        if g.waiters > 0 {
             if let Some(w) = self.ctx.dlm_wait(self.input, g.id) {
                 wait_us = w.age_us;
             }
@@ -124,14 +124,14 @@ pub enum Relevance {
 }
 
 /// Why `g` matters, given its facts.
-pub fn relevance(g: &Glock, f: &Facts) -> Relevance {
-    if g.waiters().next().is_some() {
+pub fn relevance(g: &Brief, f: &Facts) -> Relevance {
+    if g.waiters > 0 {
         Relevance::Waiting
     } else if g.demote_requested() {
         Relevance::Demoting
     } else if f.dlm_per_s > 0.0 {
         Relevance::Busy
-    } else if g.granted().next().is_some() {
+    } else if g.granted > 0 {
         Relevance::Held
     } else {
         Relevance::Idle
@@ -142,11 +142,11 @@ pub fn relevance(g: &Glock, f: &Facts) -> Relevance {
 type Rank = (u64, u64, u64, u64);
 
 /// The ordering key of a glock under `key`: larger is shown first.
-pub fn rank_of(g: &Glock, f: &Facts, key: SortKey) -> Rank {
+pub fn rank_of(g: &Brief, f: &Facts, key: SortKey) -> Rank {
     let rel = relevance(g, f);
     let r = rel as u64;
-    let waiters = g.waiter_count() as u64;
-    let holders = g.holders.len() as u64;
+    let waiters = u64::from(g.waiters);
+    let holders = u64::from(g.holders);
     let demote = u64::from(g.demote_requested());
     let dlm = (f.dlm_per_s * 1000.0) as u64;
     match key {
@@ -184,29 +184,19 @@ pub struct TypeCounts {
 }
 
 impl TypeCounts {
-    fn add(&mut self, g: &Glock) {
+    /// Counts one glock (without branches: a million of them are counted per refresh).
+    fn add(&mut self, g: &Brief) {
+        let unlocked = u64::from(g.state == LockState::Unlocked);
+        let held = g.granted > 0;
         self.glocks += 1;
-        if g.state == LockState::Unlocked {
-            self.unlocked += 1;
-        } else {
-            self.locked += 1;
-        }
-        if g.granted().next().is_some() {
-            match g.state {
-                LockState::Exclusive => self.held_ex += 1,
-                LockState::Shared => self.held_sh += 1,
-                LockState::Deferred => self.held_df += 1,
-                _ => {}
-            }
-        }
-        let w = g.waiter_count() as u64;
-        if w > 0 {
-            self.waiting_glocks += 1;
-            self.waiters += w;
-        }
-        if g.demote_requested() {
-            self.demoting += 1;
-        }
+        self.unlocked += unlocked;
+        self.locked += 1 - unlocked;
+        self.held_ex += u64::from(held && g.state == LockState::Exclusive);
+        self.held_sh += u64::from(held && g.state == LockState::Shared);
+        self.held_df += u64::from(held && g.state == LockState::Deferred);
+        self.waiting_glocks += u64::from(g.waiters > 0);
+        self.waiters += u64::from(g.waiters);
+        self.demoting += u64::from(g.demote_requested());
     }
 
     fn merge(&mut self, o: &TypeCounts) {
@@ -272,11 +262,23 @@ impl Selection {
         }
     }
 
+    /// Whether glocks of type `t` pass the type filter.
+    pub fn wants_type(&self, t: GlockType) -> bool {
+        self.types.is_empty() || self.types.contains(&t)
+    }
+
+    /// Whether there is a text filter (which needs the whole record).
+    pub fn has_text_filter(&self) -> bool {
+        self.filter.as_deref().is_some_and(|n| !n.is_empty())
+    }
+
     /// Whether `g` passes the type filter and the text filter.
     pub fn matches(&self, g: &Glock) -> bool {
-        if !self.types.is_empty() && !self.types.contains(&g.glock_type()) {
-            return false;
-        }
+        self.wants_type(g.glock_type()) && self.matches_text(g)
+    }
+
+    /// Whether `g` passes the text filter.
+    pub fn matches_text(&self, g: &Glock) -> bool {
         let Some(needle) = self.filter.as_deref().filter(|n| !n.is_empty()) else {
             return true;
         };
@@ -354,7 +356,7 @@ pub fn take_file(path: &Path, sel: &Selection, look: &Lookup) -> io::Result<File
     }
     // Best first; among equals, the smaller glock id.
     out.glocks
-        .sort_by_key(|(g, f)| (Reverse(rank_of(g, f, sel.sort)), g.id));
+        .sort_by_key(|(g, f)| (Reverse(rank_of(&Brief::of(g), f, sel.sort)), g.id));
     if sel.limit > 0 {
         out.glocks.truncate(sel.limit);
     }
@@ -369,56 +371,94 @@ pub fn take<R: Read>(mut reader: GlockReader<R>, sel: &Selection, look: &Lookup)
     s
 }
 
-/// The records of `reader`, summarised; diagnostics are left in the reader.
+/// Counts per glock type, by a dense index for the types the kernel has.
+#[derive(Default)]
+struct Counter {
+    dense: [TypeCounts; 16],
+    other: BTreeMap<GlockType, TypeCounts>,
+}
+
+impl Counter {
+    fn add(&mut self, b: &Brief) {
+        match self.dense.get_mut(b.id.gltype as usize) {
+            Some(c) => c.add(b),
+            None => self.other.entry(b.glock_type()).or_default().add(b),
+        }
+    }
+
+    fn into_map(self) -> BTreeMap<GlockType, TypeCounts> {
+        let mut m = self.other;
+        for (n, c) in self.dense.into_iter().enumerate() {
+            if c.glocks > 0 {
+                m.entry(GlockType::from_number(n as u32))
+                    .or_default()
+                    .merge(&c);
+            }
+        }
+        m
+    }
+}
+
+/// The records of `reader`, summarised; diagnostics are left in the reader. Records are
+/// skimmed: only those kept (or searched by the text filter) are read whole.
 fn take_from<R: Read>(reader: &mut GlockReader<R>, sel: &Selection, look: &Lookup) -> FileSnapshot {
-    let mut summary = Summary::default();
+    let mut counts = Counter::default();
+    let mut relevant = 0u64;
     // Min-heap of the best `limit` glocks seen so far.
     let mut heap: BinaryHeap<Reverse<Ranked>> = BinaryHeap::new();
     let mut all: Vec<Ranked> = Vec::new();
-    let mut g = Glock::default();
     let mut matching = 0u64;
     let mut held_hidden = 0u64;
-    while reader.next_into(&mut g) {
-        let t = g.glock_type();
-        summary.by_type.entry(t).or_default().add(&g);
+    let has_rates = look.ctx.node(look.input).has_rates();
+    reader.for_each_brief(|mut e| {
+        let b = e.brief;
+        counts.add(&b);
         // Facts cost lookups: only for glocks that are not idle by their record alone.
-        let quiet = g.holders.is_empty() && !g.demote_requested();
-        let facts = if quiet && !look.ctx.node(look.input).has_rates() {
+        let quiet = b.holders == 0 && !b.demote_requested();
+        let facts = if quiet && !has_rates {
             Facts::default()
         } else {
-            look.facts(&g)
+            look.facts(&b)
         };
-        let rel = relevance(&g, &facts);
+        let rel = relevance(&b, &facts);
         if rel == Relevance::Idle {
-            continue;
+            return;
         }
-        summary.relevant += 1;
-        if !sel.matches(&g) {
-            continue;
+        relevant += 1;
+        if !sel.wants_type(b.glock_type())
+            || (sel.has_text_filter() && !sel.matches_text(e.glock()))
+        {
+            return;
         }
         if !sel.shows(rel) {
             held_hidden += 1;
-            continue;
+            return;
         }
         matching += 1;
-        let r = rank_of(&g, &facts, sel.sort);
-        let ranked = || Ranked {
+        let r = rank_of(&b, &facts, sel.sort);
+        let takes = sel.limit == 0
+            || heap.len() < sel.limit
+            || heap
+                .peek()
+                .is_some_and(|Reverse(w)| (r, Reverse(b.id)) > (w.rank, Reverse(w.id)));
+        if !takes {
+            return;
+        }
+        let ranked = Ranked {
             rank: r,
-            id: g.id,
-            glock: g.clone(),
+            id: b.id,
+            glock: e.glock().clone(),
             facts,
         };
         if sel.limit == 0 {
-            all.push(ranked());
-        } else if heap.len() < sel.limit {
-            heap.push(Reverse(ranked()));
-        } else if let Some(Reverse(worst)) = heap.peek() {
-            if (r, Reverse(g.id)) > (worst.rank, Reverse(worst.id)) {
+            all.push(ranked);
+        } else {
+            if heap.len() == sel.limit {
                 heap.pop();
-                heap.push(Reverse(ranked()));
             }
+            heap.push(Reverse(ranked));
         }
-    }
+    });
     let mut kept: Vec<Ranked> = if sel.limit == 0 {
         all
     } else {
@@ -426,7 +466,10 @@ fn take_from<R: Read>(reader: &mut GlockReader<R>, sel: &Selection, look: &Looku
     };
     kept.sort_by(|a, b| b.cmp(a));
     FileSnapshot {
-        summary,
+        summary: Summary {
+            by_type: counts.into_map(),
+            relevant,
+        },
         matching,
         held_hidden,
         glocks: kept.into_iter().map(|r| (r.glock, r.facts)).collect(),
