@@ -51,21 +51,50 @@ pub enum Line<'a> {
 pub struct BadLine(pub &'static str);
 
 fn trim(s: &[u8]) -> &[u8] {
-    let a = s
-        .iter()
-        .position(|b| !b.is_ascii_whitespace())
-        .unwrap_or(s.len());
-    let b = s
-        .iter()
-        .rposition(|b| !b.is_ascii_whitespace())
-        .map_or(a, |i| i + 1);
-    &s[a..b.max(a)]
+    // The comm is right-aligned in 16 columns: skip its padding eight spaces at a time.
+    let mut a = 0;
+    while s.get(a..a + 8) == Some(b"        ") {
+        a += 8;
+    }
+    let a = a + first_where(&s[a..], |b| !b.is_ascii_whitespace()).unwrap_or(s.len() - a);
+    let mut b = s.len();
+    while b > a && s[b - 1].is_ascii_whitespace() {
+        b -= 1;
+    }
+    &s[a..b]
+}
+
+/// The index of the first byte of `s` that `pred` accepts: a plain loop, always inlined
+/// (these searches run over the few bytes of a line's prefix fields, several per line).
+#[inline(always)]
+fn first_where(s: &[u8], pred: impl Fn(u8) -> bool) -> Option<usize> {
+    let mut i = 0;
+    while i < s.len() {
+        if pred(s[i]) {
+            return Some(i);
+        }
+        i += 1;
+    }
+    None
+}
+
+/// The index of the last byte of `s` equal to `b`.
+#[inline(always)]
+fn last(s: &[u8], b: u8) -> Option<usize> {
+    let mut i = s.len();
+    while i > 0 {
+        i -= 1;
+        if s[i] == b {
+            return Some(i);
+        }
+    }
+    None
 }
 
 /// `[digits]` at `s[i..]`: returns the number and the index after `]`.
 fn cpu_field(s: &[u8], i: usize) -> Option<(u32, usize)> {
     let rest = s.get(i + 1..)?;
-    let close = rest.iter().position(|&b| b == b']')?;
+    let close = first_where(rest, |b| b == b']')?;
     let digits = &rest[..close];
     if digits.is_empty() || digits.len() > 6 {
         return None;
@@ -76,9 +105,9 @@ fn cpu_field(s: &[u8], i: usize) -> Option<(u32, usize)> {
 
 /// The first `b` in `s`: a plain loop, faster than `memchr` over the few bytes of a
 /// line's prefix fields.
-#[inline]
+#[inline(always)]
 fn find(b: u8, s: &[u8]) -> Option<usize> {
-    s.iter().position(|&c| c == b)
+    first_where(s, |c| c == b)
 }
 
 fn skip_spaces(s: &[u8], mut i: usize) -> usize {
@@ -99,22 +128,67 @@ fn token(s: &[u8], from: usize) -> Option<(&[u8], usize)> {
     Some((&s[start..end], end))
 }
 
-/// `secs.frac:` or a counter `N:` as nanoseconds.
+/// `secs.frac:` or a counter `N:` as nanoseconds: in one pass, as
+/// [`parse_u64`] reads each part (at most 20 digits of seconds, no overflow; 1 to 9 digits
+/// of fraction).
 fn timestamp(tok: &[u8]) -> Option<u64> {
     let tok = tok.strip_suffix(b":")?;
-    let dot = tok.iter().position(|&b| b == b'.');
-    let secs = parse_u64(&tok[..dot.unwrap_or(tok.len())])?;
-    let Some(dot) = dot else {
-        return Some(secs);
+    let mut i = 0;
+    let mut secs: u64 = 0;
+    while let Some(&b) = tok.get(i) {
+        let d = b.wrapping_sub(b'0');
+        if d > 9 {
+            break;
+        }
+        secs = secs.checked_mul(10)?.checked_add(u64::from(d))?;
+        i += 1;
+    }
+    if i == 0 || i > 20 {
+        return None;
+    }
+    let Some(frac) = tok[i..].strip_prefix(b".") else {
+        return (i == tok.len()).then_some(secs);
     };
-    let frac = &tok[dot + 1..];
     if frac.is_empty() || frac.len() > 9 {
         return None;
     }
-    let scale = 10u64.pow(9 - frac.len() as u32);
+    let mut f: u64 = 0;
+    for &b in frac {
+        let d = b.wrapping_sub(b'0');
+        if d > 9 {
+            return None;
+        }
+        f = f * 10 + u64::from(d);
+    }
     secs.checked_mul(1_000_000_000)?
-        .checked_add(parse_u64(frac)? * scale)
+        .checked_add(f * POW10[9 - frac.len()])
 }
+
+/// Powers of ten up to 10^9.
+const POW10: [u64; 10] = [
+    1,
+    10,
+    100,
+    1_000,
+    10_000,
+    100_000,
+    1_000_000,
+    10_000_000,
+    100_000_000,
+    1_000_000_000,
+];
+
+/// The bytes of an event name: ASCII letters, digits and `_`.
+static IDENT: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        t[b] = c.is_ascii_alphanumeric() || c == b'_';
+        b += 1;
+    }
+    t
+};
 
 /// Stricter, for lines with no context prefix: tracepoint names are lower-case
 /// identifiers (`print`, `sched_switch`, `gfs2_pin`), which `G:`/`H:` dump lines are not.
@@ -130,24 +204,26 @@ fn task(s: &[u8]) -> Option<(&[u8], i64, Option<i64>)> {
     let mut s = trim(s);
     let mut tgid = None;
     if s.ends_with(b")") {
-        let open = s.iter().rposition(|&b| b == b'(')?;
+        let open = last(s, b'(')?;
         let inner = trim(&s[open + 1..s.len() - 1]);
         tgid = parse_u64(inner).and_then(|v| i64::try_from(v).ok());
         s = trim(&s[..open]);
     }
-    let dash = s.iter().rposition(|&b| b == b'-')?;
+    let dash = last(s, b'-')?;
     let pid = i64::try_from(parse_u64(&s[dash + 1..])?).ok()?;
     Some((trim(&s[..dash]), pid, tgid))
 }
 
-/// Parses one line of `trace_pipe`, `trace` or `trace-cmd report` text.
+/// Parses one line of `trace_pipe`, `trace` or `trace-cmd report` text. Inlined, so that
+/// the line is built where the caller keeps it rather than copied out.
+#[inline]
 pub fn parse(line: &[u8]) -> Result<Line<'_>, BadLine> {
     let t = trim(line);
     if t.is_empty() || t[0] == b'#' || t.starts_with(b"cpus=") || t.starts_with(b"version =") {
         return Ok(Line::Header);
     }
     if let Some(rest) = t.strip_prefix(b"CPU:") {
-        if let Some(sp) = rest.iter().position(|&b| b == b' ') {
+        if let Some(sp) = find(b' ', rest) {
             let tail = &rest[sp..];
             if let (Some(cpu), Some(n)) = (
                 parse_u64(&rest[..sp]),
@@ -217,10 +293,7 @@ pub fn parse(line: &[u8]) -> Result<Line<'_>, BadLine> {
         return Err(BadLine("no event name"));
     }
     // The event name runs to the first `:`, checked as it is scanned.
-    let colon = match ev
-        .iter()
-        .position(|&b| !(b.is_ascii_alphanumeric() || b == b'_'))
-    {
+    let colon = match first_where(ev, |b| !IDENT[usize::from(b)]) {
         Some(i) if ev[i] == b':' && i > 0 => i,
         Some(_) if find(b':', ev).is_some() => return Err(BadLine("bad event name")),
         _ => return Err(BadLine("no event name")),
@@ -286,6 +359,67 @@ mod tests {
         assert_eq!(e.body, b"254,0 glock 2:8498 queue PR");
         let e = ev("          <idle>-0       [000] d.h1. 99: sched_waking: comm=x pid=1");
         assert_eq!((e.comm, e.pid, e.ts_ns), (&b"<idle>"[..], 0, 99));
+    }
+
+    /// The straightforward reading of a timestamp, to check the one-pass one against.
+    fn timestamp_reference(tok: &[u8]) -> Option<u64> {
+        let tok = tok.strip_suffix(b":")?;
+        let dot = tok.iter().position(|&b| b == b'.');
+        let secs = parse_u64(&tok[..dot.unwrap_or(tok.len())])?;
+        let Some(dot) = dot else {
+            return Some(secs);
+        };
+        let frac = &tok[dot + 1..];
+        if frac.is_empty() || frac.len() > 9 {
+            return None;
+        }
+        let scale = 10u64.pow(9 - frac.len() as u32);
+        secs.checked_mul(1_000_000_000)?
+            .checked_add(parse_u64(frac)? * scale)
+    }
+
+    #[test]
+    fn timestamps_read_as_the_reference_reads_them() {
+        let parts = [
+            "",
+            "0",
+            "1",
+            "34",
+            "18446744073",
+            "18446744074",
+            "18446744073709551615",
+            "18446744073709551616",
+            "000000000000000000001",
+            "00000000000000000001",
+            "1x",
+            ".",
+            "-1",
+            "+1",
+        ];
+        let fracs = [
+            "",
+            ".",
+            ".0",
+            ".268977",
+            ".123456789",
+            ".1234567890",
+            ".12a",
+            "..1",
+            ".1.",
+        ];
+        for p in parts {
+            for f in fracs {
+                for colon in ["", ":", "::"] {
+                    let t = format!("{p}{f}{colon}");
+                    assert_eq!(
+                        timestamp(t.as_bytes()),
+                        timestamp_reference(t.as_bytes()),
+                        "{t:?}"
+                    );
+                }
+            }
+        }
+        assert_eq!(timestamp(b"34.268977:"), Some(34_268_977_000));
     }
 
     #[test]

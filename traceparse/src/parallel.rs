@@ -107,7 +107,7 @@ where
                             return Ok(state);
                         };
                         let mut index = 0;
-                        for line in crate::reader::lines(&buf[owned..]) {
+                        for line in crate::reader::lines(&buf[owned]) {
                             work(&mut state, LinePos { chunk: k, index }, line);
                             index += 1;
                         }
@@ -141,49 +141,60 @@ where
 }
 
 /// Reads chunk `k` into `buf`, with the byte before it and the rest of its last line.
-/// Returns the offset in `buf` of the first line the chunk owns (`buf.len()` when it owns
-/// none), or `None` when the last line runs on for more than [`MAX_OVERRUN`] bytes.
-fn read_chunk(file: &File, len: u64, k: u64, buf: &mut Vec<u8>) -> io::Result<Option<usize>> {
+/// Returns the range of `buf` holding the lines the chunk owns (empty when it owns none),
+/// or `None` when the last line runs on for more than [`MAX_OVERRUN`] bytes. `buf` only
+/// grows: its bytes are not cleared before each read (which would cost a pass over every
+/// chunk).
+fn read_chunk(
+    file: &File,
+    len: u64,
+    k: u64,
+    buf: &mut Vec<u8>,
+) -> io::Result<Option<std::ops::Range<usize>>> {
     let start = k * CHUNK;
     let end = (start + CHUNK).min(len);
     let from = start.saturating_sub(1);
-    buf.clear();
-    buf.resize((end - from) as usize, 0);
-    let got = read_at_full(file, buf, from)?;
-    buf.truncate(got);
+    let chunk_bytes = (end - from) as usize;
+    grow(buf, chunk_bytes);
+    let mut have = read_at_full(file, &mut buf[..chunk_bytes], from)?;
     // The file shrank while being read: what is there is all there is.
-    if got < (end - from) as usize {
-        return Ok(Some(owned_start(buf, k)));
+    if have < chunk_bytes {
+        return Ok(Some(owned_start(&buf[..have], k)..have));
     }
     // Finish the line that runs over the chunk's end.
     let mut at = end;
     let mut step = STEP;
-    while at < len && buf.last() != Some(&b'\n') {
-        if buf.len() - (end - from) as usize > MAX_OVERRUN {
+    while at < len && buf[have - 1] != b'\n' {
+        if have - chunk_bytes > MAX_OVERRUN {
             return Ok(None);
         }
-        let old = buf.len();
-        buf.resize(old + step, 0);
+        grow(buf, have + step);
+        let n = read_at_full(file, &mut buf[have..have + step], at)?;
         step = (step * 2).min(1 << 20);
-        let n = read_at_full(file, &mut buf[old..], at)?;
-        buf.truncate(old + n);
         if n == 0 {
             break;
         }
-        if let Some(i) = memchr::memchr(b'\n', &buf[old..]) {
-            buf.truncate(old + i + 1);
+        if let Some(i) = memchr::memchr(b'\n', &buf[have..have + n]) {
+            have += i + 1;
             break;
         }
+        have += n;
         at += n as u64;
     }
-    let owned = owned_start(buf, k);
+    let owned = owned_start(&buf[..have], k);
     // A chunk with no line start of its own holds only the middle of a longer line.
-    let chunk_bytes = (end - from) as usize;
     Ok(Some(if owned >= chunk_bytes {
-        buf.len()
+        have..have
     } else {
-        owned
+        owned..have
     }))
+}
+
+/// Makes `buf` at least `n` bytes long (new bytes zeroed once, old ones kept).
+fn grow(buf: &mut Vec<u8>, n: usize) {
+    if buf.len() < n {
+        buf.resize(n, 0);
+    }
 }
 
 /// Where the first line starting in chunk `k` begins in `buf` (which, after the first

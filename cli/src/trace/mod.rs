@@ -194,10 +194,11 @@ impl Consumer {
 
     fn report(&mut self, lost_in_buffer: Option<u64>, out: &mut impl Write) -> io::Result<()> {
         self.sink.finish()?;
-        let t = &self.tally;
-        if let Some(s) = &t.summary {
+        if let Some(s) = &mut self.tally.summary {
+            s.settle();
             s.write_text(out, 20)?;
         }
+        let t = &self.tally;
         out.flush()?;
         let mut msg = format!(
             "glk: {} events ({} gfs2, {}{} other)",
