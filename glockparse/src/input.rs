@@ -60,7 +60,8 @@ pub fn open(path: &Path) -> io::Result<Box<dyn Read + Send>> {
 
 /// Reads a source on its own thread, a block ahead of the consumer: the kernel formatting
 /// a live debugfs file (or a decompressor) works while the caller parses what came before.
-/// Memory is bounded by [`Prefetch::BLOCKS`] blocks of [`Prefetch::BLOCK`] bytes.
+/// Memory is bounded by its depth ([`Prefetch::BLOCKS`] unless told otherwise) in blocks
+/// of [`Prefetch::BLOCK`] bytes.
 pub struct Prefetch {
     /// Blocks with the length read into each (a block keeps its full size, so refilling
     /// it costs no zeroing).
@@ -80,25 +81,47 @@ impl Prefetch {
     /// Blocks read ahead.
     pub const BLOCKS: usize = 2;
 
-    /// Starts reading `src` on a thread. The thread ends at the end of the source, at an
-    /// error (handed to the consumer in order), or when the `Prefetch` is dropped.
-    pub fn new(mut src: Box<dyn Read + Send>) -> Prefetch {
-        let (tx, blocks) = std::sync::mpsc::sync_channel(Prefetch::BLOCKS);
-        let (spent, reuse) = std::sync::mpsc::sync_channel::<Vec<u8>>(Prefetch::BLOCKS + 2);
+    /// Starts reading `src` on a thread, [`Prefetch::BLOCKS`] blocks ahead. The thread ends
+    /// at the end of the source, at an error (handed to the consumer in order), or when the
+    /// `Prefetch` is dropped.
+    pub fn new(src: Box<dyn Read + Send>) -> Prefetch {
+        Prefetch::with_depth(src, Prefetch::BLOCKS)
+    }
+
+    /// As [`Prefetch::new`], reading up to `blocks` blocks ahead (at least one): deep
+    /// enough to read a whole live file while the caller does other work first.
+    pub fn with_depth(mut src: Box<dyn Read + Send>, blocks: usize) -> Prefetch {
+        let depth = blocks.max(1);
+        let (tx, blocks) = std::sync::mpsc::sync_channel(depth);
+        let (spent, reuse) = std::sync::mpsc::sync_channel::<Vec<u8>>(depth + 2);
         std::thread::spawn(move || loop {
             let mut buf = reuse
                 .try_recv()
                 .unwrap_or_else(|_| vec![0u8; Prefetch::BLOCK]);
-            let n = match src.read(&mut buf) {
-                Ok(0) => return,
-                Ok(n) => n,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => {
-                    let _ = tx.send(Err(e));
-                    return;
+            // Fill the block: a debugfs file hands out 32 KiB or less per read, and a
+            // block per read would make the depth worth a few hundred KiB.
+            let mut n = 0;
+            let mut failed = None;
+            while n < buf.len() {
+                match src.read(&mut buf[n..]) {
+                    Ok(0) => break,
+                    Ok(k) => n += k,
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    Err(e) => {
+                        failed = Some(e);
+                        break;
+                    }
                 }
-            };
-            if tx.send(Ok((buf, n))).is_err() {
+            }
+            let full = n == buf.len();
+            if n > 0 && tx.send(Ok((buf, n))).is_err() {
+                return;
+            }
+            if let Some(e) = failed {
+                let _ = tx.send(Err(e));
+                return;
+            }
+            if !full {
                 return;
             }
         });
@@ -206,6 +229,40 @@ mod tests {
         assert_eq!(got, data);
         let mut empty = Prefetch::new(Box::new(io::empty()));
         assert_eq!(empty.read(&mut [0u8; 8]).unwrap(), 0);
+    }
+
+    /// A deep read-ahead reads `depth` full blocks (and one more it holds) before anything
+    /// is consumed, and no more: memory stays bounded by the depth. The source hands out
+    /// 32 KiB per read, as debugfs does.
+    #[test]
+    fn prefetch_reads_as_deep_as_told_and_no_deeper() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        use std::sync::Arc;
+        const SEQ: usize = 32 << 10;
+        struct Counting(Arc<AtomicUsize>);
+        impl Read for Counting {
+            fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+                let n = out.len().min(SEQ);
+                self.0.fetch_add(n, Ordering::SeqCst);
+                out[..n].fill(b'x');
+                Ok(n)
+            }
+        }
+        for depth in [1, 5] {
+            let bytes = Arc::new(AtomicUsize::new(0));
+            let mut p = Prefetch::with_depth(Box::new(Counting(Arc::clone(&bytes))), depth);
+            // The reading thread gets there on its own (a bounded wait, not a timing check).
+            let t = std::time::Instant::now();
+            let want = (depth + 1) * Prefetch::BLOCK;
+            while bytes.load(Ordering::SeqCst) < want && t.elapsed().as_secs() < 30 {
+                std::thread::yield_now();
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            assert_eq!(bytes.load(Ordering::SeqCst), want, "depth {depth}");
+            let mut buf = vec![0u8; Prefetch::BLOCK];
+            p.read_exact(&mut buf).unwrap();
+            assert!(buf.iter().all(|&b| b == b'x'));
+        }
     }
 
     #[test]

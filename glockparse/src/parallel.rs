@@ -5,10 +5,10 @@
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
 use std::ops::Range;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::diagnostics::Diagnostics;
-use crate::input::Compression;
+use crate::input::{Compression, Prefetch};
 use crate::reader::GlockReader;
 
 /// Files smaller than this are not worth splitting.
@@ -71,6 +71,33 @@ pub struct Piece<T> {
     pub diagnostics: Diagnostics,
 }
 
+/// A glocks file opened for [`Opened::for_each_piece`]: cut into pieces, or, when it
+/// cannot be cut (a live debugfs file, a compressed or small one), already being read
+/// ahead on a thread. Opening early lets the kernel produce a live file while the caller
+/// reads other files.
+pub struct Opened {
+    path: PathBuf,
+    ranges: Vec<Range<u64>>,
+    ahead: Option<Prefetch>,
+}
+
+/// Opens `path` to be read in up to `parts` pieces; a file that is one piece starts being
+/// read at once, up to `ahead` blocks of [`Prefetch::BLOCK`] bytes ahead of its parser.
+pub fn open(path: &Path, parts: usize, ahead: usize) -> io::Result<Opened> {
+    let ranges = split(path, parts)?;
+    let ahead = match ranges[..] {
+        [ref r] if r.start == 0 && r.end == u64::MAX => {
+            Some(Prefetch::with_depth(crate::input::open(path)?, ahead))
+        }
+        _ => None,
+    };
+    Ok(Opened {
+        path: path.to_path_buf(),
+        ranges,
+        ahead,
+    })
+}
+
 /// Runs `work` over every piece of `path` on its own thread (one piece for a file that
 /// cannot be split, read through [`crate::input::open`] so compression still works).
 pub fn for_each_piece<T, F>(path: &Path, parts: usize, work: F) -> io::Result<Vec<Piece<T>>>
@@ -78,59 +105,71 @@ where
     T: Send,
     F: Fn(&mut GlockReader<Box<dyn Read + Send>>) -> T + Sync,
 {
-    let ranges = split(path, parts)?;
-    let source = path.display().to_string();
-    let results: Vec<io::Result<(T, Diagnostics)>> = std::thread::scope(|s| {
-        let handles: Vec<_> = ranges
-            .iter()
-            .map(|r| {
-                let (r, source, work) = (r.clone(), source.clone(), &work);
-                s.spawn(move || {
-                    let rdr: Box<dyn Read + Send> = if r.start == 0 && r.end == u64::MAX {
-                        // One piece (a live debugfs file, a compressed or small one): read
-                        // ahead on another thread so producing the text and parsing it
-                        // overlap.
-                        Box::new(crate::input::Prefetch::new(crate::input::open(path)?))
-                    } else {
-                        let mut f = File::open(path)?;
-                        f.seek(SeekFrom::Start(r.start))?;
-                        // The reader reads 1 MiB at a time into its own buffer: no
-                        // buffering in between.
-                        Box::new(f.take(r.end - r.start))
-                    };
-                    let mut reader = GlockReader::new(rdr, source);
-                    let v = work(&mut reader);
-                    Ok((v, reader.into_diagnostics()))
+    open(path, parts, Prefetch::BLOCKS)?.for_each_piece(work)
+}
+
+impl Opened {
+    /// Runs `work` over every piece on its own thread; line numbers in the results are
+    /// the file's.
+    pub fn for_each_piece<T, F>(mut self, work: F) -> io::Result<Vec<Piece<T>>>
+    where
+        T: Send,
+        F: Fn(&mut GlockReader<Box<dyn Read + Send>>) -> T + Sync,
+    {
+        let source = self.path.display().to_string();
+        let path = &self.path;
+        let results: Vec<io::Result<(T, Diagnostics)>> = std::thread::scope(|s| {
+            let handles: Vec<_> = self
+                .ranges
+                .iter()
+                .map(|r| {
+                    let (r, source, work) = (r.clone(), source.clone(), &work);
+                    let ahead = self.ahead.take();
+                    s.spawn(move || {
+                        let rdr: Box<dyn Read + Send> = match ahead {
+                            Some(p) => Box::new(p),
+                            None => {
+                                let mut f = File::open(path)?;
+                                f.seek(SeekFrom::Start(r.start))?;
+                                // The reader reads 1 MiB at a time into its own buffer: no
+                                // buffering in between.
+                                Box::new(f.take(r.end - r.start))
+                            }
+                        };
+                        let mut reader = GlockReader::new(rdr, source);
+                        let v = work(&mut reader);
+                        Ok((v, reader.into_diagnostics()))
+                    })
                 })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| {
-                h.join()
-                    .unwrap_or_else(|_| Err(io::Error::other("parser thread panicked")))
-            })
-            .collect()
-    });
-    let mut out = Vec::with_capacity(results.len());
-    let mut offset = 0;
-    for r in results {
-        let (value, mut diagnostics) = r?;
-        let lines = diagnostics.lines;
-        for e in &mut diagnostics.first_errors {
-            e.line += offset;
-        }
-        if let Some(f) = &mut diagnostics.fatal {
-            f.push_str(&format!(" (in the piece starting after line {offset})"));
-        }
-        out.push(Piece {
-            value,
-            line_offset: offset,
-            diagnostics,
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| {
+                    h.join()
+                        .unwrap_or_else(|_| Err(io::Error::other("parser thread panicked")))
+                })
+                .collect()
         });
-        offset += lines;
+        let mut out = Vec::with_capacity(results.len());
+        let mut offset = 0;
+        for r in results {
+            let (value, mut diagnostics) = r?;
+            let lines = diagnostics.lines;
+            for e in &mut diagnostics.first_errors {
+                e.line += offset;
+            }
+            if let Some(f) = &mut diagnostics.fatal {
+                f.push_str(&format!(" (in the piece starting after line {offset})"));
+            }
+            out.push(Piece {
+                value,
+                line_offset: offset,
+                diagnostics,
+            });
+            offset += lines;
+        }
+        Ok(out)
     }
-    Ok(out)
 }
 
 #[cfg(test)]

@@ -331,11 +331,31 @@ impl Ord for Ranked {
     }
 }
 
-/// Reads a glocks file, in parallel pieces when it is large and plain, and keeps what
-/// `sel` asks for.
-pub fn take_file(path: &Path, sel: &Selection, look: &Lookup) -> io::Result<FileSnapshot> {
+/// How far ahead a live glocks file is read while the files beside it are: 32 blocks of
+/// 1 MiB, the whole file on most nodes.
+const LIVE_AHEAD_BLOCKS: usize = 32;
+
+/// Opens a glocks file for [`take_file`]. A file that cannot be split starts being read at
+/// once; a `live` one (debugfs) up to 32 MiB ahead, so that the kernel produces it while
+/// the files beside it are read.
+pub fn open_file(path: &Path, live: bool) -> io::Result<parallel::Opened> {
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let pieces = parallel::for_each_piece(path, threads, |r| take_from(r, sel, look))?;
+    let ahead = if live {
+        LIVE_AHEAD_BLOCKS
+    } else {
+        glockparse::input::Prefetch::BLOCKS
+    };
+    parallel::open(path, threads, ahead)
+}
+
+/// Reads a glocks file opened by [`open_file`], in parallel pieces when it is large and
+/// plain, and keeps what `sel` asks for.
+pub fn take_file(
+    file: parallel::Opened,
+    sel: &Selection,
+    look: &Lookup,
+) -> io::Result<FileSnapshot> {
+    let pieces = file.for_each_piece(|r| take_from(r, sel, look))?;
     let mut out = FileSnapshot {
         summary: Summary::default(),
         matching: 0,
