@@ -61,7 +61,15 @@ enum Full<'a> {
     },
 }
 
-impl Entry<'_> {
+impl<'a> Entry<'a> {
+    /// A record the full parser read.
+    fn parsed(g: &'a Glock) -> Entry<'a> {
+        Entry {
+            brief: Brief::of(g),
+            full: Full::Parsed(g),
+        }
+    }
+
     /// The whole record, exactly as [`GlockReader::next_into`] gives it.
     pub fn glock(&mut self) -> &Glock {
         match &mut self.full {
@@ -168,8 +176,7 @@ impl<R: Read> GlockReader<R> {
                 Ok(Some(numbered)) => numbered,
                 Ok(None) => return st.finish(out),
                 Err(e) => {
-                    let line_no = self.lines.line_number() + 1;
-                    st.diag.fatal = Some(format!("{}:{line_no}: read error: {e}", st.source));
+                    st.read_error(self.lines.line_number() + 1, &e);
                     return st.finish(out);
                 }
             };
@@ -179,9 +186,7 @@ impl<R: Read> GlockReader<R> {
             }
         }
     }
-}
 
-impl<R: Read> GlockReader<R> {
     /// Calls `f` with every remaining record, as [`GlockReader::next_into`] would read
     /// them, but faster when only a few records are needed whole: records in the kernel's
     /// exact debugfs layout are skimmed into a [`Brief`] and parsed only when
@@ -218,15 +223,6 @@ impl<R: Read> GlockReader<R> {
     }
 }
 
-impl<'a> Entry<'a> {
-    fn parsed(g: &'a Glock) -> Entry<'a> {
-        Entry {
-            brief: Brief::of(g),
-            full: Full::Parsed(g),
-        }
-    }
-}
-
 impl<R: Read> Iterator for GlockReader<R> {
     type Item = Glock;
 
@@ -248,6 +244,12 @@ impl State {
         false
     }
 
+    /// A read error ends the input; it is kept as [`Diagnostics::fatal`].
+    fn read_error(&mut self, line_no: u64, e: &io::Error) {
+        self.diag.fatal = Some(format!("{}:{line_no}: read error: {e}", self.source));
+    }
+
+    /// [`State::read_error`], then the record in hand goes to `f`.
     fn fatal(
         &mut self,
         line_no: u64,
@@ -255,7 +257,7 @@ impl State {
         out: &mut Glock,
         f: &mut impl FnMut(Entry<'_>),
     ) {
-        self.diag.fatal = Some(format!("{}:{line_no}: read error: {e}", self.source));
+        self.read_error(line_no, e);
         if self.finish(out) {
             f(Entry::parsed(out));
         }
