@@ -51,6 +51,13 @@ pub enum Line<'a> {
 pub struct BadLine(pub &'static str);
 
 fn trim(s: &[u8]) -> &[u8] {
+    let (a, b) = trim_range(s);
+    &s[a..b]
+}
+
+/// Where `s` starts and ends once white space is trimmed from both ends.
+#[inline(always)]
+fn trim_range(s: &[u8]) -> (usize, usize) {
     // The comm is right-aligned in 16 columns: skip its padding eight spaces at a time.
     let mut a = 0;
     while s.get(a..a + 8) == Some(b"        ") {
@@ -61,7 +68,7 @@ fn trim(s: &[u8]) -> &[u8] {
     while b > a && s[b - 1].is_ascii_whitespace() {
         b -= 1;
     }
-    &s[a..b]
+    (a, b)
 }
 
 /// The index of the first byte of `s` that `pred` accepts: a plain loop, always inlined
@@ -140,7 +147,12 @@ fn timestamp(tok: &[u8]) -> Option<u64> {
         if d > 9 {
             break;
         }
-        secs = secs.checked_mul(10)?.checked_add(u64::from(d))?;
+        // 19 digits cannot overflow: only the 20th is checked.
+        secs = if i < 19 {
+            secs * 10 + u64::from(d)
+        } else {
+            secs.checked_mul(10)?.checked_add(u64::from(d))?
+        };
         i += 1;
     }
     if i == 0 || i > 20 {
@@ -218,7 +230,8 @@ fn task(s: &[u8]) -> Option<(&[u8], i64, Option<i64>)> {
 /// the line is built where the caller keeps it rather than copied out.
 #[inline]
 pub fn parse(line: &[u8]) -> Result<Line<'_>, BadLine> {
-    let t = trim(line);
+    let (lead, end) = trim_range(line);
+    let t = &line[lead..end];
     if t.is_empty() || t[0] == b'#' || t.starts_with(b"cpus=") || t.starts_with(b"version =") {
         return Ok(Line::Header);
     }
@@ -239,6 +252,7 @@ pub fn parse(line: &[u8]) -> Result<Line<'_>, BadLine> {
         }
     }
     // Find the `[cpu]` field: a `[` preceded by a space and followed by digits and `]`.
+    // The task before it starts where the trimmed line does (its padding is skipped once).
     let mut from = 0;
     let found = loop {
         let Some(off) = memchr::memchr(b'[', &line[from..]) else {
@@ -247,7 +261,7 @@ pub fn parse(line: &[u8]) -> Result<Line<'_>, BadLine> {
         let i = from + off;
         if i > 0 && line[i - 1] == b' ' {
             if let Some((cpu, after)) = cpu_field(line, i) {
-                if let Some(t) = task(&line[..i]) {
+                if let Some(t) = task(&line[lead.min(i)..i]) {
                     break Some((t, cpu, after));
                 }
             }
