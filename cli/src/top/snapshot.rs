@@ -282,14 +282,22 @@ impl Selection {
         let Some(needle) = self.filter.as_deref().filter(|n| !n.is_empty()) else {
             return true;
         };
-        let needle = needle.to_ascii_lowercase();
-        let has = |s: &str| s.to_ascii_lowercase().contains(&needle);
+        let has = |s: &str| contains_ignore_case(s.as_bytes(), needle.as_bytes());
         has(&g.id.to_string())
             || has(&g.glock_type().name())
             || g.holders
                 .iter()
                 .any(|h| has(&h.pid.to_string()) || has(&h.comm) || has(&h.caller))
     }
+}
+
+/// Whether `hay` contains `needle`, ASCII letters compared without case (no copy of
+/// either: the text filter runs over every relevant glock of every refresh).
+fn contains_ignore_case(hay: &[u8], needle: &[u8]) -> bool {
+    needle.is_empty()
+        || hay
+            .windows(needle.len())
+            .any(|w| w.eq_ignore_ascii_case(needle))
 }
 
 /// One file's snapshot.
