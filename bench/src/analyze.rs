@@ -123,9 +123,9 @@ pub fn run(
     for _ in 0..runs.max(1) {
         let mut c = Command::new(engine);
         c.arg("analyze").arg(&dir).arg("--json");
-        let (ti, ri) = crate::measure::run_once(&mut c)?;
-        t = t.min(ti);
-        rss = rss.max(ri);
+        let r = crate::measure::run_once(&mut c)?;
+        t = t.min(r.wall);
+        rss = rss.max(r.rss_kib);
     }
     let out = Command::new(engine)
         .arg("analyze")
@@ -153,7 +153,8 @@ pub fn run(
         rss as f64 / 1024.0
     );
     if python {
-        let (tp, rp) = crate::measure::run_once(&mut python_cmd(&dir))?;
+        let py = crate::measure::run_once(&mut python_cmd(&dir))?;
+        let (tp, rp) = (py.wall, py.rss_kib);
         println!(
             "python baseline    {:>8.2} s  {:>6.2} M lines/s  peak RSS {:>7.1} MiB  (glk {:.1}x faster)",
             tp.as_secs_f64(),

@@ -4,9 +4,20 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// Runs `cmd` to completion with stdout discarded; returns wall time and the child's
-/// peak RSS in KiB (from wait4's rusage).
-pub fn run_once(cmd: &mut Command) -> std::io::Result<(Duration, u64)> {
+/// One run of a child process.
+#[derive(Debug, Clone, Copy)]
+pub struct Run {
+    /// Wall time.
+    pub wall: Duration,
+    /// CPU time, user and system (every thread).
+    pub cpu: Duration,
+    /// Peak RSS, KiB.
+    pub rss_kib: u64,
+}
+
+/// Runs `cmd` to completion with stdout discarded; times it and reads its peak RSS from
+/// wait4's rusage.
+pub fn run_once(cmd: &mut Command) -> std::io::Result<Run> {
     let start = Instant::now();
     let child = cmd.stdout(Stdio::null()).spawn()?;
     let pid = child.id() as libc::pid_t;
@@ -25,36 +36,66 @@ pub fn run_once(cmd: &mut Command) -> std::io::Result<(Duration, u64)> {
             "{cmd:?} failed: status {status}"
         )));
     }
-    Ok((elapsed, rusage.ru_maxrss as u64))
+    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
+    Ok(Run {
+        wall: elapsed,
+        cpu: tv(rusage.ru_utime) + tv(rusage.ru_stime),
+        rss_kib: rusage.ru_maxrss as u64,
+    })
+}
+
+/// What [`paired`] measured.
+pub struct Paired {
+    /// The best wall time of `a` and of `b`.
+    pub best_a: Duration,
+    pub best_b: Duration,
+    /// The least CPU time of `a` and of `b`: how much work each did, whatever the wall
+    /// clock (on a shared host the compute given to a process varies by the hour, the
+    /// memory bandwidth that bounds `wc -l` much less).
+    pub cpu_a: Duration,
+    pub cpu_b: Duration,
+    /// The median of the per-pair ratios b/a.
+    pub median: f64,
+    /// `b`'s largest peak RSS, KiB.
+    pub rss_b: u64,
 }
 
 /// Runs `a` and `b` alternately `pairs` times (after one warm-up run of each), so both see
-/// the same machine: returns the best time of each, the median of the per-pair ratios
-/// b/a, and b's largest peak RSS in KiB.
+/// the same machine.
 pub fn paired(
     pairs: usize,
     mut a: impl FnMut() -> Command,
     mut b: impl FnMut() -> Command,
-) -> std::io::Result<(Duration, Duration, f64, u64)> {
+) -> std::io::Result<Paired> {
     run_once(&mut a())?;
     run_once(&mut b())?;
-    let (mut best_a, mut best_b, mut rss) = (Duration::MAX, Duration::MAX, 0);
+    let mut p = Paired {
+        best_a: Duration::MAX,
+        best_b: Duration::MAX,
+        cpu_a: Duration::MAX,
+        cpu_b: Duration::MAX,
+        median: 0.0,
+        rss_b: 0,
+    };
     let mut ratios = Vec::with_capacity(pairs);
     for _ in 0..pairs {
-        let (ta, _) = run_once(&mut a())?;
-        let (tb, r) = run_once(&mut b())?;
-        best_a = best_a.min(ta);
-        best_b = best_b.min(tb);
-        rss = rss.max(r);
-        ratios.push(tb.as_secs_f64() / ta.as_secs_f64());
+        let ra = run_once(&mut a())?;
+        let rb = run_once(&mut b())?;
+        p.best_a = p.best_a.min(ra.wall);
+        p.best_b = p.best_b.min(rb.wall);
+        p.cpu_a = p.cpu_a.min(ra.cpu);
+        p.cpu_b = p.cpu_b.min(rb.cpu);
+        p.rss_b = p.rss_b.max(rb.rss_kib);
+        ratios.push(rb.wall.as_secs_f64() / ra.wall.as_secs_f64());
     }
     ratios.sort_by(f64::total_cmp);
-    Ok((best_a, best_b, ratios[ratios.len() / 2], rss))
+    p.median = ratios[ratios.len() / 2];
+    Ok(p)
 }
 
 pub fn top(glk: &Path, file: &Path) -> std::io::Result<()> {
     let size = std::fs::metadata(file)?.len();
-    let (wc, top, median, rss) = paired(
+    let p = paired(
         7,
         || {
             let mut c = Command::new("wc");
@@ -68,20 +109,27 @@ pub fn top(glk: &Path, file: &Path) -> std::io::Result<()> {
         },
     )?;
     let mib = size as f64 / (1 << 20) as f64;
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
     println!("file            {} ({mib:.1} MiB)", file.display());
-    println!("wc -l           {:>8.1} ms", wc.as_secs_f64() * 1e3);
     println!(
-        "glk top --once  {:>8.1} ms  ({:.0} MiB/s)",
-        top.as_secs_f64() * 1e3,
-        mib / top.as_secs_f64()
+        "wc -l           {:>8.1} ms  (CPU {:.1} ms)",
+        ms(p.best_a),
+        ms(p.cpu_a)
     );
     println!(
-        "ratio           {:>8.2} best/best, {median:.2} median of 7 pairs  (target <= 3)",
-        top.as_secs_f64() / wc.as_secs_f64()
+        "glk top --once  {:>8.1} ms  ({:.0} MiB/s; CPU {:.1} ms)",
+        ms(p.best_b),
+        mib / p.best_b.as_secs_f64(),
+        ms(p.cpu_b)
+    );
+    println!(
+        "ratio           {:>8.2} best/best, {:.2} median of 7 pairs  (target <= 3)",
+        p.best_b.as_secs_f64() / p.best_a.as_secs_f64(),
+        p.median
     );
     println!(
         "glk peak RSS    {:>8.1} MiB  (target <= 64)",
-        rss as f64 / 1024.0
+        p.rss_b as f64 / 1024.0
     );
     Ok(())
 }
