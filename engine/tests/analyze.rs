@@ -1,9 +1,12 @@
 //! `glk analyze` on the real two-node capture and the public rename deadlock, checked
 //! against answers computed here from the raw text (and the fixtures' README).
 
+mod common;
+
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::Read;
 use std::process::Command;
+
+use common::glock_of_gfs2 as glock_of;
 
 fn analyze(args: &[&str]) -> serde_json::Value {
     let o = Command::new(env!("CARGO_BIN_EXE_glk-engine"))
@@ -17,26 +20,7 @@ fn analyze(args: &[&str]) -> serde_json::Value {
 }
 
 fn trace(node: &str) -> String {
-    let mut s = String::new();
-    glockparse::input::open(&testdata::path(&format!(
-        "real/dlm2-6.1/{node}/trace_pipe.txt.xz"
-    )))
-    .unwrap()
-    .read_to_string(&mut s)
-    .unwrap();
-    s
-}
-
-/// `2:330773` in a trace line → `2/50c15`.
-fn glock_of(line: &str) -> String {
-    let dec = line
-        .split(" glock ")
-        .nth(1)
-        .unwrap()
-        .split(' ')
-        .next()
-        .unwrap();
-    dec.parse::<glockparse::GlockId>().unwrap().to_string()
+    common::fixture_text(&format!("real/dlm2-6.1/{node}/trace_pipe.txt.xz"))
 }
 
 fn ts(line: &str) -> u64 {

@@ -4,9 +4,12 @@
 //! markers). Every reconstructed hand-off is checked against the raw trace lines, parsed
 //! here with plain string splitting, independently of glk's decoders.
 
+mod common;
+
 use std::collections::{BTreeMap, HashMap};
-use std::io::Read;
 use std::process::Command;
+
+use common::glock_of_gfs2;
 
 const FIXTURES: [&str; 3] = ["real/dlmev612", "real/handoff-6.1", "real/handoff-6.12"];
 
@@ -24,14 +27,7 @@ fn analyze(fixture: &str, extra: &[&str]) -> serde_json::Value {
 
 /// A node's trace text, decompressed.
 fn trace_text(fixture: &str, node: &str) -> String {
-    let mut s = String::new();
-    glockparse::input::open(&testdata::path(&format!(
-        "{fixture}/{node}/trace_pipe.txt.xz"
-    )))
-    .unwrap()
-    .read_to_string(&mut s)
-    .unwrap();
-    s
+    common::fixture_text(&format!("{fixture}/{node}/trace_pipe.txt.xz"))
 }
 
 /// One raw trace line: timestamp (µs), event name, `key=value` fields.
@@ -91,18 +87,6 @@ fn gfs2_lines(fixture: &str, node: &str) -> Vec<(u64, String)> {
         .collect()
 }
 
-/// `glock 2:266268` in a gfs2 line → `2/4101c`.
-fn glock_of_gfs2(line: &str) -> String {
-    let dec = line
-        .split(" glock ")
-        .nth(1)
-        .unwrap()
-        .split(' ')
-        .next()
-        .unwrap();
-    dec.parse::<glockparse::GlockId>().unwrap().to_string()
-}
-
 /// `NODE@SECS.MICROS` → (node, µs).
 fn at(e: &serde_json::Value) -> (String, u64) {
     let (n, t) = e.as_str().unwrap().split_once('@').unwrap();
@@ -123,6 +107,19 @@ fn find<'a>(lines: &'a [Raw], us: u64, event: &str, res_glock: &str) -> Vec<&'a 
                 .is_some_and(|r| glock(r) == res_glock)
         })
         .collect()
+}
+
+/// As [`find`], only the lines for DLM mode `mode`.
+fn find_mode<'a>(
+    lines: &'a [Raw],
+    us: u64,
+    event: &str,
+    res_glock: &str,
+    mode: &str,
+) -> Vec<&'a Raw> {
+    let mut v = find(lines, us, event, res_glock);
+    v.retain(|l| l.fields["mode"] == mode);
+    v
 }
 
 fn compatible(a: &str, b: &str) -> bool {
@@ -189,10 +186,7 @@ fn every_handoff_is_in_the_raw_events() {
             assert_ne!(rn, hn);
             let (rt, ht) = (&traces[&rn], &traces[&hn]);
             // The request: dlm_lock_start of this glock for this mode.
-            let req: Vec<_> = find(rt, req_us, "dlm_lock_start", g)
-                .into_iter()
-                .filter(|l| l.fields["mode"] == mode)
-                .collect();
+            let req = find_mode(rt, req_us, "dlm_lock_start", g, mode);
             assert_eq!(req.len(), 1, "{fx}: request of {h}");
             let lkb = &req[0].fields["lkb_id"];
             // The grant: the dlm_ast of the same lock, status 0.
@@ -209,10 +203,7 @@ fn every_handoff_is_in_the_raw_events() {
                 && &l.fields["lkb_id"] == lkb
                 && l.fields.get("res_name").is_some_and(|r| glock(r) == g)));
             // The bast on the holder wants the request's mode.
-            let bast: Vec<_> = find(ht, bast_us, "dlm_bast", g)
-                .into_iter()
-                .filter(|l| l.fields["mode"] == mode)
-                .collect();
+            let bast = find_mode(ht, bast_us, "dlm_bast", g, mode);
             assert_eq!(bast.len(), 1, "{fx}: bast of {h}");
             let hlkb = &bast[0].fields["lkb_id"];
             // The release: the same lock converted to a compatible mode, or unlocked.

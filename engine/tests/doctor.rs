@@ -39,6 +39,18 @@ fn cited(root: &Path, source: &str, line: u64) -> String {
 }
 
 /// Copies a fixture's node directories (files only, traces decompressed on the way).
+/// A finding's pids, sorted.
+fn sorted_pids(f: &serde_json::Value) -> Vec<i64> {
+    let mut pids: Vec<i64> = f["pids"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p.as_i64().unwrap())
+        .collect();
+    pids.sort();
+    pids
+}
+
 fn copy_capture(fixture: &str, to: &Path) {
     for n in ["n1", "n2"] {
         let src = testdata::path(&format!("{fixture}/{n}"));
@@ -61,13 +73,7 @@ fn a_deadlock_is_critical_with_its_evidence() {
     assert_eq!(f["code"], "GLK-DEADLOCK");
     assert_eq!(f["severity"], "critical");
     // The two waiting flock processes of ps-NODE.txt (the fixture's README).
-    let mut pids: Vec<i64> = f["pids"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|p| p.as_i64().unwrap())
-        .collect();
-    pids.sort();
+    let pids = sorted_pids(f);
     assert_eq!(pids, [247, 257]);
     assert_eq!(f["glocks"], serde_json::json!(["6/223a", "6/223b"]));
     // Every cited line exists and is about the cycle's locks or processes.
@@ -403,13 +409,7 @@ fn a_lab_deadlock_with_its_real_surroundings() {
             .parse()
             .unwrap()
     };
-    let mut pids: Vec<i64> = f["pids"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|p| p.as_i64().unwrap())
-        .collect();
-    pids.sort();
+    let pids = sorted_pids(f);
     let mut want = vec![ps_waiter("n1"), ps_waiter("n2")];
     want.sort();
     assert_eq!(pids, want);

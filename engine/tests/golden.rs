@@ -1,6 +1,8 @@
 //! The engine's reports on the real captures must not change when its internals do: each
 //! is compared with the golden report in testdata/golden (see its README).
 
+mod common;
+
 use std::io::Read;
 use std::process::Command;
 
@@ -85,11 +87,7 @@ fn rename_deadlock() {
 fn trace_files_out_of_time_order_give_the_same_answers() {
     // n1's trace cut in two, the later half in the file read first: the node is sorted by
     // time in memory and every answer is the one of the whole trace.
-    let mut text = String::new();
-    glockparse::input::open(&testdata::path("real/dlm2-6.1/n1/trace_pipe.txt.xz"))
-        .unwrap()
-        .read_to_string(&mut text)
-        .unwrap();
+    let text = common::fixture_text("real/dlm2-6.1/n1/trace_pipe.txt.xz");
     let lines: Vec<&str> = text.lines().collect();
     let (first, second) = lines.split_at(lines.len() / 2);
     let dir = tempfile::tempdir().unwrap();

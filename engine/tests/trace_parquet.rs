@@ -1,18 +1,12 @@
 //! `glk trace -o FILE.parquet`: glk (no polars) pipes the trace to glk-engine, which writes
 //! the events frame.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-fn decompressed(rel: &str) -> String {
-    let mut s = String::new();
-    std::io::Read::read_to_string(
-        &mut glockparse::input::open(&testdata::path(rel)).unwrap(),
-        &mut s,
-    )
-    .unwrap();
-    s
-}
+use common::fixture_text as decompressed;
 
 /// `glk trace -i REL -o DIR/events.parquet` through the engine: the directory, the file
 /// and the trace text; `None` (said skipped) when no glk binary is beside the test.

@@ -1,0 +1,26 @@
+//! Helpers shared by the engine's integration tests (each test file uses a part of them).
+#![allow(dead_code)]
+
+use std::io::Read;
+
+/// A fixture's text, decompressed (`rel` below the fixtures folder).
+pub fn fixture_text(rel: &str) -> String {
+    let mut s = String::new();
+    glockparse::input::open(&testdata::path(rel))
+        .unwrap()
+        .read_to_string(&mut s)
+        .unwrap();
+    s
+}
+
+/// The glock of a gfs2 trace line: `glock 2:266268` → `2/4101c`.
+pub fn glock_of_gfs2(line: &str) -> String {
+    let dec = line
+        .split(" glock ")
+        .nth(1)
+        .unwrap()
+        .split(' ')
+        .next()
+        .unwrap();
+    dec.parse::<glockparse::GlockId>().unwrap().to_string()
+}
