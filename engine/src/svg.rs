@@ -41,10 +41,12 @@ fn open(out: &mut String, id: &str, title: &str) {
     );
 }
 
-fn legend(out: &mut String, names: &[(&str, &str)]) {
+/// The series' names with their colours (the `k`th series in `COLOURS[k]`, cycling, as
+/// the charts draw them).
+fn legend<'a>(out: &mut String, names: impl Iterator<Item = &'a str>) {
     // Under the title, left to right, wrapping (two rows at most fit above the plot).
     let (mut x, mut y) = (LEFT, 30.0);
-    for (name, colour) in names {
+    for (name, colour) in names.zip(COLOURS.iter().cycle()) {
         let w = 22.0 + 6.6 * name.chars().count() as f64;
         if x + w > W - RIGHT {
             x = LEFT;
@@ -148,12 +150,7 @@ pub fn log2_histogram(id: &str, title: &str, series: &[(String, &[u64])]) -> Opt
         .unwrap_or(0) as f64;
     let mut out = String::new();
     open(&mut out, id, title);
-    let names: Vec<(&str, &str)> = series
-        .iter()
-        .zip(COLOURS.iter().cycle())
-        .map(|((n, _), c)| (n.as_str(), *c))
-        .collect();
-    legend(&mut out, &names);
+    legend(&mut out, series.iter().map(|(n, _)| n.as_str()));
     let (ymax, step) = nice(ymax);
     y_axis(&mut out, ymax, step, "count");
     let buckets = hi - lo + 1;
@@ -218,12 +215,7 @@ pub fn lines(
     let span = if xmax > xmin { xmax - xmin } else { 1.0 };
     let mut out = String::new();
     open(&mut out, id, title);
-    let names: Vec<(&str, &str)> = series
-        .iter()
-        .zip(COLOURS.iter().cycle())
-        .map(|((n, _), c)| (n.as_str(), *c))
-        .collect();
-    legend(&mut out, &names);
+    legend(&mut out, series.iter().map(|(n, _)| n.as_str()));
     y_axis(&mut out, ymax, step, y_label);
     let plot_w = W - LEFT - RIGHT;
     let plot_h = H - TOP - BOTTOM;
