@@ -52,6 +52,16 @@ pub struct Evidence {
 }
 
 impl Evidence {
+    /// Evidence about a source as a whole (no line, no event time).
+    pub fn about(source: String, shows: String) -> Evidence {
+        Evidence {
+            source,
+            line: None,
+            time: None,
+            shows,
+        }
+    }
+
     /// Where it is: `SOURCE:LINE`, `SOURCE @TIME` or `SOURCE`.
     pub fn at(&self) -> String {
         match (self.line, &self.time) {
@@ -271,12 +281,7 @@ fn cite(c: &str, shows: &str) -> Evidence {
             time: None,
             shows: shows.to_string(),
         },
-        _ => Evidence {
-            source: c.to_string(),
-            line: None,
-            time: None,
-            shows: shows.to_string(),
-        },
+        _ => Evidence::about(c.to_string(), shows.to_string()),
     }
 }
 
@@ -470,18 +475,14 @@ pub fn findings(
             w.first_snapshot,
             w.last_snapshot
         ));
-        f.evidence.push(Evidence {
-            source: format!("{}/glocks.{}", w.node, w.first_snapshot),
-            line: None,
-            time: None,
-            shows: format!("waiting {} at {}", w.state, w.caller),
-        });
-        f.evidence.push(Evidence {
-            source: format!("{}/glocks.{}", w.node, w.last_snapshot),
-            line: None,
-            time: None,
-            shows: "still waiting".into(),
-        });
+        f.evidence.push(Evidence::about(
+            format!("{}/glocks.{}", w.node, w.first_snapshot),
+            format!("waiting {} at {}", w.state, w.caller),
+        ));
+        f.evidence.push(Evidence::about(
+            format!("{}/glocks.{}", w.node, w.last_snapshot),
+            "still waiting".into(),
+        ));
         for x in r
             .cross_node
             .iter()
@@ -611,11 +612,9 @@ pub fn findings(
             .iter()
             .filter(|d| d.glock == c.glock)
         {
-            f.evidence.push(Evidence {
-                source: format!("{} trace", d.node),
-                line: None,
-                time: None,
-                shows: format!(
+            f.evidence.push(Evidence::about(
+                format!("{} trace", d.node),
+                format!(
                     "{} demotes ({}) caused by {}",
                     d.count,
                     d.source,
@@ -623,15 +622,11 @@ pub fn findings(
                         .as_deref()
                         .unwrap_or("a request not matched on another node")
                 ),
-            });
+            ));
         }
         for h in c.holders.iter().chain(&c.waiters).take(6) {
-            f.evidence.push(Evidence {
-                source: "last snapshot".into(),
-                line: None,
-                time: None,
-                shows: h.clone(),
-            });
+            f.evidence
+                .push(Evidence::about("last snapshot".into(), h.clone()));
         }
         if rgrp {
             match &full {
@@ -678,15 +673,13 @@ pub fn findings(
                 .map(|(n, c)| format!("{n}: {c}"))
                 .collect::<Vec<_>>()
                 .join(", ");
-            f.evidence.push(Evidence {
-                source: "traces".into(),
-                line: None,
-                time: None,
-                shows: format!(
+            f.evidence.push(Evidence::about(
+                "traces".into(),
+                format!(
                     "give-up/regain cycles {cycles}; modes {}",
                     p.modes.join("/")
                 ),
-            });
+            ));
         }
         f.nodes.sort();
         f.nodes.dedup();
@@ -740,17 +733,15 @@ pub fn findings(
             l.dist.count,
             local.map_or(String::new(), |x| format!(" (local master: p50 {:.2} ms)", x.dist.p50_ns as f64 / 1e6))
         ));
-        f.evidence.push(Evidence {
-            source: format!("{} trace", l.node),
-            line: None,
-            time: None,
-            shows: format!(
+        f.evidence.push(Evidence::about(
+            format!("{} trace", l.node),
+            format!(
                 "dlm_lock_start -> dlm_ast to {master}: p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms",
                 p50,
                 l.dist.p99_ns as f64 / 1e6,
                 l.dist.max_ns as f64 / 1e6
             ),
-        });
+        ));
         out.push(f);
     }
     for s in r.slow_dlm.iter().filter(|s| s.outlier && s.count >= 10) {
@@ -765,16 +756,14 @@ pub fn findings(
             )),
         );
         f.glocks.push(s.glock.clone());
-        f.evidence.push(Evidence {
-            source: "traces".into(),
-            line: None,
-            time: None,
-            shows: format!(
+        f.evidence.push(Evidence::about(
+            "traces".into(),
+            format!(
                 "gfs2_glock_lock_time tdiff p50 {:.2} ms, max {:.1} ms",
                 s.p50_ns as f64 / 1e6,
                 s.max_ns as f64 / 1e6
             ),
-        });
+        ));
         out.push(f);
     }
     // Build-up.
@@ -798,12 +787,10 @@ pub fn findings(
             )),
         );
         f.nodes.push(g.node.clone());
-        f.evidence.push(Evidence {
-            source: format!("{}/glocks.N", g.node),
-            line: None,
-            time: None,
-            shows: format!("{} glocks per snapshot: {:?}", g.gltype, g.counts),
-        });
+        f.evidence.push(Evidence::about(
+            format!("{}/glocks.N", g.node),
+            format!("{} glocks per snapshot: {:?}", g.gltype, g.counts),
+        ));
         out.push(f);
     }
     // What weakens the rest.
@@ -825,12 +812,10 @@ pub fn findings(
         );
         for (n, l) in lost {
             f.nodes.push(n.to_string());
-            f.evidence.push(Evidence {
-                source: format!("{n} trace"),
-                line: None,
-                time: None,
-                shows: format!("{l} events lost"),
-            });
+            f.evidence.push(Evidence::about(
+                format!("{n} trace"),
+                format!("{l} events lost"),
+            ));
         }
         out.push(f);
     }
@@ -848,12 +833,8 @@ pub fn findings(
             });
         }
         if let Some(fatal) = &diag.fatal {
-            f.evidence.push(Evidence {
-                source: "input".into(),
-                line: None,
-                time: None,
-                shows: fatal.clone(),
-            });
+            f.evidence
+                .push(Evidence::about("input".into(), fatal.clone()));
         }
         out.push(f);
     }
