@@ -98,19 +98,10 @@ pub fn open(path: &Path, parts: usize, ahead: usize) -> io::Result<Opened> {
     })
 }
 
-/// Runs `work` over every piece of `path` on its own thread (one piece for a file that
-/// cannot be split, read through [`crate::input::open`] so compression still works).
-pub fn for_each_piece<T, F>(path: &Path, parts: usize, work: F) -> io::Result<Vec<Piece<T>>>
-where
-    T: Send,
-    F: Fn(&mut GlockReader<Box<dyn Read + Send>>) -> T + Sync,
-{
-    open(path, parts, Prefetch::BLOCKS)?.for_each_piece(work)
-}
-
 impl Opened {
-    /// Runs `work` over every piece on its own thread; line numbers in the results are
-    /// the file's.
+    /// Runs `work` over every piece on its own thread (one piece for a file that cannot be
+    /// split, read through [`crate::input::open`] so compression still works); line
+    /// numbers in the results are the file's.
     pub fn for_each_piece<T, F>(mut self, work: F) -> io::Result<Vec<Piece<T>>>
     where
         T: Send,
@@ -193,15 +184,17 @@ mod tests {
         text.push_str("bogus line\n");
         std::fs::write(&path, &text).unwrap();
         assert!(split(&path, 4).unwrap().len() > 1);
-        let pieces = for_each_piece(&path, 4, |r| {
-            let mut g = Glock::default();
-            let mut v = Vec::new();
-            while r.next_into(&mut g) {
-                v.push((g.id.number, g.line));
-            }
-            v
-        })
-        .unwrap();
+        let pieces = open(&path, 4, Prefetch::BLOCKS)
+            .unwrap()
+            .for_each_piece(|r| {
+                let mut g = Glock::default();
+                let mut v = Vec::new();
+                while r.next_into(&mut g) {
+                    v.push((g.id.number, g.line));
+                }
+                v
+            })
+            .unwrap();
         let mut all: Vec<(u64, u64)> = Vec::new();
         for p in &pieces {
             all.extend(p.value.iter().map(|(id, l)| (*id, l + p.line_offset)));
