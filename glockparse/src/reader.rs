@@ -235,13 +235,18 @@ impl<R: Read> Iterator for GlockReader<R> {
 impl State {
     fn finish(&mut self, out: &mut Glock) -> bool {
         self.done = true;
-        if self.have_cur {
-            self.have_cur = false;
-            std::mem::swap(&mut self.cur, out);
-            self.diag.records += 1;
-            return true;
+        self.hand_over(out)
+    }
+
+    /// Moves the record in hand, if any, into `out` (and counts it); true if there was one.
+    fn hand_over(&mut self, out: &mut Glock) -> bool {
+        if !self.have_cur {
+            return false;
         }
-        false
+        self.have_cur = false;
+        std::mem::swap(&mut self.cur, out);
+        self.diag.records += 1;
+        true
     }
 
     /// A read error ends the input; it is kept as [`Diagnostics::fatal`].
@@ -282,10 +287,7 @@ impl State {
             if plain && text[pos..].starts_with(b"G: ") {
                 if let Some((mut b, end, n)) = brief::skim(text, pos) {
                     // The full parser would end the record it holds here.
-                    if self.have_cur {
-                        self.have_cur = false;
-                        std::mem::swap(&mut self.cur, out);
-                        self.diag.records += 1;
+                    if self.hand_over(out) {
                         f(Entry::parsed(out));
                     }
                     self.skipping = false;
@@ -337,11 +339,7 @@ impl State {
     fn line(&mut self, line: &[u8], line_no: u64, out: &mut Glock) -> bool {
         match self.classify(line) {
             Kind::Glock(body, fsid) => {
-                let finished = self.have_cur;
-                if finished {
-                    std::mem::swap(&mut self.cur, out);
-                    self.diag.records += 1;
-                }
+                let finished = self.hand_over(out);
                 self.cur.clear();
                 match parse::glock_line(body, &mut self.cur) {
                     Ok(()) => {
