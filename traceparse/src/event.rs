@@ -309,6 +309,7 @@ fn choice<T: Copy>(c: &mut Cursor<'_>, options: &[(&[u8], T)]) -> Option<T> {
 }
 
 /// Decodes a gfs2 event body. `name` may carry the `gfs2_` prefix or not.
+#[inline]
 pub fn decode(name: &[u8], body: &[u8]) -> Option<(Dev, Gfs2Event)> {
     let name = name.strip_prefix(b"gfs2_").unwrap_or(name);
     let mut c = Cursor::new(body);

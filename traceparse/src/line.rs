@@ -117,6 +117,32 @@ fn find(b: u8, s: &[u8]) -> Option<usize> {
     first_where(s, |c| c == b)
 }
 
+/// The first `b` in `s`, 16 bytes at a time and inlined: lines and their prefixes are a
+/// few dozen bytes, where `memchr`'s per-call set-up (a dispatch through a function
+/// pointer, then the vector loop's own) costs more than the search.
+#[inline(always)]
+pub(crate) fn find_short(b: u8, s: &[u8]) -> Option<usize> {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::*;
+        let mut i = 0;
+        while i + 16 <= s.len() {
+            // SAFETY: SSE2 is part of x86-64 itself; the load reads `s[i..i + 16]`.
+            let m = unsafe {
+                let v = _mm_loadu_si128(s.as_ptr().add(i).cast());
+                _mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8(b as i8))) as u32
+            };
+            if m != 0 {
+                return Some(i + m.trailing_zeros() as usize);
+            }
+            i += 16;
+        }
+        find(b, &s[i..]).map(|k| i + k)
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    memchr::memchr(b, s)
+}
+
 fn skip_spaces(s: &[u8], mut i: usize) -> usize {
     while s.get(i) == Some(&b' ') {
         i += 1;
@@ -176,6 +202,47 @@ fn timestamp(tok: &[u8]) -> Option<u64> {
         .checked_add(f * POW10[9 - frac.len()])
 }
 
+/// The usual timestamp token, `secs.micros:`, read where it starts (`s[at]`) rather
+/// than found first: its value and where it ends, as [`token`] and [`timestamp`] would
+/// give them. `None` for any other token, which those two then read.
+#[inline(always)]
+fn timestamp_at(s: &[u8], at: usize) -> Option<(u64, usize)> {
+    let mut i = at;
+    let mut secs: u64 = 0;
+    while let Some(&b) = s.get(i) {
+        let d = b.wrapping_sub(b'0');
+        if d > 9 {
+            break;
+        }
+        // Wrapping: a value of over 18 digits is not used.
+        secs = secs.wrapping_mul(10).wrapping_add(u64::from(d));
+        i += 1;
+    }
+    if !(1..=18).contains(&(i - at)) || s.get(i) != Some(&b'.') {
+        return None;
+    }
+    i += 1;
+    let dot = i;
+    let mut frac: u64 = 0;
+    while let Some(&b) = s.get(i) {
+        let d = b.wrapping_sub(b'0');
+        if d > 9 {
+            break;
+        }
+        frac = frac.wrapping_mul(10).wrapping_add(u64::from(d));
+        i += 1;
+    }
+    let digits = i - dot;
+    if !(1..=9).contains(&digits)
+        || s.get(i) != Some(&b':')
+        || s.get(i + 1).is_some_and(|&b| b != b' ')
+    {
+        return None;
+    }
+    let ns = secs.checked_mul(1_000_000_000)?;
+    Some((ns.checked_add(frac * POW10[9 - digits])?, i + 1))
+}
+
 /// Powers of ten up to 10^9.
 const POW10: [u64; 10] = [
     1,
@@ -211,19 +278,30 @@ fn is_bare_event_name(s: &[u8]) -> bool {
             .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'_')
 }
 
-/// `comm-pid` with optional `(tgid)`, right-trimmed, from the text before `[cpu]`.
+/// `s` without the white space at its end.
+#[inline(always)]
+fn trim_end(s: &[u8]) -> &[u8] {
+    let mut b = s.len();
+    while b > 0 && s[b - 1].is_ascii_whitespace() {
+        b -= 1;
+    }
+    &s[..b]
+}
+
+/// `comm-pid` with optional `(tgid)`, right-trimmed, from the text before `[cpu]`, which
+/// starts where the line's white space ends (so only ends are trimmed here).
 fn task(s: &[u8]) -> Option<(&[u8], i64, Option<i64>)> {
-    let mut s = trim(s);
+    let mut s = trim_end(s);
     let mut tgid = None;
     if s.ends_with(b")") {
         let open = last(s, b'(')?;
         let inner = trim(&s[open + 1..s.len() - 1]);
         tgid = parse_u64(inner).and_then(|v| i64::try_from(v).ok());
-        s = trim(&s[..open]);
+        s = trim_end(&s[..open]);
     }
     let dash = last(s, b'-')?;
     let pid = i64::try_from(parse_u64(&s[dash + 1..])?).ok()?;
-    Some((trim(&s[..dash]), pid, tgid))
+    Some((trim_end(&s[..dash]), pid, tgid))
 }
 
 /// Parses one line of `trace_pipe`, `trace` or `trace-cmd report` text. Inlined, so that
@@ -255,7 +333,7 @@ pub fn parse(line: &[u8]) -> Result<Line<'_>, BadLine> {
     // The task before it starts where the trimmed line does (its padding is skipped once).
     let mut from = 0;
     let found = loop {
-        let Some(off) = memchr::memchr(b'[', &line[from..]) else {
+        let Some(off) = find_short(b'[', &line[from..]) else {
             break None;
         };
         let i = from + off;
@@ -294,12 +372,15 @@ pub fn parse(line: &[u8]) -> Result<Line<'_>, BadLine> {
     let (irq_flags, ts_ns, after_ts) = match timestamp(first) {
         Some(ts) => (&b""[..], ts, after_first),
         None => {
-            let (tok, after) = token(rest, after_first).ok_or(BadLine("no timestamp"))?;
-            (
-                first,
-                timestamp(tok).ok_or(BadLine("bad timestamp"))?,
-                after,
-            )
+            let at = skip_spaces(rest, after_first);
+            let (ts, after) = match timestamp_at(rest, at) {
+                Some(found) => found,
+                None => {
+                    let (tok, after) = token(rest, at).ok_or(BadLine("no timestamp"))?;
+                    (timestamp(tok).ok_or(BadLine("bad timestamp"))?, after)
+                }
+            };
+            (first, ts, after)
         }
     };
     let ev = &rest[skip_spaces(rest, after_ts)..];
@@ -375,6 +456,30 @@ mod tests {
         assert_eq!((e.comm, e.pid, e.ts_ns), (&b"<idle>"[..], 0, 99));
     }
 
+    #[test]
+    fn short_finds_agree_with_memchr_at_every_length_and_place() {
+        for len in 0..70 {
+            for at in 0..=len {
+                let mut s = vec![b'x'; len];
+                if at < len {
+                    s[at] = b'\n';
+                }
+                // A second match after the first, and bytes that differ only in the high bit.
+                if at + 3 < len {
+                    s[at + 3] = b'\n';
+                }
+                if at > 0 {
+                    s[at - 1] = b'\n' | 0x80;
+                }
+                assert_eq!(
+                    find_short(b'\n', &s),
+                    memchr::memchr(b'\n', &s),
+                    "{len} {at}"
+                );
+            }
+        }
+    }
+
     /// The straightforward reading of a timestamp, to check the one-pass one against.
     fn timestamp_reference(tok: &[u8]) -> Option<u64> {
         let tok = tok.strip_suffix(b":")?;
@@ -405,6 +510,8 @@ mod tests {
             "18446744073709551616",
             "000000000000000000001",
             "00000000000000000001",
+            "999999999999999999",
+            "18446744074.",
             "1x",
             ".",
             "-1",
@@ -430,6 +537,15 @@ mod tests {
                         timestamp_reference(t.as_bytes()),
                         "{t:?}"
                     );
+                    // Read in place, it is what the token reading gives, or left to it.
+                    for (lead, after) in [("", ""), ("  ", " ev: x"), (" ", "x ev"), ("", "\t")] {
+                        let s = format!("{lead}{t}{after}");
+                        let at = lead.len();
+                        if let Some(found) = timestamp_at(s.as_bytes(), at) {
+                            let (tok, end) = token(s.as_bytes(), at).unwrap();
+                            assert_eq!(Some(found), timestamp(tok).map(|ts| (ts, end)), "{s:?}");
+                        }
+                    }
                 }
             }
         }
