@@ -136,9 +136,16 @@ pub(crate) fn glock_line(body: &[u8], g: &mut Glock) -> Result<(), String> {
     }
 }
 
-/// A `%pS` symbol carries `+0xOFF/0xSIZE`.
+/// A `%pS` symbol carries `+0xOFF/0xSIZE`: some `+` is followed by `0x`.
 fn has_offset(tok: &[u8]) -> bool {
-    tok.windows(3).any(|w| w == b"+0x")
+    let mut from = 0;
+    while let Some(k) = tok[from..].iter().position(|&b| b == b'+') {
+        from += k + 1;
+        if tok[from..].starts_with(b"0x") {
+            return true;
+        }
+    }
+    false
 }
 
 /// Finds where the caller starts in `"COMM] CALLER"`: the last token, or the last two
@@ -409,6 +416,24 @@ pub(crate) fn reservation_line(body: &[u8]) -> Result<Reservation, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn offsets_are_found_wherever_they_are() {
+        for (tok, want) in [
+            (&b"gfs2_glock_nq+0x56/0xe0"[..], true),
+            (b"+0x", true),
+            (b"a++0x1", true),
+            (b"a+0+0x1", true),
+            (b"a+0", false),
+            (b"a+", false),
+            (b"a+x0x", false),
+            (b"0x12", false),
+            (b"", false),
+        ] {
+            assert_eq!(has_offset(tok), want, "{}", String::from_utf8_lossy(tok));
+            assert_eq!(has_offset(tok), tok.windows(3).any(|w| w == b"+0x"));
+        }
+    }
 
     fn holder(s: &str) -> Holder {
         holder_line(s.as_bytes(), &mut Interner::default()).unwrap()
