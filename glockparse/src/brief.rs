@@ -142,7 +142,7 @@ fn holder_line(s: &[u8], i: &mut usize) -> Option<LetterSet> {
     skip_int(s, i)?;
     lit(s, i, b" [")?;
     let rest = &s[*i..];
-    let end = memchr::memchr(b'\n', rest).unwrap_or(rest.len());
+    let end = crate::scan::find_short(b'\n', rest).unwrap_or(rest.len());
     let tail = &rest[..end];
     // The full parser sees the line without trailing white space: leave such lines to it.
     if tail.last().is_some_and(u8::is_ascii_whitespace) {

@@ -38,6 +38,7 @@ mod parse;
 pub mod quote;
 mod reader;
 pub mod record;
+pub mod scan;
 pub mod state;
 
 pub use brief::Brief;

@@ -117,32 +117,6 @@ fn find(b: u8, s: &[u8]) -> Option<usize> {
     first_where(s, |c| c == b)
 }
 
-/// The first `b` in `s`, 16 bytes at a time and inlined: lines and their prefixes are a
-/// few dozen bytes, where `memchr`'s per-call set-up (a dispatch through a function
-/// pointer, then the vector loop's own) costs more than the search.
-#[inline(always)]
-pub(crate) fn find_short(b: u8, s: &[u8]) -> Option<usize> {
-    #[cfg(target_arch = "x86_64")]
-    {
-        use std::arch::x86_64::*;
-        let mut i = 0;
-        while i + 16 <= s.len() {
-            // SAFETY: SSE2 is part of x86-64 itself; the load reads `s[i..i + 16]`.
-            let m = unsafe {
-                let v = _mm_loadu_si128(s.as_ptr().add(i).cast());
-                _mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8(b as i8))) as u32
-            };
-            if m != 0 {
-                return Some(i + m.trailing_zeros() as usize);
-            }
-            i += 16;
-        }
-        find(b, &s[i..]).map(|k| i + k)
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    memchr::memchr(b, s)
-}
-
 fn skip_spaces(s: &[u8], mut i: usize) -> usize {
     while s.get(i) == Some(&b' ') {
         i += 1;
@@ -365,7 +339,7 @@ pub fn parse(line: &[u8]) -> Result<Line<'_>, BadLine> {
     // The task before it starts where the trimmed line does (its padding is skipped once).
     let mut from = 0;
     let found = loop {
-        let Some(off) = find_short(b'[', &line[from..]) else {
+        let Some(off) = glockparse::scan::find_short(b'[', &line[from..]) else {
             break None;
         };
         let i = from + off;
@@ -487,30 +461,6 @@ mod tests {
         assert_eq!(e.body, b"254,0 glock 2:8498 queue PR");
         let e = ev("          <idle>-0       [000] d.h1. 99: sched_waking: comm=x pid=1");
         assert_eq!((e.comm, e.pid, e.ts_ns), (&b"<idle>"[..], 0, 99));
-    }
-
-    #[test]
-    fn short_finds_agree_with_memchr_at_every_length_and_place() {
-        for len in 0..70 {
-            for at in 0..=len {
-                let mut s = vec![b'x'; len];
-                if at < len {
-                    s[at] = b'\n';
-                }
-                // A second match after the first, and bytes that differ only in the high bit.
-                if at + 3 < len {
-                    s[at + 3] = b'\n';
-                }
-                if at > 0 {
-                    s[at - 1] = b'\n' | 0x80;
-                }
-                assert_eq!(
-                    find_short(b'\n', &s),
-                    memchr::memchr(b'\n', &s),
-                    "{len} {at}"
-                );
-            }
-        }
     }
 
     #[test]

@@ -300,7 +300,7 @@ impl<'a> Iterator for Lines<'a> {
     #[inline]
     fn next(&mut self) -> Option<&'a [u8]> {
         let rest = self.rest?;
-        match crate::line::find_short(b'\n', rest) {
+        match glockparse::scan::find_short(b'\n', rest) {
             Some(i) => {
                 let after = &rest[i + 1..];
                 self.rest = (!after.is_empty()).then_some(after);
