@@ -177,7 +177,7 @@ fn inode_line(s: &[u8], i: &mut usize) -> Option<()> {
 
 #[inline(always)]
 fn lit<const N: usize>(s: &[u8], i: &mut usize, l: &[u8; N]) -> Option<()> {
-    if s.get(*i..)?.starts_with(l) {
+    if s.get(*i..*i + N)? == l {
         *i += N;
         Some(())
     } else {
@@ -248,10 +248,11 @@ fn skip_digits(s: &[u8], i: &mut usize) -> Option<()> {
 /// How many ASCII digits start at `s[at..]`.
 #[inline(always)]
 fn digit_run(s: &[u8], at: usize) -> usize {
-    s[at.min(s.len())..]
-        .iter()
-        .take_while(|c| c.is_ascii_digit())
-        .count()
+    let mut n = 0;
+    while s.get(at + n).is_some_and(u8::is_ascii_digit) {
+        n += 1;
+    }
+    n
 }
 
 /// Skips an optional `-` and 1 to 18 digits (always an `i64`).
@@ -281,13 +282,11 @@ fn hex(s: &[u8], i: &mut usize) -> Option<u64> {
         let Some(d) = crate::cursor::hex_digit(c) else {
             break;
         };
-        v = (v << 4) | u64::from(d);
+        // Wrapping: a run of over 16 digits is refused below.
+        v = v.wrapping_shl(4) | u64::from(d);
         *i += 1;
-        if *i - start > 16 {
-            return None;
-        }
     }
-    (*i > start).then_some(v)
+    (1..=16).contains(&(*i - start)).then_some(v)
 }
 
 /// Flag letters up to the next space: printable, as [`LetterSet::parse`] takes them.
