@@ -99,15 +99,22 @@ fn last(s: &[u8], b: u8) -> Option<usize> {
 }
 
 /// `[digits]` at `s[i..]`: returns the number and the index after `]`.
+/// (The digits are read up to the first byte that is not one, which must be the `]`: a
+/// later `]` would leave a non-digit among them.)
+#[inline(always)]
 fn cpu_field(s: &[u8], i: usize) -> Option<(u32, usize)> {
     let rest = s.get(i + 1..)?;
-    let close = first_where(rest, |b| b == b']')?;
-    let digits = &rest[..close];
-    if digits.is_empty() || digits.len() > 6 {
-        return None;
+    let mut n = 0;
+    let mut cpu: u32 = 0;
+    while n < 6 {
+        let d = rest.get(n)?.wrapping_sub(b'0');
+        if d > 9 {
+            break;
+        }
+        cpu = cpu * 10 + u32::from(d);
+        n += 1;
     }
-    let cpu = u32::try_from(parse_u64(digits)?).ok()?;
-    Some((cpu, i + 1 + close + 1))
+    (n > 0 && rest.get(n) == Some(&b']')).then_some((cpu, i + 1 + n + 1))
 }
 
 /// The first `b` in `s`: a plain loop, faster than `memchr` over the few bytes of a
@@ -476,6 +483,71 @@ mod tests {
                     assert_eq!(ident_len(&s), want.unwrap_or(len), "{len} {at} {b}");
                 }
             }
+        }
+    }
+
+    #[test]
+    fn cpu_fields_read_as_the_first_bracket_and_its_digits() {
+        let reference = |s: &[u8], i: usize| -> Option<(u32, usize)> {
+            let rest = s.get(i + 1..)?;
+            let close = rest.iter().position(|&b| b == b']')?;
+            let digits = &rest[..close];
+            if digits.is_empty() || digits.len() > 6 {
+                return None;
+            }
+            Some((parse_u64(digits)? as u32, i + 1 + close + 1))
+        };
+        for s in [
+            "[001] x",
+            "[1]",
+            "[]",
+            "[0000001]",
+            "[999999]",
+            "[12a]",
+            "[12 ]",
+            "[12",
+            "[",
+            "[1]]",
+            "[x] [1]",
+            "[-1]",
+            "[٣]",
+            "[000000] ..",
+        ] {
+            assert_eq!(
+                cpu_field(s.as_bytes(), 0),
+                reference(s.as_bytes(), 0),
+                "{s:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn tasks_read_as_the_last_dash_and_its_digits() {
+        let reference = |s: &[u8]| -> Option<(Vec<u8>, i64)> {
+            let s = trim_end(s);
+            let dash = last(s, b'-')?;
+            let pid = i64::try_from(parse_u64(&s[dash + 1..])?).ok()?;
+            Some((trim_end(&s[..dash]).to_vec(), pid))
+        };
+        for s in [
+            "mkdir-179     ",
+            "a-b-1",
+            "a-",
+            "-1",
+            "1",
+            "a-1x",
+            "a-12345678901234567",
+            "a-123456789012345678",
+            "a-1234567890123456789",
+            "a-9223372036854775807",
+            "a-9223372036854775808",
+            "a  -7 ",
+            "kworker/u4:1-25",
+            "a--3",
+            "",
+        ] {
+            let got = task(s.as_bytes()).map(|(c, p, _)| (c.to_vec(), p));
+            assert_eq!(got, reference(s.as_bytes()), "{s:?}");
         }
     }
 
