@@ -188,32 +188,12 @@ fn timestamp(tok: &[u8]) -> Option<u64> {
 /// give them. `None` for any other token, which those two then read.
 #[inline(always)]
 fn timestamp_at(s: &[u8], at: usize) -> Option<(u64, usize)> {
-    let mut i = at;
-    let mut secs: u64 = 0;
-    while let Some(&b) = s.get(i) {
-        let d = b.wrapping_sub(b'0');
-        if d > 9 {
-            break;
-        }
-        // Wrapping: a value of over 18 digits is not used.
-        secs = secs.wrapping_mul(10).wrapping_add(u64::from(d));
-        i += 1;
-    }
-    if !(1..=18).contains(&(i - at)) || s.get(i) != Some(&b'.') {
+    let (secs, dot) = digit_run(s, at);
+    if !(1..=18).contains(&(dot - at)) || s.get(dot) != Some(&b'.') {
         return None;
     }
-    i += 1;
-    let dot = i;
-    let mut frac: u64 = 0;
-    while let Some(&b) = s.get(i) {
-        let d = b.wrapping_sub(b'0');
-        if d > 9 {
-            break;
-        }
-        frac = frac.wrapping_mul(10).wrapping_add(u64::from(d));
-        i += 1;
-    }
-    let digits = i - dot;
+    let (frac, i) = digit_run(s, dot + 1);
+    let digits = i - dot - 1;
     if !(1..=9).contains(&digits)
         || s.get(i) != Some(&b':')
         || s.get(i + 1).is_some_and(|&b| b != b' ')
@@ -222,6 +202,23 @@ fn timestamp_at(s: &[u8], at: usize) -> Option<(u64, usize)> {
     }
     let ns = secs.checked_mul(1_000_000_000)?;
     Some((ns.checked_add(frac * POW10[9 - digits])?, i + 1))
+}
+
+/// The decimal digits from `s[at]` on: their value (wrapping: the callers use no more
+/// than 18 digits) and where they end.
+#[inline(always)]
+fn digit_run(s: &[u8], at: usize) -> (u64, usize) {
+    let mut i = at;
+    let mut v: u64 = 0;
+    while let Some(&b) = s.get(i) {
+        let d = b.wrapping_sub(b'0');
+        if d > 9 {
+            break;
+        }
+        v = v.wrapping_mul(10).wrapping_add(u64::from(d));
+        i += 1;
+    }
+    (v, i)
 }
 
 /// Powers of ten up to 10^9.
