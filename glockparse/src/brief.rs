@@ -282,8 +282,8 @@ fn hex(s: &[u8], i: &mut usize) -> Option<u64> {
         let Some(d) = crate::cursor::hex_digit(c) else {
             break;
         };
-        // Wrapping: a run of over 16 digits is refused below.
-        v = v.wrapping_shl(4) | u64::from(d);
+        // Digits shifted out do not matter: a run of over 16 is refused below.
+        v = (v << 4) | u64::from(d);
         *i += 1;
     }
     (1..=16).contains(&(*i - start)).then_some(v)

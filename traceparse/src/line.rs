@@ -519,12 +519,20 @@ mod tests {
     }
 
     #[test]
-    fn tasks_read_as_the_last_dash_and_its_digits() {
-        let reference = |s: &[u8]| -> Option<(Vec<u8>, i64)> {
-            let s = trim_end(s);
+    fn tasks_trimmed_at_their_ends_read_as_when_trimmed_at_both() {
+        // The reading before the task was known to start where white space ends.
+        let reference = |s: &[u8]| -> Option<(Vec<u8>, i64, Option<i64>)> {
+            let mut s = trim(s);
+            let mut tgid = None;
+            if s.ends_with(b")") {
+                let open = last(s, b'(')?;
+                let inner = trim(&s[open + 1..s.len() - 1]);
+                tgid = parse_u64(inner).and_then(|v| i64::try_from(v).ok());
+                s = trim(&s[..open]);
+            }
             let dash = last(s, b'-')?;
             let pid = i64::try_from(parse_u64(&s[dash + 1..])?).ok()?;
-            Some((trim_end(&s[..dash]).to_vec(), pid))
+            Some((trim(&s[..dash]).to_vec(), pid, tgid))
         };
         for s in [
             "mkdir-179     ",
@@ -542,8 +550,15 @@ mod tests {
             "kworker/u4:1-25",
             "a--3",
             "",
+            "dd-4466    (   4466) ",
+            "dd-4466    (-------)",
+            "my [odd]-name-77  ",
+            "x\t-5\t",
+            "x-5 \r",
+            "(1)",
+            "-",
         ] {
-            let got = task(s.as_bytes()).map(|(c, p, _)| (c.to_vec(), p));
+            let got = task(s.as_bytes()).map(|(c, p, t)| (c.to_vec(), p, t));
             assert_eq!(got, reference(s.as_bytes()), "{s:?}");
         }
     }

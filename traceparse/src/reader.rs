@@ -289,7 +289,8 @@ pub fn lines(block: &[u8]) -> Lines<'_> {
     }
 }
 
-/// The iterator of [`lines`]: each line found with one `memchr`.
+/// The iterator of [`lines`]: each line's end found with one
+/// [`glockparse::scan::find_short`].
 pub struct Lines<'a> {
     rest: Option<&'a [u8]>,
 }
