@@ -251,32 +251,38 @@ static IDENT: [bool; 256] = {
 /// (an event name is 10 to 30 bytes, followed by its body).
 #[inline(always)]
 fn ident_len(s: &[u8]) -> usize {
-    let mut i = 0;
+    // Whole 16-byte blocks first (x86-64), then the rest a byte at a time.
     #[cfg(target_arch = "x86_64")]
-    while i + 16 <= s.len() {
+    let done = {
         use std::arch::x86_64::*;
-        // SAFETY: SSE2 is part of x86-64 itself; the load reads `s[i..i + 16]`.
-        let m = unsafe {
-            let v = _mm_loadu_si128(s.as_ptr().add(i).cast());
-            let byte = |c: u8| _mm_set1_epi8(c as i8);
-            // Signed comparisons: bytes of 0x80 and above are negative, in no range here.
-            let within = |x, lo: u8, hi: u8| {
-                _mm_and_si128(
-                    _mm_cmpgt_epi8(x, byte(lo - 1)),
-                    _mm_cmplt_epi8(x, byte(hi + 1)),
-                )
+        let mut i = 0;
+        while i + 16 <= s.len() {
+            // SAFETY: SSE2 is part of x86-64 itself; the load reads `s[i..i + 16]`.
+            let m = unsafe {
+                let v = _mm_loadu_si128(s.as_ptr().add(i).cast());
+                let byte = |c: u8| _mm_set1_epi8(c as i8);
+                // Signed comparisons: bytes of 0x80 and above are negative, in no range.
+                let within = |x, lo: u8, hi: u8| {
+                    _mm_and_si128(
+                        _mm_cmpgt_epi8(x, byte(lo - 1)),
+                        _mm_cmplt_epi8(x, byte(hi + 1)),
+                    )
+                };
+                let letter = within(_mm_or_si128(v, byte(0x20)), b'a', b'z');
+                let digit = within(v, b'0', b'9');
+                let under = _mm_cmpeq_epi8(v, byte(b'_'));
+                _mm_movemask_epi8(_mm_or_si128(_mm_or_si128(letter, digit), under)) as u32
             };
-            let letter = within(_mm_or_si128(v, byte(0x20)), b'a', b'z');
-            let digit = within(v, b'0', b'9');
-            let under = _mm_cmpeq_epi8(v, byte(b'_'));
-            _mm_movemask_epi8(_mm_or_si128(_mm_or_si128(letter, digit), under)) as u32
-        };
-        if m != 0xffff {
-            return i + (!m).trailing_zeros() as usize;
+            if m != 0xffff {
+                return i + (!m).trailing_zeros() as usize;
+            }
+            i += 16;
         }
-        i += 16;
-    }
-    i + first_where(&s[i..], |b| !IDENT[usize::from(b)]).unwrap_or(s.len() - i)
+        i
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    let done = 0;
+    done + first_where(&s[done..], |b| !IDENT[usize::from(b)]).unwrap_or(s.len() - done)
 }
 
 /// Stricter, for lines with no context prefix: tracepoint names are lower-case
