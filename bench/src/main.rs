@@ -8,11 +8,13 @@
 //! glk-bench live [--rate 200000] [--secs 10]   # markers through glk trace, lost events
 //! glk-bench export [--copies 10]           # Parquet export rows/s
 //! glk-bench analyze [--capture dlm2-6.1] [--nodes 2] [--copies 10] [--runs 3] [--python]   # glk analyze at scale
+//! glk-bench instructions [--glocks 100000]  # callgrind instruction counts of top and trace
 //! ```
 
 mod analyze;
 mod export;
 mod gen;
+mod instructions;
 mod measure;
 mod trace;
 
@@ -20,7 +22,7 @@ use std::path::{Path, PathBuf};
 
 fn usage() -> ! {
     eprintln!(
-        "usage: glk-bench gen-glocks --glocks N --out FILE\n       glk-bench top [--glocks N] [--file FILE] [--glk PATH]\n       glk-bench trace [--copies N] [--glk PATH]\n       glk-bench live [--rate N] [--secs S] [--glk PATH]\n       glk-bench export [--copies N]\n       glk-bench analyze [--capture NAME] [--nodes N] [--copies N] [--runs N] [--python] [--engine PATH]"
+        "usage: glk-bench gen-glocks --glocks N --out FILE\n       glk-bench top [--glocks N] [--file FILE] [--glk PATH]\n       glk-bench trace [--copies N] [--glk PATH]\n       glk-bench live [--rate N] [--secs S] [--glk PATH]\n       glk-bench export [--copies N]\n       glk-bench analyze [--capture NAME] [--nodes N] [--copies N] [--runs N] [--python] [--engine PATH]\n       glk-bench instructions [--glocks N] [--glk PATH]"
     );
     std::process::exit(2)
 }
@@ -47,6 +49,16 @@ fn generate(n: u64, out: &Path) -> std::io::Result<u64> {
     Ok(bytes)
 }
 
+/// `bench/out/glocks-N`, generated the first time.
+fn glocks_file(n: u64) -> std::io::Result<PathBuf> {
+    let f = PathBuf::from(format!("bench/out/glocks-{n}"));
+    if !f.exists() {
+        let bytes = generate(n, &f)?;
+        println!("generated {n} glocks ({bytes} bytes) in {}", f.display());
+    }
+    Ok(f)
+}
+
 /// The glk binary built next to this one (same target directory and profile).
 fn sibling_glk() -> PathBuf {
     let me = std::env::current_exe().expect("current exe");
@@ -63,20 +75,24 @@ fn main() -> std::io::Result<()> {
             println!("wrote {n} glocks, {bytes} bytes, to {}", out.display());
         }
         Some("top") => {
-            let n = count(&args);
             let file = match arg(&args, "--file") {
                 Some(f) => PathBuf::from(f),
-                None => {
-                    let f = PathBuf::from(format!("bench/out/glocks-{n}"));
-                    if !f.exists() {
-                        let bytes = generate(n, &f)?;
-                        println!("generated {n} glocks ({bytes} bytes) in {}", f.display());
-                    }
-                    f
-                }
+                None => glocks_file(count(&args))?,
             };
             let glk = arg(&args, "--glk").map_or_else(sibling_glk, PathBuf::from);
             measure::top(&glk, &file)?;
+        }
+        Some("instructions") => {
+            let n =
+                arg(&args, "--glocks").map_or(100_000, |s| s.parse().unwrap_or_else(|_| usage()));
+            let glocks = glocks_file(n)?;
+            let trace = trace::prepare(1)?;
+            let lines = std::fs::read(&trace)?
+                .iter()
+                .filter(|&&b| b == b'\n')
+                .count() as u64;
+            let glk = arg(&args, "--glk").map_or_else(sibling_glk, PathBuf::from);
+            instructions::run(&glk, &glocks, n, &trace, lines)?;
         }
         Some("trace") => {
             let copies =
