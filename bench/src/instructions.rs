@@ -48,27 +48,36 @@ pub fn run(
     trace: &Path,
     lines: u64,
 ) -> std::io::Result<()> {
-    let size = |p: &Path| std::fs::metadata(p).map(|m| m.len());
-    let (gbytes, tbytes) = (size(glocks)?, size(trace)?);
     let show = |p: &Path| p.display().to_string();
-    let top = count(glk, &["top", "--once", &show(glocks)])?;
-    println!(
-        "glk top --once       {:>13} instructions  {:>6.1} a byte  {:>6.0} a record  ({}, {:.1} MB)",
-        group(top),
-        top as f64 / gbytes as f64,
-        top as f64 / records as f64,
-        show(glocks),
-        gbytes as f64 / 1e6
-    );
-    let tr = count(glk, &["trace", "--input", &show(trace), "--summary"])?;
-    println!(
-        "glk trace --summary  {:>13} instructions  {:>6.1} a byte  {:>6.0} a line    ({}, {:.1} MB)",
-        group(tr),
-        tr as f64 / tbytes as f64,
-        tr as f64 / lines as f64,
-        show(trace),
-        tbytes as f64 / 1e6
-    );
+    let runs = [
+        (
+            "glk top --once",
+            vec!["top", "--once"],
+            glocks,
+            records,
+            "record",
+        ),
+        (
+            "glk trace --summary",
+            vec!["trace", "--summary", "--input"],
+            trace,
+            lines,
+            "line",
+        ),
+    ];
+    for (label, mut args, file, units, unit) in runs {
+        let path = show(file);
+        args.push(&path);
+        let n = count(glk, &args)?;
+        let bytes = std::fs::metadata(file)?.len() as f64;
+        println!(
+            "{label:<20} {:>13} instructions  {:>6.1} a byte  {:>6.0} a {unit:<6}  ({path}, {:.1} MB)",
+            group(n),
+            n as f64 / bytes,
+            n as f64 / units as f64,
+            bytes / 1e6
+        );
+    }
     Ok(())
 }
 
