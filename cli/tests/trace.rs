@@ -72,14 +72,7 @@ fn offline_jsonl_matches_the_text_line_for_line() {
                 .or_default() += 1;
             // Decimal trace ids become the glocks file's hex ids.
             if let Some(g) = v["glock"].as_str() {
-                let dec = l
-                    .split(" glock ")
-                    .nth(1)
-                    .unwrap()
-                    .split(' ')
-                    .next()
-                    .unwrap();
-                let id: glockparse::GlockId = dec.parse().unwrap();
+                let id: glockparse::GlockId = testdata::trace_glock(l).parse().unwrap();
                 assert_eq!(g, id.to_string());
             }
         }

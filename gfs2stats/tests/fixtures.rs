@@ -162,14 +162,7 @@ fn lock_time_distributions_and_classification() {
         let mut tally = |b: bool| if b { blocking += 1 } else { nonblocking += 1 };
         for l in t.lines() {
             if l.contains("gfs2_glock_lock_time:") {
-                let g = l
-                    .split(" glock ")
-                    .nth(1)
-                    .unwrap()
-                    .split(' ')
-                    .next()
-                    .unwrap()
-                    .to_string();
+                let g = testdata::trace_glock(l).to_string();
                 let v: u64 = l
                     .split("tdiff:")
                     .nth(1)
@@ -199,13 +192,7 @@ fn lock_time_distributions_and_classification() {
                 all.push(v);
                 pending.entry(g).or_default().push((v, by_stats));
             } else if l.contains("gfs2_glock_state_change:") {
-                let g = l
-                    .split(" glock ")
-                    .nth(1)
-                    .unwrap()
-                    .split(' ')
-                    .next()
-                    .unwrap();
+                let g = testdata::trace_glock(l);
                 if let Some(vs) = pending.remove(g) {
                     let letters = l
                         .split("flags:")

@@ -41,6 +41,17 @@ pub fn files(dir: &str, keep: impl Fn(&str) -> bool) -> Vec<PathBuf> {
     out
 }
 
+/// The glock of a gfs2 trace line as printed, decimal `TYPE:NUMBER` (`2:266268` in
+/// `... gfs2_promote: 254,0 glock 2:266268 promote EX`): the reading tests check the
+/// decoders against. Panics when the line names no glock.
+pub fn trace_glock(line: &str) -> &str {
+    let after = line
+        .split(" glock ")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no glock in trace line {line:?}"));
+    after.split(' ').next().unwrap_or(after)
+}
+
 /// Whether this run is under CI (`CI` set to anything but the empty string), where a test
 /// that cannot make its real check must fail instead of skipping.
 pub fn under_ci() -> bool {

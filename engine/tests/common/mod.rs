@@ -15,12 +15,8 @@ pub fn fixture_text(rel: &str) -> String {
 
 /// The glock of a gfs2 trace line: `glock 2:266268` → `2/4101c`.
 pub fn glock_of_gfs2(line: &str) -> String {
-    let dec = line
-        .split(" glock ")
-        .nth(1)
+    testdata::trace_glock(line)
+        .parse::<glockparse::GlockId>()
         .unwrap()
-        .split(' ')
-        .next()
-        .unwrap();
-    dec.parse::<glockparse::GlockId>().unwrap().to_string()
+        .to_string()
 }
