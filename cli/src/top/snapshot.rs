@@ -267,9 +267,9 @@ impl Selection {
         self.types.is_empty() || self.types.contains(&t)
     }
 
-    /// Whether there is a text filter (which needs the whole record).
-    pub fn has_text_filter(&self) -> bool {
-        self.filter.as_deref().is_some_and(|n| !n.is_empty())
+    /// The text filter, if one is set (it needs the whole record).
+    pub fn text_filter(&self) -> Option<&str> {
+        self.filter.as_deref().filter(|n| !n.is_empty())
     }
 
     /// Whether `g` passes the type filter and the text filter.
@@ -279,7 +279,7 @@ impl Selection {
 
     /// Whether `g` passes the text filter.
     pub fn matches_text(&self, g: &Glock) -> bool {
-        let Some(needle) = self.filter.as_deref().filter(|n| !n.is_empty()) else {
+        let Some(needle) = self.text_filter() else {
             return true;
         };
         let has = |s: &str| contains_ignore_case(s.as_bytes(), needle.as_bytes());
@@ -454,7 +454,7 @@ fn take_from<R: Read>(reader: &mut GlockReader<R>, sel: &Selection, look: &Looku
         }
         relevant += 1;
         if !sel.wants_type(b.glock_type())
-            || (sel.has_text_filter() && !sel.matches_text(e.glock()))
+            || (sel.text_filter().is_some() && !sel.matches_text(e.glock()))
         {
             return;
         }
