@@ -128,10 +128,9 @@ impl<'a> Cursor<'a> {
         let mut n = 0;
         let mut v: u64 = 0;
         while let Some(&b) = s.get(n) {
-            let d = HEX[usize::from(b)];
-            if d > 15 {
+            let Some(d) = hex_digit(b) else {
                 break;
-            }
+            };
             if n == 16 {
                 return None;
             }
