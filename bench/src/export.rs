@@ -29,12 +29,12 @@ pub fn run(copies: usize) -> std::io::Result<()> {
     );
     println!(
         "decode into frames         {:>8.1} ms  {:>6.2} M rows/s",
-        load.as_secs_f64() * 1e3,
+        crate::measure::ms(load),
         rows as f64 / load.as_secs_f64() / 1e6
     );
     println!(
         "Parquet export (zstd)      {:>8.1} ms  {:>6.2} M rows/s  (target >= 1 M rows/s), {:.1} MiB written",
-        export.as_secs_f64() * 1e3,
+        crate::measure::ms(export),
         rows as f64 / export.as_secs_f64() / 1e6,
         bytes as f64 / (1 << 20) as f64
     );

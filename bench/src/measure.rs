@@ -44,6 +44,11 @@ pub fn run_once(cmd: &mut Command) -> std::io::Result<Run> {
     })
 }
 
+/// `d` in milliseconds, for printing.
+pub fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
 /// What [`paired`] measured.
 pub struct Paired {
     /// The best wall time of `a` and of `b`.
@@ -109,7 +114,6 @@ pub fn top(glk: &Path, file: &Path) -> std::io::Result<()> {
         },
     )?;
     let mib = size as f64 / (1 << 20) as f64;
-    let ms = |d: Duration| d.as_secs_f64() * 1e3;
     println!("file            {} ({mib:.1} MiB)", file.display());
     println!(
         "wc -l           {:>8.1} ms  (CPU {:.1} ms)",

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use traceparse::{decode_line, Decoded};
 
-use crate::measure;
+use crate::measure::{self, ms};
 
 /// Decompresses the nolock trace fixture, `copies` times over, into bench/out.
 pub fn prepare(copies: usize) -> std::io::Result<PathBuf> {
@@ -116,7 +116,6 @@ pub fn offline(glk: &Path, copies: usize) -> std::io::Result<()> {
     let size = std::fs::metadata(&file)?.len() as f64 / (1 << 20) as f64;
     let rate = |d: Duration| events as f64 / d.as_secs_f64() / 1e6;
     let ratio = |d: Duration| d.as_secs_f64() / p.best_a.as_secs_f64();
-    let ms = |d: Duration| d.as_secs_f64() * 1e3;
     println!(
         "file                         {} ({size:.1} MiB, {events} events)",
         file.display()
@@ -128,12 +127,12 @@ pub fn offline(glk: &Path, copies: usize) -> std::io::Result<()> {
     );
     println!(
         "decode, 1 core, in memory    {:>8.1} ms  {:>6.2} M events/s  (target >= 4 M/s per core)",
-        one.as_secs_f64() * 1e3,
+        ms(one),
         rate(one)
     );
     println!(
         "decode, {threads} threads, from file  {:>8.1} ms  {:>6.2} M events/s  ratio {:.2}",
-        par.as_secs_f64() * 1e3,
+        ms(par),
         rate(par),
         ratio(par)
     );
