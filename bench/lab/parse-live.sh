@@ -1,8 +1,9 @@
 #!/bin/sh
 # Lab job (run-nolock.sh): the live paths issue 14 touched, end to end on a real kernel
-# while files are written: glk trace --summary (live gfs2 events), glk top --once and two
-# plain refreshes (live glocks read ahead while glstats is), glk capture with a trace and
-# its trace read back with --summary; then whether tracefs was left as found.
+# while files are written: glk trace --summary (live gfs2 events), glk top --once, two
+# plain refreshes (live glocks read ahead while glstats is) and one run with a text
+# filter, glk capture with a trace and its trace read back with --summary; then whether
+# tracefs was left as found.
 set -x
 S=/mnt/share; OUT=$S/out-parse-live; rm -rf $OUT; mkdir -p $OUT
 cp $S/glk /usr/bin/glk
@@ -25,6 +26,7 @@ wait $G; echo "rc $?" >> $OUT/trace-stderr.txt
 work 3 & W3=$!
 glk top --once $D/glocks > $OUT/top-once.txt 2>&1; echo "rc $?" >> $OUT/top-once.txt
 glk top --plain -n 2 -d 1 --held $D/glocks > $OUT/top-plain.txt 2>&1; echo "rc $?" >> $OUT/top-plain.txt
+glk top --once --held --filter dir_search $D/glocks > $OUT/top-filter.txt 2>&1; echo "rc $?" >> $OUT/top-filter.txt
 wait $W3
 glk capture --output $OUT/cap --count 2 --interval 2 --trace 20 > $OUT/capture.txt 2>&1 &
 C=$!
