@@ -151,7 +151,7 @@ fn has_offset(tok: &[u8]) -> bool {
 /// Finds where the caller starts in `"COMM] CALLER"`: the last token, or the last two
 /// when the final token is `[module]` or a `file.c:line` location.
 fn caller_start(rest: &[u8]) -> usize {
-    let last_space = |s: &[u8]| memchr::memrchr(b' ', s);
+    let last_space = |s: &[u8]| crate::scan::rfind_short(b' ', s);
     let Some(sp) = last_space(rest) else {
         return rest.len();
     };
