@@ -12,6 +12,7 @@ use crate::id::{GlockId, GlockType};
 use crate::parse::holder_tail_split;
 use crate::record::Glock;
 use crate::state::LockState;
+use crate::window::{below, has_run_of_17, Classes};
 
 /// The part of a glock record that counting and ranking need.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -60,51 +61,418 @@ impl Brief {
     }
 }
 
-/// Reads the record that starts at `text[at..]` with a `G: ` line and ends before the
-/// next line that starts with `G: ` (or at the end of `text`). Every line must be a `G:`,
-/// `H:` or `I:` line in the kernel's exact layout (the layout the full parser reads on
-/// its fast path, which then cannot fail): otherwise `None`. Returns the brief (its
-/// `line` left 0), where the record ends (after its last `\n`) and how many lines it has.
-pub fn skim(text: &[u8], at: usize) -> Option<(Brief, usize, u64)> {
+/// Reads records as [`Skimmer::skim`] does, remembering what it read between them.
+///
+/// The records of a dump repeat themselves: every cached inode's iopen glock reads
+/// `s:SH ... f:Iqob t:SH d:EX/0 a:0 v:0 r:3 m:200 p:0` after its number, and is held by
+/// the same ` H: s:SH f:EH e:0 p:0 [(none)] gfs2_inode_lookup+0x253/0x3c0 [gfs2]`. So the
+/// skimmer keeps the last few line tails it read whole (the text after a line's numbers,
+/// through its `\n`) with what it found there; a tail equal to one of them byte for byte
+/// is known without reading it again.
+#[derive(Debug, Default, Clone)]
+pub struct Skimmer {
+    /// `G:` lines after the glock number, by glock type (types alternate in a dump).
+    glocks: [Tails<GlockTail>; 8],
+    /// `I:` lines after `n:FORMAL/ADDR`.
+    inodes: Tails<()>,
+    /// `H:` lines whole.
+    holders: Tails<LetterSet>,
+}
+
+impl Skimmer {
+    /// Reads the record that starts at `text[at..]` with a `G: ` line and ends before the
+    /// next line that starts with `G: ` (or at the end of `text`). Every line must be a
+    /// `G:`, `H:` or `I:` line in the kernel's exact layout (the layout the full parser
+    /// reads on its fast path, which then cannot fail): otherwise `None`. Returns the brief
+    /// (its `line` left 0), where the record ends (after its last `\n`) and how many
+    /// lines it has.
+    pub fn skim(&mut self, text: &[u8], at: usize) -> Option<(Brief, usize, u64)> {
+        #[cfg(target_arch = "x86_64")]
+        if has_avx2() {
+            // SAFETY: the CPU has what `skim_avx2` needs.
+            return unsafe { skim_avx2(text, at, self) };
+        }
+        skim_with::<Bytes>(text, at, self)
+    }
+}
+
+/// A record's holders counted, kept apart from the [`Brief`] until the record ends: the
+/// counts are then written once, so that the brief is not read back right after a few
+/// narrow writes to it (a store the processor cannot forward, which cost 7% of the skim).
+#[derive(Default, Clone, Copy)]
+struct Held {
+    holders: u32,
+    waiters: u32,
+    granted: u32,
+}
+
+impl Held {
+    #[inline(always)]
+    fn add(&mut self, flags: LetterSet) {
+        self.holders += 1;
+        self.waiters += u32::from(flags.contains('W'));
+        self.granted += u32::from(flags.contains('H'));
+    }
+}
+
+impl Brief {
+    #[inline(always)]
+    fn with_holders(self, h: Held) -> Brief {
+        Brief {
+            holders: h.holders,
+            waiters: h.waiters,
+            granted: h.granted,
+            ..self
+        }
+    }
+}
+
+/// What a `G:` line's text after the glock number says.
+#[derive(Debug, Default, Clone, Copy)]
+struct GlockTail {
+    flags: GlockFlags,
+    demote_us: u64,
+    refs: i64,
+}
+
+/// What skimming a record gives: see [`Skimmer::skim`].
+type Skimmed = Option<(Brief, usize, u64)>;
+
+/// Longer line tails are not kept by [`Tails`].
+const LONGEST_TAIL: usize = 128;
+
+/// The last [`Tails::KEPT`] line tails read whole, each with what was found in it.
+#[derive(Debug, Clone)]
+struct Tails<T> {
+    /// The tails, each in the first `len[k]` bytes; `len[k]` 0 when none is kept there.
+    text: [[u8; LONGEST_TAIL]; 4],
+    len: [u8; 4],
+    found: [T; 4],
+    /// Where the next tail goes (the oldest is replaced).
+    next: usize,
+}
+
+impl<T: Default + Copy> Default for Tails<T> {
+    fn default() -> Self {
+        Tails {
+            text: [[0; LONGEST_TAIL]; 4],
+            len: [0; 4],
+            found: [T::default(); 4],
+            next: 0,
+        }
+    }
+}
+
+impl<T: Copy> Tails<T> {
+    const KEPT: usize = 4;
+
+    /// What was found in the tail `rest` starts with, and its length, if it is one kept.
+    #[inline(always)]
+    fn find<C: Classifier>(&self, rest: &[u8]) -> Option<(T, usize)> {
+        (0..Self::KEPT).find_map(|k| {
+            let len = usize::from(self.len[k]);
+            (len > 0 && C::starts_with(rest, &self.text[k], len)).then_some((self.found[k], len))
+        })
+    }
+
+    /// Keeps `tail`, just read whole, with what was found in it: only a whole line's
+    /// tail, ending with `\n` (a tail at the end of the text could be a line cut short).
+    #[inline(always)]
+    fn keep(&mut self, tail: &[u8], found: T) {
+        if tail.last() == Some(&b'\n') && tail.len() <= LONGEST_TAIL {
+            let k = self.next;
+            self.text[k][..tail.len()].copy_from_slice(tail);
+            self.len[k] = tail.len() as u8;
+            self.found[k] = found;
+            self.next = (k + 1) % Self::KEPT;
+        }
+    }
+}
+
+/// Whether the CPU has what [`skim_avx2`] needs (the check is cached by `std`).
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn has_avx2() -> bool {
+    std::is_x86_feature_detected!("avx2")
+        && std::is_x86_feature_detected!("bmi1")
+        && std::is_x86_feature_detected!("popcnt")
+}
+
+/// [`Skimmer::skim`], its `G:` and `I:` lines checked through [`Classes::avx2`].
+///
+/// # Safety
+/// The CPU must have AVX2, BMI1 and POPCNT ([`has_avx2`]).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,bmi1,popcnt")]
+unsafe fn skim_avx2(text: &[u8], at: usize, seen: &mut Skimmer) -> Skimmed {
+    skim_with::<Avx2>(text, at, seen)
+}
+
+/// How the lines of a record are classified: [`Classifier::classes`] of the 64 bytes at
+/// `text[at..]`, or `None` to read the line a byte at a time.
+trait Classifier {
+    fn classes(text: &[u8], at: usize) -> Option<(&[u8; 64], Classes)>;
+
+    /// Whether `rest` starts with the first `len` bytes of `kept`.
+    #[inline(always)]
+    fn starts_with(rest: &[u8], kept: &[u8; LONGEST_TAIL], len: usize) -> bool {
+        rest.starts_with(&kept[..len])
+    }
+}
+
+/// Every line a byte at a time.
+struct Bytes;
+
+impl Classifier for Bytes {
+    #[inline(always)]
+    fn classes(_: &[u8], _: usize) -> Option<(&[u8; 64], Classes)> {
+        None
+    }
+}
+
+/// Lines with 64 bytes after their start classified by [`Classes::avx2`]; only ever
+/// used where the CPU has AVX2.
+#[cfg(target_arch = "x86_64")]
+struct Avx2;
+
+#[cfg(target_arch = "x86_64")]
+impl Classifier for Avx2 {
+    #[inline(always)]
+    fn classes(text: &[u8], at: usize) -> Option<(&[u8; 64], Classes)> {
+        let w = text.get(at..at + 64)?.first_chunk()?;
+        // SAFETY: `Avx2` is only used by `skim_avx2`, which runs where the CPU has AVX2.
+        Some((w, unsafe { Classes::avx2(w) }))
+    }
+
+    #[inline(always)]
+    fn starts_with(rest: &[u8], kept: &[u8; LONGEST_TAIL], len: usize) -> bool {
+        // SAFETY: as above.
+        unsafe { crate::window::starts_with_avx2(rest, kept, len) }
+    }
+}
+
+/// Both ways to classify, for tests: the portable [`Classes::of`].
+#[cfg(test)]
+struct Portable;
+
+#[cfg(test)]
+impl Classifier for Portable {
+    fn classes(text: &[u8], at: usize) -> Option<(&[u8; 64], Classes)> {
+        let w = text.get(at..at + 64)?.first_chunk()?;
+        Some((w, Classes::of(w)))
+    }
+}
+
+#[inline(always)]
+fn skim_with<C: Classifier>(text: &[u8], at: usize, seen: &mut Skimmer) -> Skimmed {
     let mut i = at;
     let mut b = Brief::default();
-    glock_line(text, &mut i, &mut b)?;
+    // The `G:` line: its tail may be one read before.
+    let mut j = i;
+    let head = glock_head(text, &mut j, &mut b).is_some();
+    let tails = &mut seen.glocks[b.id.gltype as usize % 8];
+    match head.then(|| tails.find::<C>(&text[j..])).flatten() {
+        Some((t, len)) => {
+            (b.flags, b.demote_us, b.refs) = (t.flags, t.demote_us, t.refs);
+            i = j + len;
+        }
+        None => {
+            match C::classes(text, i).and_then(|(w, c)| glock_line_window(w, &c, &mut b)) {
+                Some(len) => i += len,
+                None => glock_line(text, &mut i, &mut b)?,
+            }
+            if head {
+                let t = GlockTail {
+                    flags: b.flags,
+                    demote_us: b.demote_us,
+                    refs: b.refs,
+                };
+                tails.keep(&text[j..i], t);
+            }
+        }
+    }
     let mut lines = 1;
+    let mut held = Held::default();
     loop {
         if i >= text.len() {
-            return Some((b, i, lines));
+            return Some((b.with_holders(held), i, lines));
         }
         match text.get(i..i + 4) {
             Some(b" H: ") => {
-                i += 3;
-                let flags = holder_line(text, &mut i)?;
-                b.holders += 1;
-                b.waiters += u32::from(flags.contains('W'));
-                b.granted += u32::from(flags.contains('H'));
+                let flags = match seen.holders.find::<C>(&text[i..]) {
+                    Some((flags, len)) => {
+                        i += len;
+                        flags
+                    }
+                    None => {
+                        let start = i;
+                        i += 3;
+                        let flags = holder_line(text, &mut i)?;
+                        seen.holders.keep(&text[start..i], flags);
+                        flags
+                    }
+                };
+                held.add(flags);
             }
             Some(b" I: ") => {
-                i += 3;
-                inode_line(text, &mut i)?;
+                let mut j = i + 3;
+                let head = inode_head(text, &mut j).is_some();
+                match head.then(|| seen.inodes.find::<C>(&text[j..])).flatten() {
+                    Some(((), len)) => i = j + len,
+                    None => {
+                        match C::classes(text, i).and_then(|(w, c)| inode_line_window(w, &c)) {
+                            Some(len) => i += len,
+                            None => {
+                                i += 3;
+                                inode_line(text, &mut i)?;
+                            }
+                        }
+                        if head {
+                            seen.inodes.keep(&text[j..i], ());
+                        }
+                    }
+                }
             }
-            Some([b'G', b':', b' ', _]) => return Some((b, i, lines)),
+            Some([b'G', b':', b' ', _]) => return Some((b.with_holders(held), i, lines)),
             _ => return None,
         }
         lines += 1;
     }
 }
 
+/// Where each field of a line starts (the space before it), found from the window's
+/// spaces from `from` on: `n` fields, and at `[n]` where the line ends (the `\n`). `None` unless there
+/// are `min` to `keys.len()` fields, each with its key in order.
+#[inline(always)]
+fn fields<const K: usize>(
+    w: &[u8; 64],
+    c: &Classes,
+    from: u32,
+    keys: &[&[u8]; K],
+    min: usize,
+) -> Option<([u8; 10], usize)> {
+    let end = c.nl.trailing_zeros();
+    if end == 64 {
+        return None;
+    }
+    let mut spaces = c.space & below(end) & !below(from);
+    let n = spaces.count_ones() as usize;
+    if n < min || n > K {
+        return None;
+    }
+    let mut at = [0u8; 10];
+    for (k, key) in keys.iter().enumerate().take(n) {
+        let q = spaces.trailing_zeros() as usize;
+        spaces &= spaces - 1;
+        if w.get(q + 1..q + 1 + key.len())? != *key {
+            return None;
+        }
+        at[k] = q as u8;
+    }
+    at[n] = end as u8;
+    Some((at, n))
+}
+
+/// Bit `k`.
+#[inline(always)]
+fn bit(k: usize) -> u64 {
+    1 << k
+}
+
+/// [`glock_line`] for the common line (`G:  s:`, all of it within the 64 bytes of `w`,
+/// no number longer than 16 digits), through the classes `c` of `w`: each field is found
+/// by its space and checked as a whole. The line's length with its `\n`, or `None` for
+/// the byte-at-a-time reading to decide.
+#[inline(always)]
+fn glock_line_window(w: &[u8; 64], c: &Classes, b: &mut Brief) -> Option<usize> {
+    const KEYS: [&[u8]; 9] = [
+        b"n:", b"f:", b"t:", b"d:", b"a:", b"v:", b"r:", b"m:", b"p:",
+    ];
+    if w[..6] != *b"G:  s:" {
+        return None;
+    }
+    let (at, n) = fields(w, c, 8, &KEYS, 8)?;
+    let at = at.map(usize::from);
+    if at[0] != 8 {
+        return None;
+    }
+    b.state = state(w, &mut 6)?;
+    let mut i = 11;
+    let gltype = digits(w, &mut i, 9)?;
+    lit(w, &mut i, b"/")?;
+    let number = hex(w, &mut i)?;
+    if i != at[1] {
+        return None;
+    }
+    b.id = GlockId::new(gltype as u32, number);
+    b.flags = GlockFlags(letters_between(&w[at[1] + 3..at[2]])?);
+    if at[3] != at[2] + 5 {
+        return None;
+    }
+    state(w, &mut (at[2] + 3))?;
+    let mut i = at[3] + 3;
+    state(w, &mut i)?;
+    lit(w, &mut i, b"/")?;
+    b.demote_us = digits(w, &mut i, 19)?;
+    if i != at[4] {
+        return None;
+    }
+    // `a:`, `v:`, `r:`, `m:` hold an optional `-` and digits, `p:` digits.
+    let line = below(at[n] as u32);
+    let tail = line & !below(at[4] as u32);
+    let spaces = c.space & tail;
+    let signed = if n == 9 { spaces & !bit(at[8]) } else { spaces };
+    let allowed = spaces | spaces << 1 | spaces << 2 | c.minus & signed << 3 | c.digit;
+    let first = spaces << 3;
+    let first = (first & c.minus) << 1 | first & !c.minus;
+    if tail & !allowed != 0 || first & !c.digit != 0 || has_run_of_17(c.digit & line) {
+        return None;
+    }
+    b.refs = int(w, &mut (at[6] + 3))?;
+    Some(at[n] + 1)
+}
+
+/// [`inode_line`] for the common line (all of it within the 64 bytes of `w`, no number
+/// longer than 16 digits), through the classes `c` of `w`. The line's length with its
+/// `\n`, or `None` for the byte-at-a-time reading to decide.
+#[inline(always)]
+fn inode_line_window(w: &[u8; 64], c: &Classes) -> Option<usize> {
+    const KEYS: [&[u8]; 6] = [b"n:", b"t:", b"f:0x", b"d:0x", b"s:", b"p:"];
+    if w[..6] != *b" I: n:" {
+        return None;
+    }
+    let (at, n) = fields(w, c, 3, &KEYS, 5)?;
+    let at = at.map(usize::from);
+    let line = below(at[n] as u32);
+    // `n:` holds two numbers around the line's one `/`.
+    let slash = c.slash & line;
+    let j = slash.trailing_zeros() as usize;
+    if slash & slash.wrapping_sub(1) != 0 || j <= 6 || j + 1 >= at[1] {
+        return None;
+    }
+    let spaces = c.space & line & !below(3);
+    let x = bit(at[2] + 4) | bit(at[3] + 4);
+    let hexes = c.hex & below(at[4] as u32) & !below(at[2] as u32);
+    let allowed = spaces | spaces << 1 | spaces << 2 | x | slash | c.digit | hexes;
+    // Each other number has a digit first: `t:`, `s:` and `p:` after their key, `f:` and
+    // `d:` after their `0x`.
+    let digits_first = bit(at[1] + 3) | bit(at[4] + 3);
+    let digits_first = digits_first | if n == 6 { bit(at[5] + 3) } else { 0 };
+    let hex_first = x << 1;
+    if line & !below(3) & !allowed != 0
+        || digits_first & !c.digit != 0
+        || hex_first & !c.hex != 0
+        || has_run_of_17(c.hex & line)
+    {
+        return None;
+    }
+    Some(at[n] + 1)
+}
+
 /// `G:  s:%s n:%u/%llx f:%s t:%s d:%s/%llu a:%d v:%d r:%d m:%ld[ p:%lu]\n`.
 #[inline]
 fn glock_line(s: &[u8], i: &mut usize, b: &mut Brief) -> Option<()> {
-    lit(s, i, b"G:")?;
-    spaces(s, i);
-    lit(s, i, b"s:")?;
-    b.state = state(s, i)?;
-    lit(s, i, b" n:")?;
-    let gltype = digits(s, i, 9)?;
-    lit(s, i, b"/")?;
-    let number = hex(s, i)?;
-    b.id = GlockId::new(gltype as u32, number);
+    glock_head(s, i, b)?;
     lit(s, i, b" f:")?;
     b.flags = GlockFlags(letters(s, i)?);
     lit(s, i, b" t:")?;
@@ -125,6 +493,21 @@ fn glock_line(s: &[u8], i: &mut usize, b: &mut Brief) -> Option<()> {
         skip_digits(s, i)?;
     }
     line_end(s, i)
+}
+
+/// A `G:` line up to the end of its glock number, `G:  s:%s n:%u/%llx`.
+#[inline(always)]
+fn glock_head(s: &[u8], i: &mut usize, b: &mut Brief) -> Option<()> {
+    lit(s, i, b"G:")?;
+    spaces(s, i);
+    lit(s, i, b"s:")?;
+    b.state = state(s, i)?;
+    lit(s, i, b" n:")?;
+    let gltype = digits(s, i, 9)?;
+    lit(s, i, b"/")?;
+    let number = hex(s, i)?;
+    b.id = GlockId::new(gltype as u32, number);
+    Some(())
 }
 
 /// ` H: s:%s f:%s e:%d p:%ld [%s] %pS\n` (after ` H:`); the comm and caller as the full
@@ -156,11 +539,7 @@ fn holder_line(s: &[u8], i: &mut usize) -> Option<LetterSet> {
 /// ` I: n:%llu/%llu t:%u f:0x%02lx d:0x%08x s:%llu[ p:%lu]\n` (after ` I:`).
 #[inline]
 fn inode_line(s: &[u8], i: &mut usize) -> Option<()> {
-    spaces(s, i);
-    lit(s, i, b"n:")?;
-    skip_digits(s, i)?;
-    lit(s, i, b"/")?;
-    skip_digits(s, i)?;
+    inode_head(s, i)?;
     lit(s, i, b" t:")?;
     skip_digits(s, i)?;
     lit(s, i, b" f:0x")?;
@@ -173,6 +552,16 @@ fn inode_line(s: &[u8], i: &mut usize) -> Option<()> {
         skip_digits(s, i)?;
     }
     line_end(s, i)
+}
+
+/// An `I:` line up to the end of its numbers (after ` I:`): ` n:%llu/%llu`.
+#[inline(always)]
+fn inode_head(s: &[u8], i: &mut usize) -> Option<()> {
+    spaces(s, i);
+    lit(s, i, b"n:")?;
+    skip_digits(s, i)?;
+    lit(s, i, b"/")?;
+    skip_digits(s, i)
 }
 
 #[inline(always)]
@@ -289,21 +678,59 @@ fn hex(s: &[u8], i: &mut usize) -> Option<u64> {
     (1..=16).contains(&(*i - start)).then_some(v)
 }
 
+/// Printable letters being gathered into a [`LetterSet`], in two halves: a `u128`
+/// shift by a variable amount costs a dozen instructions.
+#[derive(Default)]
+struct Gathered {
+    lo: u64,
+    hi: u64,
+}
+
+impl Gathered {
+    /// Adds `c`; false if it is not printable.
+    #[inline(always)]
+    fn add(&mut self, c: u8) -> bool {
+        let bit = 1u64 << (c & 63);
+        if c < 64 {
+            self.lo |= bit;
+        } else {
+            self.hi |= bit;
+        }
+        c.is_ascii_graphic()
+    }
+
+    #[inline(always)]
+    fn set(self) -> LetterSet {
+        LetterSet::from_bits(u128::from(self.hi) << 64 | u128::from(self.lo))
+    }
+}
+
+/// Flag letters, all of `s` (which holds no space): printable, as [`letters`] takes them.
+#[inline(always)]
+fn letters_between(s: &[u8]) -> Option<LetterSet> {
+    let mut g = Gathered::default();
+    for &c in s {
+        if !g.add(c) {
+            return None;
+        }
+    }
+    Some(g.set())
+}
+
 /// Flag letters up to the next space: printable, as [`LetterSet::parse`] takes them.
 #[inline(always)]
 fn letters(s: &[u8], i: &mut usize) -> Option<LetterSet> {
-    let mut bits = 0u128;
+    let mut g = Gathered::default();
     while let Some(&c) = s.get(*i) {
         if c == b' ' {
             break;
         }
-        if !c.is_ascii_graphic() {
+        if !g.add(c) {
             return None;
         }
-        bits |= 1u128 << c;
         *i += 1;
     }
-    Some(LetterSet::from_bits(bits))
+    Some(g.set())
 }
 
 #[cfg(test)]
@@ -345,6 +772,161 @@ mod tests {
         assert_eq!(int(b"-", &mut i), None);
     }
 
+    /// `skim` of the record at `text[at..]` with every way to classify lines, each by a
+    /// fresh [`Skimmer`], by one that has read the record at the start of `before`, and
+    /// by one that has read `text` once: they must all agree, on all input.
+    fn every_way(text: &[u8], at: usize, before: &[u8]) -> Skimmed {
+        let want = skim_with::<Bytes>(text, at, &mut Skimmer::default());
+        let shown = String::from_utf8_lossy(text);
+        for first in [&b""[..], before, text] {
+            let read = |skim: &dyn Fn(&[u8], usize, &mut Skimmer) -> Skimmed| {
+                let mut seen = Skimmer::default();
+                if !first.is_empty() {
+                    skim(first, 0, &mut seen);
+                }
+                skim(text, at, &mut seen)
+            };
+            let bytes = read(&|t, a, s| skim_with::<Bytes>(t, a, s));
+            assert_eq!(bytes, want, "bytes: {shown:?}");
+            let portable = read(&|t, a, s| skim_with::<Portable>(t, a, s));
+            assert_eq!(portable, want, "portable: {shown:?}");
+            #[cfg(target_arch = "x86_64")]
+            if has_avx2() {
+                // SAFETY: just checked.
+                let avx2 = read(&|t, a, s| unsafe { skim_avx2(t, a, s) });
+                assert_eq!(avx2, want, "avx2: {shown:?}");
+            }
+        }
+        want
+    }
+
+    /// Real `G:` and `I:` lines (6.1 with `p:`, 5.10 without), and long ones.
+    const LINES: [&[u8]; 12] = [
+        b"G:  s:SH n:5/1000 f:Iqob t:SH d:EX/0 a:0 v:0 r:3 m:50 p:0\n",
+        b"G:  s:EX n:2/203e5 f:yfIqob t:EX d:UN/12 a:0 v:0 r:4 m:200 p:1\n",
+        b"G:  s:UN n:3/11 f: t:UN d:EX/0 a:0 v:0 r:-1 m:200\n",
+        b"G:  s:DF n:1/2 f:lDpb t:DF d:SH/1234567 a:1 v:0 r:12 m:0 p:327\n",
+        b"G:  s:EX n:2/ABCdef9 f:q t:EX d:EX/0 a:-2 v:-1 r:-99 m:-3 p:1\n",
+        b" I: n:151/4096 t:8 f:0x00 d:0x00000000 s:5 p:1\n",
+        b" I: n:12/4098 t:8 f:0x00 d:0x00000200 s:1048576\n",
+        b" I: n:905/4110 t:4 f:0xAb d:0xdeadBEEF s:32768 p:8\n",
+        // Lines that fit with numbers near the limits (18 digits for a `G:` line's `m:`, 16
+        // for hex).
+        b"G:  s:EX n:1/1 f: t:EX d:EX/0 a:0 v:0 r:0 m:123456789012345678\n",
+        b" I: n:1/2 t:8 f:0x1234567890abcdef d:0x0 s:1234567890123456\n",
+        b"G:  s:SH n:2/123456789abcdef f:yfIqobnNrRLl t:SH d:EX/1234567890123 a:1 v:2 r:3 m:4 p:5\n",
+        b" I: n:1234567890123456/1234567890123456 t:8 f:0x00 d:0x00000000 s:1234567 p:1\n",
+    ];
+
+    /// Real holder lines, and ones the full parser splits in each of its ways.
+    const HOLDERS: [&[u8]; 6] = [
+        b" H: s:SH f:EH e:0 p:0 [(none)] gfs2_atomic_open+0x56/0xe0 [gfs2]\n",
+        b" H: s:EX f:W e:0 p:4470 [cat] gfs2_open_common+0x5c/0x1a0 [gfs2]\n",
+        b" H: s:SH f:EH e:0 p:9367 [(ended)] gfs2_inode_lookup+0x253/0x3c0\n",
+        b" H: s:EX f:tH e:-5 p:1 [a] b] 0xffffffffc0a1b2c3\n",
+        b" H: s:UN f: e:0 p:2 [kworker/0:1]\n",
+        b" H: s:SH f:cH e:0 p:3 [x] glock.c:123 [gfs2]\n",
+    ];
+
+    /// `line` as the only line of a record: a `G:` line as it is, an `I:` line after a
+    /// `G:` line, an `H:` line after a `G:` line and `remembered`, the line it was made
+    /// from (so that a changed holder line comes after the one it was changed from).
+    /// Padded to 64 bytes past the line's start, so the window is used.
+    fn record(line: &[u8], remembered: &[u8]) -> (Vec<u8>, usize) {
+        let mut text = Vec::new();
+        if line.starts_with(b" I:") {
+            text.extend_from_slice(LINES[0]);
+        }
+        if line.starts_with(b" H:") {
+            text.extend_from_slice(LINES[0]);
+            text.extend_from_slice(remembered);
+        }
+        let at = text.len();
+        text.extend_from_slice(line);
+        text.extend_from_slice(&[b'G', b':', b' ', b' '].repeat(20));
+        (text, at)
+    }
+
+    #[test]
+    fn the_window_takes_the_common_lines_and_leaves_long_ones() {
+        for line in LINES {
+            let (text, at) = record(line, b"");
+            let w = text[at..at + 64].first_chunk().unwrap();
+            let c = Classes::of(w);
+            let taken = if line.starts_with(b"G:") {
+                glock_line_window(w, &c, &mut Brief::default())
+            } else {
+                inode_line_window(w, &c)
+            };
+            // Lines over 64 bytes or with a number over 16 digits are left to the byte loop.
+            let longest = line
+                .split(|b| !b.is_ascii_hexdigit())
+                .map(<[u8]>::len)
+                .max();
+            let fits = line.len() <= 64 && longest <= Some(16);
+            assert_eq!(taken.is_some(), fits, "{:?}", String::from_utf8_lossy(line));
+            assert!(every_way(&text, 0, &text).is_some());
+        }
+    }
+
+    /// Every line with each byte replaced by each of the bytes the checks care about,
+    /// dropped, or doubled; and pairs of such changes. The ways to read must agree, with
+    /// and without the unchanged line remembered.
+    #[test]
+    fn the_window_agrees_with_the_byte_loop_on_every_change_to_a_line() {
+        const BYTES: &[u8] = b" \n\r\t-/09aAfFgGxX:pIH?\x80\xff\x00";
+        let mut changed = 0;
+        let mut taken = 0;
+        // Each changed line is also read after its unchanged line, which the skimmer then
+        // remembers.
+        let mut check = |l: &[u8], from: &[u8]| {
+            if every_way(&record(l, from).0, 0, &record(from, from).0).is_some() {
+                taken += 1;
+            }
+            changed += 1;
+        };
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut rand = |n: usize| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % n as u64) as usize
+        };
+        for line in LINES.into_iter().chain(HOLDERS) {
+            check(line, line);
+            for i in 0..line.len() {
+                for &b in BYTES {
+                    let mut l = line.to_vec();
+                    l[i] = b;
+                    check(&l, line);
+                }
+                let mut l = line.to_vec();
+                l.remove(i);
+                check(&l, line);
+                let mut l = line.to_vec();
+                l.insert(i, line[i]);
+                check(&l, line);
+            }
+            for _ in 0..3000 {
+                let mut l = line.to_vec();
+                for _ in 0..2 {
+                    let i = rand(l.len());
+                    match rand(3) {
+                        0 => l[i] = BYTES[rand(BYTES.len())],
+                        1 => drop(l.remove(i)),
+                        _ => l.insert(i, l[i]),
+                    }
+                }
+                check(&l, line);
+            }
+        }
+        // Most changes break the line; a fair share still reads.
+        assert!(
+            changed > 40_000 && taken > changed / 10,
+            "{taken} of {changed}"
+        );
+    }
+
     #[test]
     fn a_record_in_the_kernel_layout_is_skimmed() {
         let text = b"G:  s:EX n:2/203e5 f:yfIqob t:EX d:UN/12 a:0 v:0 r:4 m:200 p:1\n\
@@ -352,18 +934,20 @@ mod tests {
             \x20H: s:SH f:W e:0 p:4470 [cat] gfs2_open_common+0x5c/0x1a0 [gfs2]\n\
             \x20I: n:37/132069 t:8 f:0x00 d:0x00000000 s:1048576 p:256\n\
             G:  s:UN n:3/11 f: t:UN d:EX/0 a:0 v:0 r:-1 m:200\n";
-        let (b, end, lines) = skim(text, 0).unwrap();
+        let mut s = Skimmer::default();
+        let (b, end, lines) = s.skim(text, 0).unwrap();
         assert_eq!(
             (b.id, b.state, b.demote_us, b.refs),
             (GlockId::new(2, 0x203e5), LockState::Exclusive, 12, 4)
         );
         assert_eq!((b.holders, b.waiters, b.granted, lines), (2, 1, 1, 4));
         assert!(text[end..].starts_with(b"G:  s:UN"));
-        let (b, end, lines) = skim(text, end).unwrap();
+        let (b, end, lines) = s.skim(text, end).unwrap();
         assert_eq!(
             (b.refs, b.flags, end, lines),
             (-1, GlockFlags::default(), text.len(), 1)
         );
-        assert!(skim(b"G:  s:UN n:3/11 f: t:UN d:EX/0 a:0 v:0 r:-1 m:200 \n", 0).is_none());
+        let trailing_space = b"G:  s:UN n:3/11 f: t:UN d:EX/0 a:0 v:0 r:-1 m:200 \n";
+        assert!(s.skim(trailing_space, 0).is_none());
     }
 }

@@ -40,6 +40,7 @@ mod reader;
 pub mod record;
 pub mod scan;
 pub mod state;
+mod window;
 
 pub use brief::Brief;
 pub use diagnostics::{Diagnostics, ParseError};

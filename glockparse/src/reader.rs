@@ -10,7 +10,7 @@ use std::io::{self, Read};
 use std::path::Path;
 use std::sync::Arc;
 
-use crate::brief::{self, Brief};
+use crate::brief::{Brief, Skimmer};
 use crate::diagnostics::{Diagnostics, ParseError};
 use crate::intern::Interner;
 use crate::lines::LineReader;
@@ -40,6 +40,7 @@ struct State {
     done: bool,
     /// Where [`Entry::glock`] builds a skimmed record.
     scratch: Glock,
+    skimmer: Skimmer,
 }
 
 /// One record handed out by [`GlockReader::for_each_brief`]: its [`Brief`], and the full
@@ -151,6 +152,7 @@ impl<R: Read> GlockReader<R> {
                 glocktop_fs: None,
                 done: false,
                 scratch: Glock::default(),
+                skimmer: Skimmer::default(),
             },
         }
     }
@@ -285,7 +287,7 @@ impl State {
         while pos < text.len() {
             let plain = whole && !self.kernel_log && !self.glocktop;
             if plain && text[pos..].starts_with(b"G: ") {
-                if let Some((mut b, end, n)) = brief::skim(text, pos) {
+                if let Some((mut b, end, n)) = self.skimmer.skim(text, pos) {
                     // The full parser would end the record it holds here.
                     if self.hand_over(out) {
                         f(Entry::parsed(out));

@@ -1,0 +1,256 @@
+//! The 64 bytes from a line's start, classified at once: a bit per byte (bit `k` for byte
+//! `k`) for each class of byte the skim's line checks need. With the classes in hand, a
+//! line's fields are found and checked a field at a time (its spaces, where each number
+//! ends, whether a field holds only digits) instead of a byte at a time.
+//!
+//! [`Classes::of`] is the portable reading, a byte at a time; [`Classes::avx2`] does the
+//! same in four vector compares per class. Tests hold the two to each other.
+
+/// Bit masks over the 64 bytes of a window: bit `k` is set when byte `k` is of the class.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Classes {
+    /// `\n`.
+    pub nl: u64,
+    /// ` `.
+    pub space: u64,
+    /// `0`-`9`.
+    pub digit: u64,
+    /// `0`-`9`, `a`-`f`, `A`-`F`: the bytes [`crate::cursor::hex_digit`] takes.
+    pub hex: u64,
+    /// `-`.
+    pub minus: u64,
+    /// `/`.
+    pub slash: u64,
+}
+
+impl Classes {
+    /// The classes of `w`, a byte at a time: what [`Classes::avx2`] is tested against.
+    #[cfg(test)]
+    pub fn of(w: &[u8; 64]) -> Classes {
+        let mut c = Classes {
+            nl: 0,
+            space: 0,
+            digit: 0,
+            hex: 0,
+            minus: 0,
+            slash: 0,
+        };
+        for (k, &b) in w.iter().enumerate() {
+            let bit = 1u64 << k;
+            let set = |m: &mut u64, yes: bool| *m |= if yes { bit } else { 0 };
+            set(&mut c.nl, b == b'\n');
+            set(&mut c.space, b == b' ');
+            set(&mut c.digit, b.is_ascii_digit());
+            set(&mut c.hex, crate::cursor::hex_digit(b).is_some());
+            set(&mut c.minus, b == b'-');
+            set(&mut c.slash, b == b'/');
+        }
+        c
+    }
+
+    /// The classes of `w`, 32 bytes at a time.
+    ///
+    /// # Safety
+    /// The CPU must have AVX2.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    pub unsafe fn avx2(w: &[u8; 64]) -> Classes {
+        use avx2::*;
+        use std::arch::x86_64::*;
+        let lo = _mm256_loadu_si256(w.as_ptr().cast());
+        let hi = _mm256_loadu_si256(w.as_ptr().add(32).cast());
+        let digit = bits(within(lo, b'0', 9), within(hi, b'0', 9));
+        // `| 0x20` takes `A`-`F` to `a`-`f`, and nothing else there.
+        let case = _mm256_set1_epi8(0x20);
+        let letter = bits(
+            within(_mm256_or_si256(lo, case), b'a', 5),
+            within(_mm256_or_si256(hi, case), b'a', 5),
+        );
+        Classes {
+            nl: eq(lo, hi, b'\n'),
+            space: eq(lo, hi, b' '),
+            digit,
+            hex: digit | letter,
+            minus: eq(lo, hi, b'-'),
+            slash: eq(lo, hi, b'/'),
+        }
+    }
+}
+
+/// The vector steps of [`Classes::avx2`]; each needs AVX2.
+#[cfg(target_arch = "x86_64")]
+mod avx2 {
+    use std::arch::x86_64::*;
+
+    /// A bit per byte of the two halves: `lo` in bits 0-31, `hi` in 32-63.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    pub unsafe fn bits(lo: __m256i, hi: __m256i) -> u64 {
+        _mm256_movemask_epi8(lo) as u32 as u64 | (_mm256_movemask_epi8(hi) as u32 as u64) << 32
+    }
+
+    /// The bytes of `lo` and `hi` equal to `b`.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    pub unsafe fn eq(lo: __m256i, hi: __m256i, b: u8) -> u64 {
+        let b = _mm256_set1_epi8(b as i8);
+        bits(_mm256_cmpeq_epi8(lo, b), _mm256_cmpeq_epi8(hi, b))
+    }
+
+    /// All ones in the bytes of `v` from `from` to `from + span`: `v - from`, as an
+    /// unsigned byte, is at most `span` exactly when `min` leaves it as it is.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    pub unsafe fn within(v: __m256i, from: u8, span: u8) -> __m256i {
+        let t = _mm256_sub_epi8(v, _mm256_set1_epi8(from as i8));
+        _mm256_cmpeq_epi8(_mm256_min_epu8(t, _mm256_set1_epi8(span as i8)), t)
+    }
+}
+
+/// Whether `rest` starts with the first `len` bytes of `kept` (`len` ≤ 128), 32 bytes at a
+/// time; where `rest` has too few bytes for whole 32-byte loads, as `starts_with`. A call
+/// to `memcmp` costs more than the compare on lines this short.
+///
+/// # Safety
+/// The CPU must have AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+pub(crate) unsafe fn starts_with_avx2(rest: &[u8], kept: &[u8; 128], len: usize) -> bool {
+    use std::arch::x86_64::*;
+    let len = len.min(128);
+    let chunks = len.div_ceil(32);
+    if rest.len() < chunks * 32 {
+        return rest.starts_with(&kept[..len]);
+    }
+    for k in 0..chunks {
+        // SAFETY: both loads read 32 bytes within their slices, checked above.
+        let same = unsafe {
+            let a = _mm256_loadu_si256(rest.as_ptr().add(32 * k).cast());
+            let b = _mm256_loadu_si256(kept.as_ptr().add(32 * k).cast());
+            _mm256_movemask_epi8(_mm256_cmpeq_epi8(a, b)) as u32
+        };
+        let wanted = match len - 32 * k {
+            32.. => u32::MAX,
+            n => (1u32 << n) - 1,
+        };
+        if !same & wanted != 0 {
+            return false;
+        }
+    }
+    true
+}
+
+/// Bits `0..k` (`k` ≤ 63).
+#[inline(always)]
+pub(crate) fn below(k: u32) -> u64 {
+    (1u64 << k) - 1
+}
+
+/// Whether `m` has a run of 17 or more set bits: a number that long may overflow or pass a
+/// field's limit, which only the byte-at-a-time reading checks.
+#[inline(always)]
+pub(crate) fn has_run_of_17(m: u64) -> bool {
+    let mut r = m & (m >> 1); // runs of 2
+    r &= r >> 2; // 4
+    r &= r >> 4; // 8
+    r &= r >> 8; // 16
+    r &= r >> 1; // 17
+    r != 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn vector_classes_agree_with_the_byte_loop_for_every_byte_at_every_place() {
+        #[cfg(target_arch = "x86_64")]
+        if !std::is_x86_feature_detected!("avx2") {
+            let test = "vector_classes_agree_with_the_byte_loop_for_every_byte_at_every_place";
+            return testdata::skip(test, "this CPU has no AVX2");
+        }
+        for b in 0..=255u8 {
+            for at in 0..64 {
+                let mut w = [b'x'; 64];
+                w[at] = b;
+                w[(at + 17) % 64] = b.wrapping_add(1);
+                w[(at + 40) % 64] = b.wrapping_sub(1);
+                #[cfg(target_arch = "x86_64")]
+                // SAFETY: AVX2 was detected above.
+                assert_eq!(unsafe { Classes::avx2(&w) }, Classes::of(&w), "{b} at {at}");
+            }
+        }
+    }
+
+    #[test]
+    fn vector_prefix_compares_agree_with_starts_with() {
+        #[cfg(target_arch = "x86_64")]
+        if !std::is_x86_feature_detected!("avx2") {
+            let test = "vector_prefix_compares_agree_with_starts_with";
+            return testdata::skip(test, "this CPU has no AVX2");
+        }
+        let mut kept = [0u8; 128];
+        for (k, b) in kept.iter_mut().enumerate() {
+            *b = b'a' + (k % 26) as u8;
+        }
+        for len in 0..=128 {
+            for extra in [0, 1, 31, 32, 64] {
+                let rest: Vec<u8> = kept
+                    .iter()
+                    .chain(b"xyz".iter().cycle())
+                    .take(len + extra)
+                    .copied()
+                    .collect();
+                // Equal, then differing at every place (the last byte of a chunk, the first
+                // past `len` which must not count).
+                for at in std::iter::once(usize::MAX).chain(0..rest.len()) {
+                    let mut r = rest.clone();
+                    if at != usize::MAX {
+                        r[at] ^= 0x80;
+                    }
+                    let want = r.starts_with(&kept[..len]);
+                    #[cfg(target_arch = "x86_64")]
+                    // SAFETY: AVX2 was detected above.
+                    let got = unsafe { starts_with_avx2(&r, &kept, len) };
+                    #[cfg(target_arch = "x86_64")]
+                    assert_eq!(got, want, "len {len} extra {extra} at {at}");
+                    let _ = want;
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_byte_loop_classes() {
+        let mut w = [b'x'; 64];
+        w[..12].copy_from_slice(b"a:-5 n:2/F\ng");
+        let c = Classes::of(&w);
+        assert_eq!(c.nl, 1 << 10);
+        assert_eq!(c.space, 1 << 4);
+        assert_eq!(c.digit, 1 << 3 | 1 << 7);
+        assert_eq!(c.hex, 1 | 1 << 3 | 1 << 7 | 1 << 9);
+        assert_eq!(c.minus, 1 << 2);
+        assert_eq!(c.slash, 1 << 8);
+    }
+
+    #[test]
+    fn runs_of_17_bits_are_found_anywhere() {
+        for len in 0..=64u32 {
+            for at in 0..=64 - len {
+                let m = match len {
+                    0 => 0,
+                    64 => u64::MAX,
+                    _ => below(len) << at,
+                };
+                assert_eq!(has_run_of_17(m), len >= 17, "{len} at {at}");
+                // Two shorter runs with a gap do not add up.
+                if (17..64).contains(&len) {
+                    let split = m & !(1u64 << (at + 8));
+                    assert_eq!(has_run_of_17(split), len - 9 >= 17, "split {len} at {at}");
+                }
+            }
+        }
+    }
+}
