@@ -94,6 +94,58 @@ impl Skimmer {
         }
         skim_with::<Bytes>(text, at, self)
     }
+
+    /// Skims record after record from `text[at..]` as [`Skimmer::skim`] does, while each
+    /// starts with `G: ` and can be skimmed, calling `f(brief, start, end, lines)` with
+    /// each; returns where the first record it could not skim starts (or the end of
+    /// `text`). One call for a run of records saves the cost of a call for each (a tenth
+    /// of the skim's instructions).
+    pub fn skim_run(
+        &mut self,
+        text: &[u8],
+        at: usize,
+        mut f: impl FnMut(Brief, usize, usize, u64),
+    ) -> usize {
+        #[cfg(target_arch = "x86_64")]
+        if has_avx2() {
+            // SAFETY: the CPU has what `run_avx2` needs.
+            return unsafe { run_avx2(text, at, self, &mut f) };
+        }
+        run_with::<Bytes, _>(text, at, self, &mut f)
+    }
+}
+
+/// [`Skimmer::skim_run`] with lines classified by `C`.
+#[inline(always)]
+fn run_with<C: Classifier, F: FnMut(Brief, usize, usize, u64)>(
+    text: &[u8],
+    mut at: usize,
+    seen: &mut Skimmer,
+    f: &mut F,
+) -> usize {
+    while text[at..].starts_with(b"G: ") {
+        let Some((b, end, lines)) = skim_with::<C>(text, at, seen) else {
+            break;
+        };
+        f(b, at, end, lines);
+        at = end;
+    }
+    at
+}
+
+/// [`Skimmer::skim_run`] with [`Classes::avx2`].
+///
+/// # Safety
+/// As [`skim_avx2`].
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,bmi1,popcnt")]
+unsafe fn run_avx2<F: FnMut(Brief, usize, usize, u64)>(
+    text: &[u8],
+    at: usize,
+    seen: &mut Skimmer,
+    f: &mut F,
+) -> usize {
+    run_with::<Avx2, F>(text, at, seen, f)
 }
 
 /// A record's holders counted, kept apart from the [`Brief`] until the record ends: the

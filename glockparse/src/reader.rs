@@ -40,7 +40,8 @@ struct State {
     done: bool,
     /// Where [`Entry::glock`] builds a skimmed record.
     scratch: Glock,
-    skimmer: Skimmer,
+    /// Boxed, to be taken out cheaply while it runs ([`Skimmer::skim_run`]).
+    skimmer: Option<Box<Skimmer>>,
 }
 
 /// One record handed out by [`GlockReader::for_each_brief`]: its [`Brief`], and the full
@@ -152,7 +153,7 @@ impl<R: Read> GlockReader<R> {
                 glocktop_fs: None,
                 done: false,
                 scratch: Glock::default(),
-                skimmer: Skimmer::default(),
+                skimmer: Some(Box::default()),
             },
         }
     }
@@ -287,7 +288,9 @@ impl State {
         while pos < text.len() {
             let plain = whole && !self.kernel_log && !self.glocktop;
             if plain && text[pos..].starts_with(b"G: ") {
-                if let Some((mut b, end, n)) = self.skimmer.skim(text, pos) {
+                // The skimmer is taken out while it calls back into `self`.
+                let mut skimmer = self.skimmer.take().unwrap_or_default();
+                let stop = skimmer.skim_run(text, pos, |mut b, start, end, n| {
                     // The full parser would end the record it holds here.
                     if self.hand_over(out) {
                         f(Entry::parsed(out));
@@ -299,14 +302,17 @@ impl State {
                     f(Entry {
                         brief: b,
                         full: Full::Text {
-                            text: &text[pos..end],
+                            text: &text[start..end],
                             interner: &mut self.interner,
                             scratch: &mut self.scratch,
                             parsed: false,
                         },
                     });
                     no += n;
-                    pos = end;
+                });
+                self.skimmer = Some(skimmer);
+                if stop > pos {
+                    pos = stop;
                     continue;
                 }
             }
