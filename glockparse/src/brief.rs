@@ -270,6 +270,18 @@ trait Classifier {
     fn starts_with(rest: &[u8], kept: &[u8; LONGEST_TAIL], len: usize) -> bool {
         rest.starts_with(&kept[..len])
     }
+
+    /// As [`hex`].
+    #[inline(always)]
+    fn hex(s: &[u8], i: &mut usize) -> Option<u64> {
+        hex(s, i)
+    }
+
+    /// As [`skip_digits`].
+    #[inline(always)]
+    fn skip_digits(s: &[u8], i: &mut usize) -> Option<()> {
+        skip_digits(s, i)
+    }
 }
 
 /// Every line a byte at a time.
@@ -301,6 +313,28 @@ impl Classifier for Avx2 {
         // SAFETY: as above.
         unsafe { crate::window::starts_with_avx2(rest, kept, len) }
     }
+
+    #[inline(always)]
+    fn hex(s: &[u8], i: &mut usize) -> Option<u64> {
+        let Some(w) = s.get(*i..*i + 32).and_then(<[u8]>::first_chunk) else {
+            return hex(s, i);
+        };
+        // SAFETY: as above.
+        let (v, n) = unsafe { crate::window::hex_prefix_avx2(w) };
+        *i += n as usize;
+        (1..=16).contains(&n).then_some(v)
+    }
+
+    #[inline(always)]
+    fn skip_digits(s: &[u8], i: &mut usize) -> Option<()> {
+        let Some(w) = s.get(*i..*i + 32).and_then(<[u8]>::first_chunk) else {
+            return skip_digits(s, i);
+        };
+        // SAFETY: as above.
+        let n = unsafe { crate::window::digit_prefix_avx2(w) };
+        *i += n as usize;
+        (1..=19).contains(&n).then_some(())
+    }
 }
 
 /// Both ways to classify, for tests: the portable [`Classes::of`].
@@ -321,7 +355,7 @@ fn skim_with<C: Classifier>(text: &[u8], at: usize, seen: &mut Skimmer) -> Skimm
     let mut b = Brief::default();
     // The `G:` line: its tail may be one read before.
     let mut j = i;
-    let head = glock_head(text, &mut j, &mut b).is_some();
+    let head = glock_head::<C>(text, &mut j, &mut b).is_some();
     let tails = &mut seen.glocks[b.id.gltype as usize % 8];
     match head.then(|| tails.find::<C>(&text[j..])).flatten() {
         Some((t, len)) => {
@@ -368,7 +402,7 @@ fn skim_with<C: Classifier>(text: &[u8], at: usize, seen: &mut Skimmer) -> Skimm
             }
             Some(b" I: ") => {
                 let mut j = i + 3;
-                let head = inode_head(text, &mut j).is_some();
+                let head = inode_head::<C>(text, &mut j).is_some();
                 match head.then(|| seen.inodes.find::<C>(&text[j..])).flatten() {
                     Some(((), len)) => i = j + len,
                     None => {
@@ -524,7 +558,7 @@ fn inode_line_window(w: &[u8; 64], c: &Classes) -> Option<usize> {
 /// `G:  s:%s n:%u/%llx f:%s t:%s d:%s/%llu a:%d v:%d r:%d m:%ld[ p:%lu]\n`.
 #[inline]
 fn glock_line(s: &[u8], i: &mut usize, b: &mut Brief) -> Option<()> {
-    glock_head(s, i, b)?;
+    glock_head::<Bytes>(s, i, b)?;
     lit(s, i, b" f:")?;
     b.flags = GlockFlags(letters(s, i)?);
     lit(s, i, b" t:")?;
@@ -549,7 +583,7 @@ fn glock_line(s: &[u8], i: &mut usize, b: &mut Brief) -> Option<()> {
 
 /// A `G:` line up to the end of its glock number, `G:  s:%s n:%u/%llx`.
 #[inline(always)]
-fn glock_head(s: &[u8], i: &mut usize, b: &mut Brief) -> Option<()> {
+fn glock_head<C: Classifier>(s: &[u8], i: &mut usize, b: &mut Brief) -> Option<()> {
     lit(s, i, b"G:")?;
     spaces(s, i);
     lit(s, i, b"s:")?;
@@ -557,7 +591,7 @@ fn glock_head(s: &[u8], i: &mut usize, b: &mut Brief) -> Option<()> {
     lit(s, i, b" n:")?;
     let gltype = digits(s, i, 9)?;
     lit(s, i, b"/")?;
-    let number = hex(s, i)?;
+    let number = C::hex(s, i)?;
     b.id = GlockId::new(gltype as u32, number);
     Some(())
 }
@@ -591,7 +625,7 @@ fn holder_line(s: &[u8], i: &mut usize) -> Option<LetterSet> {
 /// ` I: n:%llu/%llu t:%u f:0x%02lx d:0x%08x s:%llu[ p:%lu]\n` (after ` I:`).
 #[inline]
 fn inode_line(s: &[u8], i: &mut usize) -> Option<()> {
-    inode_head(s, i)?;
+    inode_head::<Bytes>(s, i)?;
     lit(s, i, b" t:")?;
     skip_digits(s, i)?;
     lit(s, i, b" f:0x")?;
@@ -608,12 +642,12 @@ fn inode_line(s: &[u8], i: &mut usize) -> Option<()> {
 
 /// An `I:` line up to the end of its numbers (after ` I:`): ` n:%llu/%llu`.
 #[inline(always)]
-fn inode_head(s: &[u8], i: &mut usize) -> Option<()> {
+fn inode_head<C: Classifier>(s: &[u8], i: &mut usize) -> Option<()> {
     spaces(s, i);
     lit(s, i, b"n:")?;
-    skip_digits(s, i)?;
+    C::skip_digits(s, i)?;
     lit(s, i, b"/")?;
-    skip_digits(s, i)
+    C::skip_digits(s, i)
 }
 
 #[inline(always)]

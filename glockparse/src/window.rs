@@ -142,6 +142,59 @@ pub(crate) unsafe fn starts_with_avx2(rest: &[u8], kept: &[u8; 128], len: usize)
     true
 }
 
+/// The hex digits `s` starts with: their value (of the first 16) and how many there are
+/// (up to 32), without a loop: the digits are turned into nibbles, those past the count
+/// cleared, paired into bytes and read as one big-endian word.
+///
+/// # Safety
+/// The CPU must have AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+pub(crate) unsafe fn hex_prefix_avx2(s: &[u8; 32]) -> (u64, u32) {
+    use avx2::*;
+    use std::arch::x86_64::*;
+    let v = _mm256_loadu_si256(s.as_ptr().cast());
+    let case = _mm256_set1_epi8(0x20);
+    let digit = within(v, b'0', 9);
+    let letter = within(_mm256_or_si256(v, case), b'a', 5);
+    let hex = _mm256_movemask_epi8(_mm256_or_si256(digit, letter)) as u32;
+    let n = (!hex).trailing_zeros();
+    let lo = _mm256_castsi256_si128(v);
+    // `0`-`9` are 0x30-0x39, `a`-`f` 0x61-0x66, `A`-`F` 0x41-0x46: the low nibble, plus 9
+    // for letters (bit 6 set).
+    let low = _mm_and_si128(lo, _mm_set1_epi8(0x0f));
+    let letters = _mm_and_si128(_mm_srli_epi16(lo, 6), _mm_set1_epi8(1));
+    let nibbles = _mm_add_epi8(low, _mm_add_epi8(_mm_slli_epi16(letters, 3), letters));
+    let iota = _mm_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    let kept = _mm_cmpgt_epi8(_mm_set1_epi8(n.min(16) as i8), iota);
+    let nibbles = _mm_and_si128(nibbles, kept);
+    // Each pair of nibbles as one byte, first digit high: 16 * first + second.
+    let pairs = _mm_maddubs_epi16(nibbles, _mm_set1_epi16(0x0110));
+    let bytes = _mm_packus_epi16(pairs, pairs);
+    let word = (_mm_cvtsi128_si64(bytes) as u64).swap_bytes();
+    let value = match n {
+        0 => 0,
+        1..=16 => word >> (4 * (16 - n)),
+        _ => word,
+    };
+    (value, n)
+}
+
+/// How many decimal digits `s` starts with (up to 32).
+///
+/// # Safety
+/// The CPU must have AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+pub(crate) unsafe fn digit_prefix_avx2(s: &[u8; 32]) -> u32 {
+    use avx2::*;
+    use std::arch::x86_64::*;
+    let v = _mm256_loadu_si256(s.as_ptr().cast());
+    (!(_mm256_movemask_epi8(within(v, b'0', 9)) as u32)).trailing_zeros()
+}
+
 /// Bits `0..k` (`k` ≤ 63).
 #[inline(always)]
 pub(crate) fn below(k: u32) -> u64 {
@@ -217,6 +270,44 @@ mod tests {
                     #[cfg(target_arch = "x86_64")]
                     assert_eq!(got, want, "len {len} extra {extra} at {at}");
                     let _ = want;
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn vector_number_prefixes_agree_with_the_byte_loop() {
+        #[cfg(target_arch = "x86_64")]
+        if !std::is_x86_feature_detected!("avx2") {
+            let test = "vector_number_prefixes_agree_with_the_byte_loop";
+            return testdata::skip(test, "this CPU has no AVX2");
+        }
+        let digits = b"0123456789abcdefABCDEF";
+        let stops = b" /:\ngGxX\x00\xff\x80\xb0\xe6@`";
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        for n in 0..=32usize {
+            for &stop in stops {
+                for _ in 0..40 {
+                    let mut s = [stop; 32];
+                    for b in s.iter_mut().take(n) {
+                        seed ^= seed << 13;
+                        seed ^= seed >> 7;
+                        seed ^= seed << 17;
+                        *b = digits[(seed % digits.len() as u64) as usize];
+                    }
+                    let text = std::str::from_utf8(&s[..n]).unwrap();
+                    let want_n = n as u32;
+                    let want_v = u64::from_str_radix(&text[..n.min(16)], 16).unwrap_or(0);
+                    #[cfg(target_arch = "x86_64")]
+                    {
+                        // SAFETY: AVX2 was detected above.
+                        let got = unsafe { hex_prefix_avx2(&s) };
+                        assert_eq!(got, (want_v, want_n), "{:?}", String::from_utf8_lossy(&s));
+                        let decimal = s.iter().take_while(|b| b.is_ascii_digit()).count() as u32;
+                        // SAFETY: as above.
+                        assert_eq!(unsafe { digit_prefix_avx2(&s) }, decimal);
+                    }
+                    let _ = (want_n, want_v);
                 }
             }
         }
