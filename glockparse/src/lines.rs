@@ -50,29 +50,35 @@ impl<R: Read> LineReader<R> {
         Ok(self.next_range()?.map(|(s, e)| &self.buf[s..e]))
     }
 
-    /// Where the next line lies in the buffer.
+    /// Where the next line lies in the buffer. A line longer than [`MAX_LINE`] is cut
+    /// every [`MAX_LINE`] bytes from its start, whether or not its end is buffered yet, so
+    /// that where it is cut does not depend on how the input was read.
     fn next_range(&mut self) -> io::Result<Option<(usize, usize)>> {
         loop {
-            if let Some(i) = memchr::memchr(b'\n', &self.buf[self.start..self.end]) {
-                if i == 0 && self.mid_line {
+            let nl = memchr::memchr(b'\n', &self.buf[self.start..self.end]);
+            match nl {
+                Some(0) if self.mid_line => {
                     // An overlong line was cut just before its end: it ends here, with
                     // no empty piece handed out.
                     self.start += 1;
                     self.mid_line = false;
                     continue;
                 }
-                let (s, e) = (self.start, self.start + i);
-                self.start = e + 1;
-                return Ok(Some(self.finish(s, e, true)));
+                Some(i) if i <= MAX_LINE => {
+                    let (s, e) = (self.start, self.start + i);
+                    self.start = e + 1;
+                    return Ok(Some(self.finish(s, e, true)));
+                }
+                _ => {}
             }
             let pending = self.end - self.start;
-            if self.eof || pending >= MAX_LINE {
+            if nl.is_some() || self.eof || pending >= MAX_LINE {
                 if pending == 0 {
                     return Ok(None);
                 }
                 let (s, e) = (self.start, self.start + pending.min(MAX_LINE));
                 self.start = e;
-                let complete = self.eof && pending <= MAX_LINE;
+                let complete = nl.is_none() && self.eof && pending <= MAX_LINE;
                 return Ok(Some(self.finish(s, e, complete)));
             }
             self.fill()?;
@@ -210,6 +216,18 @@ pub fn parse_records<R: Read, T>(
     (out, d)
 }
 
+/// The pieces [`LineReader::next_numbered`] hands out for `line` (without its `\n`), each
+/// without a `\r` at its end: the line itself, or, when it is longer than [`MAX_LINE`],
+/// its cuts. For a reader of whole lines out of a block.
+pub fn pieces(line: &[u8]) -> impl Iterator<Item = &[u8]> {
+    let empty: &[u8] = &[];
+    let whole = line.is_empty().then_some(empty);
+    whole
+        .into_iter()
+        .chain(line.chunks(MAX_LINE))
+        .map(|p| p.strip_suffix(b"\r").unwrap_or(p))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -224,6 +242,17 @@ mod tests {
             buf[0] = self.0[0];
             self.0 = &self.0[1..];
             Ok(1)
+        }
+    }
+
+    /// Reads at most `.1` bytes at a time.
+    struct InSizes<'a>(&'a [u8], usize);
+    impl Read for InSizes<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            let n = self.0.len().min(buf.len()).min(self.1);
+            buf[..n].copy_from_slice(&self.0[..n]);
+            self.0 = &self.0[n..];
+            Ok(n)
         }
     }
 
@@ -251,6 +280,53 @@ mod tests {
         assert_eq!(lines.len(), 3);
         assert_eq!(lines[0].len(), MAX_LINE);
         assert_eq!(lines[2].len(), 5);
+    }
+
+    #[test]
+    fn overlong_lines_are_cut_in_the_same_places_however_they_are_read() {
+        let mut data = b"first\n".to_vec();
+        data.extend(vec![b'x'; MAX_LINE + MAX_LINE / 2]);
+        data.extend_from_slice(b"\r\n");
+        data.extend(vec![b'y'; 2 * MAX_LINE]);
+        data.extend_from_slice(b"\nlast\r\n\n");
+        // Each line by its length and its bytes (kept short in a failure's message).
+        let shape = |lines: Vec<String>| -> Vec<(usize, String)> {
+            let mut bytes: Vec<char> = Vec::new();
+            lines
+                .iter()
+                .map(|l| {
+                    bytes.clear();
+                    bytes.extend(l.chars());
+                    bytes.dedup();
+                    (l.len(), bytes.iter().collect())
+                })
+                .collect()
+        };
+        let want = shape(collect(&data[..]));
+        let m = MAX_LINE;
+        let x = || "x".to_string();
+        let y = || "y".to_string();
+        let expected = [
+            (5, "first".to_string()),
+            (m, x()),
+            (m / 2, x()),
+            (m, y()),
+            (m, y()),
+        ];
+        assert_eq!(want[..5], expected);
+        assert_eq!(want[5..], [(4, "last".to_string()), (0, String::new())]);
+        for size in [3, 4096, 65_537, MAX_LINE - 1] {
+            let got = shape(collect(InSizes(&data, size)));
+            assert_eq!(got, want, "read {size} bytes at a time");
+        }
+        // A reader of blocks cuts each line as the line reader does.
+        let from_blocks: Vec<String> = data
+            .split(|&b| b == b'\n')
+            .take(5)
+            .flat_map(pieces)
+            .map(|p| String::from_utf8_lossy(p).into_owned())
+            .collect();
+        assert_eq!(shape(from_blocks), want);
     }
 
     #[test]

@@ -92,7 +92,7 @@ impl<'a> Entry<'a> {
     }
 }
 
-/// Builds the record `brief::skim` accepted from `text` (its first line is `line`): every
+/// Builds the record [`Skimmer::skim`] accepted from `text` (its first line is `line`): every
 /// line is in the layout the fast parsers read, so none of them fails.
 fn parse_skimmed(text: &[u8], line: u64, interner: &mut Interner, g: &mut Glock) {
     g.clear();
@@ -323,14 +323,13 @@ impl State {
             };
             while pos < stop {
                 let nl = memchr::memchr(b'\n', &text[pos..stop]).map_or(stop, |k| pos + k);
-                let mut line = &text[pos..nl];
-                if let Some(l) = line.strip_suffix(b"\r") {
-                    line = l;
-                }
                 no += 1;
-                self.diag.lines += 1;
-                if self.line(line, no, out) {
-                    f(Entry::parsed(out));
+                // An overlong line in pieces, as the line reader cuts it.
+                for piece in crate::lines::pieces(&text[pos..nl]) {
+                    self.diag.lines += 1;
+                    if self.line(piece, no, out) {
+                        f(Entry::parsed(out));
+                    }
                 }
                 pos = (nl + 1).min(stop);
             }

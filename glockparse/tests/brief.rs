@@ -173,3 +173,44 @@ fn records_and_lines_larger_than_the_buffer_read_the_same() {
         .iter()
         .all(|e| e.line == 3 * 3000 + 40_002 + 1));
 }
+
+/// Lines longer than `glockparse::lines::MAX_LINE` are cut into pieces in the same places
+/// by both readers (found by `glk-fuzz glocks`: a 1.3 MB line at the end of the input
+/// was one line to the skimming reader and two pieces to the full one), and a record
+/// with such a line is not skimmed.
+#[test]
+fn overlong_lines_read_the_same() {
+    let max = glockparse::lines::MAX_LINE;
+    let record = b"G:  s:SH n:5/1000 f:Iqob t:SH d:EX/0 a:0 v:0 r:3 m:50 p:0\n\
+        \x20I: n:151/4096 t:8 f:0x00 d:0x00000000 s:5 p:1\n";
+    let long = |n: usize| vec![b'x'; n];
+    let cases: Vec<(&str, Vec<u8>)> = vec![
+        (
+            "a bad state at the end",
+            [&b"G:  s:UN n:2/3348 f:ldIqob t:"[..], &long(max + max / 3)].concat(),
+        ),
+        (
+            "a bad line between records",
+            [&record[..], &long(2 * max + 7), b"\n", record].concat(),
+        ),
+        // Every byte of these flags is a valid flag letter: only the cut makes it bad.
+        (
+            "flags over a line's length",
+            [
+                &record[..],
+                b"G:  s:SH n:5/1001 f:",
+                &long(max + 5),
+                b" t:SH d:EX/0 a:0 v:0 r:3 m:50 p:0\n",
+                record,
+            ]
+            .concat(),
+        ),
+        (
+            "a line cut just before its end",
+            [&record[..], &long(max), b"\r\n", record].concat(),
+        ),
+    ];
+    for (what, bytes) in cases {
+        same(&bytes, what);
+    }
+}
