@@ -123,6 +123,23 @@ mod avx2 {
 pub(crate) unsafe fn starts_with_avx2(rest: &[u8], kept: &[u8; 128], len: usize) -> bool {
     use std::arch::x86_64::*;
     let len = len.min(128);
+    // Most kept lines are at most 64 bytes: one 64-bit mask, no loop.
+    if len <= 64 && rest.len() >= 64 {
+        // SAFETY: 64 bytes of each, checked above (`kept` has 128).
+        let same = unsafe {
+            let a = _mm256_cmpeq_epi8(
+                _mm256_loadu_si256(rest.as_ptr().cast()),
+                _mm256_loadu_si256(kept.as_ptr().cast()),
+            );
+            let b = _mm256_cmpeq_epi8(
+                _mm256_loadu_si256(rest.as_ptr().add(32).cast()),
+                _mm256_loadu_si256(kept.as_ptr().add(32).cast()),
+            );
+            _mm256_movemask_epi8(a) as u32 as u64 | (_mm256_movemask_epi8(b) as u32 as u64) << 32
+        };
+        let wanted = u64::MAX.checked_shr(64 - len as u32).unwrap_or(0);
+        return !same & wanted == 0;
+    }
     let chunks = len.div_ceil(32);
     if rest.len() < chunks * 32 {
         return rest.starts_with(&kept[..len]);
