@@ -93,9 +93,10 @@ impl Skimmer {
     /// Reads the record that starts at `text[at..]` with a `G: ` line and ends before the
     /// next line that starts with `G: ` (or at the end of `text`). Every line must be a
     /// `G:`, `H:` or `I:` line in the kernel's exact layout (the layout the full parser
-    /// reads on its fast path, which then cannot fail): otherwise `None`. Returns the brief
-    /// (its `line` left 0), where the record ends (after its last `\n`) and how many
-    /// lines it has.
+    /// reads on its fast path, which then cannot fail), and the record no longer than a
+    /// line may be ([`MAX_LINE`]: the line reader cuts longer ones): otherwise `None`.
+    /// Returns the brief (its `line` left 0), where the record ends (after its last `\n`)
+    /// and how many lines it has.
     pub fn skim(&mut self, text: &[u8], at: usize) -> Option<(Brief, usize, u64)> {
         #[cfg(target_arch = "x86_64")]
         if has_avx2() {
@@ -137,11 +138,6 @@ fn run_with<C: Classifier, F: FnMut(Brief, usize, usize, u64)>(
         let Some((b, end, lines)) = skim_with::<C>(text, at, seen) else {
             break;
         };
-        // A record longer than a line may be is left to the line reader, which cuts
-        // overlong lines (such a record is malformed anyway).
-        if end - at > MAX_LINE {
-            break;
-        }
         f(b, at, end, lines);
         at = end;
     }
@@ -275,9 +271,11 @@ unsafe fn skim_avx2(text: &[u8], at: usize, seen: &mut Skimmer) -> Skimmed {
     skim_with::<Avx2>(text, at, seen)
 }
 
-/// How the lines of a record are classified: [`Classifier::classes`] of the 64 bytes at
-/// `text[at..]`, or `None` to read the line a byte at a time.
+/// How a record's lines are read: with vector instructions ([`Avx2`]) or a byte at a time
+/// ([`Bytes`]). Each way reads exactly what the other reads (the tests hold them to it).
 trait Classifier {
+    /// The [`Classes`] of the 64 bytes at `text[at..]`, or `None` to read the line a byte
+    /// at a time.
     fn classes(text: &[u8], at: usize) -> Option<(&[u8; 64], Classes)>;
 
     /// Whether `rest` starts with the first `len` bytes of `kept`.
@@ -352,7 +350,8 @@ impl Classifier for Avx2 {
     }
 }
 
-/// Both ways to classify, for tests: the portable [`Classes::of`].
+/// Lines classified a byte at a time by [`Classes::of`] and checked through the classes as
+/// [`Avx2`] checks them: the window checks, tested on every CPU.
 #[cfg(test)]
 struct Portable;
 
@@ -394,9 +393,12 @@ fn skim_with<C: Classifier>(text: &[u8], at: usize, seen: &mut Skimmer) -> Skimm
     }
     let mut lines = 1;
     let mut held = Held::default();
+    // A record longer than a line may be is left to the line reader, which cuts overlong
+    // lines (such a record is malformed anyway).
+    let whole = |i: usize| i - at <= MAX_LINE;
     loop {
         if i >= text.len() {
-            return Some((b.with_holders(held), i, lines));
+            return whole(i).then(|| (b.with_holders(held), i, lines));
         }
         match text.get(i..i + 4) {
             Some(b" H: ") => {
@@ -434,7 +436,9 @@ fn skim_with<C: Classifier>(text: &[u8], at: usize, seen: &mut Skimmer) -> Skimm
                     }
                 }
             }
-            Some([b'G', b':', b' ', _]) => return Some((b.with_holders(held), i, lines)),
+            Some([b'G', b':', b' ', _]) => {
+                return whole(i).then(|| (b.with_holders(held), i, lines));
+            }
             _ => return None,
         }
         lines += 1;

@@ -40,7 +40,8 @@ struct State {
     done: bool,
     /// Where [`Entry::glock`] builds a skimmed record.
     scratch: Glock,
-    /// Boxed, to be taken out cheaply while it runs ([`Skimmer::skim_run`]).
+    /// Boxed, to be taken out cheaply while it runs ([`Skimmer::skim_run`]); made on
+    /// first use.
     skimmer: Option<Box<Skimmer>>,
 }
 
@@ -153,7 +154,7 @@ impl<R: Read> GlockReader<R> {
                 glocktop_fs: None,
                 done: false,
                 scratch: Glock::default(),
-                skimmer: Some(Box::default()),
+                skimmer: None,
             },
         }
     }
