@@ -446,8 +446,8 @@ fn skim_with<C: Classifier>(text: &[u8], at: usize, seen: &mut Skimmer) -> Skimm
 }
 
 /// Where each field of a line starts (the space before it), found from the window's
-/// spaces from `from` on: `n` fields, and at `[n]` where the line ends (the `\n`). `None` unless there
-/// are `min` to `keys.len()` fields, each with its key in order.
+/// spaces from `from` on: `n` fields, and at `[n]` where the line ends (the `\n`).
+/// `None` unless there are `min` to `keys.len()` fields, each with its key in order.
 #[inline(always)]
 fn fields<const K: usize>(
     w: &[u8; 64],
