@@ -253,6 +253,26 @@ impl<T: Copy> Tails<T> {
         })
     }
 
+    /// What the line at `text[*i..]` says, its tail starting at `text[tail..]`: what a
+    /// kept tail says (`i` moved past the line), or else what `read` reads in the whole
+    /// line (moving `i` itself), its tail then kept.
+    #[inline(always)]
+    fn recall_or_read<C: Classifier>(
+        &mut self,
+        text: &[u8],
+        i: &mut usize,
+        tail: usize,
+        read: impl FnOnce(&mut usize) -> Option<T>,
+    ) -> Option<T> {
+        if let Some((t, len)) = self.find::<C>(&text[tail..]) {
+            *i = tail + len;
+            return Some(t);
+        }
+        let t = read(i)?;
+        self.keep(&text[tail..*i], t);
+        Some(t)
+    }
+
     /// Keeps `tail`, just read whole, with what was found in it: only a whole line's
     /// tail, ending with `\n` (a tail at the end of the text could be a line cut short).
     #[inline(always)]
@@ -381,33 +401,23 @@ impl Classifier for Portable {
 #[inline(always)]
 fn skim_with<C: Classifier>(text: &[u8], at: usize, seen: &mut Skimmer) -> Skimmed {
     let mut i = at;
-    // The `G:` line: its tail may be one read before.
+    // The `G:` line. A line whose head does not read cannot read whole either.
     let mut j = i;
-    let head = glock_head::<C>(text, &mut j);
-    let tails = &mut seen.glocks[head.map_or(0, |h| h.id.gltype as usize % 8)];
-    let found = match head {
-        Some(_) => tails.find::<C>(&text[j..]),
-        None => None,
-    };
-    let (g, t) = match (head, found) {
-        (Some(g), Some((t, len))) => {
-            i = j + len;
-            (g, t)
-        }
-        _ => {
-            let (g, t) = match C::classes(text, i).and_then(|(w, c)| glock_line_window(w, &c)) {
-                Some((g, t, len)) => {
-                    i += len;
-                    (g, t)
-                }
-                None => glock_line(text, &mut i)?,
-            };
-            if head.is_some() {
-                tails.keep(&text[j..i], t);
+    let g = glock_head::<C>(text, &mut j)?;
+    let head = j - i;
+    let tails = &mut seen.glocks[g.id.gltype as usize % 8];
+    let t = tails.recall_or_read::<C>(text, &mut i, j, |i| {
+        match C::classes(text, *i).and_then(|(w, c)| glock_line_window(w, &c, head)) {
+            Some((t, len)) => {
+                *i += len;
+                Some(t)
             }
-            (g, t)
+            None => {
+                *i += head;
+                glock_tail(text, i)
+            }
         }
-    };
+    })?;
     let mut lines = 1;
     let mut held = Held::default();
     // A record longer than a line may be is left to the line reader, which cuts overlong
@@ -419,39 +429,28 @@ fn skim_with<C: Classifier>(text: &[u8], at: usize, seen: &mut Skimmer) -> Skimm
         }
         match text.get(i..i + 4) {
             Some(b" H: ") => {
-                let flags = match seen.holders.find::<C>(&text[i..]) {
-                    Some((flags, len)) => {
-                        i += len;
-                        flags
-                    }
-                    None => {
-                        let start = i;
-                        i += 3;
-                        let flags = holder_line(text, &mut i)?;
-                        seen.holders.keep(&text[start..i], flags);
-                        flags
-                    }
-                };
+                // The whole line is the tail.
+                let start = i;
+                let flags = seen.holders.recall_or_read::<C>(text, &mut i, start, |i| {
+                    *i += 3;
+                    holder_line(text, i)
+                })?;
                 held.add(flags);
             }
             Some(b" I: ") => {
                 let mut j = i + 3;
-                let head = inode_head::<C>(text, &mut j).is_some();
-                match head.then(|| seen.inodes.find::<C>(&text[j..])).flatten() {
-                    Some(((), len)) => i = j + len,
-                    None => {
-                        match C::classes(text, i).and_then(|(w, c)| inode_line_window(w, &c)) {
-                            Some(len) => i += len,
-                            None => {
-                                i += 3;
-                                inode_line(text, &mut i)?;
-                            }
-                        }
-                        if head {
-                            seen.inodes.keep(&text[j..i], ());
+                inode_head::<C>(text, &mut j)?;
+                let head = j - i;
+                seen.inodes.recall_or_read::<C>(text, &mut i, j, |i| {
+                    match C::classes(text, *i).and_then(|(w, c)| inode_line_window(w, &c, head)) {
+                        Some(len) => *i += len,
+                        None => {
+                            *i += head;
+                            inode_tail(text, i)?;
                         }
                     }
-                }
+                    Some(())
+                })?;
             }
             Some([b'G', b':', b' ', _]) => {
                 return whole(i).then(|| (Brief::of_parts(g, t, held), i, lines));
@@ -501,12 +500,13 @@ fn bit(k: usize) -> u64 {
     1 << k
 }
 
-/// [`glock_line`] for the common line (`G:  s:`, all of it within the 64 bytes of `w`,
-/// no number longer than 16 digits), through the classes `c` of `w`: each field is found
-/// by its space and checked as a whole. The line's length with its `\n`, or `None` for
-/// the byte-at-a-time reading to decide.
+/// [`glock_tail`] for the common line (`G:  s:`, all of it within the 64 bytes of `w`,
+/// no number longer than 16 digits), through the classes `c` of `w`, its head
+/// ([`glock_head`]) already read: `head` bytes. Each field is found by its space and
+/// checked as a whole. What the tail says and the line's length with its `\n`, or `None`
+/// for the byte-at-a-time reading to decide.
 #[inline(always)]
-fn glock_line_window(w: &[u8; 64], c: &Classes) -> Option<(GlockHead, GlockTail, usize)> {
+fn glock_line_window(w: &[u8; 64], c: &Classes, head: usize) -> Option<(GlockTail, usize)> {
     const KEYS: [&[u8]; 9] = [
         b"n:", b"f:", b"t:", b"d:", b"a:", b"v:", b"r:", b"m:", b"p:",
     ];
@@ -515,18 +515,10 @@ fn glock_line_window(w: &[u8; 64], c: &Classes) -> Option<(GlockHead, GlockTail,
     }
     let (at, n) = fields(w, c, 8, &KEYS, 8)?;
     let at = at.map(usize::from);
-    if at[0] != 8 {
+    // `n:` is the head's last field.
+    if at[0] != 8 || at[1] != head {
         return None;
     }
-    let held_state = state(w, &mut 6)?;
-    let mut i = 11;
-    let gltype = digits(w, &mut i, 9)?;
-    lit(w, &mut i, b"/")?;
-    let number = hex(w, &mut i)?;
-    if i != at[1] {
-        return None;
-    }
-    let id = GlockId::new(gltype as u32, number);
     let flags = GlockFlags(letters_between(&w[at[1] + 3..at[2]])?);
     if at[3] != at[2] + 5 {
         return None;
@@ -556,41 +548,36 @@ fn glock_line_window(w: &[u8; 64], c: &Classes) -> Option<(GlockHead, GlockTail,
         demote_us,
         refs,
     };
-    let head = GlockHead {
-        id,
-        state: held_state,
-    };
-    Some((head, tail, at[n] + 1))
+    Some((tail, at[n] + 1))
 }
 
-/// [`inode_line`] for the common line (all of it within the 64 bytes of `w`, no number
-/// longer than 16 digits), through the classes `c` of `w`. The line's length with its
-/// `\n`, or `None` for the byte-at-a-time reading to decide.
+/// [`inode_tail`] for the common line (all of it within the 64 bytes of `w`, no number
+/// longer than 16 digits), through the classes `c` of `w`, its head ([`inode_head`])
+/// already read: `head` bytes. The line's length with its `\n`, or `None` for the
+/// byte-at-a-time reading to decide.
 #[inline(always)]
-fn inode_line_window(w: &[u8; 64], c: &Classes) -> Option<usize> {
+fn inode_line_window(w: &[u8; 64], c: &Classes, head: usize) -> Option<usize> {
     const KEYS: [&[u8]; 6] = [b"n:", b"t:", b"f:0x", b"d:0x", b"s:", b"p:"];
     if w[..6] != *b" I: n:" {
         return None;
     }
     let (at, n) = fields(w, c, 3, &KEYS, 5)?;
     let at = at.map(usize::from);
-    let line = below(at[n] as u32);
-    // `n:` holds two numbers around the line's one `/`.
-    let slash = c.slash & line;
-    let j = slash.trailing_zeros() as usize;
-    if slash & slash.wrapping_sub(1) != 0 || j <= 6 || j + 1 >= at[1] {
+    // `n:` is the head's one field.
+    if at[1] != head {
         return None;
     }
-    let spaces = c.space & line & !below(3);
+    let line = below(at[n] as u32);
+    let spaces = c.space & line & !below(at[1] as u32);
     let x = bit(at[2] + 4) | bit(at[3] + 4);
     let hexes = c.hex & below(at[4] as u32) & !below(at[2] as u32);
-    let allowed = spaces | spaces << 1 | spaces << 2 | x | slash | c.digit | hexes;
+    let allowed = spaces | spaces << 1 | spaces << 2 | x | c.digit | hexes;
     // Each other number has a digit first: `t:`, `s:` and `p:` after their key, `f:` and
     // `d:` after their `0x`.
     let digits_first = bit(at[1] + 3) | bit(at[4] + 3);
     let digits_first = digits_first | if n == 6 { bit(at[5] + 3) } else { 0 };
     let hex_first = x << 1;
-    if line & !below(3) & !allowed != 0
+    if line & !below(at[1] as u32) & !allowed != 0
         || digits_first & !c.digit != 0
         || hex_first & !c.hex != 0
         || has_run_of_17(c.hex & line)
@@ -600,10 +587,10 @@ fn inode_line_window(w: &[u8; 64], c: &Classes) -> Option<usize> {
     Some(at[n] + 1)
 }
 
-/// `G:  s:%s n:%u/%llx f:%s t:%s d:%s/%llu a:%d v:%d r:%d m:%ld[ p:%lu]\n`.
+/// A `G:` line (`G:  s:%s n:%u/%llx f:%s t:%s d:%s/%llu a:%d v:%d r:%d m:%ld[ p:%lu]\n`)
+/// after its glock number ([`glock_head`]).
 #[inline]
-fn glock_line(s: &[u8], i: &mut usize) -> Option<(GlockHead, GlockTail)> {
-    let head = glock_head::<Bytes>(s, i)?;
+fn glock_tail(s: &[u8], i: &mut usize) -> Option<GlockTail> {
     lit(s, i, b" f:")?;
     let flags = GlockFlags(letters(s, i)?);
     lit(s, i, b" t:")?;
@@ -624,12 +611,11 @@ fn glock_line(s: &[u8], i: &mut usize) -> Option<(GlockHead, GlockTail)> {
         skip_digits(s, i)?;
     }
     line_end(s, i)?;
-    let tail = GlockTail {
+    Some(GlockTail {
         flags,
         demote_us,
         refs,
-    };
-    Some((head, tail))
+    })
 }
 
 /// A `G:` line up to the end of its glock number, `G:  s:%s n:%u/%llx`.
@@ -676,10 +662,10 @@ fn holder_line(s: &[u8], i: &mut usize) -> Option<LetterSet> {
     Some(flags)
 }
 
-/// ` I: n:%llu/%llu t:%u f:0x%02lx d:0x%08x s:%llu[ p:%lu]\n` (after ` I:`).
+/// An `I:` line (` I: n:%llu/%llu t:%u f:0x%02lx d:0x%08x s:%llu[ p:%lu]\n`) after its
+/// numbers ([`inode_head`]).
 #[inline]
-fn inode_line(s: &[u8], i: &mut usize) -> Option<()> {
-    inode_head::<Bytes>(s, i)?;
+fn inode_tail(s: &[u8], i: &mut usize) -> Option<()> {
     lit(s, i, b" t:")?;
     skip_digits(s, i)?;
     lit(s, i, b" f:0x")?;
@@ -993,10 +979,15 @@ mod tests {
             let (text, at) = record(line, b"");
             let w = text[at..at + 64].first_chunk().unwrap();
             let c = Classes::of(w);
+            // The head as the skim reads it first.
+            let mut j = at;
             let taken = if line.starts_with(b"G:") {
-                glock_line_window(w, &c).map(|(_, _, len)| len)
+                glock_head::<Bytes>(&text, &mut j).unwrap();
+                glock_line_window(w, &c, j - at).map(|(_, len)| len)
             } else {
-                inode_line_window(w, &c)
+                j += 3;
+                inode_head::<Bytes>(&text, &mut j).unwrap();
+                inode_line_window(w, &c, j - at)
             };
             // Lines over 64 bytes or with a number over 16 digits are left to the byte loop.
             let longest = line

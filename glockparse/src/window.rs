@@ -22,8 +22,6 @@ pub(crate) struct Classes {
     pub hex: u64,
     /// `-`.
     pub minus: u64,
-    /// `/`.
-    pub slash: u64,
 }
 
 impl Classes {
@@ -36,7 +34,6 @@ impl Classes {
             digit: 0,
             hex: 0,
             minus: 0,
-            slash: 0,
         };
         for (k, &b) in w.iter().enumerate() {
             let bit = 1u64 << k;
@@ -46,7 +43,6 @@ impl Classes {
             set(&mut c.digit, b.is_ascii_digit());
             set(&mut c.hex, crate::cursor::hex_digit(b).is_some());
             set(&mut c.minus, b == b'-');
-            set(&mut c.slash, b == b'/');
         }
         c
     }
@@ -76,7 +72,6 @@ impl Classes {
             digit,
             hex: digit | letter,
             minus: eq(lo, hi, b'-'),
-            slash: eq(lo, hi, b'/'),
         }
     }
 }
@@ -349,7 +344,6 @@ mod tests {
         assert_eq!(c.digit, 1 << 3 | 1 << 7);
         assert_eq!(c.hex, 1 | 1 << 3 | 1 << 7 | 1 << 9);
         assert_eq!(c.minus, 1 << 2);
-        assert_eq!(c.slash, 1 << 8);
     }
 
     #[test]
