@@ -2,7 +2,7 @@
 //!
 //! A file of a million glocks is mostly records nobody will look at: a summary needs the
 //! state, type and holder counts of every glock, a ranking needs a few numbers more, and
-//! only the few glocks kept need everything. [`Skimmer::skim`] reads one record in the
+//! only the few glocks kept need everything. [`Skimmer::skim_run`] reads records in the
 //! kernel's exact debugfs layout, checking every byte the full parser would check but
 //! keeping only a [`Brief`]; anything it does not recognise exactly is left to the full
 //! parser, so a malformed line is still reported as the full parser reports it.
@@ -71,7 +71,7 @@ impl Brief {
     }
 }
 
-/// Reads records as [`Skimmer::skim`] does, remembering what it read between them.
+/// Reads records ([`Skimmer::skim_run`]), remembering what it read between them.
 ///
 /// The records of a dump repeat themselves: every cached inode's iopen glock reads
 /// `s:SH ... f:Iqob t:SH d:EX/0 a:0 v:0 r:3 m:200 p:0` after its number, and is held by
@@ -90,27 +90,15 @@ pub struct Skimmer {
 }
 
 impl Skimmer {
-    /// Reads the record that starts at `text[at..]` with a `G: ` line and ends before the
-    /// next line that starts with `G: ` (or at the end of `text`). Every line must be a
-    /// `G:`, `H:` or `I:` line in the kernel's exact layout (the layout the full parser
-    /// reads on its fast path, which then cannot fail), and the record no longer than a
-    /// line may be ([`MAX_LINE`]: the line reader cuts longer ones): otherwise `None`.
-    /// Returns the brief (its `line` left 0), where the record ends (after its last `\n`)
-    /// and how many lines it has.
-    pub fn skim(&mut self, text: &[u8], at: usize) -> Option<(Brief, usize, u64)> {
-        #[cfg(target_arch = "x86_64")]
-        if has_avx2() {
-            // SAFETY: the CPU has what `skim_avx2` needs.
-            return unsafe { skim_avx2(text, at, self) };
-        }
-        skim_with::<Bytes>(text, at, self)
-    }
-
-    /// Skims record after record from `text[at..]` as [`Skimmer::skim`] does, while each
-    /// starts with `G: ` and can be skimmed, calling `f(brief, start, end, lines)` with
-    /// each; returns where the first record it could not skim starts (or the end of
-    /// `text`). One call for a run of records saves the cost of a call for each (a tenth
-    /// of the skim's instructions).
+    /// Skims record after record from `text[at..]`, calling `f(brief, start, end, lines)`
+    /// with each (the brief's `line` left 0; `end` after the record's last `\n`); returns
+    /// where the first record it could not skim starts (or the end of `text`). A record
+    /// starts with a `G: ` line and ends before the next line that starts with `G: ` (or at
+    /// the end of `text`). It is skimmed when every line is a `G:`, `H:` or `I:` line in
+    /// the kernel's exact layout (the layout the full parser reads on its fast path, which
+    /// then cannot fail) and the record is no longer than a line may be ([`MAX_LINE`]: the
+    /// line reader cuts longer ones). One call for a run of records saves the cost of a
+    /// call for each (a tenth of the skim's instructions).
     pub fn skim_run(
         &mut self,
         text: &[u8],
@@ -147,7 +135,7 @@ fn run_with<C: Classifier, F: FnMut(Brief, usize, usize, u64)>(
 /// [`Skimmer::skim_run`] with [`Classes::avx2`].
 ///
 /// # Safety
-/// As [`skim_avx2`].
+/// The CPU must have AVX2, BMI1 and POPCNT ([`has_avx2`]).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,bmi1,popcnt")]
 unsafe fn run_avx2<F: FnMut(Brief, usize, usize, u64)>(
@@ -213,7 +201,8 @@ struct GlockTail {
     refs: i64,
 }
 
-/// What skimming a record gives: see [`Skimmer::skim`].
+/// What skimming a record gives: the brief, where the record ends and its lines, or `None`
+/// (see [`Skimmer::skim_run`]).
 type Skimmed = Option<(Brief, usize, u64)>;
 
 /// Longer line tails are not kept by [`Tails`].
@@ -287,23 +276,13 @@ impl<T: Copy> Tails<T> {
     }
 }
 
-/// Whether the CPU has what [`skim_avx2`] needs (the check is cached by `std`).
+/// Whether the CPU has what [`run_avx2`] needs (the check is cached by `std`).
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
 fn has_avx2() -> bool {
     std::is_x86_feature_detected!("avx2")
         && std::is_x86_feature_detected!("bmi1")
         && std::is_x86_feature_detected!("popcnt")
-}
-
-/// [`Skimmer::skim`], its `G:` and `I:` lines checked through [`Classes::avx2`].
-///
-/// # Safety
-/// The CPU must have AVX2, BMI1 and POPCNT ([`has_avx2`]).
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,bmi1,popcnt")]
-unsafe fn skim_avx2(text: &[u8], at: usize, seen: &mut Skimmer) -> Skimmed {
-    skim_with::<Avx2>(text, at, seen)
 }
 
 /// How a record's lines are read: with vector instructions ([`Avx2`]) or a byte at a time
@@ -352,7 +331,7 @@ impl Classifier for Avx2 {
     #[inline(always)]
     fn classes(text: &[u8], at: usize) -> Option<(&[u8; 64], Classes)> {
         let w = text.get(at..at + 64)?.first_chunk()?;
-        // SAFETY: `Avx2` is only used by `skim_avx2`, which runs where the CPU has AVX2.
+        // SAFETY: `Avx2` is only used by `run_avx2`, which runs where the CPU has AVX2.
         Some((w, unsafe { Classes::avx2(w) }))
     }
 
@@ -398,6 +377,8 @@ impl Classifier for Portable {
     }
 }
 
+/// One record of [`Skimmer::skim_run`], the one at `text[at..]`, its lines read as `C`
+/// reads them.
 #[inline(always)]
 fn skim_with<C: Classifier>(text: &[u8], at: usize, seen: &mut Skimmer) -> Skimmed {
     let mut i = at;
@@ -898,11 +879,34 @@ mod tests {
         assert_eq!(int(b"-", &mut i), None);
     }
 
-    /// `skim` of the record at `text[at..]` with every way to classify lines, each by a
+    /// The first record [`run_with`] skims from `text[at..]`, lines read as `C` reads them.
+    fn skim_first<C: Classifier>(text: &[u8], at: usize, seen: &mut Skimmer) -> Skimmed {
+        let mut got = None;
+        run_with::<C, _>(text, at, seen, &mut |b, _, end, n| {
+            got.get_or_insert((b, end, n));
+        });
+        got
+    }
+
+    /// [`skim_first`] through [`run_avx2`]; only where the CPU has what it needs.
+    #[cfg(target_arch = "x86_64")]
+    fn skim_first_avx2(text: &[u8], at: usize, seen: &mut Skimmer) -> Skimmed {
+        assert!(has_avx2());
+        let mut got = None;
+        // SAFETY: just checked.
+        unsafe {
+            run_avx2(text, at, seen, &mut |b, _, end, n| {
+                got.get_or_insert((b, end, n));
+            })
+        };
+        got
+    }
+
+    /// The skim of the record at `text[at..]` with every way to classify lines, each by a
     /// fresh [`Skimmer`], by one that has read the record at the start of `before`, and
     /// by one that has read `text` once: they must all agree, on all input.
     fn every_way(text: &[u8], at: usize, before: &[u8]) -> Skimmed {
-        let want = skim_with::<Bytes>(text, at, &mut Skimmer::default());
+        let want = skim_first::<Bytes>(text, at, &mut Skimmer::default());
         let shown = String::from_utf8_lossy(text);
         for first in [&b""[..], before, text] {
             let read = |skim: &dyn Fn(&[u8], usize, &mut Skimmer) -> Skimmed| {
@@ -912,15 +916,11 @@ mod tests {
                 }
                 skim(text, at, &mut seen)
             };
-            let bytes = read(&|t, a, s| skim_with::<Bytes>(t, a, s));
-            assert_eq!(bytes, want, "bytes: {shown:?}");
-            let portable = read(&|t, a, s| skim_with::<Portable>(t, a, s));
-            assert_eq!(portable, want, "portable: {shown:?}");
+            assert_eq!(read(&skim_first::<Bytes>), want, "bytes: {shown:?}");
+            assert_eq!(read(&skim_first::<Portable>), want, "portable: {shown:?}");
             #[cfg(target_arch = "x86_64")]
             if has_avx2() {
-                // SAFETY: just checked.
-                let avx2 = read(&|t, a, s| unsafe { skim_avx2(t, a, s) });
-                assert_eq!(avx2, want, "avx2: {shown:?}");
+                assert_eq!(read(&skim_first_avx2), want, "avx2: {shown:?}");
             }
         }
         want
@@ -1066,19 +1066,26 @@ mod tests {
             \x20I: n:37/132069 t:8 f:0x00 d:0x00000000 s:1048576 p:256\n\
             G:  s:UN n:3/11 f: t:UN d:EX/0 a:0 v:0 r:-1 m:200\n";
         let mut s = Skimmer::default();
-        let (b, end, lines) = s.skim(text, 0).unwrap();
+        let mut got = Vec::new();
+        let stop = s.skim_run(text, 0, |b, start, end, lines| {
+            got.push((b, start, end, lines))
+        });
+        assert_eq!((stop, got.len()), (text.len(), 2));
+        let (b, start, end, lines) = got[0];
         assert_eq!(
             (b.id, b.state, b.demote_us, b.refs),
             (GlockId::new(2, 0x203e5), LockState::Exclusive, 12, 4)
         );
         assert_eq!((b.holders, b.waiters, b.granted, lines), (2, 1, 1, 4));
+        assert_eq!(start, 0);
         assert!(text[end..].starts_with(b"G:  s:UN"));
-        let (b, end, lines) = s.skim(text, end).unwrap();
+        let (b, start, end, lines) = got[1];
         assert_eq!(
-            (b.refs, b.flags, end, lines),
-            (-1, GlockFlags::default(), text.len(), 1)
+            (b.refs, b.flags, start, end, lines),
+            (-1, GlockFlags::default(), got[0].2, text.len(), 1)
         );
         let trailing_space = b"G:  s:UN n:3/11 f: t:UN d:EX/0 a:0 v:0 r:-1 m:200 \n";
-        assert!(s.skim(trailing_space, 0).is_none());
+        let stop = s.skim_run(trailing_space, 0, |_, _, _, _| panic!("skimmed"));
+        assert_eq!(stop, 0);
     }
 }
