@@ -4,6 +4,8 @@ use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read};
 use std::path::Path;
 
+use crate::align::AlignedBuf;
+
 /// Compression recognised from a stream's first bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Compression {
@@ -65,11 +67,12 @@ pub fn open(path: &Path) -> io::Result<Box<dyn Read + Send>> {
 pub struct Prefetch {
     /// Blocks with the length read into each (a block keeps its full size, so refilling
     /// it costs no zeroing).
-    blocks: std::sync::mpsc::Receiver<io::Result<(Vec<u8>, usize)>>,
+    blocks: std::sync::mpsc::Receiver<io::Result<(AlignedBuf, usize)>>,
     /// Consumed blocks go back to the reading thread: no allocation (and no page faults
     /// on fresh memory) per block.
-    spent: std::sync::mpsc::SyncSender<Vec<u8>>,
-    cur: Vec<u8>,
+    spent: std::sync::mpsc::SyncSender<AlignedBuf>,
+    /// The block being handed out (none before the first).
+    cur: Option<AlignedBuf>,
     len: usize,
     at: usize,
     done: bool,
@@ -93,11 +96,11 @@ impl Prefetch {
     pub fn with_depth(mut src: Box<dyn Read + Send>, blocks: usize) -> Prefetch {
         let depth = blocks.max(1);
         let (tx, blocks) = std::sync::mpsc::sync_channel(depth);
-        let (spent, reuse) = std::sync::mpsc::sync_channel::<Vec<u8>>(depth + 2);
+        let (spent, reuse) = std::sync::mpsc::sync_channel::<AlignedBuf>(depth + 2);
         std::thread::spawn(move || loop {
             let mut buf = reuse
                 .try_recv()
-                .unwrap_or_else(|_| vec![0u8; Prefetch::BLOCK]);
+                .unwrap_or_else(|_| AlignedBuf::zeroed(Prefetch::BLOCK));
             // Fill the block: a debugfs file hands out 32 KiB or less per read, and a
             // block per read would make the depth worth a few hundred KiB.
             let mut n = 0;
@@ -128,7 +131,7 @@ impl Prefetch {
         Prefetch {
             blocks,
             spent,
-            cur: Vec::new(),
+            cur: None,
             len: 0,
             at: 0,
             done: false,
@@ -144,8 +147,7 @@ impl Read for Prefetch {
             }
             match self.blocks.recv() {
                 Ok(Ok((b, n))) => {
-                    let old = std::mem::replace(&mut self.cur, b);
-                    if !old.is_empty() {
+                    if let Some(old) = self.cur.replace(b) {
                         let _ = self.spent.try_send(old);
                     }
                     self.len = n;
@@ -161,8 +163,11 @@ impl Read for Prefetch {
                 }
             }
         }
+        let Some(cur) = &self.cur else {
+            return Ok(0);
+        };
         let n = out.len().min(self.len - self.at);
-        out[..n].copy_from_slice(&self.cur[self.at..self.at + n]);
+        out[..n].copy_from_slice(&cur[self.at..self.at + n]);
         self.at += n;
         Ok(n)
     }

@@ -21,6 +21,7 @@
 //! [`GlockId`] is the one glock identity every glk crate uses; it prints as the glocks
 //! file does (`2/11c2a`), and a tracepoint's decimal `2:72746` parses to the same id.
 
+pub mod align;
 pub mod brief;
 pub mod cursor;
 pub mod diagnostics;

@@ -5,13 +5,23 @@
 
 use std::io::{self, Read};
 
+use crate::align::{front_for, AlignedBuf, READ_ALIGN};
+
 /// The longest line handed out in one piece.
 pub const MAX_LINE: usize = 1 << 20;
 const CHUNK: usize = 1 << 20;
+/// The most text buffered: a chunk read after the longest line.
+const CAP: usize = CHUNK + MAX_LINE;
 
 pub struct LineReader<R> {
     rdr: R,
-    buf: Vec<u8>,
+    /// The text read and not yet handed out is `buf[start..end]`, at most [`CAP`] bytes;
+    /// reads go to `buf[end..]`, which [`LineReader::fill`] places as [`crate::align`]
+    /// says.
+    buf: AlignedBuf,
+    /// Where in its file the next byte read from `rdr` is (as far as the reader knows:
+    /// [`LineReader::at_offset`]).
+    offset: u64,
     start: usize,
     end: usize,
     eof: bool,
@@ -24,13 +34,22 @@ impl<R: Read> LineReader<R> {
     pub fn new(rdr: R) -> LineReader<R> {
         LineReader {
             rdr,
-            buf: vec![0; CHUNK + MAX_LINE],
+            buf: AlignedBuf::zeroed(CAP + READ_ALIGN),
+            offset: 0,
             start: 0,
             end: 0,
             eof: false,
             line_no: 0,
             mid_line: false,
         }
+    }
+
+    /// Says that `rdr` starts at byte `offset` of its file (a piece of a file read from the
+    /// middle), so that reads are placed where the kernel copies them fastest
+    /// ([`crate::align`]). Only speed depends on it.
+    pub fn at_offset(mut self, offset: u64) -> LineReader<R> {
+        self.offset = offset;
+        self
     }
 
     /// Number of the line most recently returned (1-based).
@@ -106,7 +125,7 @@ impl<R: Read> LineReader<R> {
             if let Some(k) = memchr::memmem::rfind(data, boundary) {
                 return Ok(Some((k + 1, true)));
             }
-            if self.start == 0 && self.end == self.buf.len() {
+            if data.len() == CAP {
                 return Ok(memchr::memrchr(b'\n', data).map(|nl| (nl + 1, false)));
             }
             self.fill()?;
@@ -136,14 +155,17 @@ impl<R: Read> LineReader<R> {
         (s, e)
     }
 
+    /// Reads more after the pending text, which is first moved to the front of the buffer,
+    /// placed so that the read goes where the kernel copies fastest ([`front_for`]).
     fn fill(&mut self) -> io::Result<()> {
-        if self.start > 0 {
-            self.buf.copy_within(self.start..self.end, 0);
-            self.end -= self.start;
-            self.start = 0;
+        let pending = self.end - self.start;
+        let front = front_for(pending, self.offset);
+        if self.start != front {
+            self.buf.copy_within(self.start..self.end, front);
+            self.start = front;
+            self.end = front + pending;
         }
-        let free = self.buf.len() - self.end;
-        let want = free.min(CHUNK);
+        let want = (CAP - pending).min(CHUNK);
         loop {
             match self.rdr.read(&mut self.buf[self.end..self.end + want]) {
                 Ok(0) => {
@@ -152,6 +174,7 @@ impl<R: Read> LineReader<R> {
                 }
                 Ok(n) => {
                     self.end += n;
+                    self.offset += n as u64;
                     return Ok(());
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
@@ -327,6 +350,26 @@ mod tests {
             .map(|p| String::from_utf8_lossy(p).into_owned())
             .collect();
         assert_eq!(shape(from_blocks), want);
+    }
+
+    /// Where reads are placed (the file offset the reader is told) changes nothing read.
+    #[test]
+    fn the_offset_a_reader_is_told_changes_no_line() {
+        let mut data = Vec::new();
+        for i in 0..40_000 {
+            data.extend_from_slice(format!("line {i} {}\n", "x".repeat(i % 97)).as_bytes());
+        }
+        let want = collect(&data[..]);
+        for offset in [1, 31, 63, 64, 116, 4068] {
+            for size in [100, 65_537, CHUNK] {
+                let mut lr = LineReader::new(InSizes(&data, size)).at_offset(offset);
+                let mut got = Vec::new();
+                while let Some(l) = lr.next_line().unwrap() {
+                    got.push(String::from_utf8(l.to_vec()).unwrap());
+                }
+                assert_eq!(got, want, "offset {offset}, reads of {size}");
+            }
+        }
     }
 
     #[test]

@@ -117,17 +117,17 @@ impl Opened {
                     let (r, source, work) = (r.clone(), source.clone(), &work);
                     let ahead = self.ahead.take();
                     s.spawn(move || {
-                        let rdr: Box<dyn Read + Send> = match ahead {
-                            Some(p) => Box::new(p),
+                        let (rdr, offset): (Box<dyn Read + Send>, u64) = match ahead {
+                            Some(p) => (Box::new(p), 0),
                             None => {
                                 let mut f = File::open(path)?;
                                 f.seek(SeekFrom::Start(r.start))?;
                                 // The reader reads 1 MiB at a time into its own buffer: no
                                 // buffering in between.
-                                Box::new(f.take(r.end - r.start))
+                                (Box::new(f.take(r.end - r.start)), r.start)
                             }
                         };
-                        let mut reader = GlockReader::new(rdr, source);
+                        let mut reader = GlockReader::new(rdr, source).at_offset(offset);
                         let v = work(&mut reader);
                         Ok((v, reader.into_diagnostics()))
                     })

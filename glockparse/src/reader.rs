@@ -159,6 +159,13 @@ impl<R: Read> GlockReader<R> {
         }
     }
 
+    /// Says that `rdr` starts at byte `offset` of its file (a piece of a file read from the
+    /// middle), for speed only: see [`LineReader::at_offset`].
+    pub fn at_offset(mut self, offset: u64) -> GlockReader<R> {
+        self.lines = self.lines.at_offset(offset);
+        self
+    }
+
     pub fn diagnostics(&self) -> &Diagnostics {
         &self.state.diag
     }

@@ -14,6 +14,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 
+use glockparse::align::{lead_for, AlignedBuf, READ_ALIGN};
 use glockparse::input::Compression;
 
 /// Files smaller than this are decoded on one thread.
@@ -96,7 +97,7 @@ where
             .map(|_| {
                 s.spawn(|| -> io::Result<S> {
                     let mut state = init();
-                    let mut buf = Vec::with_capacity(CHUNK as usize + STEP + 1);
+                    let mut buf = AlignedBuf::zeroed(READ_ALIGN + CHUNK as usize + STEP + 1);
                     loop {
                         let k = next.fetch_add(1, Ordering::Relaxed);
                         if k >= chunks || overrun.load(Ordering::Relaxed) {
@@ -140,35 +141,37 @@ where
     Ok(Some((states, LineMap { before, total })))
 }
 
-/// Reads chunk `k` into `buf`, with the byte before it and the rest of its last line.
-/// Returns the range of `buf` holding the lines the chunk owns (empty when it owns none),
-/// or `None` when the last line runs on for more than [`MAX_OVERRUN`] bytes. `buf` only
-/// grows: its bytes are not cleared before each read (which would cost a pass over every
-/// chunk).
+/// Reads chunk `k` into `buf`, with the byte before it and the rest of its last line,
+/// placed as [`glockparse::align`] says (from `buf[lead_for(offset)]`). Returns the range
+/// of `buf` holding the lines the chunk owns (empty when it owns none), or `None` when the
+/// last line runs on for more than [`MAX_OVERRUN`] bytes. `buf` only grows: its bytes are
+/// not cleared before each read (which would cost a pass over every chunk).
 fn read_chunk(
     file: &File,
     len: u64,
     k: u64,
-    buf: &mut Vec<u8>,
+    buf: &mut AlignedBuf,
 ) -> io::Result<Option<std::ops::Range<usize>>> {
     let start = k * CHUNK;
     let end = (start + CHUNK).min(len);
     let from = start.saturating_sub(1);
     let chunk_bytes = (end - from) as usize;
-    grow(buf, chunk_bytes);
-    let mut have = read_at_full(file, &mut buf[..chunk_bytes], from)?;
+    let lead = lead_for(from);
+    buf.grow(lead + chunk_bytes);
+    let got = read_at_full(file, &mut buf[lead..lead + chunk_bytes], from)?;
+    let mut have = lead + got;
     // The file shrank while being read: what is there is all there is.
-    if have < chunk_bytes {
-        return Ok(Some(owned_start(&buf[..have], k)..have));
+    if got < chunk_bytes {
+        return Ok(Some(lead + owned_start(&buf[lead..have], k)..have));
     }
     // Finish the line that runs over the chunk's end.
     let mut at = end;
     let mut step = STEP;
     while at < len && buf[have - 1] != b'\n' {
-        if have - chunk_bytes > MAX_OVERRUN {
+        if have - lead - chunk_bytes > MAX_OVERRUN {
             return Ok(None);
         }
-        grow(buf, have + step);
+        buf.grow(have + step);
         let n = read_at_full(file, &mut buf[have..have + step], at)?;
         step = (step * 2).min(1 << 20);
         if n == 0 {
@@ -181,20 +184,13 @@ fn read_chunk(
         have += n;
         at += n as u64;
     }
-    let owned = owned_start(&buf[..have], k);
+    let owned = lead + owned_start(&buf[lead..have], k);
     // A chunk with no line start of its own holds only the middle of a longer line.
-    Ok(Some(if owned >= chunk_bytes {
+    Ok(Some(if owned >= lead + chunk_bytes {
         have..have
     } else {
         owned..have
     }))
-}
-
-/// Makes `buf` at least `n` bytes long (new bytes zeroed once, old ones kept).
-fn grow(buf: &mut Vec<u8>, n: usize) {
-    if buf.len() < n {
-        buf.resize(n, 0);
-    }
 }
 
 /// Where the first line starting in chunk `k` begins in `buf` (which, after the first
