@@ -83,7 +83,8 @@ impl Brief {
 pub struct Skimmer {
     /// `G:` lines after the glock number, by glock type (types alternate in a dump).
     glocks: [Tails<GlockTail>; 8],
-    /// `I:` lines after `n:FORMAL/ADDR`.
+    /// `I:` lines after `n:FORMAL/ADDR` through ` s:`: a dump's inodes share their type
+    /// and flags far more than their sizes and page counts, which are read every time.
     inodes: Tails<()>,
     /// `H:` lines whole.
     holders: Tails<LetterSet>,
@@ -266,10 +267,19 @@ impl<T: Copy> Tails<T> {
     /// tail, ending with `\n` (a tail at the end of the text could be a line cut short).
     #[inline(always)]
     fn keep(&mut self, tail: &[u8], found: T) {
-        if tail.last() == Some(&b'\n') && tail.len() <= LONGEST_TAIL {
+        if tail.last() == Some(&b'\n') {
+            self.keep_part(tail, found);
+        }
+    }
+
+    /// Keeps `part` of a line, just read, with what was found in it: text that the rest
+    /// of the line, read every time, follows (so it need not end the line).
+    #[inline(always)]
+    fn keep_part(&mut self, part: &[u8], found: T) {
+        if part.len() <= LONGEST_TAIL {
             let k = self.next;
-            self.text[k][..tail.len()].copy_from_slice(tail);
-            self.len[k] = tail.len() as u8;
+            self.text[k][..part.len()].copy_from_slice(part);
+            self.len[k] = part.len() as u8;
             self.found[k] = found;
             self.next = (k + 1) % Self::KEPT;
         }
@@ -422,16 +432,25 @@ fn skim_with<C: Classifier>(text: &[u8], at: usize, seen: &mut Skimmer) -> Skimm
                 let mut j = i + 3;
                 inode_head::<C>(text, &mut j)?;
                 let head = j - i;
-                seen.inodes.recall_or_read::<C>(text, &mut i, j, |i| {
-                    match C::classes(text, *i).and_then(|(w, c)| inode_line_window(w, &c, head)) {
-                        Some(len) => *i += len,
-                        None => {
-                            *i += head;
-                            inode_tail(text, i)?;
-                        }
+                // Through ` s:` as kept, or else read and kept; the numbers after it read.
+                i = match seen.inodes.find::<C>(&text[j..]) {
+                    Some(((), len)) => j + len,
+                    None => {
+                        let sizes = match C::classes(text, i)
+                            .and_then(|(w, c)| inode_line_window(w, &c, head))
+                        {
+                            Some(at) => i + at,
+                            None => {
+                                let mut k = j;
+                                inode_fields(text, &mut k)?;
+                                k
+                            }
+                        };
+                        seen.inodes.keep_part(&text[j..sizes], ());
+                        sizes
                     }
-                    Some(())
-                })?;
+                };
+                inode_sizes::<C>(text, &mut i)?;
             }
             Some([b'G', b':', b' ', _]) => {
                 return whole(i).then(|| (Brief::of_parts(g, t, held), i, lines));
@@ -532,10 +551,11 @@ fn glock_line_window(w: &[u8; 64], c: &Classes, head: usize) -> Option<(GlockTai
     Some((tail, at[n] + 1))
 }
 
-/// [`inode_tail`] for the common line (all of it within the 64 bytes of `w`, no number
+/// [`inode_fields`] for the common line (all of it within the 64 bytes of `w`, no number
 /// longer than 16 digits), through the classes `c` of `w`, its head ([`inode_head`])
-/// already read: `head` bytes. The line's length with its `\n`, or `None` for the
-/// byte-at-a-time reading to decide.
+/// already read: `head` bytes. The whole line is checked, and where its size starts (after
+/// ` s:`) is returned, for [`inode_sizes`]; or `None` for the byte-at-a-time reading to
+/// decide.
 #[inline(always)]
 fn inode_line_window(w: &[u8; 64], c: &Classes, head: usize) -> Option<usize> {
     const KEYS: [&[u8]; 6] = [b"n:", b"t:", b"f:0x", b"d:0x", b"s:", b"p:"];
@@ -565,7 +585,7 @@ fn inode_line_window(w: &[u8; 64], c: &Classes, head: usize) -> Option<usize> {
     {
         return None;
     }
-    Some(at[n] + 1)
+    Some(at[4] + 3)
 }
 
 /// A `G:` line (`G:  s:%s n:%u/%llx f:%s t:%s d:%s/%llu a:%d v:%d r:%d m:%ld[ p:%lu]\n`)
@@ -644,19 +664,24 @@ fn holder_line(s: &[u8], i: &mut usize) -> Option<LetterSet> {
 }
 
 /// An `I:` line (` I: n:%llu/%llu t:%u f:0x%02lx d:0x%08x s:%llu[ p:%lu]\n`) after its
-/// numbers ([`inode_head`]).
+/// numbers ([`inode_head`]), through ` s:`; [`inode_sizes`] reads the rest.
 #[inline]
-fn inode_tail(s: &[u8], i: &mut usize) -> Option<()> {
+fn inode_fields(s: &[u8], i: &mut usize) -> Option<()> {
     lit(s, i, b" t:")?;
     skip_digits(s, i)?;
     lit(s, i, b" f:0x")?;
     hex(s, i)?;
     lit(s, i, b" d:0x")?;
     hex(s, i)?;
-    lit(s, i, b" s:")?;
-    skip_digits(s, i)?;
+    lit(s, i, b" s:")
+}
+
+/// The rest of an `I:` line after ` s:` ([`inode_fields`]): `%llu[ p:%lu]\n`.
+#[inline(always)]
+fn inode_sizes<C: Classifier>(s: &[u8], i: &mut usize) -> Option<()> {
+    C::skip_digits(s, i)?;
     if lit(s, i, b" p:").is_some() {
-        skip_digits(s, i)?;
+        C::skip_digits(s, i)?;
     }
     line_end(s, i)
 }
