@@ -8,6 +8,8 @@ set -x
 S=/mnt/share; OUT=$S/out-parse-live; rm -rf $OUT; mkdir -p $OUT
 cp $S/glk /usr/bin/glk
 uname -r > $OUT/kernel.txt
+# Whether the guest CPU offers AVX2 (glk's skim then reads lines through it).
+grep -m1 -o -w avx2 /proc/cpuinfo > $OUT/cpu-avx2.txt || echo "no avx2" > $OUT/cpu-avx2.txt
 mkfs.gfs2 -O -p lock_nolock -j 1 /dev/vda
 mkdir -p /gfs && mount -t gfs2 /dev/vda /gfs
 D=$(ls -d /sys/kernel/debug/gfs2/*)
