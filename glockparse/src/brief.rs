@@ -218,6 +218,8 @@ struct Tails<T> {
     found: [T; 4],
     /// Where the next tail goes (the oldest is replaced).
     next: usize,
+    /// The tail found or kept last.
+    last: usize,
 }
 
 impl<T: Default + Copy> Default for Tails<T> {
@@ -227,6 +229,7 @@ impl<T: Default + Copy> Default for Tails<T> {
             len: [0; 4],
             found: [T::default(); 4],
             next: 0,
+            last: 0,
         }
     }
 }
@@ -235,12 +238,18 @@ impl<T: Copy> Tails<T> {
     const KEPT: usize = 4;
 
     /// What was found in the tail `rest` starts with, and its length, if it is one kept.
+    /// The tail found last is tried first, then the others in turn: a run of lines alike
+    /// is then found at the first compare (on the bench's file, `I:` and `H:` lines took
+    /// 2.5 compares each in slot order, 1.1-1.3 so).
     #[inline(always)]
-    fn find<C: Classifier>(&self, rest: &[u8]) -> Option<(T, usize)> {
-        (0..Self::KEPT).find_map(|k| {
+    fn find<C: Classifier>(&mut self, rest: &[u8]) -> Option<(T, usize)> {
+        let (t, len, k) = (0..Self::KEPT).find_map(|j| {
+            let k = (self.last + j) % Self::KEPT;
             let len = usize::from(self.len[k]);
-            (len > 0 && C::starts_with(rest, &self.text[k], len)).then_some((self.found[k], len))
-        })
+            (len > 0 && C::starts_with(rest, &self.text[k], len)).then_some((self.found[k], len, k))
+        })?;
+        self.last = k;
+        Some((t, len))
     }
 
     /// What the line at `text[*i..]` says, its tail starting at `text[tail..]`: what a
@@ -282,6 +291,7 @@ impl<T: Copy> Tails<T> {
             self.len[k] = part.len() as u8;
             self.found[k] = found;
             self.next = (k + 1) % Self::KEPT;
+            self.last = k;
         }
     }
 }

@@ -439,15 +439,16 @@ fn take_from<R: Read>(reader: &mut GlockReader<R>, sel: &Selection, look: &Looku
     let mut held_hidden = 0u64;
     let has_rates = look.ctx.node(look.input).has_rates();
     reader.for_each_brief(|mut e| {
+        counts.add(&e.brief);
+        // Most glocks are idle by their record alone: nothing held, nothing pending (and,
+        // without DLM rates to look up, nothing else can make them matter). They are only
+        // counted: no facts looked up, not even a copy of their brief.
+        let quiet = e.brief.holders == 0 && !e.brief.demote_requested();
+        if quiet && !has_rates {
+            return;
+        }
         let b = e.brief;
-        counts.add(&b);
-        // Facts cost lookups: only for glocks that are not idle by their record alone.
-        let quiet = b.holders == 0 && !b.demote_requested();
-        let facts = if quiet && !has_rates {
-            Facts::default()
-        } else {
-            look.facts(&b)
-        };
+        let facts = look.facts(&b);
         let rel = relevance(&b, &facts);
         if rel == Relevance::Idle {
             return;
