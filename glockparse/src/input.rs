@@ -163,6 +163,7 @@ impl Read for Prefetch {
                 }
             }
         }
+        // A block has arrived (`at < len`), so `cur` holds it.
         let Some(cur) = &self.cur else {
             return Ok(0);
         };

@@ -142,10 +142,11 @@ where
 }
 
 /// Reads chunk `k` into `buf`, with the byte before it and the rest of its last line,
-/// placed as [`glockparse::align`] says (from `buf[lead_for(offset)]`). Returns the range
-/// of `buf` holding the lines the chunk owns (empty when it owns none), or `None` when the
-/// last line runs on for more than [`MAX_OVERRUN`] bytes. `buf` only grows: its bytes are
-/// not cleared before each read (which would cost a pass over every chunk).
+/// placed as [`glockparse::align`] says (from `buf[lead_for(from)]`, `from` the file
+/// offset read from). Returns the range of `buf` holding the lines the chunk owns (empty
+/// when it owns none), or `None` when the last line runs on for more than [`MAX_OVERRUN`]
+/// bytes. `buf` only grows: its bytes are not cleared before each read (which would cost
+/// a pass over every chunk).
 fn read_chunk(
     file: &File,
     len: u64,
