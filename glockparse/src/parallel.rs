@@ -7,6 +7,7 @@ use std::io::{self, Read, Seek, SeekFrom};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
+use crate::align::{lead_for, AlignedBuf, READ_ALIGN};
 use crate::diagnostics::Diagnostics;
 use crate::input::{Compression, Prefetch};
 use crate::reader::GlockReader;
@@ -30,15 +31,18 @@ pub fn split(path: &Path, parts: usize) -> io::Result<Vec<Range<u64>>> {
         return Ok(whole);
     }
     let mut cuts = vec![0u64];
-    let mut buf = vec![0u8; 1 << 20];
+    const PROBE: usize = 1 << 20;
+    let mut buf = AlignedBuf::zeroed(READ_ALIGN + PROBE);
     for k in 1..parts as u64 {
         let at = len / parts as u64 * k;
         if at <= *cuts.last().unwrap_or(&0) {
             continue;
         }
         f.seek(SeekFrom::Start(at))?;
-        let n = read_full(&mut f, &mut buf)?;
-        match memchr::memmem::find(&buf[..n], b"\nG:") {
+        // Placed as `crate::align` says, like every read of a large file.
+        let probe = &mut buf[lead_for(at)..][..PROBE];
+        let n = read_full(&mut f, probe)?;
+        match memchr::memmem::find(&probe[..n], b"\nG:") {
             Some(i) => cuts.push(at + i as u64 + 1),
             None => break,
         }
