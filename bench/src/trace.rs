@@ -137,13 +137,14 @@ pub fn offline(glk: &Path, copies: usize) -> std::io::Result<()> {
         ratio(par)
     );
     println!(
-        "glk trace --summary          {:>8.1} ms  {:>6.2} M events/s  ratio {:.2} best/best, {:.2} median of 5 pairs  (target <= 6)  peak RSS {:.1} MiB  CPU {:.1} ms",
+        "glk trace --summary          {:>8.1} ms  {:>6.2} M events/s  ratio {:.2} best/best, {:.2} median of 5 pairs  (target <= 6)  peak RSS {:.1} MiB  CPU {:.1} ms, system {:.1} ms",
         ms(p.best_b),
         rate(p.best_b),
         ratio(p.best_b),
         p.median,
         p.rss_b as f64 / 1024.0,
-        ms(p.cpu_b)
+        ms(p.cpu_b),
+        ms(p.sys_b)
     );
     Ok(())
 }
