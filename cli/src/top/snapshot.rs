@@ -184,19 +184,25 @@ pub struct TypeCounts {
 }
 
 impl TypeCounts {
-    /// Counts one glock (without branches: a million of them are counted per refresh).
+    /// Counts one glock.
     fn add(&mut self, g: &Brief) {
-        let unlocked = u64::from(g.state == LockState::Unlocked);
-        let held = g.granted > 0;
-        self.glocks += 1;
-        self.unlocked += unlocked;
-        self.locked += 1 - unlocked;
-        self.held_ex += u64::from(held && g.state == LockState::Exclusive);
-        self.held_sh += u64::from(held && g.state == LockState::Shared);
-        self.held_df += u64::from(held && g.state == LockState::Deferred);
-        self.waiting_glocks += u64::from(g.waiters > 0);
+        let kind = Kind::of(g);
+        self.add_kind(kind, 1);
         self.waiters += u64::from(g.waiters);
-        self.demoting += u64::from(g.demote_requested());
+    }
+
+    /// Counts `n` glocks of one [`Kind`] (their waiting holders are added apart).
+    fn add_kind(&mut self, k: Kind, n: u64) {
+        let unlocked = k.state == LockState::Unlocked;
+        let of = |yes: bool| if yes { n } else { 0 };
+        self.glocks += n;
+        self.unlocked += of(unlocked);
+        self.locked += of(!unlocked);
+        self.held_ex += of(k.held && k.state == LockState::Exclusive);
+        self.held_sh += of(k.held && k.state == LockState::Shared);
+        self.held_df += of(k.held && k.state == LockState::Deferred);
+        self.waiting_glocks += of(k.waiting);
+        self.demoting += of(k.demoting);
     }
 
     fn merge(&mut self, o: &TypeCounts) {
@@ -399,26 +405,101 @@ pub fn take<R: Read>(mut reader: GlockReader<R>, sel: &Selection, look: &Lookup)
     s
 }
 
-/// Counts per glock type, by a dense index for the types the kernel has.
-#[derive(Default)]
+/// What [`TypeCounts`] tells glocks apart by: their state and three yes-or-no facts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Kind {
+    state: LockState,
+    /// At least one granted holder.
+    held: bool,
+    /// At least one waiting holder.
+    waiting: bool,
+    demoting: bool,
+}
+
+impl Kind {
+    const STATES: [LockState; 5] = [
+        LockState::Unlocked,
+        LockState::Shared,
+        LockState::Deferred,
+        LockState::Exclusive,
+        LockState::Unknown,
+    ];
+
+    fn of(g: &Brief) -> Kind {
+        Kind {
+            state: g.state,
+            held: g.granted > 0,
+            waiting: g.waiters > 0,
+            demoting: g.demote_requested(),
+        }
+    }
+
+    /// The kind as 6 bits: the state (its place in [`Kind::STATES`], which is its
+    /// discriminant), then the three facts.
+    fn index(self) -> usize {
+        (self.state as usize) << 3
+            | usize::from(self.held) << 2
+            | usize::from(self.waiting) << 1
+            | usize::from(self.demoting)
+    }
+
+    /// The kind of [`Kind::index`] `i`, if any.
+    fn from_index(i: usize) -> Option<Kind> {
+        Some(Kind {
+            state: *Kind::STATES.get(i >> 3)?,
+            held: i & 4 != 0,
+            waiting: i & 2 != 0,
+            demoting: i & 1 != 0,
+        })
+    }
+}
+
+/// Counts per glock type. A glock of a type the kernel has (below 16) costs one
+/// increment, of its type's tally of its [`Kind`]; the counts are made from the tallies
+/// at the end, and waiting holders summed apart. A million glocks are counted per
+/// refresh. Other types are counted one by one.
 struct Counter {
-    dense: [TypeCounts; 16],
+    /// Indexed by type << 6 | [`Kind::index`].
+    tally: Box<[u64; 16 << 6]>,
+    waiters: [u64; 16],
     other: BTreeMap<GlockType, TypeCounts>,
+}
+
+impl Default for Counter {
+    fn default() -> Self {
+        Counter {
+            tally: Box::new([0; 16 << 6]),
+            waiters: [0; 16],
+            other: BTreeMap::new(),
+        }
+    }
 }
 
 impl Counter {
     fn add(&mut self, b: &Brief) {
-        match self.dense.get_mut(b.id.gltype as usize) {
-            Some(c) => c.add(b),
-            None => self.other.entry(b.glock_type()).or_default().add(b),
+        let t = b.id.gltype as usize;
+        if t < 16 {
+            self.tally[t << 6 | Kind::of(b).index()] += 1;
+            self.waiters[t] += u64::from(b.waiters);
+        } else {
+            self.other.entry(b.glock_type()).or_default().add(b);
         }
     }
 
     fn into_map(self) -> BTreeMap<GlockType, TypeCounts> {
         let mut m = self.other;
-        for (n, c) in self.dense.into_iter().enumerate() {
+        for (t, tallies) in self.tally.chunks_exact(64).enumerate() {
+            let mut c = TypeCounts {
+                waiters: self.waiters[t],
+                ..TypeCounts::default()
+            };
+            for (i, &n) in tallies.iter().enumerate() {
+                if let (true, Some(k)) = (n > 0, Kind::from_index(i)) {
+                    c.add_kind(k, n);
+                }
+            }
             if c.glocks > 0 {
-                m.entry(GlockType::from_number(n as u32))
+                m.entry(GlockType::from_number(t as u32))
                     .or_default()
                     .merge(&c);
             }
@@ -509,6 +590,63 @@ fn take_from<R: Read>(reader: &mut GlockReader<R>, sel: &Selection, look: &Looku
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The tallies give the counts that counting glocks one by one gives, for every
+    /// state, every combination of the facts a kind is made of, and types the tallies do
+    /// not cover.
+    #[test]
+    fn tallied_counts_are_the_counts_one_by_one() {
+        for (i, s) in Kind::STATES.iter().enumerate() {
+            assert_eq!(*s as usize, i, "STATES in discriminant order");
+        }
+        let mut counter = Counter::default();
+        let mut one_by_one: BTreeMap<GlockType, TypeCounts> = BTreeMap::new();
+        let mut n = 0u64;
+        for gltype in [1, 2, 5, 15, 16, 300] {
+            for state in Kind::STATES {
+                for (holders, waiters, granted) in [(0, 0, 0), (1, 0, 1), (3, 2, 1), (2, 2, 0)] {
+                    for (flags, demote_us) in [(&b""[..], 0), (b"D", 0), (b"q", 7), (b"p", 0)] {
+                        n += 1;
+                        let b = Brief {
+                            id: GlockId::new(gltype, n),
+                            state,
+                            flags: glockparse::GlockFlags::parse(flags).unwrap(),
+                            demote_us,
+                            holders,
+                            waiters,
+                            granted,
+                            ..Brief::default()
+                        };
+                        // Some glocks more than once, so that tallies exceed one.
+                        for _ in 0..1 + n % 3 {
+                            counter.add(&b);
+                            one_by_one.entry(b.glock_type()).or_default().add(&b);
+                        }
+                    }
+                }
+            }
+        }
+        let got = counter.into_map();
+        assert_eq!(got.len(), 6);
+        for (t, want) in &one_by_one {
+            let c = &got[t];
+            let row = |c: &TypeCounts| {
+                [
+                    c.glocks,
+                    c.unlocked,
+                    c.locked,
+                    c.held_ex,
+                    c.held_sh,
+                    c.held_df,
+                    c.waiting_glocks,
+                    c.waiters,
+                    c.demoting,
+                ]
+            };
+            assert_eq!(row(c), row(want), "type {t:?}");
+            assert!(want.held_ex > 0 && want.demoting > 0 && want.waiters > want.waiting_glocks);
+        }
+    }
 
     const DUMP: &str = "\
 G:  s:SH n:2/1 f:q t:SH d:EX/0 a:0 v:0 r:3 m:200
