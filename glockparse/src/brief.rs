@@ -254,14 +254,17 @@ impl<T: Copy> Tails<T> {
     }
 
     /// What the line at `text[*i..]` says, its tail starting at `text[tail..]`: what a
-    /// kept tail says (`i` moved past the line), or else what `read` reads in the whole
-    /// line (moving `i` itself), its tail then kept.
+    /// kept tail says (`i` moved past the tail), or else what `read` reads from the line's
+    /// start (moving `i` itself to the tail's end), the tail then kept by `keep`:
+    /// [`Tails::keep`] when the tail ends the line, [`Tails::keep_part`] when the rest of
+    /// the line follows it and is read every time.
     #[inline(always)]
     fn recall_or_read<C: Classifier>(
         &mut self,
         text: &[u8],
         i: &mut usize,
         tail: usize,
+        keep: fn(&mut Self, &[u8], T),
         read: impl FnOnce(&mut usize) -> Option<T>,
     ) -> Option<T> {
         if let Some((t, len)) = self.find::<C>(&text[tail..]) {
@@ -269,7 +272,7 @@ impl<T: Copy> Tails<T> {
             return Some(t);
         }
         let t = read(i)?;
-        self.keep(&text[tail..*i], t);
+        keep(self, &text[tail..*i], t);
         Some(t)
     }
 
@@ -408,7 +411,7 @@ fn skim_with<C: Classifier>(text: &[u8], at: usize, seen: &mut Skimmer) -> Skimm
     let g = glock_head::<C>(text, &mut j)?;
     let head = j - i;
     let tails = &mut seen.glocks[g.id.gltype as usize % 8];
-    let t = tails.recall_or_read::<C>(text, &mut i, j, |i| {
+    let t = tails.recall_or_read::<C>(text, &mut i, j, Tails::keep, |i| {
         match C::classes(text, *i).and_then(|(w, c)| glock_line_window(w, &c, head)) {
             Some((t, len)) => {
                 *i += len;
@@ -433,10 +436,12 @@ fn skim_with<C: Classifier>(text: &[u8], at: usize, seen: &mut Skimmer) -> Skimm
             Some(b" H: ") => {
                 // The whole line is the tail.
                 let start = i;
-                let flags = seen.holders.recall_or_read::<C>(text, &mut i, start, |i| {
-                    *i += 3;
-                    holder_line(text, i)
-                })?;
+                let flags =
+                    seen.holders
+                        .recall_or_read::<C>(text, &mut i, start, Tails::keep, |i| {
+                            *i += 3;
+                            holder_line(text, i)
+                        })?;
                 held.add(flags);
             }
             Some(b" I: ") => {
@@ -444,23 +449,20 @@ fn skim_with<C: Classifier>(text: &[u8], at: usize, seen: &mut Skimmer) -> Skimm
                 inode_head::<C>(text, &mut j)?;
                 let head = j - i;
                 // Through ` s:` as kept, or else read and kept; the numbers after it read.
-                i = match seen.inodes.find::<C>(&text[j..]) {
-                    Some(((), len)) => j + len,
-                    None => {
-                        let sizes = match C::classes(text, i)
+                seen.inodes
+                    .recall_or_read::<C>(text, &mut i, j, Tails::keep_part, |i| {
+                        *i = match C::classes(text, *i)
                             .and_then(|(w, c)| inode_line_window(w, &c, head))
                         {
-                            Some(at) => i + at,
+                            Some(at) => *i + at,
                             None => {
                                 let mut k = j;
                                 inode_fields(text, &mut k)?;
                                 k
                             }
                         };
-                        seen.inodes.keep_part(&text[j..sizes], ());
-                        sizes
-                    }
-                };
+                        Some(())
+                    })?;
                 inode_sizes::<C>(text, &mut i)?;
             }
             Some([b'G', b':', b' ', _]) => {
