@@ -72,16 +72,11 @@ impl DerefMut for AlignedBuf {
 /// Where to put `pending` unread bytes at the front of an [`AlignedBuf`] so that the read
 /// after them, from file offset `next`, goes where the kernel copies fastest: the bytes go
 /// at the returned index (less than [`READ_ALIGN`]), and the read at the index they end
-/// at, which is `next` modulo [`READ_ALIGN`].
+/// at, which is `next` modulo [`READ_ALIGN`]. With nothing pending, the returned index is
+/// where to read to.
 pub fn front_for(pending: usize, next: u64) -> usize {
     let want = (next % READ_ALIGN as u64) as usize;
     (want + READ_ALIGN - pending % READ_ALIGN) % READ_ALIGN
-}
-
-/// Where to read from file offset `at` into an [`AlignedBuf`] that starts with what is
-/// read: the index with the same offset within [`READ_ALIGN`] bytes as `at`.
-pub fn lead_for(at: u64) -> usize {
-    (at % READ_ALIGN as u64) as usize
 }
 
 #[cfg(test)]
@@ -129,7 +124,7 @@ mod tests {
                     "pending {pending}, next {next}"
                 );
             }
-            assert_eq!(lead_for(next) as u64, next % 64);
+            assert_eq!(front_for(0, next) as u64, next % 64);
         }
     }
 }

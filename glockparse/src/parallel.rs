@@ -7,7 +7,7 @@ use std::io::{self, Read, Seek, SeekFrom};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
-use crate::align::{lead_for, AlignedBuf, READ_ALIGN};
+use crate::align::{front_for, AlignedBuf, READ_ALIGN};
 use crate::diagnostics::Diagnostics;
 use crate::input::{Compression, Prefetch};
 use crate::reader::GlockReader;
@@ -40,7 +40,7 @@ pub fn split(path: &Path, parts: usize) -> io::Result<Vec<Range<u64>>> {
         }
         f.seek(SeekFrom::Start(at))?;
         // Placed as `crate::align` says, like every read of a large file.
-        let probe = &mut buf[lead_for(at)..][..PROBE];
+        let probe = &mut buf[front_for(0, at)..][..PROBE];
         let n = read_full(&mut f, probe)?;
         match memchr::memmem::find(&probe[..n], b"\nG:") {
             Some(i) => cuts.push(at + i as u64 + 1),

@@ -14,7 +14,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 
-use glockparse::align::{lead_for, AlignedBuf, READ_ALIGN};
+use glockparse::align::{front_for, AlignedBuf, READ_ALIGN};
 use glockparse::input::Compression;
 
 /// Files smaller than this are decoded on one thread.
@@ -142,7 +142,7 @@ where
 }
 
 /// Reads chunk `k` into `buf`, with the byte before it and the rest of its last line,
-/// placed as [`glockparse::align`] says (from `buf[lead_for(from)]`, `from` the file
+/// placed as [`glockparse::align`] says (from `buf[front_for(0, from)]`, `from` the file
 /// offset read from). Returns the range of `buf` holding the lines the chunk owns (empty
 /// when it owns none), or `None` when the last line runs on for more than [`MAX_OVERRUN`]
 /// bytes. `buf` only grows: its bytes are not cleared before each read (which would cost
@@ -157,7 +157,7 @@ fn read_chunk(
     let end = (start + CHUNK).min(len);
     let from = start.saturating_sub(1);
     let chunk_bytes = (end - from) as usize;
-    let lead = lead_for(from);
+    let lead = front_for(0, from);
     buf.grow(lead + chunk_bytes);
     let got = read_at_full(file, &mut buf[lead..lead + chunk_bytes], from)?;
     let mut have = lead + got;
