@@ -71,8 +71,8 @@ pub struct Prefetch {
     /// Consumed blocks go back to the reading thread: no allocation (and no page faults
     /// on fresh memory) per block.
     spent: std::sync::mpsc::SyncSender<AlignedBuf>,
-    /// The block being handed out (none before the first).
-    cur: Option<AlignedBuf>,
+    /// The block being handed out (empty before the first).
+    cur: AlignedBuf,
     len: usize,
     at: usize,
     done: bool,
@@ -131,7 +131,7 @@ impl Prefetch {
         Prefetch {
             blocks,
             spent,
-            cur: None,
+            cur: AlignedBuf::zeroed(0),
             len: 0,
             at: 0,
             done: false,
@@ -147,7 +147,8 @@ impl Read for Prefetch {
             }
             match self.blocks.recv() {
                 Ok(Ok((b, n))) => {
-                    if let Some(old) = self.cur.replace(b) {
+                    let old = std::mem::replace(&mut self.cur, b);
+                    if !old.is_empty() {
                         let _ = self.spent.try_send(old);
                     }
                     self.len = n;
@@ -163,12 +164,8 @@ impl Read for Prefetch {
                 }
             }
         }
-        // A block has arrived (`at < len`), so `cur` holds it.
-        let Some(cur) = &self.cur else {
-            return Ok(0);
-        };
         let n = out.len().min(self.len - self.at);
-        out[..n].copy_from_slice(&cur[self.at..self.at + n]);
+        out[..n].copy_from_slice(&self.cur[self.at..self.at + n]);
         self.at += n;
         Ok(n)
     }
