@@ -186,8 +186,7 @@ pub struct TypeCounts {
 impl TypeCounts {
     /// Counts one glock.
     fn add(&mut self, g: &Brief) {
-        let kind = Kind::of(g);
-        self.add_kind(kind, 1);
+        self.add_kind(Kind::of(g), 1);
         self.waiters += u64::from(g.waiters);
     }
 
@@ -493,8 +492,8 @@ impl Counter {
                 waiters: self.waiters[t],
                 ..TypeCounts::default()
             };
-            for (i, &n) in tallies.iter().enumerate() {
-                if let (true, Some(k)) = (n > 0, Kind::from_index(i)) {
+            for (i, &n) in tallies.iter().enumerate().filter(|&(_, &n)| n > 0) {
+                if let Some(k) = Kind::from_index(i) {
                     c.add_kind(k, n);
                 }
             }
