@@ -21,16 +21,18 @@ fn fake_debugfs(root: &Path) {
     std::fs::copy(src("dlm_waiters"), root.join("dlm/gfs_waiters")).unwrap();
 }
 
-fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("glk-capture-test-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+/// A scratch directory, removed when dropped (also when a test fails).
+fn tmp(name: &str) -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix(&format!("glk-capture-{name}-"))
+        .tempdir()
+        .unwrap()
 }
 
 #[test]
 fn snapshots_copy_every_file_with_times() {
-    let d = tmp("dir");
+    let scratch = tmp("dir");
+    let d = scratch.path();
     let root = d.join("debugfs");
     fake_debugfs(&root);
     let out = d.join("bundle");
@@ -128,7 +130,6 @@ fn snapshots_copy_every_file_with_times() {
         .unwrap();
     assert!(!o.status.success());
     assert!(String::from_utf8_lossy(&o.stderr).contains("no GFS2 filesystem \"nosuch\""));
-    std::fs::remove_dir_all(&d).unwrap();
 }
 
 #[test]
@@ -137,7 +138,8 @@ fn packed_bundle_with_a_trace() {
     if unsafe { libc::geteuid() } != 0 {
         return testdata::skip("packed_bundle_with_a_trace", "capture --trace needs root");
     }
-    let d = tmp("tar");
+    let scratch = tmp("tar");
+    let d = scratch.path();
     let root = d.join("debugfs");
     fake_debugfs(&root);
     let out = d.join("bundle.tar.zst");
@@ -180,12 +182,12 @@ fn packed_bundle_with_a_trace() {
         .unwrap();
     assert!(x.status.success(), "{}", String::from_utf8_lossy(&x.stderr));
     assert!(std::fs::read_dir(e.join("kind=events")).unwrap().count() == 1);
-    std::fs::remove_dir_all(&d).unwrap();
 }
 
 #[test]
 fn top_and_stats_read_a_packed_bundle() {
-    let d = tmp("packed-read");
+    let scratch = tmp("packed-read");
+    let d = scratch.path();
     let root = d.join("debugfs");
     fake_debugfs(&root);
     let out = d.join("b.tar.zst");
@@ -231,5 +233,4 @@ fn top_and_stats_read_a_packed_bundle() {
     let v: serde_json::Value = serde_json::from_slice(&stats.stdout).unwrap();
     assert!(!v["glocks"].as_array().unwrap().is_empty());
     assert_eq!(v["types"].as_array().unwrap().len(), 10);
-    std::fs::remove_dir_all(&d).unwrap();
 }

@@ -154,8 +154,8 @@ fn missing_file_is_a_clear_error() {
 
 #[test]
 fn compressed_input() {
-    let dir = std::env::temp_dir().join(format!("glk-top-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let scratch = tempfile::tempdir().unwrap();
+    let dir = scratch.path();
     // A copy under a name with no companion files, like the compressed one.
     let src = dir.join("plain.glocks");
     std::fs::copy(testdata::path("real/dlm2-6.1/n2/glocks.4"), &src).unwrap();
@@ -176,13 +176,12 @@ fn compressed_input() {
         assert!(a["glocks"] == b["glocks"], "decoded glocks differ");
         assert_eq!(a["summary"], b["summary"]);
     }
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
 fn follow_mode_tracks_waiters_across_refreshes() {
-    let dir = std::env::temp_dir().join(format!("glk-follow-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let scratch = tempfile::tempdir().unwrap();
+    let dir = scratch.path();
     let file = dir.join("glocks");
     let one = "G:  s:EX n:2/10 f:q t:EX d:EX/0 a:0 v:0 r:3 m:200\n H: s:EX f:H e:0 p:1 [a] f+0x1/0x2\n H: s:EX f:W e:0 p:2 [b] g+0x1/0x2\n";
     std::fs::write(&file, one).unwrap();
@@ -218,7 +217,6 @@ fn follow_mode_tracks_waiters_across_refreshes() {
     assert!(old["seen_waiting_s"].as_f64().unwrap() >= 0.9);
     let newer = last.iter().find(|w| w["pid"] == 3).unwrap();
     assert!(newer["seen_waiting_s"].as_f64().unwrap() < old["seen_waiting_s"].as_f64().unwrap());
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]

@@ -11,10 +11,12 @@ fn glk() -> Command {
     Command::new(env!("CARGO_BIN_EXE_glk"))
 }
 
-fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("glk-trace-{}-{name}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    d
+/// A scratch directory, removed when dropped (also when a test fails).
+fn tmp(name: &str) -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix(&format!("glk-trace-{name}-"))
+        .tempdir()
+        .unwrap()
 }
 
 fn decompressed(rel: &str) -> String {
@@ -28,7 +30,8 @@ fn decompressed(rel: &str) -> String {
 
 #[test]
 fn offline_jsonl_matches_the_text_line_for_line() {
-    let dir = tmp("jsonl");
+    let scratch = tmp("jsonl");
+    let dir = scratch.path();
     for rel in [
         "real/nolock-6.1/trace_pipe.txt.xz",
         "real/dlm2-6.1/n1/trace_pipe.txt.xz",
@@ -78,7 +81,6 @@ fn offline_jsonl_matches_the_text_line_for_line() {
         }
         assert_eq!(got, want, "{rel}");
     }
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// dlm events in every output: JSON lines keep the kernel's name (`dlm_lock_start`) with
@@ -86,7 +88,8 @@ fn offline_jsonl_matches_the_text_line_for_line() {
 /// summary counts them. Checked against the raw lines of 6.12 (with `dst`) and 6.1.
 #[test]
 fn offline_dlm_events_in_jsonl_text_and_summary() {
-    let dir = tmp("dlm");
+    let scratch = tmp("dlm");
+    let dir = scratch.path();
     for rel in [
         "real/handoff-6.12/n2/trace_pipe.txt.xz",
         "real/handoff-6.1/n2/trace_pipe.txt.xz",
@@ -173,12 +176,12 @@ fn offline_dlm_events_in_jsonl_text_and_summary() {
         );
         assert!(s.contains("BAST"));
     }
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
 fn offline_txt_keeps_lines_as_read_and_bad_lines_are_reported() {
-    let dir = tmp("txt");
+    let scratch = tmp("txt");
+    let dir = scratch.path();
     let input = dir.join("mixed.txt");
     let good = decompressed("real/dlm2-6.1/n2/trace_pipe.txt.xz");
     let mut lines: Vec<&str> = good.lines().take(1000).collect();
@@ -214,14 +217,14 @@ fn offline_txt_keeps_lines_as_read_and_bad_lines_are_reported() {
     assert_eq!(copy.lines().collect::<Vec<_>>(), kept);
     let stdout = String::from_utf8_lossy(&o.stdout);
     assert!(stdout.contains("gfs2_glock_queue"));
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// A large saved trace is decoded on every core for `--summary`; the counts, the errors and
 /// their line numbers must be those of the one-thread reading (forced by `-o FILE.txt`).
 #[test]
 fn parallel_summary_matches_the_sequential_one() {
-    let dir = tmp("parallel");
+    let scratch = tmp("parallel");
+    let dir = scratch.path();
     let text = decompressed("real/nolock-6.1/trace_pipe.txt.xz");
     let lines: Vec<&str> = text.lines().collect();
     let mut big = String::new();
@@ -379,7 +382,8 @@ fn live_markers_then_signal(signal: i32) {
     }
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let mounted_before = tracing_dir();
-    let dir = tmp(&format!("live{signal}"));
+    let scratch = tmp(&format!("live{signal}"));
+    let dir = scratch.path();
     let out = dir.join("live.txt");
     let name = format!("glk-clitest-{}-{signal}", std::process::id());
     let mut child = glk()
@@ -425,7 +429,6 @@ fn live_markers_then_signal(signal: i32) {
         .map(|n| n.trim().parse().unwrap())
         .collect();
     assert_eq!(markers, (0..N).collect::<Vec<_>>());
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -434,7 +437,8 @@ fn live_duration_filter_and_missing_gfs2() {
         return;
     }
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let dir = tmp("filter");
+    let scratch = tmp("filter");
+    let dir = scratch.path();
     let out = dir.join("exec.jsonl");
     // Start a process with a known name while tracing exec events filtered to it.
     let o = {
@@ -507,7 +511,6 @@ fn live_duration_filter_and_missing_gfs2() {
         assert!(!o.status.success());
         assert!(String::from_utf8_lossy(&o.stderr).contains("gfs2 events not available"));
     }
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// A `glk trace` killed with -9 cannot clean up: its private instance stays, recording. The

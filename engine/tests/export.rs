@@ -29,7 +29,8 @@ fn notebook_example_reads_the_export() {
             "no Python with pyarrow, duckdb, pandas and polars (scripts/test.sh sets one up)",
         );
     };
-    let dir = std::env::temp_dir().join(format!("glk-export-test-{}", std::process::id()));
+    let scratch = tempfile::tempdir().unwrap();
+    let dir = scratch.path().join("export");
     let capture = testdata::path("real/dlm2-6.1");
     let o = Command::new(env!("CARGO_BIN_EXE_glk-engine"))
         .args([

@@ -72,7 +72,8 @@ fn frames_from_the_dlm_capture() {
 fn export_is_hive_partitioned_and_reads_back() {
     let caps = frames::discover(&[testdata::path("real/dlm2-6.1")]).unwrap();
     let f = frames::load(&caps).unwrap();
-    let dir = std::env::temp_dir().join(format!("frames-export-{}", std::process::id()));
+    let scratch = tempfile::tempdir().unwrap();
+    let dir = scratch.path().join("export");
     let written = frames::export::export(&f, &dir).unwrap();
     assert_eq!(written.len(), 12);
     for w in &written {
@@ -95,7 +96,6 @@ fn export_is_hive_partitioned_and_reads_back() {
         .map(|w| w.rows)
         .sum();
     assert_eq!(total, f.events.height());
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -111,8 +111,8 @@ fn trace_errors_keep_true_line_numbers_past_the_first_block() {
     lines.push("not a trace line");
     let bad_line = lines.len() as u64;
     lines.extend(s.lines().take(10));
-    let dir = std::env::temp_dir().join(format!("frames-lines-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let scratch = tempfile::tempdir().unwrap();
+    let dir = scratch.path();
     let path = dir.join("trace_pipe.txt");
     std::fs::write(&path, lines.join("\n") + "\n").unwrap();
     let caps = frames::discover(std::slice::from_ref(&path)).unwrap();
@@ -120,5 +120,4 @@ fn trace_errors_keep_true_line_numbers_past_the_first_block() {
     assert_eq!(f.events.height(), lines.len() - 1);
     let e: Vec<u64> = f.diagnostics.first_errors.iter().map(|e| e.line).collect();
     assert_eq!(e, vec![bad_line]);
-    std::fs::remove_dir_all(&dir).unwrap();
 }

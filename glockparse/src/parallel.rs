@@ -174,8 +174,8 @@ mod tests {
 
     #[test]
     fn pieces_cover_the_file_exactly_once_with_true_line_numbers() {
-        let dir = std::env::temp_dir().join(format!("glockparse-par-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let scratch = tempfile::tempdir().unwrap();
+        let dir = scratch.path();
         let path = dir.join("glocks");
         let mut text = String::new();
         let mut n = 0u64;
@@ -212,6 +212,5 @@ mod tests {
             .flat_map(|p| p.diagnostics.first_errors.iter().map(|e| e.line))
             .collect();
         assert_eq!(errors, vec![2 * n + 1]);
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -208,8 +208,8 @@ fn compressed_fixture_matches_plain() {
     use std::io::Write;
     let plain = testdata::path("real/nolock-6.1/glocks.2");
     let raw = std::fs::read(&plain).unwrap();
-    let dir = std::env::temp_dir().join(format!("glockparse-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let scratch = tempfile::tempdir().unwrap();
+    let dir = scratch.path();
     let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
     gz.write_all(&raw).unwrap();
     let encoded = [
@@ -224,7 +224,6 @@ fn compressed_fixture_matches_plain() {
         assert!(d.is_clean());
         assert_eq!(got, want, "{name}");
     }
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
