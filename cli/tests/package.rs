@@ -87,7 +87,7 @@ fn packages_install_and_run() {
         None => panic!("no profile directory"),
     };
     let out = tempfile::tempdir().unwrap();
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let root = testdata::workspace();
     let mut pkg = Command::new("bash");
     pkg.arg(root.join("scripts/package.sh"))
         .args(["--profile", profile, "--no-build"])

@@ -356,9 +356,7 @@ fn lost_events_and_corrupt_lines_weaken_the_rest() {
 /// (`scripts/doctor-codes.py` rewrites it).
 #[test]
 fn the_readme_lists_every_code() {
-    let readme =
-        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../README.md"))
-            .unwrap();
+    let readme = std::fs::read_to_string(testdata::workspace().join("README.md")).unwrap();
     let rows: Vec<&str> = readme
         .lines()
         .filter(|l| l.starts_with("| `GLK-"))

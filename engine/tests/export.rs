@@ -43,8 +43,7 @@ fn notebook_example_reads_the_export() {
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(dir.join("kind=events/node=n1/part-0.parquet").is_file());
-    let example =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/read_export.py");
+    let example = testdata::workspace().join("examples/read_export.py");
     let o = Command::new(&py).arg(&example).arg(&dir).output().unwrap();
     let out = String::from_utf8_lossy(&o.stdout).into_owned();
     assert!(
@@ -115,5 +114,4 @@ fn notebook_example_reads_the_export() {
         out.contains("polars: node=n2 glocks_with_waiters="),
         "{out}"
     );
-    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -3,14 +3,28 @@
 
 use std::path::{Path, PathBuf};
 
+/// The root of the source tree under test.
+///
+/// Cargo sets `CARGO_MANIFEST_DIR` in the environment of every test it runs (the tested
+/// package's folder, one level below the root); that value wins. The one compiled in
+/// names the tree this crate was built from, which is another copy of the tree when
+/// several share a target directory, as `.ci/run`'s cache does: cargo keeps a build whose
+/// files are older than the artifacts, wherever the tree now lies.
+pub fn workspace() -> PathBuf {
+    std::env::var_os("CARGO_MANIFEST_DIR")
+        .and_then(|d| Path::new(&d).parent().map(Path::to_path_buf))
+        .filter(|w| w.join("testdata/fixtures").is_dir())
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join(".."))
+}
+
 /// The fixtures folder.
 pub fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures")
+    workspace().join("testdata/fixtures")
 }
 
 /// The golden reports (`golden/README.md`): what the analyses answered on the fixtures.
 pub fn golden_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("golden")
+    workspace().join("testdata/golden")
 }
 
 /// A fixture by its path below the fixtures folder, e.g. `real/dlm2-6.1/n1/glocks.3`.
