@@ -81,6 +81,13 @@ impl<'a> Cursor<'a> {
     #[inline]
     pub fn uint(&mut self) -> Option<u64> {
         let s = self.rest();
+        if let Some((v, n)) = crate::num::short_digits(s) {
+            if n == 0 {
+                return None;
+            }
+            self.i += n;
+            return Some(v);
+        }
         let mut n = 0;
         let mut v: u64 = 0;
         while n < s.len().min(19) {
