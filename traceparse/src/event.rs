@@ -299,6 +299,10 @@ fn done<T>(c: &Cursor<'_>, v: T) -> Option<T> {
     c.at_end().then_some(v)
 }
 
+/// The value of the first of `options` whose literal comes next. Always inlined: its
+/// options are then constants, and each literal is compared in a load or two instead of
+/// a call to `memcmp`.
+#[inline(always)]
 fn choice<T: Copy>(c: &mut Cursor<'_>, options: &[(&[u8], T)]) -> Option<T> {
     for (lit, v) in options {
         if c.lit(lit).is_some() {
