@@ -50,9 +50,11 @@ pub enum Line<'a> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BadLine(pub &'static str);
 
+/// `s` without white space at either end. (A field's text, such as an event's body,
+/// which starts with a space or two: no runs of padding to skip, as [`trim_range`] does.)
 fn trim(s: &[u8]) -> &[u8] {
-    let (a, b) = trim_range(s);
-    &s[a..b]
+    let a = first_where(s, |b| !b.is_ascii_whitespace()).unwrap_or(s.len());
+    trim_end(&s[a..])
 }
 
 /// Where `s` starts and ends once white space is trimmed from both ends.
