@@ -136,6 +136,13 @@ fn sbstats(bytes: &[u8]) {
 fn trace_lines(bytes: &[u8]) {
     let mut lt = gfs2stats::lock_time::LockTimes::default();
     for line in bytes.split(|&b| b == b'\n') {
+        // The reading of the usual layout gives what the general rules give.
+        assert_eq!(
+            traceparse::line::parse(line),
+            traceparse::line::parse_general(line),
+            "{:?}",
+            String::from_utf8_lossy(line)
+        );
         if let Ok(traceparse::Decoded::Gfs2 { event, .. }) = traceparse::decode_line(line) {
             lt.add(&event);
             let _ = format!("{event:?}");

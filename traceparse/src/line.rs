@@ -342,14 +342,122 @@ fn usual_task(line: &[u8], lead: usize, i: usize) -> Option<(&[u8], i64, Option<
     Some((trim_end(&line[lead..16]), pid as i64, None))
 }
 
+/// A line's prefix read through its timestamp: where the event's name and body are
+/// to be read from (`rest[after_ts..]`).
+struct Head<'a> {
+    comm: &'a [u8],
+    pid: i64,
+    tgid: Option<i64>,
+    cpu: Option<u32>,
+    irq_flags: &'a [u8],
+    ts_ns: u64,
+    rest: &'a [u8],
+    after_ts: usize,
+}
+
 /// Parses one line of `trace_pipe`, `trace` or `trace-cmd report` text. Inlined, so that
 /// the line is built where the caller keeps it rather than copied out.
+///
+/// The usual layout (`"           mkdir-179     [001] ...1.    34.268977: "`) is read
+/// at its places ([`usual_head`]); any other line as [`parse_general`] reads it, which
+/// gives the same for every line (tested on every fixture line and variations of them,
+/// and fuzzed).
 #[inline]
 pub fn parse(line: &[u8]) -> Result<Line<'_>, BadLine> {
+    match usual_head(line) {
+        Some(head) => event(head),
+        None => parse_general(line),
+    }
+}
+
+/// [`parse`] without its reading of the usual layout: every line read by the general
+/// rules (the reference the fast reading is held to).
+#[inline]
+pub fn parse_general(line: &[u8]) -> Result<Line<'_>, BadLine> {
+    match general_head(line)? {
+        Ok(head) => event(head),
+        Err(done) => Ok(done),
+    }
+}
+
+/// The prefix of the usual layout, read at its places: the comm right-aligned in 16
+/// columns with no `[` in it, `-`, the pid, spaces, `[cpu]`, one space, the irq flags
+/// (up to 7 bytes, not ending in `:`), spaces, `secs.micros:`. `None` for anything else,
+/// left to [`general_head`]; where this answers, that would answer the same.
+#[inline(always)]
+fn usual_head(line: &[u8]) -> Option<Head<'_>> {
+    let cols: &[u8; 16] = line.get(..16)?.try_into().ok()?;
+    if line.get(16) != Some(&b'-') {
+        return None;
+    }
+    let lo = u64::from_le_bytes(cols[..8].try_into().ok()?);
+    let hi = u64::from_le_bytes(cols[8..].try_into().ok()?);
+    // A `[` in the comm could be taken for the `[cpu]` field: the general reading decides.
+    let has = |x: u64, b: u64| {
+        let x = x ^ (b * 0x0101_0101_0101_0101);
+        x.wrapping_sub(0x0101_0101_0101_0101) & !x & 0x8080_8080_8080_8080 != 0
+    };
+    if has(lo, u64::from(b'[')) || has(hi, u64::from(b'[')) {
+        return None;
+    }
+    // The padding: leading spaces (other white space is left to the general reading).
+    const SPACES: u64 = 0x2020_2020_2020_2020;
+    let lead = match (lo ^ SPACES, hi ^ SPACES) {
+        (0, 0) => 16,
+        (0, h) => 8 + (h.trailing_zeros() / 8) as usize,
+        (l, _) => (l.trailing_zeros() / 8) as usize,
+    };
+    let first = line[lead];
+    if first.is_ascii_whitespace()
+        || first == b'#'
+        || matches!(first, b'c' | b'v' | b'C') && {
+            let t = &line[lead..];
+            t.starts_with(b"cpus=") || t.starts_with(b"version =") || t.starts_with(b"CPU:")
+        }
+    {
+        return None;
+    }
+    // `-pid` then spaces then `[cpu]`.
+    let (pid, k) = digit_run(line, 17);
+    if k == 17 || k > 17 + 18 {
+        return None;
+    }
+    let i = skip_spaces(line, k);
+    if i == k || line.get(i) != Some(&b'[') {
+        return None;
+    }
+    let (cpu, after) = cpu_field(line, i)?;
+    // ` flags ` then the timestamp.
+    let rest = &line[after..];
+    if rest.first() != Some(&b' ') || rest.get(1) == Some(&b' ') {
+        return None;
+    }
+    let e = 1 + rest.get(1..9)?.iter().position(|&b| b == b' ')?;
+    let irq_flags = &rest[1..e];
+    if irq_flags.ends_with(b":") {
+        return None;
+    }
+    let (ts_ns, after_ts) = timestamp_at(rest, skip_spaces(rest, e))?;
+    Some(Head {
+        comm: trim_end(&line[lead..16]),
+        pid: pid as i64,
+        tgid: None,
+        cpu: Some(cpu),
+        irq_flags,
+        ts_ns,
+        rest,
+        after_ts,
+    })
+}
+
+/// A line's prefix by the general rules: its [`Head`], or the whole line when it is a
+/// header, a lost-events line or a line without context (`Err` holds it).
+#[inline(always)]
+fn general_head(line: &[u8]) -> Result<Result<Head<'_>, Line<'_>>, BadLine> {
     let (lead, end) = trim_range(line);
     let t = &line[lead..end];
     if t.is_empty() || t[0] == b'#' || t.starts_with(b"cpus=") || t.starts_with(b"version =") {
-        return Ok(Line::Header);
+        return Ok(Err(Line::Header));
     }
     if let Some(rest) = t.strip_prefix(b"CPU:") {
         if let Some(sp) = find(b' ', rest) {
@@ -360,10 +468,10 @@ pub fn parse(line: &[u8]) -> Result<Line<'_>, BadLine> {
                     .and_then(|x| x.strip_suffix(b" EVENTS]"))
                     .and_then(parse_u64),
             ) {
-                return Ok(Line::Lost {
+                return Ok(Err(Line::Lost {
                     cpu: cpu as u32,
                     events: n,
-                });
+                }));
             }
         }
     }
@@ -393,7 +501,7 @@ pub fn parse(line: &[u8]) -> Result<Line<'_>, BadLine> {
             if !is_bare_event_name(&t[..colon]) || t.get(colon + 1) != Some(&b' ') {
                 return Err(BadLine("no [cpu] field and no event name"));
             }
-            return Ok(Line::Event(TraceLine {
+            return Ok(Err(Line::Event(TraceLine {
                 comm: b"",
                 pid: 0,
                 tgid: None,
@@ -402,7 +510,7 @@ pub fn parse(line: &[u8]) -> Result<Line<'_>, BadLine> {
                 ts_ns: 0,
                 event: &t[..colon],
                 body: trim(&t[colon + 2..]),
-            }));
+            })));
         }
     };
     // `[irq-flags] timestamp: event: body`, fields separated by runs of spaces.
@@ -421,7 +529,23 @@ pub fn parse(line: &[u8]) -> Result<Line<'_>, BadLine> {
             (first, ts, after)
         }
     };
-    let ev = &rest[skip_spaces(rest, after_ts)..];
+    Ok(Ok(Head {
+        comm,
+        pid,
+        tgid,
+        cpu,
+        irq_flags,
+        ts_ns,
+        rest,
+        after_ts,
+    }))
+}
+
+/// The event's name and body after the prefix.
+#[inline(always)]
+fn event(h: Head<'_>) -> Result<Line<'_>, BadLine> {
+    let rest = h.rest;
+    let ev = &rest[skip_spaces(rest, h.after_ts)..];
     if ev.is_empty() {
         return Err(BadLine("no event name"));
     }
@@ -433,12 +557,12 @@ pub fn parse(line: &[u8]) -> Result<Line<'_>, BadLine> {
         _ => return Err(BadLine("no event name")),
     };
     Ok(Line::Event(TraceLine {
-        comm,
-        pid,
-        tgid,
-        cpu,
-        irq_flags,
-        ts_ns,
+        comm: h.comm,
+        pid: h.pid,
+        tgid: h.tgid,
+        cpu: h.cpu,
+        irq_flags: h.irq_flags,
+        ts_ns: h.ts_ns,
         event: &ev[..colon],
         body: trim(&ev[colon + 1..]),
     }))

@@ -1,0 +1,104 @@
+//! `line::parse` reads the usual layout at its places and every other line by the general
+//! rules: it must give what `line::parse_general` gives for every line, on every line of
+//! the real captures and on lines changed a byte at a time where the layout is decided.
+
+use std::io::Read;
+
+use traceparse::line::{parse, parse_general};
+
+/// Every trace capture among the fixtures, decompressed.
+fn captures() -> Vec<(String, Vec<u8>)> {
+    let files = testdata::files("", |n| n.starts_with("trace_pipe"));
+    assert!(files.len() >= 9, "{files:?}");
+    files
+        .into_iter()
+        .map(|p| {
+            let mut v = Vec::new();
+            glockparse::input::open(&p)
+                .unwrap()
+                .read_to_end(&mut v)
+                .unwrap();
+            (p.display().to_string(), v)
+        })
+        .collect()
+}
+
+/// Lines of other layouts (older kernels' pid width and four flags, record-tgid,
+/// noirq-info, nocontext-info, trace-cmd, counter clocks) and odd comms.
+const VARIANTS: &[&str] = &[
+    "              dd-4466  [002] ....  1234.567890: gfs2_promote: 253,3 glock 2:132069 promote first EX",
+    "              dd-4466    (   4466) [002] .....  1234.567890: gfs2_log_blocks: 253,3 log reserve -5 8123",
+    "              dd-4466    [002]  1234.567890: gfs2_pin: 253,3 log pin 524401/4096 inode 132069",
+    "gfs2_pin: 253,3 log pin 524401/4096 inode 132069",
+    "           mkdir-179   [001]    34.268977: gfs2_glock_queue:     254,0 glock 2:8498 queue PR",
+    "          <idle>-0       [000] d.h1. 99: sched_waking: comm=x pid=1",
+    "     my [odd]-na-77      [003] d..2.     5.000001: tracing_mark_write: hello [1] x",
+    "    kworker/u4:1-25      [000] .....    40.694895: gfs2_log_flush: 254,0 log flush start 8192 100002",
+    "  cpus=2-1               [000] .....    40.694895: print: x",
+    "  CPU:1-1                [000] .....    40.694895: print: x",
+    "               #-1       [000] .....    40.694895: print: x",
+    "CPU:1 [LOST 5 EVENTS]",
+    // A comm holding what reads as a task and a `[cpu]` field.
+    "         a-1 [2]-77      [003] d..2.     5.000001: tracing_mark_write: x",
+    // A pid filling its seven columns (a deleted space leaves none before `[`).
+    "           mkdir-1234567 [001] ...1.    34.268977: gfs2_glock_queue: 254,0 glock 2:8498 queue PR",
+    // noirq-info with a counter clock: the first token is the timestamp.
+    "          <idle>-0       [000] 12: 34.000005: sched_waking: comm=x pid=1",
+    "          <idle>-0       [000] 12:    34.000005: sched_waking: comm=x pid=1",
+];
+
+/// The bytes a changed line gets, at each place.
+const BYTES: &[u8] = b" \t[]-:#cCv09x.()\n";
+
+#[test]
+fn every_capture_line_reads_as_the_general_reading_reads_it() {
+    let mut lines = 0;
+    for (name, text) in captures() {
+        for (n, line) in text.split(|&b| b == b'\n').enumerate() {
+            assert_eq!(parse(line), parse_general(line), "{name}:{}", n + 1);
+            lines += 1;
+        }
+    }
+    assert!(lines > 600_000, "{lines}");
+}
+
+#[test]
+fn lines_changed_a_byte_at_a_time_read_as_the_general_reading_reads_them() {
+    let mut seeds: Vec<Vec<u8>> = VARIANTS.iter().map(|l| l.as_bytes().to_vec()).collect();
+    for (_, text) in captures() {
+        seeds.extend(
+            text.split(|&b| b == b'\n')
+                .step_by(997)
+                .take(40)
+                .map(<[u8]>::to_vec),
+        );
+    }
+    let mut checked = 0;
+    for seed in &seeds {
+        for at in 0..seed.len().min(64) {
+            let mut variants = vec![
+                [&seed[..at], &seed[at + 1..]].concat(),
+                [&seed[..at], b" ", &seed[at..]].concat(),
+            ];
+            for &b in BYTES {
+                let mut v = seed.clone();
+                v[at] = b;
+                variants.push(v);
+            }
+            for v in variants {
+                // A shorter line, too, for the reads that need bytes past a field.
+                for end in [v.len(), v.len().min(at + 9)] {
+                    let l = &v[..end];
+                    assert_eq!(
+                        parse(l),
+                        parse_general(l),
+                        "{:?}",
+                        String::from_utf8_lossy(l)
+                    );
+                    checked += 1;
+                }
+            }
+        }
+    }
+    assert!(checked > 100_000, "{checked}");
+}
