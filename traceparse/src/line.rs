@@ -375,8 +375,8 @@ pub fn parse(line: &[u8]) -> Result<Line<'_>, BadLine> {
 #[inline]
 pub fn parse_general(line: &[u8]) -> Result<Line<'_>, BadLine> {
     match general_head(line)? {
-        Ok(head) => event(head),
-        Err(done) => Ok(done),
+        Prefix::Head(head) => event(head),
+        Prefix::Whole(line) => Ok(line),
     }
 }
 
@@ -450,14 +450,21 @@ fn usual_head(line: &[u8]) -> Option<Head<'_>> {
     })
 }
 
-/// A line's prefix by the general rules: its [`Head`], or the whole line when it is a
-/// header, a lost-events line or a line without context (`Err` holds it).
+/// What the general rules read first.
+enum Prefix<'a> {
+    /// A prefix, with the event still to read.
+    Head(Head<'a>),
+    /// A whole line: a header, a lost-events line, or an event without context.
+    Whole(Line<'a>),
+}
+
+/// A line's prefix by the general rules.
 #[inline(always)]
-fn general_head(line: &[u8]) -> Result<Result<Head<'_>, Line<'_>>, BadLine> {
+fn general_head(line: &[u8]) -> Result<Prefix<'_>, BadLine> {
     let (lead, end) = trim_range(line);
     let t = &line[lead..end];
     if t.is_empty() || t[0] == b'#' || t.starts_with(b"cpus=") || t.starts_with(b"version =") {
-        return Ok(Err(Line::Header));
+        return Ok(Prefix::Whole(Line::Header));
     }
     if let Some(rest) = t.strip_prefix(b"CPU:") {
         if let Some(sp) = find(b' ', rest) {
@@ -468,7 +475,7 @@ fn general_head(line: &[u8]) -> Result<Result<Head<'_>, Line<'_>>, BadLine> {
                     .and_then(|x| x.strip_suffix(b" EVENTS]"))
                     .and_then(parse_u64),
             ) {
-                return Ok(Err(Line::Lost {
+                return Ok(Prefix::Whole(Line::Lost {
                     cpu: cpu as u32,
                     events: n,
                 }));
@@ -501,7 +508,7 @@ fn general_head(line: &[u8]) -> Result<Result<Head<'_>, Line<'_>>, BadLine> {
             if !is_bare_event_name(&t[..colon]) || t.get(colon + 1) != Some(&b' ') {
                 return Err(BadLine("no [cpu] field and no event name"));
             }
-            return Ok(Err(Line::Event(TraceLine {
+            return Ok(Prefix::Whole(Line::Event(TraceLine {
                 comm: b"",
                 pid: 0,
                 tgid: None,
@@ -529,7 +536,7 @@ fn general_head(line: &[u8]) -> Result<Result<Head<'_>, Line<'_>>, BadLine> {
             (first, ts, after)
         }
     };
-    Ok(Ok(Head {
+    Ok(Prefix::Head(Head {
         comm,
         pid,
         tgid,
