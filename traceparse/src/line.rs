@@ -325,23 +325,6 @@ fn task(s: &[u8]) -> Option<(&[u8], i64, Option<i64>)> {
     Some((trim_end(&s[..dash]), pid, tgid))
 }
 
-/// [`task`] of `line[lead..i]` for the usual prefix, read at its fixed places: the comm
-/// right-aligned in 16 columns, `-` in the 17th, the pid's digits, then spaces up to the
-/// `[cpu]` field at `i` (`"           mkdir-179     ["`). `None` for any other text,
-/// which `task` then reads; where this answers, `task` would give the same.
-#[inline(always)]
-fn usual_task(line: &[u8], lead: usize, i: usize) -> Option<(&[u8], i64, Option<i64>)> {
-    if lead > 16 || i > line.len() || line.get(16) != Some(&b'-') {
-        return None;
-    }
-    // At most 18 digits, which no i64 overflows; a longer pid is left to `task`.
-    let (pid, k) = digit_run(&line[..i], 17);
-    if k == 17 || k > 17 + 18 || !line[k..i].iter().all(|&b| b == b' ') {
-        return None;
-    }
-    Some((trim_end(&line[lead..16]), pid as i64, None))
-}
-
 /// A line's prefix read through its timestamp: where the event's name and body are
 /// to be read from (`rest[after_ts..]`).
 struct Head<'a> {
@@ -492,7 +475,7 @@ fn general_head(line: &[u8]) -> Result<Prefix<'_>, BadLine> {
         let i = from + off;
         if i > 0 && line[i - 1] == b' ' {
             if let Some((cpu, after)) = cpu_field(line, i) {
-                if let Some(t) = usual_task(line, lead, i).or_else(|| task(&line[lead.min(i)..i])) {
+                if let Some(t) = task(&line[lead.min(i)..i]) {
                     break Some((t, cpu, after));
                 }
             }
@@ -720,49 +703,6 @@ mod tests {
             let got = task(s.as_bytes()).map(|(c, p, t)| (c.to_vec(), p, t));
             assert_eq!(got, reference(s.as_bytes()), "{s:?}");
         }
-    }
-
-    #[test]
-    fn usual_tasks_read_as_task_reads_them() {
-        let mut answered = 0;
-        for comm in [
-            "mkdir",
-            "",
-            " ",
-            "a-b",
-            "kworker/u4:1",
-            "x\t",
-            "#",
-            "[1]",
-            "0123456789abcdef",
-        ] {
-            for pid in [
-                "179",
-                "0",
-                "",
-                "1x",
-                "-1",
-                "000000000000000001",
-                "1234567890123456789",
-            ] {
-                for pad in ["", " ", "     ", " \t", "x "] {
-                    let line = format!("{comm:>16}-{pid}{pad}[001] ...1. 1.000001: e: b");
-                    let b = line.as_bytes();
-                    let Some(i) = b.iter().rposition(|&c| c == b'[') else {
-                        continue;
-                    };
-                    for lead in [0, 5, 16, 17] {
-                        let want = task(&b[lead.min(i)..i]);
-                        if let Some(got) = usual_task(b, lead, i) {
-                            assert_eq!(Some(got), want, "{line:?} {lead}");
-                            answered += 1;
-                        }
-                    }
-                }
-            }
-        }
-        // Most of the usual lines are read at their places.
-        assert!(answered > 100, "{answered}");
     }
 
     /// The straightforward reading of a timestamp, to check the one-pass one against.
