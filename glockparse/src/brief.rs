@@ -10,11 +10,14 @@
 //! Three things make the skim cheap, none of them at the cost of a byte unchecked:
 //! - lines that fit in 64 bytes are checked a field at a time through bit masks of their
 //!   bytes' classes (AVX2, detected at run time; other CPUs read a byte at a time);
-//! - numbers are read without a loop;
-//! - a [`Skimmer`] remembers the last few line tails it read and what they said: a line
-//!   whose text after its numbers is one of them byte for byte is known at once (for an
-//!   `I:` line, its text up to the size, which is read every time). Dumps repeat
-//!   themselves: 96-99% of the `G:`, `I:` and `H:` lines of the larger real fixtures do.
+//! - numbers are read without a loop, and a `G:` line's head (`G:  s:SH n:5/`, the same
+//!   13 bytes but for state and type) as two words;
+//! - a [`Skimmer`] remembers line tails it read and what they said: a line whose text
+//!   after its numbers is one of them byte for byte is known at once (for an `I:` line,
+//!   its text up to the size, which is read every time). Dumps repeat themselves: 96-99%
+//!   of the `G:`, `I:` and `H:` lines of the larger real fixtures do. `G:` tails are kept
+//!   by a hash of their bytes, since a dump has a dozen common ones; `I:` and `H:` tails
+//!   the last four, since those come in runs.
 
 use crate::flags::{GlockFlags, LetterSet};
 use crate::id::{GlockId, GlockType};
@@ -76,13 +79,14 @@ impl Brief {
 /// The records of a dump repeat themselves: every cached inode's iopen glock reads
 /// `s:SH ... f:Iqob t:SH d:EX/0 a:0 v:0 r:3 m:200 p:0` after its number, and is held by
 /// the same ` H: s:SH f:EH e:0 p:0 [(none)] gfs2_inode_lookup+0x253/0x3c0 [gfs2]`. So the
-/// skimmer keeps the last few line tails it read whole (the text after a line's numbers,
-/// through its `\n`; for `I:` lines through ` s:`, since sizes vary) with what it found
-/// there; a tail equal to one of them byte for byte is known without reading it again.
+/// skimmer keeps line tails it read whole (the text after a line's numbers, through its
+/// `\n`; for `I:` lines through ` s:`, since sizes vary) with what it found there; a tail
+/// equal to one of them byte for byte is known without reading it again.
 #[derive(Debug, Default, Clone)]
 pub struct Skimmer {
-    /// `G:` lines after the glock number, by glock type (types alternate in a dump).
-    glocks: [Tails<GlockTail>; 8],
+    /// `G:` lines after the glock number, by their bytes: a dump's glocks have a dozen
+    /// common tails, more than the last few.
+    glocks: Hashed<GlockTail>,
     /// `I:` lines after `n:FORMAL/ADDR` through ` s:`: a dump's inodes share their type
     /// and flags far more than their sizes and page counts, which are read every time.
     inodes: Tails<()>,
@@ -300,6 +304,93 @@ impl<T: Copy> Tails<T> {
     }
 }
 
+/// A line of at most 64 bytes (a line's tail, from where it starts through its `\n`),
+/// with zeros after it: two such lines are the same line exactly when their 64 bytes are
+/// equal.
+#[derive(Clone, Copy)]
+struct ShortLine {
+    bytes: [u8; 64],
+    /// Through the `\n`.
+    len: usize,
+}
+
+impl ShortLine {
+    /// The line `rest` starts with, if its `\n` is among its first 64 bytes.
+    #[inline(always)]
+    fn of(rest: &[u8]) -> Option<ShortLine> {
+        let end = memchr::memchr(b'\n', &rest[..rest.len().min(64)])?;
+        let mut bytes = [0; 64];
+        bytes[..=end].copy_from_slice(&rest[..=end]);
+        Some(ShortLine {
+            bytes,
+            len: end + 1,
+        })
+    }
+
+    /// The set of two places in a [`Hashed`] where the line may be kept.
+    #[inline(always)]
+    fn set(&self) -> usize {
+        let folded = self.bytes.chunks_exact(8).fold(0u64, |h, w| {
+            h ^ u64::from_le_bytes(w.try_into().unwrap_or_default())
+        });
+        (folded.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - Hashed::<()>::SET_BITS)) as usize
+    }
+}
+
+/// Lines of at most 64 bytes ([`ShortLine`]) read whole, each with what was found in it,
+/// kept in one of the two places its bytes hash to (the one used less recently is
+/// replaced). Unlike [`Tails`], it keeps as many different lines as a dump commonly has,
+/// and finds one at the first compare.
+#[derive(Debug, Clone)]
+struct Hashed<T> {
+    /// Zeros where none is kept: no line, which holds a `\n`, equals them.
+    lines: [[u8; 64]; 2 << Hashed::<()>::SET_BITS],
+    found: [T; 2 << Hashed::<()>::SET_BITS],
+    /// The place in each set found or kept last.
+    recent: [u8; 1 << Hashed::<()>::SET_BITS],
+}
+
+impl<T: Default + Copy> Default for Hashed<T> {
+    fn default() -> Self {
+        Hashed {
+            lines: [[0; 64]; 2 << Hashed::<()>::SET_BITS],
+            found: [T::default(); 2 << Hashed::<()>::SET_BITS],
+            recent: [0; 1 << Hashed::<()>::SET_BITS],
+        }
+    }
+}
+
+impl<T: Copy> Hashed<T> {
+    /// 32 sets of two.
+    const SET_BITS: u32 = 5;
+
+    /// What was found in `line`, if it is kept: the place in its set found or kept last
+    /// is tried first.
+    #[inline(always)]
+    fn find(&mut self, line: &ShortLine) -> Option<T> {
+        let set = line.set();
+        let mut k = 2 * set + usize::from(self.recent[set] & 1);
+        if self.lines[k] != line.bytes {
+            k ^= 1;
+            if self.lines[k] != line.bytes {
+                return None;
+            }
+            self.recent[set] = (k % 2) as u8;
+        }
+        Some(self.found[k])
+    }
+
+    /// Keeps `line`, just read whole, with what was found in it.
+    #[inline(always)]
+    fn keep(&mut self, line: &ShortLine, found: T) {
+        let set = line.set();
+        let k = 2 * set + 1 - usize::from(self.recent[set]);
+        self.lines[k] = line.bytes;
+        self.found[k] = found;
+        self.recent[set] = (k % 2) as u8;
+    }
+}
+
 /// Whether the CPU has what [`run_avx2`] needs (the check is cached by `std`).
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
@@ -320,6 +411,12 @@ trait Classifier {
     #[inline(always)]
     fn starts_with(rest: &[u8], kept: &[u8; LONGEST_TAIL], len: usize) -> bool {
         rest.starts_with(&kept[..len])
+    }
+
+    /// As [`ShortLine::of`].
+    #[inline(always)]
+    fn short_line(rest: &[u8]) -> Option<ShortLine> {
+        ShortLine::of(rest)
     }
 
     /// As [`hex`].
@@ -363,6 +460,16 @@ impl Classifier for Avx2 {
     fn starts_with(rest: &[u8], kept: &[u8; LONGEST_TAIL], len: usize) -> bool {
         // SAFETY: as above.
         unsafe { crate::window::starts_with_avx2(rest, kept, len) }
+    }
+
+    #[inline(always)]
+    fn short_line(rest: &[u8]) -> Option<ShortLine> {
+        let Some(w) = rest.first_chunk() else {
+            return ShortLine::of(rest);
+        };
+        // SAFETY: as above.
+        let (bytes, len) = unsafe { crate::window::short_line_avx2(w) }?;
+        Some(ShortLine { bytes, len })
     }
 
     #[inline(always)]
@@ -410,19 +517,34 @@ fn skim_with<C: Classifier>(text: &[u8], at: usize, seen: &mut Skimmer) -> Skimm
     let mut j = i;
     let g = glock_head::<C>(text, &mut j)?;
     let head = j - i;
-    let tails = &mut seen.glocks[g.id.gltype as usize % 8];
-    let t = tails.recall_or_read::<C>(text, &mut i, j, Tails::keep, |i| {
-        match C::classes(text, *i).and_then(|(w, c)| glock_line_window(w, &c, head)) {
-            Some((t, len)) => {
-                *i += len;
-                Some(t)
+    let read = |i: &mut usize| match C::classes(text, *i)
+        .and_then(|(w, c)| glock_line_window(w, &c, head))
+    {
+        Some((t, len)) => {
+            *i += len;
+            Some(t)
+        }
+        None => {
+            *i += head;
+            glock_tail(text, i)
+        }
+    };
+    let t = match C::short_line(&text[j..]) {
+        Some(tail) => match seen.glocks.find(&tail) {
+            Some(t) => {
+                i = j + tail.len;
+                t
             }
             None => {
-                *i += head;
-                glock_tail(text, i)
+                let t = read(&mut i)?;
+                if i == j + tail.len {
+                    seen.glocks.keep(&tail, t);
+                }
+                t
             }
-        }
-    })?;
+        },
+        None => read(&mut i)?,
+    };
     let mut lines = 1;
     let mut held = Held::default();
     // A record longer than a line may be is left to the line reader, which cuts overlong
@@ -635,6 +757,23 @@ fn glock_tail(s: &[u8], i: &mut usize) -> Option<GlockTail> {
 /// A `G:` line up to the end of its glock number, `G:  s:%s n:%u/%llx`.
 #[inline(always)]
 fn glock_head<C: Classifier>(s: &[u8], i: &mut usize) -> Option<GlockHead> {
+    if let Some(w) = s.get(*i..*i + 16).and_then(<[u8]>::first_chunk) {
+        if let Some((state, gltype)) = usual_glock_head(w) {
+            *i += USUAL_HEAD.len();
+            let number = C::hex(s, i)?;
+            return Some(GlockHead {
+                id: GlockId::new(gltype, number),
+                state,
+            });
+        }
+    }
+    glock_head_general::<C>(s, i)
+}
+
+/// [`glock_head`] by the general rules alone: any number of spaces after `G:`, a type of
+/// up to 9 digits.
+#[inline(always)]
+fn glock_head_general<C: Classifier>(s: &[u8], i: &mut usize) -> Option<GlockHead> {
     lit(s, i, b"G:")?;
     spaces(s, i);
     lit(s, i, b"s:")?;
@@ -648,6 +787,44 @@ fn glock_head<C: Classifier>(s: &[u8], i: &mut usize) -> Option<GlockHead> {
         id,
         state: held_state,
     })
+}
+
+/// The head every `G:` line of a kernel's dump has, `G:  s:XX n:T/` with a one-digit
+/// type (the kernel's types are 1 to 9): its fixed bytes, the state's and the type's
+/// places left zero.
+const USUAL_HEAD: [u8; 13] = *b"G:  s:\0\0 n:\0/";
+
+/// The state and type of a `G:` line whose first 16 bytes `w` start with the usual head
+/// ([`USUAL_HEAD`]), read as two words instead of a byte at a time; `None` for any other
+/// line, which [`glock_head`] then reads by the general rules. Where it reads a head, the
+/// general rules read the same.
+#[inline(always)]
+fn usual_glock_head(w: &[u8; 16]) -> Option<(LockState, u32)> {
+    const fn fixed(value: bool) -> u128 {
+        let mut b = [0u8; 16];
+        let mut k = 0;
+        while k < USUAL_HEAD.len() {
+            let varies = k == 6 || k == 7 || k == 11;
+            b[k] = match (varies, value) {
+                (true, _) => 0,
+                (false, true) => USUAL_HEAD[k],
+                (false, false) => 0xff,
+            };
+            k += 1;
+        }
+        u128::from_le_bytes(b)
+    }
+    const MASK: u128 = fixed(false);
+    const WANT: u128 = fixed(true);
+    if u128::from_le_bytes(*w) & MASK != WANT {
+        return None;
+    }
+    let gltype = w[11].wrapping_sub(b'0');
+    if gltype > 9 {
+        return None;
+    }
+    let state = state(w, &mut 6)?;
+    Some((state, u32::from(gltype)))
 }
 
 /// ` H: s:%s f:%s e:%d p:%ld [%s] %pS\n` (after ` H:`); the comm and caller as the full
@@ -1094,6 +1271,111 @@ mod tests {
             changed > 40_000 && taken > changed / 10,
             "{taken} of {changed}"
         );
+    }
+
+    /// The usual head read as two words reads what the general rules read, on every
+    /// line of the tests changed a byte at a time, padded and not.
+    #[test]
+    fn the_usual_glock_head_is_read_as_the_general_rules_read_it() {
+        const BYTES: &[u8] = b" \n-/09aAfFgGxX:sSnNHEUD?\x80\xff\x00";
+        let mut usual = 0;
+        let mut check = |l: &[u8]| {
+            for pad in [&b""[..], b"0123456789abcdef"] {
+                let text = [l, pad].concat();
+                let (mut a, mut b) = (0, 0);
+                let fast = glock_head::<Bytes>(&text, &mut a).map(|h| (h.id, h.state));
+                let general = glock_head_general::<Bytes>(&text, &mut b).map(|h| (h.id, h.state));
+                assert_eq!(fast, general, "{:?}", String::from_utf8_lossy(&text));
+                if fast.is_some() {
+                    assert_eq!(a, b, "{:?}", String::from_utf8_lossy(&text));
+                }
+                usual += usize::from(
+                    text.get(..16)
+                        .is_some_and(|w| usual_glock_head(w.first_chunk().unwrap()).is_some()),
+                );
+            }
+        };
+        for line in LINES.iter().filter(|l| l.starts_with(b"G:")) {
+            check(line);
+            for i in 0..20.min(line.len()) {
+                for &c in BYTES {
+                    let mut l = line.to_vec();
+                    l[i] = c;
+                    check(&l);
+                }
+                let mut l = line.to_vec();
+                l.remove(i);
+                check(&l);
+                let mut l = line.to_vec();
+                l.insert(i, line[i]);
+                check(&l);
+            }
+        }
+        assert!(usual > 500, "{usual}");
+    }
+
+    /// More different `G:` line tails than the skimmer keeps, read over and over in an
+    /// order that makes them displace each other: every record reads as a fresh skimmer
+    /// reads it alone, whatever was kept, replaced or found.
+    #[test]
+    fn many_different_glock_tails_are_recalled_as_read() {
+        let line = |k: usize| {
+            let flags = ["Iqob", "yLob", "Lb", "", "lDpb", "yIob"][k % 6];
+            format!(
+                "G:  s:EX n:{}/{:x} f:{flags} t:EX d:EX/{} a:0 v:0 r:{} m:{} p:{}\n",
+                1 + k % 9,
+                0x1000 + k,
+                k % 7,
+                k % 11,
+                50 + k % 13,
+                k % 3,
+            )
+        };
+        let mut text = Vec::new();
+        let mut seed = 7u64;
+        for _ in 0..3000 {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            text.extend_from_slice(line((seed >> 33) as usize % 400).as_bytes());
+        }
+        text.extend_from_slice(&b"G:  ".repeat(20));
+        // Every record of the text, read by one skimmer (that of `run`) or each by a
+        // fresh one.
+        type Each<'a> = &'a mut dyn FnMut(Brief, usize, usize, u64);
+        let all = |run: &dyn Fn(&mut Skimmer, Each)| {
+            let mut got = Vec::new();
+            run(&mut Skimmer::default(), &mut |b, _, end, n| {
+                got.push((b, end, n))
+            });
+            got
+        };
+        let mut alone = Vec::new();
+        let mut at = 0;
+        for l in text.split_inclusive(|&b| b == b'\n').take(3000) {
+            let one = [l, b"G:  "].concat();
+            if let Some((b, end, n)) = skim_first::<Bytes>(&one, 0, &mut Skimmer::default()) {
+                alone.push((b, at + end, n));
+            }
+            at += l.len();
+        }
+        assert_eq!(alone.len(), 3000);
+        let bytes = all(&|seen, f| {
+            run_with::<Bytes, _>(&text, 0, seen, &mut { f });
+        });
+        let portable = all(&|seen, f| {
+            run_with::<Portable, _>(&text, 0, seen, &mut { f });
+        });
+        assert!(bytes == alone, "bytes");
+        assert!(portable == alone, "portable");
+        #[cfg(target_arch = "x86_64")]
+        if has_avx2() {
+            // SAFETY: just checked.
+            let avx2 = all(&|seen, f| unsafe {
+                run_avx2(&text, 0, seen, &mut { f });
+            });
+            assert!(avx2 == alone, "avx2");
+        }
     }
 
     #[test]

@@ -157,6 +157,41 @@ pub(crate) unsafe fn starts_with_avx2(rest: &[u8], kept: &[u8; 128], len: usize)
     true
 }
 
+/// The line `w` starts with, if its `\n` is among the 64 bytes: its bytes through the `\n`
+/// with zeros after, and its length; as [`crate::brief`]'s portable reading gives them.
+///
+/// # Safety
+/// The CPU must have AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,bmi1")]
+#[inline]
+pub(crate) unsafe fn short_line_avx2(w: &[u8; 64]) -> Option<([u8; 64], usize)> {
+    use avx2::*;
+    use std::arch::x86_64::*;
+    let lo = _mm256_loadu_si256(w.as_ptr().cast());
+    let hi = _mm256_loadu_si256(w.as_ptr().add(32).cast());
+    let nl = eq(lo, hi, b'\n');
+    if nl == 0 {
+        return None;
+    }
+    let len = nl.trailing_zeros() as usize + 1;
+    // Byte `k` is kept when `k < len`.
+    let n = _mm256_set1_epi8(len as i8);
+    let iota = _mm256_setr_epi8(
+        0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24,
+        25, 26, 27, 28, 29, 30, 31,
+    );
+    let keep_lo = _mm256_cmpgt_epi8(n, iota);
+    let keep_hi = _mm256_cmpgt_epi8(n, _mm256_add_epi8(iota, _mm256_set1_epi8(32)));
+    let mut bytes = [0u8; 64];
+    _mm256_storeu_si256(bytes.as_mut_ptr().cast(), _mm256_and_si256(lo, keep_lo));
+    _mm256_storeu_si256(
+        bytes.as_mut_ptr().add(32).cast(),
+        _mm256_and_si256(hi, keep_hi),
+    );
+    Some((bytes, len))
+}
+
 /// The hex digits `s` starts with: their value (of the first 16) and how many there are
 /// (up to 32), without a loop: the digits are turned into nibbles, those past the count
 /// cleared, paired into bytes and read as one big-endian word.
