@@ -340,7 +340,7 @@ impl ShortLine {
 /// Lines of at most 64 bytes ([`ShortLine`]) read whole, each with what was found in it,
 /// kept in one of the two places its bytes hash to (the one used less recently is
 /// replaced). Unlike [`Tails`], it keeps as many different lines as a dump commonly has,
-/// and finds one at the first compare.
+/// and finds most at the first compare.
 #[derive(Debug, Clone)]
 struct Hashed<T> {
     /// Zeros where none is kept: no line, which holds a `\n`, equals them.
