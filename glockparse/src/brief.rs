@@ -369,6 +369,7 @@ impl<T: Copy> Hashed<T> {
     #[inline(always)]
     fn find(&mut self, line: &ShortLine) -> Option<T> {
         let set = line.set();
+        // `& 1` (it is 0 or 1 anyway) lets the compiler see `k` within the set: no bounds check.
         let mut k = 2 * set + usize::from(self.recent[set] & 1);
         if self.lines[k] != line.bytes {
             k ^= 1;
@@ -1270,6 +1271,45 @@ mod tests {
         assert!(
             changed > 40_000 && taken > changed / 10,
             "{taken} of {changed}"
+        );
+    }
+
+    /// The vector reading of a short line gives what the portable one gives: the `\n`
+    /// at every place of the 64 bytes or past them, every byte value before and after it,
+    /// and text shorter than 64 bytes.
+    #[test]
+    fn short_lines_read_through_avx2_as_read_portably() {
+        #[cfg(target_arch = "x86_64")]
+        if has_avx2() {
+            let read = |rest: &[u8]| {
+                let want = ShortLine::of(rest).map(|l| (l.bytes, l.len));
+                assert_eq!(
+                    Avx2::short_line(rest).map(|l| (l.bytes, l.len)),
+                    want,
+                    "{rest:?}"
+                );
+                want.is_some()
+            };
+            let mut found = 0;
+            for nl in 0..70 {
+                for b in 0..=255u8 {
+                    let mut rest: Vec<u8> =
+                        (0..80).map(|k| b.wrapping_add((k * 37) as u8)).collect();
+                    rest.iter_mut()
+                        .filter(|c| **c == b'\n')
+                        .for_each(|c| *c = b'x');
+                    rest[nl] = b'\n';
+                    found += usize::from(read(&rest));
+                    found += usize::from(read(&rest[..nl.min(63) + 1]));
+                }
+            }
+            // Found where the `\n` is among the first 64 bytes, in the whole text and cut after it.
+            assert_eq!(found, 2 * 64 * 256);
+            return;
+        }
+        testdata::skip(
+            "short_lines_read_through_avx2_as_read_portably",
+            "this CPU has no AVX2",
         );
     }
 
