@@ -1,20 +1,33 @@
 #!/usr/bin/env bash
-# Builds the two packages of glk from this workspace, as .deb (dpkg-deb) and .rpm
-# (rpmbuild, when installed: Debian's package `rpm`):
+# Builds the two packages of glk, as .deb (dpkg-deb) and .rpm (rpmbuild, when installed:
+# Debian's package `rpm`):
 #   glk         the node tool (top, trace, stats, capture): /usr/bin/glk, the man page,
-#               bash/zsh/fish completions; depends on the system libtracefs and glibc.
-#   glk-engine  the analysis engine (analyze, export, trace -o .parquet): /usr/bin/glk-engine;
-#               depends on glibc and the GCC runtime (libgcc_s) only.
-# Usage: scripts/package.sh [--profile release|dev] [--no-build] [--rpm] [OUTDIR]
+#               bash/zsh/fish completions.
+#   glk-engine  the analysis engine (analyze, doctor, report, export, trace -o .parquet):
+#               /usr/bin/glk-engine; depends on glk.
+#
+# By default both binaries are built for glibc 2.28 (RHEL 8) with cargo-zigbuild
+# (scripts/setup-zig.sh installs it and zig in ~/.cache/glk-zig), and glk links the pinned
+# static libtracefs and libtraceevent (scripts/tracefs-static.sh), so the packages need
+# only glibc >= 2.28 and the GCC runtime: they install on RHEL 8 and 9, Debian 11 to 13,
+# Ubuntu 20.04 to 24.04 and SLES 15 SP3 and later. The script refuses a binary that needs
+# a newer glibc symbol.
+#
+# --native packages the machine's own build instead (target/PROFILE/): what the tests
+# install on this machine; glk then depends on the system's libtracefs.
+#
+# Usage: scripts/package.sh [--native] [--profile release|dev] [--no-build] [--rpm] [OUTDIR]
 # The default is a release build (long the first time: polars) and OUTDIR target/packages.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-profile=release build=yes rpm=no out=
+profile=release build=yes rpm=no out='' native=no
 while [ $# -gt 0 ]; do
     case "$1" in
         --profile) profile="$2"; shift 2 ;;
         --no-build) build=no; shift ;;
         --rpm) rpm=yes; shift ;;
+        --native) native=yes; shift ;;
+        -h|--help) sed -n '2,/^set -e/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
         -*) echo "package: unknown option $1" >&2; exit 2 ;;
         *) out="$1"; shift ;;
     esac
@@ -24,10 +37,37 @@ dir=$([ "$profile" = dev ] && echo debug || echo "$profile")
 out="${out:-$target/packages}"
 version=$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
 arch=$(dpkg --print-architecture 2>/dev/null || uname -m)
-if [ "$build" = yes ]; then
-    cargo build --locked --profile "$profile" -p glk -p glk-engine
+# The oldest glibc the distributable binaries may need: RHEL 8's.
+glibc_floor=2.28
+
+# The package revision comes from packaging/changelog, whose newest entry must be this
+# workspace's version.
+deb_version=$(dpkg-parsechangelog -l packaging/changelog -S Version)
+case "$deb_version" in
+    "$version"-*) release="${deb_version#"$version"-}" ;;
+    *) echo "package: packaging/changelog's newest entry is $deb_version, the workspace is $version: add an entry" >&2
+       exit 1 ;;
+esac
+
+if [ "$native" = yes ]; then
+    bin="$target/$dir"
+    if [ "$build" = yes ]; then
+        cargo build --locked --profile "$profile" -p glk -p glk-engine
+    fi
+else
+    case "$arch" in
+        amd64) triple=x86_64-unknown-linux-gnu ;;
+        *) echo "package: the glibc $glibc_floor build is set up for amd64 only (this machine: $arch); try --native" >&2
+           exit 1 ;;
+    esac
+    bin="$target/$triple/$dir"
+    tracefs_static=$(bash scripts/tracefs-static.sh)
+    if [ "$build" = yes ]; then
+        zig_path=$(bash scripts/setup-zig.sh)
+        PATH="$zig_path:$PATH" GLK_TRACEFS_STATIC="$tracefs_static" \
+            cargo zigbuild --locked --profile "$profile" --target "$triple.$glibc_floor" -p glk -p glk-engine
+    fi
 fi
-bin="$target/$dir"
 for b in glk glk-engine; do
     [ -x "$bin/$b" ] || { echo "package: $bin/$b is missing (build it, or drop --no-build)" >&2; exit 1; }
 done
@@ -35,11 +75,27 @@ mkdir -p "$out"
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 
-# The oldest glibc a binary needs: the highest GLIBC_x.y among its symbol versions.
+# The newest glibc symbol version a binary needs.
 glibc_of() {
     objdump -T "$1" | grep -o 'GLIBC_[0-9][0-9.]*' | sed 's/GLIBC_//' | sort -uV | tail -1
 }
-# The Debian package (and its installed version) that ships a shared library.
+if [ "$native" = no ]; then
+    for b in glk glk-engine; do
+        need=$(glibc_of "$bin/$b")
+        if [ "$(printf '%s\n%s\n' "$need" "$glibc_floor" | sort -V | tail -1)" != "$glibc_floor" ]; then
+            echo "package: $bin/$b needs glibc $need, newer than $glibc_floor:" >&2
+            objdump -T "$bin/$b" | grep "GLIBC_$need" >&2
+            exit 1
+        fi
+    done
+    if objdump -p "$bin/glk" | grep -q 'NEEDED.*libtrace'; then
+        echo "package: $bin/glk links a shared libtracefs; it must be the static one (GLK_TRACEFS_STATIC)" >&2
+        exit 1
+    fi
+fi
+
+# The Debian package (and its installed version) that ships a shared library, for the
+# libraries outside glibc that a native build links (libtracefs1, libgcc-s1).
 deb_dep_of() {
     local lib path pkg ver p
     lib="$1"
@@ -54,8 +110,58 @@ deb_dep_of() {
     ver=$(dpkg-query -W -f='${Version}' "$pkg" | sed 's/-[^-]*$//')
     echo "$pkg (>= $ver)"
 }
+# The Debian dependencies of a binary: libc6 of the newest glibc symbol version it uses
+# (not dpkg-shlibdeps: it reads this machine's glibc, where libpthread and libdl are
+# stubs of glibc 2.34, and would ask for libc6 >= 2.34), then the packages of the other
+# shared libraries it needs.
+deb_deps_of() {
+    local deps lib d
+    deps="libc6 (>= $(glibc_of "$1"))"
+    for lib in $(objdump -p "$1" | awk '$1 == "NEEDED" { print $2 }'); do
+        case "$lib" in libc.so.*|libm.so.*|ld-linux*|libpthread*|libdl*|librt*) continue ;; esac
+        d=$(deb_dep_of "$lib")
+        [ -n "$d" ] && deps="$deps, $d"
+    done
+    echo "$deps"
+}
+
+# The copyright file: glk's licence, and in the distributable build the notices of the
+# libraries linked into /usr/bin/glk.
+copyright() {
+    cat <<TEXT
+Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/
+Upstream-Name: glk
+Comment: glk makes GFS2 cluster-filesystem locking visible.
+
+Files: *
+Copyright: glk developers
+License: GPL-2.0-or-later
+ On Debian systems the licence is in /usr/share/common-licenses/GPL-2; on RPM
+ systems in the licenses directory of any GPL package.
+TEXT
+    if [ "$native" = no ] && [ "$1" = glk ]; then
+        cat <<TEXT
+
+Comment: /usr/bin/glk contains libtracefs 1.6.4 and libtraceevent 1.7.1 (LGPL-2.1),
+ linked statically: Debian 12's libtracefs-dev 1.6.4-1 and libtraceevent-dev
+ 1:1.7.1-1 archives, built by Debian from its source packages of the same versions,
+ which hold their complete source. glk's own source builds against any libtracefs
+ 1.2 or later (pkg-config), so glk can be relinked with a modified library. Their
+ copyright files follow.
+TEXT
+        for lib in libtracefs libtraceevent; do
+            printf '\n==> %s\n' "$lib"
+            cat "$tracefs_static/doc-$lib/copyright"
+        done
+    fi
+}
 
 # Files of each package, below a root.
+stage_common_doc() {
+    local root="$1" name="$2"
+    install -d "$root/usr/share/doc/$name"
+    copyright "$name" > "$root/usr/share/doc/$name/copyright"
+}
 stage_glk() {
     local root="$1"
     install -D -m 0755 "$bin/glk" "$root/usr/bin/glk"
@@ -67,46 +173,60 @@ stage_glk() {
     "$bin/glk" generate bash > "$root/usr/share/bash-completion/completions/glk"
     "$bin/glk" generate zsh > "$root/usr/share/zsh/vendor-completions/_glk"
     "$bin/glk" generate fish > "$root/usr/share/fish/vendor_completions.d/glk.fish"
-    install -D -m 0644 README.md "$root/usr/share/doc/glk/README.md"
+    stage_common_doc "$root" glk
+    install -m 0644 README.md "$root/usr/share/doc/glk/README.md"
 }
 stage_engine() {
     local root="$1"
     install -D -m 0755 "$bin/glk-engine" "$root/usr/bin/glk-engine"
     strip --strip-unneeded "$root/usr/bin/glk-engine" 2>/dev/null || true
-    install -d "$root/usr/share/doc/glk-engine"
-    echo "glk-engine runs glk analyze and glk export; see /usr/share/doc/glk/README.md" \
+    stage_common_doc "$root" glk-engine
+    echo "glk-engine runs glk analyze, doctor, report and export; see /usr/share/doc/glk/README.md" \
         > "$root/usr/share/doc/glk-engine/README"
 }
 
 deb() {
-    local name="$1" desc="$2" root="$stage/deb-$1" deps glibc lib
+    local name="$1" desc="$2" relations="$4" root="$stage/deb-$1" deps
     "stage_${3}" "$root"
-    glibc=$(glibc_of "$root/usr/bin/$name")
-    deps="libc6 (>= $glibc)"
-    for lib in $(objdump -p "$root/usr/bin/$name" | awk '$1 == "NEEDED" { print $2 }'); do
-        case "$lib" in libc.so.*|libm.so.*|ld-linux*|libpthread*|libdl*|librt*) continue ;; esac
-        d=$(deb_dep_of "$lib")
-        [ -n "$d" ] && deps="$deps, $d"
-    done
+    gzip -9nc packaging/changelog > "$root/usr/share/doc/$name/changelog.Debian.gz"
+    deps=$(deb_deps_of "$root/usr/bin/$name")
     mkdir -p "$root/DEBIAN"
-    cat > "$root/DEBIAN/control" <<CONTROL
-Package: $name
-Version: $version
-Architecture: $arch
-Maintainer: glk developers <glk@example.invalid>
-Installed-Size: $(du -sk --exclude=DEBIAN "$root" | cut -f1)
-Depends: $deps
-Section: admin
-Priority: optional
-Homepage: https://example.invalid/glk
-Description: $desc
-CONTROL
-    dpkg-deb --root-owner-group -Zxz --build "$root" "$out/${name}_${version}_${arch}.deb" >/dev/null
-    echo "$out/${name}_${version}_${arch}.deb  (Depends: $deps)"
+    {
+        echo "Package: $name"
+        echo "Version: $deb_version"
+        echo "Architecture: $arch"
+        echo "Maintainer: glk developers <glk@example.invalid>"
+        echo "Installed-Size: $(du -sk --exclude=DEBIAN "$root" | cut -f1)"
+        echo "Depends: $deps${relations:+, $relations}"
+        [ "$name" = glk ] && echo "Suggests: glk-engine"
+        echo "Section: admin"
+        echo "Priority: optional"
+        echo "Homepage: https://example.invalid/glk"
+        echo "Description: $desc"
+    } > "$root/DEBIAN/control"
+    local file="$out/${name}_${deb_version}_${arch}.deb"
+    dpkg-deb --root-owner-group -Zxz --build "$root" "$file" >/dev/null
+    echo "$file  (Depends: $deps${relations:+, $relations})"
+}
+
+# packaging/changelog (Debian's format) as an RPM %changelog.
+rpm_changelog() {
+    awk '
+        /^[a-z]/ { match($0, /\(([^)]*)\)/); v = substr($0, RSTART + 1, RLENGTH - 2); n = 0; next }
+        /^  \* / { items[++n] = "- " substr($0, 5); next }
+        /^    / { sub(/^ +/, ""); items[n] = items[n] " " $0; next }
+        /^ -- / {
+            who = $0; sub(/^ -- /, "", who); sub(/  .*/, "", who)
+            date = $0; sub(/.*>  /, "", date)
+            split(date, d, /[ ,]+/) # Wed, 25 Nov 2026 09:00:00 +0000
+            printf "* %s %s %s %s %s - %s\n", d[1], d[3], d[2], d[4], who, v
+            for (i = 1; i <= n; i++) print items[i]
+            print ""
+        }' packaging/changelog
 }
 
 rpmpkg() {
-    local name="$1" summary="$2" top="$stage/rpm-$1"
+    local name="$1" summary="$2" relations="$4" licence="$5" top="$stage/rpm-$1"
     mkdir -p "$top"/{BUILD,BUILDROOT,RPMS,SPECS,SOURCES,SRPMS}
     local root="$top/root"
     "stage_${3}" "$root"
@@ -115,11 +235,12 @@ rpmpkg() {
     cat > "$top/SPECS/$name.spec" <<SPEC
 Name: $name
 Version: $version
-Release: 1
+Release: $release
 Summary: $summary
-License: GPL-2.0-or-later
+License: $licence
 URL: https://example.invalid/glk
 AutoReqProv: yes
+${relations:+Requires: $relations}
 %description
 $summary
 %install
@@ -127,8 +248,13 @@ mkdir -p %{buildroot}
 cp -a $root/. %{buildroot}/
 %files
 $files
+%changelog
+$(rpm_changelog)
 SPEC
+    # xz payload and SHA-256 file digests: what RHEL 8's rpm 4.14 reads (Debian's rpmbuild
+    # would otherwise write a zstd payload).
     rpmbuild --quiet --define "_topdir $top" --define "_build_id_links none" \
+        --define "_binary_payload w9.xzdio" --define "_binary_filedigest_algorithm 8" \
         --define "__strip /bin/true" --define "__os_install_post %{nil}" -bb "$top/SPECS/$name.spec" >/dev/null
     find "$top/RPMS" -name '*.rpm' -exec cp {} "$out/" \; -exec basename {} \; | sed "s|^|$out/|"
 }
@@ -136,14 +262,17 @@ SPEC
 node_desc="GFS2 lock visibility on cluster nodes: glk top, trace, stats, capture
  glk shows which GFS2 glocks are contended, who holds them (node, pid, call site),
  whether a waiter is stuck or slow, and DLM round-trip times, from debugfs and tracefs.
- Analysis of captures (glk analyze, glk export) needs the glk-engine package."
-engine_desc="GFS2 lock analysis engine: glk analyze and glk export
- The polars engine behind glk analyze, glk export and glk trace -o FILE.parquet, for
- the analyst's workstation. Install glk as well for the command line."
-deb glk "$node_desc" glk
-deb glk-engine "$engine_desc" engine
+ Analysis of captures (glk analyze, doctor, report, export) needs glk-engine."
+engine_desc="GFS2 lock analysis engine: glk analyze, doctor, report, export
+ The polars engine behind glk analyze, glk doctor, glk report, glk export and
+ glk trace -o FILE.parquet, for the analyst's workstation. glk runs it."
+node_licence="GPL-2.0-or-later"
+[ "$native" = no ] && node_licence="GPL-2.0-or-later AND LGPL-2.1-only"
+deb glk "$node_desc" glk ""
+deb glk-engine "$engine_desc" engine "glk (= $deb_version)"
 if [ "$rpm" = yes ]; then
     command -v rpmbuild >/dev/null || { echo "package: rpmbuild not found (apt-get install rpm)" >&2; exit 1; }
-    rpmpkg glk "GFS2 lock visibility on cluster nodes: glk top, trace, stats, capture" glk
-    rpmpkg glk-engine "GFS2 lock analysis engine behind glk analyze and glk export" engine
+    rpmpkg glk "GFS2 lock visibility on cluster nodes: glk top, trace, stats, capture" glk "" "$node_licence"
+    rpmpkg glk-engine "GFS2 lock analysis engine behind glk analyze, doctor, report and export" engine \
+        "glk = $version-$release" "GPL-2.0-or-later"
 fi

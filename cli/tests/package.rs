@@ -1,6 +1,8 @@
-//! The packages (scripts/package.sh): both .deb files install on this machine and run, the
-//! node package runs analyze through the engine package, and says which package is missing
-//! once the engine is removed; the .rpm files hold the same files and requirements.
+//! The packages (scripts/package.sh --native, from the test build): both .deb files install
+//! on this machine and run, the node package runs analyze through the engine package, and
+//! says which package is missing once the engine is removed; the .rpm files hold the same
+//! files and requirements. The distributable packages (glibc 2.28, static libtracefs) are
+//! tested on Debian 11 and 13 userlands by scripts/test-distros.sh.
 //!
 //! This file holds one test, so that no other test runs while glk is installed in /usr/bin.
 
@@ -90,7 +92,7 @@ fn packages_install_and_run() {
     let root = testdata::workspace();
     let mut pkg = Command::new("bash");
     pkg.arg(root.join("scripts/package.sh"))
-        .args(["--profile", profile, "--no-build"])
+        .args(["--native", "--profile", profile, "--no-build"])
         .arg(out.path())
         .env("CARGO_TARGET_DIR", target);
     let with_rpm = have("rpmbuild");
@@ -131,6 +133,8 @@ fn packages_install_and_run() {
         "{engine_deps}"
     );
     assert!(!engine_deps.contains("libtracefs"), "{engine_deps}");
+    // glk runs the engine with its own arguments: the two must be of one version.
+    assert!(engine_deps.contains("glk (= "), "{engine_deps}");
 
     let _purge = Purge;
     run(Command::new("dpkg")
