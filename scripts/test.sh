@@ -19,6 +19,9 @@ export GLK_SKIP_LOG="${GLK_SKIP_LOG:-$(mktemp)}"
 : > "$GLK_SKIP_LOG"
 status=0
 cargo test --workspace --locked "$@" || status=$?
+# The distributable packages (glibc 2.28, a release build with zig) installed and run in
+# Debian 11 and 13 userlands, their .rpm requirements checked against RHEL 8's.
+bash scripts/test-distros.sh || status=1
 if [ -s "$GLK_SKIP_LOG" ]; then
     echo "test: $(wc -l < "$GLK_SKIP_LOG") test(s) could not make their real check here:" >&2
     sed 's/^/  /' "$GLK_SKIP_LOG" >&2
