@@ -6,7 +6,8 @@
 //! - **A pinned copy, static** (the packages): `GLK_TRACEFS_STATIC=DIR` names a directory
 //!   holding `libtracefs.a` and `libtraceevent.a` (`scripts/tracefs-static.sh` unpacks
 //!   Debian 12's). The binary then needs no libtracefs on the node: Debian 11 ships 1.0.2,
-//!   which lacks most functions glk calls, Ubuntu 20.04 ships none (see the README).
+//!   which lacks most functions glk calls, Ubuntu 20.04 ships none (see the README). With
+//!   `compat/fcntl64.c` the archives also link against glibc 2.17 (RHEL 7, XenServer dom0).
 
 use std::path::PathBuf;
 
@@ -18,9 +19,9 @@ fn main() {
     }
 }
 
-/// The pinned static archives, then what they need from glibc (libtraceevent loads its
-/// plugins with dlopen; before glibc 2.34 that and the pthread functions live in libdl and
-/// libpthread).
+/// The pinned static archives, then what they need from glibc: `fcntl64` for glibc before
+/// 2.28 (`compat/fcntl64.c`), dlopen (libtraceevent loads its plugins with it) and the
+/// pthread functions, which live in libdl and libpthread before glibc 2.34.
 fn link_static(dir: PathBuf) {
     for lib in ["libtracefs.a", "libtraceevent.a"] {
         let path = dir.join(lib);
@@ -37,6 +38,11 @@ fn link_static(dir: PathBuf) {
     println!("cargo:rustc-link-search=native={}", dir.display());
     println!("cargo:rustc-link-lib=static=tracefs");
     println!("cargo:rustc-link-lib=static=traceevent");
+    println!("cargo:rerun-if-changed=compat/fcntl64.c");
+    cc::Build::new()
+        .file("compat/fcntl64.c")
+        .warnings(true)
+        .compile("glk_tracefs_compat");
     println!("cargo:rustc-link-lib=dylib=dl");
     println!("cargo:rustc-link-lib=dylib=pthread");
 }

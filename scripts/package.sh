@@ -6,12 +6,13 @@
 #   glk-engine  the analysis engine (analyze, doctor, report, export, trace -o .parquet):
 #               /usr/bin/glk-engine; depends on glk.
 #
-# By default both binaries are built for glibc 2.28 (RHEL 8) with cargo-zigbuild
-# (scripts/setup-zig.sh installs it and zig in ~/.cache/glk-zig), and glk links the pinned
-# static libtracefs and libtraceevent (scripts/tracefs-static.sh), so the packages need
-# only glibc >= 2.28 and the GCC runtime: they install on RHEL 8 and 9, Debian 11 to 13,
-# Ubuntu 20.04 to 24.04 and SLES 15 SP3 and later. The script refuses a binary that needs
-# a newer glibc symbol.
+# By default the binaries are built with cargo-zigbuild (scripts/setup-zig.sh installs it
+# and zig in ~/.cache/glk-zig) for old glibc versions: glk for glibc 2.17 (RHEL 7, the
+# CentOS 7 userland of XenServer dom0), glk-engine for glibc 2.28 (RHEL 8); glk links the
+# pinned static libtracefs and libtraceevent (scripts/tracefs-static.sh). The packages need
+# only glibc: they install on RHEL 8 and 9 (glk also on RHEL 7), Debian 11 to 13, Ubuntu
+# 20.04 to 24.04 and SLES 15 SP3 and later. The script refuses a binary that needs a newer
+# glibc symbol than its floor.
 #
 # --native packages the machine's own build instead (target/PROFILE/): what the tests
 # install on this machine; glk then depends on the system's libtracefs.
@@ -37,8 +38,11 @@ dir=$([ "$profile" = dev ] && echo debug || echo "$profile")
 out="${out:-$target/packages}"
 version=$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
 arch=$(dpkg --print-architecture 2>/dev/null || uname -m)
-# The oldest glibc the distributable binaries may need: RHEL 8's.
-glibc_floor=2.28
+# The oldest glibc each distributable binary may need: the node tool RHEL 7's (also the
+# CentOS 7 userland of XenServer and XCP-ng dom0, where GFS2 backs clustered pools), the
+# engine, for the analyst's workstation, RHEL 8's.
+glibc_floor_glk=2.17
+glibc_floor_engine=2.28
 
 # The package revision comes from packaging/changelog, whose newest entry must be this
 # workspace's version.
@@ -50,27 +54,32 @@ case "$deb_version" in
 esac
 
 if [ "$native" = yes ]; then
-    bin="$target/$dir"
+    bin_glk="$target/$dir" bin_engine="$target/$dir"
     if [ "$build" = yes ]; then
         cargo build --locked --profile "$profile" -p glk -p glk-engine
     fi
 else
     case "$arch" in
         amd64) triple=x86_64-unknown-linux-gnu ;;
-        *) echo "package: the glibc $glibc_floor build is set up for amd64 only (this machine: $arch); try --native" >&2
+        *) echo "package: the old-glibc builds are set up for amd64 only (this machine: $arch); try --native" >&2
            exit 1 ;;
     esac
-    bin="$target/$triple/$dir"
+    # Two glibc versions, two target directories: cargo would otherwise rebuild the C parts
+    # of every dependency on each switch.
+    bin_glk="$target/glibc-$glibc_floor_glk/$triple/$dir"
+    bin_engine="$target/$triple/$dir"
     tracefs_static=$(bash scripts/tracefs-static.sh)
     if [ "$build" = yes ]; then
         zig_path=$(bash scripts/setup-zig.sh)
-        PATH="$zig_path:$PATH" GLK_TRACEFS_STATIC="$tracefs_static" \
-            cargo zigbuild --locked --profile "$profile" --target "$triple.$glibc_floor" -p glk -p glk-engine
+        PATH="$zig_path:$PATH" GLK_TRACEFS_STATIC="$tracefs_static" CARGO_TARGET_DIR="$target/glibc-$glibc_floor_glk" \
+            cargo zigbuild --locked --profile "$profile" --target "$triple.$glibc_floor_glk" -p glk
+        PATH="$zig_path:$PATH" \
+            cargo zigbuild --locked --profile "$profile" --target "$triple.$glibc_floor_engine" -p glk-engine
     fi
 fi
-for b in glk glk-engine; do
-    [ -x "$bin/$b" ] || { echo "package: $bin/$b is missing (build it, or drop --no-build)" >&2; exit 1; }
-done
+[ -x "$bin_glk/glk" ] || { echo "package: $bin_glk/glk is missing (build it, or drop --no-build)" >&2; exit 1; }
+[ -x "$bin_engine/glk-engine" ] ||
+    { echo "package: $bin_engine/glk-engine is missing (build it, or drop --no-build)" >&2; exit 1; }
 mkdir -p "$out"
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
@@ -79,17 +88,21 @@ trap 'rm -rf "$stage"' EXIT
 glibc_of() {
     objdump -T "$1" | grep -o 'GLIBC_[0-9][0-9.]*' | sed 's/GLIBC_//' | sort -uV | tail -1
 }
+# Refuses a binary that needs a glibc symbol newer than its floor.
+check_glibc() {
+    local file="$1" floor="$2" need
+    need=$(glibc_of "$file")
+    if [ "$(printf '%s\n%s\n' "$need" "$floor" | sort -V | tail -1)" != "$floor" ]; then
+        echo "package: $file needs glibc $need, newer than $floor:" >&2
+        objdump -T "$file" | grep "GLIBC_$need" >&2
+        exit 1
+    fi
+}
 if [ "$native" = no ]; then
-    for b in glk glk-engine; do
-        need=$(glibc_of "$bin/$b")
-        if [ "$(printf '%s\n%s\n' "$need" "$glibc_floor" | sort -V | tail -1)" != "$glibc_floor" ]; then
-            echo "package: $bin/$b needs glibc $need, newer than $glibc_floor:" >&2
-            objdump -T "$bin/$b" | grep "GLIBC_$need" >&2
-            exit 1
-        fi
-    done
-    if objdump -p "$bin/glk" | grep -q 'NEEDED.*libtrace'; then
-        echo "package: $bin/glk links a shared libtracefs; it must be the static one (GLK_TRACEFS_STATIC)" >&2
+    check_glibc "$bin_glk/glk" "$glibc_floor_glk"
+    check_glibc "$bin_engine/glk-engine" "$glibc_floor_engine"
+    if objdump -p "$bin_glk/glk" | grep -q 'NEEDED.*libtrace'; then
+        echo "package: $bin_glk/glk links a shared libtracefs; it must be the static one (GLK_TRACEFS_STATIC)" >&2
         exit 1
     fi
 fi
@@ -134,7 +147,7 @@ Upstream-Name: glk
 Comment: glk makes GFS2 cluster-filesystem locking visible.
 
 Files: *
-Copyright: glk developers
+Copyright: 2026 glk developers
 License: GPL-2.0-or-later
  On Debian systems the licence is in /usr/share/common-licenses/GPL-2; on RPM
  systems in the licenses directory of any GPL package.
@@ -164,21 +177,21 @@ stage_common_doc() {
 }
 stage_glk() {
     local root="$1"
-    install -D -m 0755 "$bin/glk" "$root/usr/bin/glk"
+    install -D -m 0755 "$bin_glk/glk" "$root/usr/bin/glk"
     strip --strip-unneeded "$root/usr/bin/glk" 2>/dev/null || true
     mkdir -p "$root/usr/share/man/man1"
-    "$bin/glk" generate man | gzip -9n > "$root/usr/share/man/man1/glk.1.gz"
+    "$bin_glk/glk" generate man | gzip -9n > "$root/usr/share/man/man1/glk.1.gz"
     install -d "$root/usr/share/bash-completion/completions" \
         "$root/usr/share/zsh/vendor-completions" "$root/usr/share/fish/vendor_completions.d"
-    "$bin/glk" generate bash > "$root/usr/share/bash-completion/completions/glk"
-    "$bin/glk" generate zsh > "$root/usr/share/zsh/vendor-completions/_glk"
-    "$bin/glk" generate fish > "$root/usr/share/fish/vendor_completions.d/glk.fish"
+    "$bin_glk/glk" generate bash > "$root/usr/share/bash-completion/completions/glk"
+    "$bin_glk/glk" generate zsh > "$root/usr/share/zsh/vendor-completions/_glk"
+    "$bin_glk/glk" generate fish > "$root/usr/share/fish/vendor_completions.d/glk.fish"
     stage_common_doc "$root" glk
     install -m 0644 README.md "$root/usr/share/doc/glk/README.md"
 }
 stage_engine() {
     local root="$1"
-    install -D -m 0755 "$bin/glk-engine" "$root/usr/bin/glk-engine"
+    install -D -m 0755 "$bin_engine/glk-engine" "$root/usr/bin/glk-engine"
     strip --strip-unneeded "$root/usr/bin/glk-engine" 2>/dev/null || true
     stage_common_doc "$root" glk-engine
     echo "glk-engine runs glk analyze, doctor, report and export; see /usr/share/doc/glk/README.md" \
@@ -260,12 +273,13 @@ SPEC
 }
 
 node_desc="GFS2 lock visibility on cluster nodes: glk top, trace, stats, capture
- glk shows which GFS2 glocks are contended, who holds them (node, pid, call site),
- whether a waiter is stuck or slow, and DLM round-trip times, from debugfs and tracefs.
- Analysis of captures (glk analyze, doctor, report, export) needs glk-engine."
+ glk shows which GFS2 glocks are contended, who holds them (node, pid, call
+ site), whether a waiter is stuck or slow, and DLM round-trip times, from
+ debugfs and tracefs. Analysis of captures (glk analyze, doctor, report,
+ export) needs glk-engine."
 engine_desc="GFS2 lock analysis engine: glk analyze, doctor, report, export
- The polars engine behind glk analyze, glk doctor, glk report, glk export and
- glk trace -o FILE.parquet, for the analyst's workstation. glk runs it."
+ The polars engine behind glk analyze, glk doctor, glk report, glk export
+ and glk trace -o FILE.parquet, for the analyst's workstation. glk runs it."
 node_licence="GPL-2.0-or-later"
 [ "$native" = no ] && node_licence="GPL-2.0-or-later AND LGPL-2.1-only"
 deb glk "$node_desc" glk ""

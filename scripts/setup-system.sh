@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs the system packages glk needs to build, package and test (with GLK_TEST_SETUP
 # set, also tmux, which drives the console tests, chromium, which renders glk report's HTML
-# in its tests, and debootstrap, which makes the Debian userlands the packages are tested
-# in), on Debian/Ubuntu (apt-get)
+# in its tests, debootstrap, which makes the Debian userlands the packages are tested in,
+# and lintian, which checks the .deb files), on Debian/Ubuntu (apt-get)
 # or RHEL/Fedora (dnf/yum). Does nothing when they are already there.
 set -euo pipefail
 
@@ -13,7 +13,7 @@ sudo_if_needed() {
 if command -v dpkg-query >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
     pkgs=(pkg-config gcc libc6-dev libtracefs-dev libtraceevent-dev xz-utils rpm binutils
         dpkg-dev python3-venv)
-    [ -n "${GLK_TEST_SETUP:-}" ] && pkgs+=(tmux chromium debootstrap)
+    [ -n "${GLK_TEST_SETUP:-}" ] && pkgs+=(tmux chromium debootstrap lintian)
     missing=()
     for p in "${pkgs[@]}"; do
         dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# The distributable packages on real userlands: builds them (scripts/package.sh, glibc
-# 2.28), then
-#   - checks that neither binary needs a glibc symbol newer than GLIBC_2.28 (objdump -T);
-#   - checks every requirement of the two .rpm files against what RHEL 8 provides
-#     (packaging/rhel8-provides.txt says how that list was made);
+# The distributable packages on real userlands: builds them (scripts/package.sh: glk for
+# glibc 2.17, glk-engine for 2.28), then
+#   - checks that glk needs no glibc symbol newer than GLIBC_2.17 and glk-engine none newer
+#     than GLIBC_2.28 (objdump -T);
+#   - runs lintian on the .deb files (no errors);
+#   - checks every requirement of the .rpm files against what RHEL 7 (glk) and RHEL 8 (both)
+#     provide (packaging/rhel7-provides.txt and rhel8-provides.txt say how they were made);
 #   - debootstraps Debian 11 (bullseye, glibc 2.31) and Debian 13 (trixie), installs both
 #     .deb files into each with apt, and runs there, from /usr/bin:
 #     glk top and glk doctor on a real capture (their output must equal this machine's
@@ -43,7 +45,7 @@ ok() { echo "test-distros: ok: $*"; passed=$((passed + 1)); }
 bad() { echo "test-distros: FAILED: $*" >&2; failed=$((failed + 1)); }
 
 [ "$(id -u)" -eq 0 ] || skip "needs root (debootstrap, chroot, tracefs)"
-for tool in debootstrap rpm objdump dpkg-deb chroot; do
+for tool in debootstrap rpm objdump dpkg-deb chroot lintian; do
     command -v "$tool" >/dev/null || skip "$tool is not installed (scripts/setup-system.sh installs it)"
 done
 
@@ -65,20 +67,26 @@ if [ -z "$pkgs" ]; then
     bash scripts/package.sh --rpm --profile "$profile" "$pkgs"
 fi
 target="${CARGO_TARGET_DIR:-target}"
-cargo build --locked -q -p glk -p glk-engine
+# The test command's own build (cargo test builds both binaries); built here only when
+# this script runs alone, since another set of packages would rebuild polars.
+if ! [ -x "$target/debug/glk" ] || ! [ -x "$target/debug/glk-engine" ]; then
+    cargo build --locked -q --workspace --bins
+fi
 native=$(cd "$target/debug" && pwd)
 node_deb=$(ls "$pkgs"/glk_*.deb) engine_deb=$(ls "$pkgs"/glk-engine_*.deb)
 node_rpm=$(ls "$pkgs"/glk-[0-9]*.rpm) engine_rpm=$(ls "$pkgs"/glk-engine-[0-9]*.rpm)
 
-# 2. glibc symbol versions, read from the packaged binaries.
+# 2. glibc symbol versions, read from the packaged binaries: glk's floor is RHEL 7's glibc,
+# the engine's RHEL 8's.
 unpacked="$work/unpacked"
 for deb in "$node_deb" "$engine_deb"; do dpkg-deb -x "$deb" "$unpacked"; done
-for b in glk glk-engine; do
+for pair in glk:2.17 glk-engine:2.28; do
+    b=${pair%%:*} floor=GLIBC_${pair#*:}
     newest=$(objdump -T "$unpacked/usr/bin/$b" | grep -o 'GLIBC_[0-9][0-9.]*' | sort -uV | tail -1)
-    if [ "$(printf '%s\nGLIBC_2.28\n' "$newest" | sort -V | tail -1)" = GLIBC_2.28 ]; then
-        ok "$b needs glibc symbols up to $newest only"
+    if [ "$(printf '%s\n%s\n' "$newest" "$floor" | sort -V | tail -1)" = "$floor" ]; then
+        ok "$b needs glibc symbols up to $newest only (floor $floor)"
     else
-        bad "$b needs $newest: $(objdump -T "$unpacked/usr/bin/$b" | grep "$newest" | head -3)"
+        bad "$b needs $newest, newer than $floor: $(objdump -T "$unpacked/usr/bin/$b" | grep "$newest" | head -3)"
     fi
 done
 if objdump -p "$unpacked/usr/bin/glk" | grep -q 'NEEDED.*libtrace'; then
@@ -87,19 +95,32 @@ else
     ok "glk carries its libtracefs (no shared libtracefs or libtraceevent needed)"
 fi
 
-# 3. The .rpm requirements against RHEL 8's provides.
-provides="$work/provides"
-grep -v '^#' packaging/rhel8-provides.txt > "$provides"
-rpm -qp --provides "$node_rpm" "$engine_rpm" 2>/dev/null | sed 's/ *=.*//' >> "$provides"
-for rpmfile in "$node_rpm" "$engine_rpm"; do
+# Debian's package checker: no errors (the warnings it prints are about uploads to
+# Debian's archive and glk-engine having no man page of its own).
+if lint=$(lintian --fail-on error "$node_deb" "$engine_deb" 2>&1); then
+    ok "lintian finds no error in the .deb files$(grep -c '^W:' <<<"$lint" | sed 's/^/ (/; s/$/ warnings)/')"
+else
+    bad "lintian: $lint"
+fi
+
+# 3. The .rpm requirements against what RHEL provides: glk's against RHEL 7's and RHEL 8's,
+# the engine's against RHEL 8's.
+own="$work/own-provides"
+rpm -qp --provides "$node_rpm" "$engine_rpm" 2>/dev/null | sed 's/ *=.*//' > "$own"
+requirements_met() {
+    local rpmfile="$1" release="$2" provides="$work/provides-$2" missing
+    grep -v '^#' "packaging/$release-provides.txt" | cat - "$own" > "$provides"
     missing=$(rpm -qp --requires "$rpmfile" 2>/dev/null | sed 's/ *[<>=].*//' | sort -u |
         grep -vxF -f "$provides" || true)
     if [ -z "$missing" ]; then
-        ok "$(basename "$rpmfile"): every requirement is provided on RHEL 8 ($(rpm -qp --requires "$rpmfile" 2>/dev/null | wc -l) requirements)"
+        ok "$(basename "$rpmfile"): every requirement is provided on ${release^^} ($(rpm -qp --requires "$rpmfile" 2>/dev/null | wc -l) requirements)"
     else
-        bad "$(basename "$rpmfile") requires what RHEL 8 does not provide: $(echo "$missing" | tr '\n' ' ')"
+        bad "$(basename "$rpmfile") requires what ${release^^} does not provide: $(echo "$missing" | tr '\n' ' ')"
     fi
-done
+}
+requirements_met "$node_rpm" rhel7
+requirements_met "$node_rpm" rhel8
+requirements_met "$engine_rpm" rhel8
 
 # What the packaged glk must print, from the native build. glk top's first line holds the
 # time of the read; everything below it must be equal.
