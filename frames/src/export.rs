@@ -73,17 +73,20 @@ impl ParquetStream {
     }
 }
 
-/// A partition value safe as a path component (Hive escapes the same characters).
+/// A partition value safe as a path component: every ASCII character other than letters,
+/// digits and `-_.` as `%XX` (a superset of what Hive escapes: `/`, `=`, `%`, control
+/// characters...), every other character as it is, as Hive leaves it. Readers (Spark,
+/// DuckDB, pyarrow, polars) decode `%XX` back; a value is never mistaken for another.
 fn partition_value(v: &str) -> String {
-    v.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || "-_.".contains(c) {
-                c.to_string()
-            } else {
-                format!("%{:02X}", c as u32 & 0xff)
-            }
-        })
-        .collect()
+    let mut out = String::with_capacity(v.len());
+    for c in v.chars() {
+        if c.is_ascii() && !(c.is_ascii_alphanumeric() || "-_.".contains(c)) {
+            out.push_str(&format!("%{:02X}", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// One written file.
@@ -139,4 +142,55 @@ pub fn export(frames: &Frames, dir: &Path) -> io::Result<Vec<Written>> {
         }
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::partition_value;
+
+    /// What a Hive reader does with a partition value: `%XX` back to the character.
+    fn decode(v: &str) -> String {
+        let mut out = String::new();
+        let mut rest = v;
+        while let Some(i) = rest.find('%') {
+            out.push_str(&rest[..i]);
+            let code = u8::from_str_radix(&rest[i + 1..i + 3], 16).expect("two hex digits");
+            out.push(char::from(code));
+            rest = &rest[i + 3..];
+        }
+        out.push_str(rest);
+        out
+    }
+
+    #[test]
+    fn partition_values_are_path_components_that_decode_back() {
+        let values = [
+            "n1",
+            "node-2.example_com",
+            ")",
+            "\u{129}", // ĩ: U+0129, whose low byte is that of ')'
+            "a/b",
+            "x=y",
+            "100%",
+            "tab\there",
+            "nul\0",
+            "..",
+            "Ωμέγα",
+            "emoji \u{1F600}",
+        ];
+        let encoded: Vec<String> = values.iter().map(|v| partition_value(v)).collect();
+        for (v, e) in values.iter().zip(&encoded) {
+            assert!(
+                !e.contains('/') && !e.contains('\0') && !e.contains('='),
+                "{v:?} -> {e:?}"
+            );
+            assert_eq!(&decode(e), v, "{v:?} -> {e:?}");
+        }
+        assert_eq!(partition_value(")"), "%29");
+        assert_eq!(partition_value("\u{129}"), "\u{129}");
+        let mut distinct = encoded.clone();
+        distinct.sort();
+        distinct.dedup();
+        assert_eq!(distinct.len(), encoded.len(), "{encoded:?}");
+    }
 }
