@@ -252,7 +252,10 @@ fn no_path_without_gfs2_is_a_clear_error() {
         .lines()
         .any(|l| l.contains(" - gfs2 "));
     if has_gfs2 {
-        return;
+        return testdata::skip(
+            "no_path_without_gfs2_is_a_clear_error",
+            "a GFS2 filesystem is mounted here, so glk top with no path reads it",
+        );
     }
     let out = glk(&["top", "--once"]);
     assert_eq!(out.status.code(), Some(1));

@@ -210,9 +210,11 @@ fn load_stats(path: &Path, prev: Option<&NodeView>) -> Loaded<Stats> {
     if let (Some(prev), Some(secs)) = (prev, elapsed) {
         for (id, s) in &stats {
             if let Some(o) = prev.stats.get(id) {
+                // Saturating: the counts come from files and may hold any i64 (a glock
+                // freed and made again starts from zero: no increase).
                 let r = Rates {
-                    dlm_per_s: (s.dcount - o.dcount).max(0) as f64 / secs,
-                    queued_per_s: (s.qcount - o.qcount).max(0) as f64 / secs,
+                    dlm_per_s: s.dcount.saturating_sub(o.dcount).max(0) as f64 / secs,
+                    queued_per_s: s.qcount.saturating_sub(o.qcount).max(0) as f64 / secs,
                 };
                 if r != Rates::default() {
                     rates.insert(*id, r);
