@@ -1,14 +1,15 @@
-//! glk benchmarks. Each prints its figures; none asserts a target (targets are judged by
+//! glk benchmarks, the binary `bench` (`cargo build --release -p bench`, then
+//! `target/release/bench`). Each prints its figures; none asserts a target (targets are judged by
 //! reading the figures, never by a timed test).
 //!
 //! ```text
-//! glk-bench gen-glocks --glocks 1000000 --out bench/out/glocks-1M
-//! glk-bench top --glocks 1000000          # wc -l vs glk top --once, peak RSS
-//! glk-bench trace [--copies 10]            # decode throughput vs wc -l (nolock fixture)
-//! glk-bench live [--rate 200000] [--secs 10]   # markers through glk trace, lost events
-//! glk-bench export [--copies 10]           # Parquet export rows/s
-//! glk-bench analyze [--capture dlm2-6.1] [--nodes 2] [--copies 10] [--runs 3] [--python]   # glk analyze at scale
-//! glk-bench instructions [--glocks 100000]  # callgrind instruction counts of top and trace
+//! bench gen-glocks --glocks 1000000 --out bench/out/glocks-1M
+//! bench top --glocks 1000000          # wc -l vs glk top --once, peak RSS
+//! bench trace [--copies 10]            # decode throughput vs wc -l (nolock fixture)
+//! bench live [--rate 200000] [--secs 10]   # markers through glk trace, lost events
+//! bench export [--copies 10]           # Parquet export rows/s
+//! bench analyze [--capture dlm2-6.1] [--nodes 2] [--copies 10] [--runs 3] [--python]   # glk analyze at scale
+//! bench instructions [--glocks 100000]  # callgrind instruction counts of top and trace
 //! ```
 
 mod analyze;
@@ -22,7 +23,7 @@ use std::path::{Path, PathBuf};
 
 fn usage() -> ! {
     eprintln!(
-        "usage: glk-bench gen-glocks --glocks N --out FILE\n       glk-bench top [--glocks N] [--file FILE] [--glk PATH]\n       glk-bench trace [--copies N] [--glk PATH]\n       glk-bench live [--rate N] [--secs S] [--glk PATH]\n       glk-bench export [--copies N]\n       glk-bench analyze [--capture NAME] [--nodes N] [--copies N] [--runs N] [--python] [--engine PATH]\n       glk-bench instructions [--glocks N] [--glk PATH]"
+        "usage: bench gen-glocks --glocks N --out FILE\n       bench top [--glocks N] [--file FILE] [--glk PATH]\n       bench trace [--copies N] [--glk PATH]\n       bench live [--rate N] [--secs S] [--glk PATH]\n       bench export [--copies N]\n       bench analyze [--capture NAME] [--nodes N] [--copies N] [--runs N] [--python] [--engine PATH]\n       bench instructions [--glocks N] [--glk PATH]"
     );
     std::process::exit(2)
 }

@@ -1,6 +1,7 @@
 //! Small text formatting helpers shared by the commands.
 
-/// A duration in microseconds as a short human string: `850us`, `12.3ms`, `9.93s`, `4m05s`, `2h01m`.
+/// A duration in microseconds as a short human string: `850.0us`, `12.3ms`, `9.93s`, `4m05s`,
+/// `2h01m`.
 pub fn micros(us: u64) -> String {
     nanos(us.saturating_mul(1000))
 }
@@ -37,7 +38,7 @@ pub fn unix_secs(t: std::time::SystemTime) -> f64 {
         .map_or(0.0, |d| d.as_secs_f64())
 }
 
-/// UTC `YYYY-MM-DD HH:MM:SS` for a time (no time-zone database needed).
+/// UTC `YYYY-MM-DD HH:MM:SSZ` for a time (no time-zone database needed).
 pub fn utc(t: std::time::SystemTime) -> String {
     let secs = t
         .duration_since(std::time::UNIX_EPOCH)
