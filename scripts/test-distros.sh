@@ -51,11 +51,17 @@ done
 
 work=$(mktemp -d /var/tmp/glk-distros.XXXXXX)
 mounts=()
-cleanup() {
-    local i
+# Unmounts what this script mounted, last first; fails if any unmount failed.
+unmount_all() {
+    local i status=0
     for ((i = ${#mounts[@]} - 1; i >= 0; i--)); do
-        umount -l "${mounts[$i]}" 2>/dev/null || true
+        umount -l "${mounts[$i]}" || status=1
     done
+    mounts=()
+    return "$status"
+}
+cleanup() {
+    unmount_all 2>/dev/null || true
     rm -rf --one-file-system "$work"
 }
 trap cleanup EXIT
@@ -208,7 +214,7 @@ for suite in "${suites[@]}"; do
         mkdir -p "$r/sys/kernel/tracing"
         mount --bind /sys/kernel/tracing "$r/sys/kernel/tracing" && mounts+=("$r/sys/kernel/tracing")
         before=$(tracefs_state)
-        # A marker written while tracing proves that events reached glk.
+        # An exec while glk traces (/bin/true) proves that events reached it.
         trace=$(in_chroot "$r" sh -c 'glk trace --events sched:sched_process_exec --duration 2 --summary 2>&1 &
             sleep 1; /bin/true; wait $!; echo exit $?')
         after=$(tracefs_state)
@@ -227,8 +233,7 @@ for suite in "${suites[@]}"; do
     else
         echo "SKIPPED: test-distros: $suite: glk trace (no tracefs at /sys/kernel/tracing)" >&2
     fi
-    for ((i = ${#mounts[@]} - 1; i >= 0; i--)); do umount -l "${mounts[$i]}"; done
-    mounts=()
+    unmount_all
     rm -rf --one-file-system "$r"
 done
 

@@ -18,7 +18,9 @@ if [ "$arch" != amd64 ]; then
     exit 1
 fi
 dir="$cache/libtracefs-1.6.4-libtraceevent-1.7.1-$arch"
-if [ -f "$dir/libtracefs.a" ] && [ -f "$dir/libtraceevent.a" ]; then
+# Both archives and both copyright files (package.sh puts them in glk's copyright file).
+if [ -f "$dir/libtracefs.a" ] && [ -f "$dir/libtraceevent.a" ] &&
+    [ -f "$dir/doc-libtracefs/copyright" ] && [ -f "$dir/doc-libtraceevent/copyright" ]; then
     echo "$dir"
     exit 0
 fi
@@ -40,10 +42,11 @@ for pin in "${pins[@]}"; do
     fi
     dpkg-deb -x "$deb" "$work/root"
 done
+rm -rf "$dir.tmp"
 mkdir -p "$dir.tmp"
 find "$work/root" \( -name libtracefs.a -o -name libtraceevent.a \) -exec cp -t "$dir.tmp" {} +
-cp -r "$work/root/usr/share/doc/libtracefs-dev" "$dir.tmp/doc-libtracefs" 2>/dev/null || true
-cp -r "$work/root/usr/share/doc/libtraceevent-dev" "$dir.tmp/doc-libtraceevent" 2>/dev/null || true
+cp -r "$work/root/usr/share/doc/libtracefs-dev" "$dir.tmp/doc-libtracefs"
+cp -r "$work/root/usr/share/doc/libtraceevent-dev" "$dir.tmp/doc-libtraceevent"
 rm -rf "$dir"
 mv "$dir.tmp" "$dir"
 echo "$dir"

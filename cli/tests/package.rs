@@ -1,8 +1,9 @@
 //! The packages (scripts/package.sh --native, from the test build): both .deb files install
 //! on this machine and run, the node package runs analyze through the engine package, and
 //! says which package is missing once the engine is removed; the .rpm files hold the same
-//! files and requirements. The distributable packages (glibc 2.28, static libtracefs) are
-//! tested on Debian 11 and 13 userlands by scripts/test-distros.sh.
+//! files and requirements. The distributable packages (glk for glibc 2.17 with a static
+//! libtracefs, glk-engine for 2.28) are tested on Debian 11 and 13 userlands by
+//! scripts/test-distros.sh.
 //!
 //! This file holds one test, so that no other test runs while glk is installed in /usr/bin.
 
