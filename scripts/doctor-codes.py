@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
-"""Rewrites the README's table of glk doctor's codes from frames/src/findings.rs (CODES).
-engine/tests/doctor.rs checks that the two agree."""
+"""Rewrites the README's table of glk doctor's codes from analysis/src/findings.rs (CODES).
+cli/tests/doctor.rs checks that the two agree."""
 import pathlib
 import re
 
 root = pathlib.Path(__file__).resolve().parent.parent
-src = (root / "frames/src/findings.rs").read_text()
+src = (root / "analysis/src/findings.rs").read_text()
 block = src[src.index("pub const CODES"):src.index("];\n\nfn code(")]
 rows = []
 for entry in re.findall(r"Code \{(.*?)\n    \},", block, re.S):

@@ -1,8 +1,10 @@
 //! `glk analyze` at cluster scale: a real two-node capture (`real/dlm2-6.1`, gfs2 events
 //! only, or with `--capture handoff-6.12` gfs2 and dlm events) made longer by repeating each
 //! node's trace with shifted timestamps, and wider by giving more nodes the same kind of
-//! trace. Measures glk-engine's wall time, events per second and peak
-//! RSS, and a plain Python pass over the same trace files (what users would write instead).
+//! trace. Measures `glk analyze`'s wall time, lines per second and peak RSS; with
+//! `--against PATH`, another build's (an older glk, or glk-engine before the analyses moved
+//! into glk) in the same run, the two alternating; and a plain Python pass over the same
+//! trace files (what users would write instead).
 
 use std::io::{self, BufRead, Write};
 use std::path::{Path, PathBuf};
@@ -109,30 +111,30 @@ fn python_cmd(dir: &Path) -> Command {
     c
 }
 
-pub fn run(
-    engine: &Path,
-    capture: &str,
-    nodes: usize,
-    copies: usize,
-    runs: usize,
-    python: bool,
-) -> io::Result<()> {
-    let (dir, lines) = prepare(capture, nodes, copies)?;
-    // Best of `runs` (this machine is shared: single runs vary by up to 2x).
-    let (mut t, mut rss) = (std::time::Duration::MAX, 0);
+/// Best wall time and largest peak RSS (KiB) of `runs` runs of each binary's `analyze DIR
+/// --json`, the binaries alternating run by run so that both meet the same machine.
+fn best_of(bins: &[&Path], dir: &Path, runs: usize) -> io::Result<Vec<(std::time::Duration, u64)>> {
+    let mut best = vec![(std::time::Duration::MAX, 0); bins.len()];
     for _ in 0..runs.max(1) {
-        let mut c = Command::new(engine);
-        c.arg("analyze").arg(&dir).arg("--json");
-        let r = crate::measure::run_once(&mut c)?;
-        t = t.min(r.wall);
-        rss = rss.max(r.rss_kib);
+        for (bin, b) in bins.iter().zip(best.iter_mut()) {
+            let mut c = Command::new(bin);
+            c.arg("analyze").arg(dir).arg("--json");
+            let r = crate::measure::run_once(&mut c)?;
+            b.0 = b.0.min(r.wall);
+            b.1 = b.1.max(r.rss_kib);
+        }
     }
-    let out = Command::new(engine)
+    Ok(best)
+}
+
+/// Glock events the report says it read (the sum of its per-node `events`).
+fn events_read(glk: &Path, dir: &Path) -> io::Result<u64> {
+    let out = Command::new(glk)
         .arg("analyze")
-        .arg(&dir)
+        .arg(dir)
         .arg("--json")
         .output()?;
-    let events = String::from_utf8_lossy(&out.stdout)
+    Ok(String::from_utf8_lossy(&out.stdout)
         .split("\"events\":")
         .skip(1)
         .filter_map(|s| {
@@ -141,18 +143,52 @@ pub fn run(
                 .parse::<u64>()
                 .ok()
         })
-        .sum::<u64>();
+        .sum::<u64>())
+}
+
+/// What `bench analyze` measures.
+pub struct Run<'a> {
+    /// The glk to measure.
+    pub glk: &'a Path,
+    /// Another build to measure in the same run.
+    pub against: Option<&'a Path>,
+    /// The real capture the input is made from.
+    pub capture: &'a str,
+    /// Nodes and copies of each node's trace.
+    pub nodes: usize,
+    pub copies: usize,
+    /// Runs of each binary (the best is reported).
+    pub runs: usize,
+    /// Also time the Python baseline.
+    pub python: bool,
+}
+
+pub fn run(r: &Run) -> io::Result<()> {
+    let (dir, lines) = prepare(r.capture, r.nodes, r.copies)?;
+    // Best of `runs` (this machine is shared: single runs vary by up to 2x).
+    let mut bins = vec![r.glk];
+    bins.extend(r.against);
+    let best = best_of(&bins, &dir, r.runs)?;
+    let events = events_read(r.glk, &dir)?;
     println!(
-        "capture            {} ({nodes} nodes, {lines} trace lines, {events} glock events)",
-        dir.display()
+        "capture            {} ({} nodes, {lines} trace lines, {events} glock events)",
+        dir.display(),
+        r.nodes
     );
-    println!(
-        "glk analyze        {:>8.2} s  {:>6.2} M lines/s  peak RSS {:>7.1} MiB  (best of {runs})",
-        t.as_secs_f64(),
-        lines as f64 / t.as_secs_f64() / 1e6,
-        rss as f64 / 1024.0
-    );
-    if python {
+    for (bin, (t, rss)) in bins.iter().zip(&best) {
+        println!(
+            "{:<18} {:>8.2} s  {:>6.2} M lines/s  peak RSS {:>7.1} MiB  (best of {})",
+            bin.file_name()
+                .map_or_else(String::new, |n| n.to_string_lossy().into_owned()),
+            t.as_secs_f64(),
+            lines as f64 / t.as_secs_f64() / 1e6,
+            *rss as f64 / 1024.0,
+            r.runs
+        );
+        println!("                   {}", bin.display());
+    }
+    let t = best[0].0;
+    if r.python {
         let py = crate::measure::run_once(&mut python_cmd(&dir))?;
         let (tp, rp) = (py.wall, py.rss_kib);
         println!(

@@ -8,7 +8,7 @@
 //! bench trace [--copies 10]            # decode throughput vs wc -l (nolock fixture)
 //! bench live [--rate 200000] [--secs 10]   # markers through glk trace, lost events
 //! bench export [--copies 10]           # Parquet export rows/s
-//! bench analyze [--capture dlm2-6.1] [--nodes 2] [--copies 10] [--runs 3] [--python]   # glk analyze at scale
+//! bench analyze [--capture dlm2-6.1] [--nodes 2] [--copies 10] [--runs 3] [--python] [--against OLD]   # glk analyze at scale
 //! bench instructions [--glocks 100000]  # callgrind instruction counts of top and trace
 //! ```
 
@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 
 fn usage() -> ! {
     eprintln!(
-        "usage: bench gen-glocks --glocks N --out FILE\n       bench top [--glocks N] [--file FILE] [--glk PATH]\n       bench trace [--copies N] [--glk PATH]\n       bench live [--rate N] [--secs S] [--glk PATH]\n       bench export [--copies N]\n       bench analyze [--capture NAME] [--nodes N] [--copies N] [--runs N] [--python] [--engine PATH]\n       bench instructions [--glocks N] [--glk PATH]"
+        "usage: bench gen-glocks --glocks N --out FILE\n       bench top [--glocks N] [--file FILE] [--glk PATH]\n       bench trace [--copies N] [--glk PATH]\n       bench live [--rate N] [--secs S] [--glk PATH]\n       bench export [--copies N]\n       bench analyze [--capture NAME] [--nodes N] [--copies N] [--runs N] [--python] [--glk PATH] [--against PATH]\n       bench instructions [--glocks N] [--glk PATH]"
     );
     std::process::exit(2)
 }
@@ -117,12 +117,18 @@ fn main() -> std::io::Result<()> {
             let num = |name: &str, default: usize| {
                 arg(&args, name).map_or(default, |s| s.parse().unwrap_or_else(|_| usage()))
             };
-            let engine = arg(&args, "--engine")
-                .map_or_else(|| sibling_glk().with_file_name("glk-engine"), PathBuf::from);
-            let python = args.iter().any(|a| a == "--python");
-            let (nodes, copies, runs) = (num("--nodes", 2), num("--copies", 10), num("--runs", 3));
+            let glk = arg(&args, "--glk").map_or_else(sibling_glk, PathBuf::from);
+            let against = arg(&args, "--against").map(PathBuf::from);
             let capture = arg(&args, "--capture").unwrap_or_else(|| "dlm2-6.1".into());
-            analyze::run(&engine, &capture, nodes, copies, runs, python)?;
+            analyze::run(&analyze::Run {
+                glk: &glk,
+                against: against.as_deref(),
+                capture: &capture,
+                nodes: num("--nodes", 2),
+                copies: num("--copies", 10),
+                runs: num("--runs", 3),
+                python: args.iter().any(|a| a == "--python"),
+            })?;
         }
         _ => usage(),
     }

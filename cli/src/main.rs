@@ -1,8 +1,9 @@
 //! glk: make GFS2 cluster-filesystem locking visible.
 //!
-//! This is the node tool: `top`, `trace`, `stats` and `capture` run here, with no polars
-//! in the binary. `analyze` and `export` are listed with their options like every other
-//! command, and run by the analyst's engine, `glk-engine` (see [`engine`]).
+//! This is the node tool, with no polars in the binary: `top`, `trace`, `stats`, `capture`,
+//! `analyze`, `doctor` and `report` run here. `export` and `trace -o FILE.parquet` are
+//! listed with their options like every other command, and run by the analyst's engine,
+//! `glk-engine` (see [`engine`]).
 
 use std::process::ExitCode;
 
@@ -10,11 +11,15 @@ use clap::{CommandFactory, Parser, Subcommand};
 use clikit::args::{AnalyzeArgs, DoctorArgs, ExportArgs, ReportArgs};
 use clikit::Color;
 
+mod analyze;
 mod capture;
+mod doctor;
 mod engine;
 mod generate;
 mod inputs;
+mod report;
 mod stats;
+mod svg;
 mod top;
 mod trace;
 
@@ -25,8 +30,9 @@ mod trace;
     about = "Make GFS2 cluster-filesystem locking visible",
     long_about = "Make GFS2 cluster-filesystem locking visible: which glock is contended, who \
                   holds it, is it stuck or slow, which DLM round trips are slow, which node \
-                  made which wait.\n\nOn a cluster node: top, trace, stats and capture. On a \
-                  workstation: analyze and export (run by glk-engine, the analysis engine)."
+                  made which wait.\n\nOn a cluster node: top, trace, stats, capture and doctor. \
+                  Anywhere: analyze, doctor and report on captures. On a workstation: \
+                  export to Parquet (run by glk-engine, the polars engine)."
 )]
 pub struct Cli {
     /// When to color the output (NO_COLOR is honoured).
@@ -48,58 +54,42 @@ enum Command {
     /// on a live node, into a bundle for analyze and export.
     Capture(capture::CaptureArgs),
     /// Contended glocks, demote storms, slow DLM, hold/wait times, cross-node waits,
-    /// deadlock cycles, stuck waiters and leaks, from capture bundles (runs glk-engine).
+    /// deadlock cycles, stuck waiters and leaks, from capture bundles.
     Analyze(AnalyzeArgs),
     /// Every frame of capture bundles as Hive-partitioned Parquet (kind=…/node=…)
     /// (runs glk-engine).
     Export(ExportArgs),
     /// What is wrong, how sure, the evidence and what to do: findings with stable codes
-    /// from capture bundles, or `live` on a node (runs glk-engine; exit status 3 when a
-    /// finding is more severe than --fail-on).
+    /// from capture bundles, or `live` on a node (exit status 3 when a finding is more
+    /// severe than --fail-on).
     Doctor(DoctorArgs),
     /// One self-contained HTML report of capture bundles: findings first, then charts and
-    /// sortable tables (runs glk-engine).
+    /// sortable tables.
     Report(ReportArgs),
     /// The man page (one page for every command and option) or shell completions, on stdout.
     Generate(generate::GenerateArgs),
 }
 
 /// `glk doctor live`: a short capture of this node (3 snapshots 2 s apart, gfs2 and dlm
-/// events for 6 s) into a private temporary directory, which the engine then reads with
+/// events for 6 s) into a private temporary directory, which the doctor then reads with
 /// the same options, naming hot inodes by path; the directory is removed afterwards.
-fn doctor_live() -> ExitCode {
-    let run = || -> std::io::Result<ExitCode> {
-        // Find the engine before spending seconds on a capture it cannot read.
-        engine::locate()?;
-        let dir = tempfile::Builder::new().prefix("glk-doctor-").tempdir()?;
-        let out = dir.path().join("capture");
-        eprintln!("glk: capturing this node for 6 s (3 snapshots, gfs2 and dlm events)...");
-        capture::run(&capture::CaptureArgs {
-            fs: None,
-            count: 3,
-            interval: 2.0,
-            trace: Some(6.0),
-            trace_events: vec!["gfs2".into(), "dlm".into()],
-            output: out.clone(),
-            debugfs: None,
-        })?;
-        let args = std::env::args_os()
-            .skip(1)
-            .map(|a| {
-                if a == "live" {
-                    out.clone().into_os_string()
-                } else {
-                    a
-                }
-            })
-            .chain(["--resolve-paths".into()]);
-        let status = engine::command(args)?.status()?;
-        Ok(ExitCode::from(status.code().map_or(1, |c| c as u8)))
-    };
-    match run() {
-        Ok(c) => c,
-        Err(e) => clikit::exit(Err(e)),
-    }
+fn doctor_live(a: &DoctorArgs) -> std::io::Result<doctor::Verdict> {
+    let dir = tempfile::Builder::new().prefix("glk-doctor-").tempdir()?;
+    let out = dir.path().join("capture");
+    eprintln!("glk: capturing this node for 6 s (3 snapshots, gfs2 and dlm events)...");
+    capture::run(&capture::CaptureArgs {
+        fs: None,
+        count: 3,
+        interval: 2.0,
+        trace: Some(6.0),
+        trace_events: vec!["gfs2".into(), "dlm".into()],
+        output: out.clone(),
+        debugfs: None,
+    })?;
+    let mut a = a.clone();
+    a.captures = vec![out];
+    a.resolve_paths = true;
+    doctor::run(&a)
 }
 
 fn main() -> ExitCode {
@@ -109,12 +99,18 @@ fn main() -> ExitCode {
         Command::Trace(a) => trace::run(a),
         Command::Stats(a) => stats::run(a),
         Command::Capture(a) => capture::run(a),
-        // The arguments were checked above; the engine gets them exactly as typed.
-        Command::Analyze(_) | Command::Export(_) => Err(engine::exec(std::env::args_os().skip(1))),
-        Command::Doctor(a) if a.captures.len() == 1 && a.captures[0].as_os_str() == "live" => {
-            return doctor_live();
+        Command::Analyze(a) => analyze::run(a, cli.color),
+        Command::Report(a) => report::run(a),
+        Command::Doctor(a) => {
+            let live = a.captures.len() == 1 && a.captures[0].as_os_str() == "live";
+            match if live { doctor_live(a) } else { doctor::run(a) } {
+                Ok(doctor::Verdict::Findings) => return ExitCode::from(3),
+                Ok(doctor::Verdict::Clean) => Ok(()),
+                Err(e) => Err(e),
+            }
         }
-        Command::Doctor(_) | Command::Report(_) => Err(engine::exec(std::env::args_os().skip(1))),
+        // The arguments were checked above; the engine gets them exactly as typed.
+        Command::Export(_) => Err(engine::exec(std::env::args_os().skip(1))),
         Command::Generate(a) => generate::run(a, &mut Cli::command()),
     };
     clikit::exit(result)

@@ -1,7 +1,7 @@
 //! The packages (scripts/package.sh --native, from the test build): both .deb files install
-//! on this machine and run, the node package runs analyze through the engine package, and
-//! says which package is missing once the engine is removed; the .rpm files hold the same
-//! files and requirements. The distributable packages (glk for glibc 2.17 with a static
+//! on this machine and run; with the engine package removed, the node package still runs
+//! analyze, doctor and report, and says which package `export` needs; the .rpm files hold
+//! the same files and requirements. The distributable packages (glk for glibc 2.17 with a static
 //! libtracefs, glk-engine for 2.28) are tested on Debian 11 and 13 userlands by
 //! scripts/test-distros.sh.
 //!
@@ -169,9 +169,40 @@ fn packages_install_and_run() {
     );
     assert!(String::from_utf8_lossy(&analyze.stdout).contains("1. CONTENDED GLOCKS"));
 
-    // Without the engine package, the node tool says what to install.
+    // Without the engine package, the node tool still analyses, and says what to install
+    // for the one command that needs polars.
     run(Command::new("dpkg").args(["-r", "glk-engine"]));
-    let missing = glk_installed(&["analyze", capture.to_str().unwrap()]);
+    for cmd in [&["analyze"][..], &["doctor", "--fail-on", "critical"]] {
+        let mut args = cmd.to_vec();
+        args.push(capture.to_str().unwrap());
+        let o = glk_installed(&args);
+        assert!(
+            o.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+    let scratch = tempfile::tempdir().unwrap();
+    let html = scratch.path().join("report.html");
+    let report = glk_installed(&[
+        "report",
+        capture.to_str().unwrap(),
+        "-o",
+        html.to_str().unwrap(),
+    ]);
+    assert!(
+        report.status.success(),
+        "{}",
+        String::from_utf8_lossy(&report.stderr)
+    );
+    assert!(std::fs::read_to_string(&html).unwrap().contains("</html>"));
+    let out = scratch.path().join("export");
+    let missing = glk_installed(&[
+        "export",
+        capture.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
     assert_eq!(missing.status.code(), Some(1));
     let err = String::from_utf8_lossy(&missing.stderr);
     assert!(err.contains("Install the glk-engine package"), "{err}");

@@ -57,7 +57,7 @@ pub enum FailOn {
 }
 
 /// `glk doctor`.
-#[derive(Debug, clap::Args)]
+#[derive(Debug, Clone, clap::Args)]
 pub struct DoctorArgs {
     /// Capture directories, tarballs or loose files; or `live` (on a node: glk takes a
     /// short capture with a trace itself, then the engine reads it).

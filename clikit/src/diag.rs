@@ -98,6 +98,22 @@ pub fn recognised(d: &Diagnostics, source: &str, what: &str) -> std::io::Result<
     ))
 }
 
+/// An error when nothing in a set of captures was recognised: `rows` rows were read from
+/// `paths` in all, with the diagnostics `d`.
+pub fn captures_recognised(
+    paths: &[std::path::PathBuf],
+    rows: usize,
+    d: &Diagnostics,
+) -> std::io::Result<()> {
+    if rows == 0 && d.errors > 0 {
+        let names: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+        let mut d = d.clone();
+        d.records = 0;
+        recognised(&d, &names.join(", "), "a capture")?;
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,6 +1,7 @@
 //! `glk trace -o FILE.parquet`: glk (no polars) pipes the trace to glk-engine, which writes
 //! the events frame.
 
+#[path = "../../cli/tests/common/mod.rs"]
 mod common;
 
 use std::path::{Path, PathBuf};

@@ -3,13 +3,12 @@
 
 use std::io;
 
-use glockparse::dlm_locks;
-use glockparse::DlmMode;
-use glockparse::{Diagnostics, Glock, GlockReader};
+use analysis::snapshots::{At, Dlm, GlStatRow, GlockRow, Hold, SbStatRow, Snapshots};
+use glockparse::Diagnostics;
 use polars::prelude::*;
 use traceparse::{Decoded, DlmEvent, Gfs2Event};
 
-use bundle::{Captures, NodeCapture, Snapshot};
+use bundle::Captures;
 
 /// The eight DLM statistics as frame columns, in the kernel's order (`gfs2_lkstats`).
 pub(crate) const STAT_COLUMNS: [&str; 8] = [
@@ -104,42 +103,21 @@ struct HolderCols {
 }
 
 impl GlockCols {
-    fn push(&mut self, node: &str, s: &Snapshot, g: &Glock, h: &mut HolderCols) {
-        let id = g.id.to_string();
-        let t = g.glock_type().name().into_owned();
-        self.snap.push(node, s);
-        self.glock.push(id.clone());
-        self.gltype.push(t.clone());
-        self.number.push(g.id.number);
+    fn push(&mut self, g: &GlockRow) {
+        self.snap.push(&g.at);
+        self.glock.push(g.glock.to_string());
+        self.gltype.push(g.glock.glock_type().name().into_owned());
+        self.number.push(g.glock.number);
         self.state.push(g.state.as_str());
         self.target.push(g.target.as_str());
         self.demote_state.push(g.demote_state.as_str());
         self.demote_us.push(g.demote_us);
-        self.flags.push(g.flags.to_string());
+        self.flags.push(g.flags.clone());
         self.refs.push(g.refs);
-        self.holders.push(g.granted_count() as u32);
-        self.waiters.push(g.waiter_count() as u32);
-        self.inode_size.push(g.inode.as_ref().map(|i| i.size));
-        self.file_type.push(g.inode.as_ref().map(|i| i.file_type()));
-        for x in &g.holders {
-            h.snap.push(node, s);
-            h.glock.push(id.clone());
-            h.gltype.push(t.clone());
-            h.role.push(if x.is_waiting() {
-                "waiter"
-            } else if x.is_granted() {
-                "holder"
-            } else {
-                "queued"
-            });
-            h.pid.push(x.pid);
-            h.comm.push(x.comm.to_string());
-            h.state.push(x.state.as_str());
-            h.flags.push(x.flags.to_string());
-            h.caller.push(x.caller.to_string());
-            h.error.push(x.error);
-            h.line.push(x.line);
-        }
+        self.holders.push(g.holders);
+        self.waiters.push(g.waiters);
+        self.inode_size.push(g.inode_size);
+        self.file_type.push(g.file_type);
     }
 
     fn frame(self) -> PolarsResult<DataFrame> {
@@ -164,6 +142,20 @@ impl GlockCols {
 }
 
 impl HolderCols {
+    fn push(&mut self, h: &Hold) {
+        self.snap.push(&h.at);
+        self.glock.push(h.glock.to_string());
+        self.gltype.push(h.glock.glock_type().name().into_owned());
+        self.role.push(h.role.as_str());
+        self.pid.push(h.pid);
+        self.comm.push(h.comm.clone());
+        self.state.push(h.state.as_str());
+        self.flags.push(h.flags.clone());
+        self.caller.push(h.caller.clone());
+        self.error.push(h.error);
+        self.line.push(h.line);
+    }
+
     fn frame(self) -> PolarsResult<DataFrame> {
         let mut c = self.snap.columns();
         c.extend([
@@ -510,32 +502,37 @@ fn read_trace(
 
 /// Reads every file of every node into frames.
 pub fn load(caps: &Captures) -> io::Result<Frames> {
-    load_with(caps, true)
-}
-
-/// Reads the snapshots of every node into frames, leaving the events frame empty: the
-/// analyses read traces in one pass of their own ([`crate::analyze::trace`]).
-pub fn load_snapshots(caps: &Captures) -> io::Result<Frames> {
-    load_with(caps, false)
-}
-
-fn load_with(caps: &Captures, traces: bool) -> io::Result<Frames> {
-    let mut c = Cols::default();
-    let mut diag = Diagnostics::default();
+    let snaps = Snapshots::load(caps)?;
+    let mut events = EventCols::default();
+    let mut diag = snaps.diagnostics.clone();
     for n in &caps.nodes {
-        load_node(n, &mut c, &mut diag)?;
-        for t in n.traces.iter().filter(|_| traces) {
-            read_trace(t, &n.node, &mut c.events, &mut diag)?;
+        for t in &n.traces {
+            read_trace(t, &n.node, &mut events, &mut diag)?;
         }
     }
+    frames(&snaps, events, diag).map_err(to_polars)
+}
+
+/// The frames of `snaps` and of the events in `events`.
+pub fn frames(
+    snaps: &Snapshots,
+    events: EventCols,
+    diagnostics: Diagnostics,
+) -> PolarsResult<Frames> {
+    let mut c = Cols::default();
+    snaps.glocks.iter().for_each(|g| c.glocks.push(g));
+    snaps.holders.iter().for_each(|h| c.holders.push(h));
+    snaps.glstats.iter().for_each(|r| c.glstats.push(r));
+    snaps.sbstats.iter().for_each(|r| c.sbstats.push(r));
+    snaps.dlm.iter().for_each(|d| c.dlm.push(d));
     Ok(Frames {
-        glocks: c.glocks.frame().map_err(to_polars)?,
-        holders: c.holders.frame().map_err(to_polars)?,
-        events: c.events.frame().map_err(to_polars)?,
-        glstats: c.glstats.frame().map_err(to_polars)?,
-        sbstats: c.sbstats.frame().map_err(to_polars)?,
-        dlm_locks: c.dlm.frame().map_err(to_polars)?,
-        diagnostics: diag,
+        glocks: c.glocks.frame()?,
+        holders: c.holders.frame()?,
+        events: events.frame()?,
+        glstats: c.glstats.frame()?,
+        sbstats: c.sbstats.frame()?,
+        dlm_locks: c.dlm.frame()?,
+        diagnostics,
     })
 }
 
@@ -544,7 +541,6 @@ fn load_with(caps: &Captures, traces: bool) -> io::Result<Frames> {
 struct Cols {
     glocks: GlockCols,
     holders: HolderCols,
-    events: EventCols,
     glstats: GlStatCols,
     sbstats: SbStatCols,
     dlm: DlmCols,
@@ -559,10 +555,10 @@ struct SnapCols {
 }
 
 impl SnapCols {
-    fn push(&mut self, node: &str, s: &Snapshot) {
-        self.node.push(node.to_string());
-        self.snapshot.push(s.index);
-        self.time_unix.push(s.time_unix);
+    fn push(&mut self, at: &At) {
+        self.node.push(at.node.clone());
+        self.snapshot.push(at.snapshot);
+        self.time_unix.push(at.time_unix);
     }
 
     fn columns(self) -> Vec<Column> {
@@ -584,6 +580,19 @@ struct GlStatCols {
 }
 
 impl GlStatCols {
+    fn push(&mut self, r: &GlStatRow) {
+        let x = &r.stat;
+        self.snap.push(&r.at);
+        self.glock.push(x.glock.to_string());
+        self.gltype.push(x.glock.glock_type().name().into_owned());
+        let vals = [
+            x.srtt, x.srttvar, x.srttb, x.srttvarb, x.sirt, x.sirtvar, x.dcount, x.qcount,
+        ];
+        for (col, v) in self.values.iter_mut().zip(vals) {
+            col.push(v);
+        }
+    }
+
     fn frame(self) -> PolarsResult<DataFrame> {
         let mut c = self.snap.columns();
         c.push(col("glock", self.glock));
@@ -605,6 +614,14 @@ struct SbStatCols {
 }
 
 impl SbStatCols {
+    fn push(&mut self, r: &SbStatRow) {
+        self.snap.push(&r.at);
+        self.gltype.push(r.gltype.name().into_owned());
+        self.cpu.push(r.cpu);
+        self.stat.push(r.stat.name());
+        self.value.push(r.value);
+    }
+
     fn frame(self) -> PolarsResult<DataFrame> {
         let mut c = self.snap.columns();
         c.push(col("type", self.gltype));
@@ -635,32 +652,21 @@ struct DlmCols {
 }
 
 impl DlmCols {
-    fn push(
-        &mut self,
-        node: &str,
-        local_nodeid: Option<u64>,
-        s: &Snapshot,
-        l: &dlm_locks::DlmLock,
-    ) {
-        self.snap.push(node, s);
+    fn push(&mut self, l: &Dlm) {
+        self.snap.push(&l.at);
         self.glock.push(l.glock.map(|g| g.to_string()));
         self.gltype
             .push(l.glock.map(|g| g.glock_type().name().into_owned()));
-        self.owner_nodeid.push(if l.is_master_copy() {
-            Some(l.nodeid)
-        } else {
-            local_nodeid
-        });
+        self.owner_nodeid.push(l.owner_nodeid);
         self.resource.push(l.resource.clone());
-        self.lkid.push(l.id);
+        self.lkid.push(l.lkid);
         self.nodeid.push(l.nodeid);
         self.master_nodeid.push(l.master_nodeid);
-        self.master_copy.push(l.is_master_copy());
+        self.master_copy.push(l.master_copy);
         self.pid.push(l.pid);
         self.status.push(l.status.name());
-        let named = |m: DlmMode| (m != DlmMode::IV).then(|| m.as_str());
-        self.grmode.push(named(l.grmode));
-        self.rqmode.push(named(l.rqmode));
+        self.grmode.push(l.grmode.map(|m| m.as_str()));
+        self.rqmode.push(l.rqmode.map(|m| m.as_str()));
         self.age_us.push(l.age_us);
         self.line.push(l.line);
     }
@@ -685,59 +691,4 @@ impl DlmCols {
         ]);
         DataFrame::new_infer_height(c)
     }
-}
-
-fn load_node(n: &NodeCapture, c: &mut Cols, diag: &mut Diagnostics) -> io::Result<()> {
-    for s in &n.snapshots {
-        if let Some(p) = &s.glocks {
-            let mut r = GlockReader::open(p)?;
-            let mut g = Glock::default();
-            while r.next_into(&mut g) {
-                c.glocks.push(&n.node, s, &g, &mut c.holders);
-            }
-            diag.merge(r.diagnostics());
-        }
-        if let Some(p) = &s.glstats {
-            let (v, d) = gfs2stats::glstats::read_path(p)?;
-            diag.merge(&d);
-            for x in v {
-                c.glstats.snap.push(&n.node, s);
-                c.glstats.glock.push(x.glock.to_string());
-                c.glstats
-                    .gltype
-                    .push(x.glock.glock_type().name().into_owned());
-                let vals = [
-                    x.srtt, x.srttvar, x.srttb, x.srttvarb, x.sirt, x.sirtvar, x.dcount, x.qcount,
-                ];
-                for (col, v) in c.glstats.values.iter_mut().zip(vals) {
-                    col.push(v);
-                }
-            }
-        }
-        if let Some(p) = &s.sbstats {
-            let (v, d) = gfs2stats::sbstats::read_path(p)?;
-            diag.merge(&d);
-            for (t, ts) in &v.types {
-                for stat in gfs2stats::Stat::ALL {
-                    for (i, val) in ts.get(stat).iter().enumerate() {
-                        c.sbstats.snap.push(&n.node, s);
-                        c.sbstats.gltype.push(t.name().into_owned());
-                        c.sbstats
-                            .cpu
-                            .push(v.cpus.get(i).copied().unwrap_or(i as u32));
-                        c.sbstats.stat.push(stat.name());
-                        c.sbstats.value.push(*val);
-                    }
-                }
-            }
-        }
-        if let Some(p) = &s.dlm_locks {
-            let (v, d) = dlm_locks::read(glockparse::input::open(p)?, &p.display().to_string());
-            diag.merge(&d);
-            for l in v {
-                c.dlm.push(&n.node, n.nodeid, s, &l);
-            }
-        }
-    }
-    Ok(())
 }

@@ -1,14 +1,13 @@
-//! glk's polars layer: capture bundles are read into DataFrames with a documented schema
-//! (one per kind, each with a `node` column), analyses are functions from frames to
-//! report structs, and frames are exported as Hive-partitioned Parquet.
+//! glk's polars layer, for the analyst's workstation: the typed rows of
+//! [`analysis::snapshots`] and decoded trace events as DataFrames with a documented schema
+//! (one per kind, each with a `node` column), exported as Hive-partitioned Parquet.
+//! The analyses themselves live in the `analysis` crate, without polars.
 
-pub mod analyze;
 pub mod build;
 pub mod export;
-pub mod findings;
 pub mod parquet;
 
-pub use build::{load, load_snapshots, EventCols, Frames, KINDS};
+pub use build::{frames, load, EventCols, Frames, KINDS};
 pub use bundle::{discover, Captures, NodeCapture};
 pub use glockparse::Diagnostics;
 pub use polars::error::PolarsError;

@@ -22,7 +22,8 @@ use glockparse::DlmMode;
 use serde::Serialize;
 
 use super::owners::{process, Party, Resolver};
-use super::rows::{Dlm, Hold};
+use crate::snapshots::{Dlm, Hold, Role};
+use glockparse::dlm_locks::LockStatus;
 
 /// A waiter on one node joined to the holder on another.
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -201,11 +202,10 @@ fn unique(v: &mut Vec<String>) {
 }
 
 fn conflicts(w: &Dlm, g: &Dlm) -> bool {
-    let mode = |m: &Option<String>| m.as_deref().and_then(|m| DlmMode::parse(m.as_bytes()));
-    match (mode(&w.rqmode), mode(&g.grmode)) {
+    match (w.rqmode, g.grmode) {
         (Some(rq), Some(gr)) => !rq.compatible(gr),
-        // An unnamed mode: a granted lock above NL is taken to block.
-        _ => g.grmode.as_deref().is_some_and(|m| m != "NL"),
+        // No requested mode: a granted lock above NL is taken to block.
+        _ => g.grmode.is_some_and(|m| m != DlmMode::NL),
     }
 }
 
@@ -216,13 +216,14 @@ pub fn analyze(holds: &[Hold], dlm: &[Dlm], res: &Resolver) -> (Vec<CrossNode>, 
         edges: BTreeSet::new(),
     };
     // glocks snapshots: (snapshot, glock) → waiters and holders over all nodes.
-    let mut by: BTreeMap<(u32, &str), Sides<&Hold>> = BTreeMap::new();
+    // Keyed by the glock's name: edges and rows are found in (snapshot, name) order.
+    let mut by: BTreeMap<(u32, String), Sides<&Hold>> = BTreeMap::new();
     for h in holds {
-        let e = by.entry((h.snapshot, h.glock.as_str())).or_default();
-        match h.role.as_str() {
-            "waiter" => e.waiting.push(h),
-            "holder" => e.granted.push(h),
-            _ => {}
+        let e = by.entry((h.at.snapshot, h.glock.to_string())).or_default();
+        match h.role {
+            Role::Waiter => e.waiting.push(h),
+            Role::Holder => e.granted.push(h),
+            Role::Queued => {}
         }
     }
     for ((snap, glock), sides) in &by {
@@ -234,14 +235,15 @@ pub fn analyze(holds: &[Hold], dlm: &[Dlm], res: &Resolver) -> (Vec<CrossNode>, 
         }
     }
     // DLM dumps: per (dumping node, snapshot, glock), waiting vs conflicting granted locks.
-    let mut dl: BTreeMap<(&str, u32, &str), Sides<&Dlm>> = BTreeMap::new();
+    let mut dl: BTreeMap<(&str, u32, String), Sides<&Dlm>> = BTreeMap::new();
     for d in dlm {
+        let Some(glock) = d.glock else { continue };
         let e = dl
-            .entry((d.node.as_str(), d.snapshot, d.glock.as_str()))
+            .entry((d.at.node.as_str(), d.at.snapshot, glock.to_string()))
             .or_default();
-        if d.status == "waiting" || d.status == "converting" {
+        if d.status.is_waiting() {
             e.waiting.push(d);
-        } else if d.status == "granted" {
+        } else if d.status == LockStatus::Granted {
             e.granted.push(d);
         }
     }
@@ -251,13 +253,14 @@ pub fn analyze(holds: &[Hold], dlm: &[Dlm], res: &Resolver) -> (Vec<CrossNode>, 
         if !res.has_glocks(node, snap) {
             return res.dlm_party(lock).into_iter().collect();
         }
-        by.get(&(snap, glock)).map_or_else(Vec::new, |s| {
-            pick(s)
-                .iter()
-                .filter(|h| h.node == node)
-                .map(|h| res.party(h))
-                .collect()
-        })
+        by.get(&(snap, glock.to_string()))
+            .map_or_else(Vec::new, |s| {
+                pick(s)
+                    .iter()
+                    .filter(|h| h.at.node == node)
+                    .map(|h| res.party(h))
+                    .collect()
+            })
     };
     for ((_, snap, glock), Sides { waiting, granted }) in &dl {
         for w in waiting {
@@ -717,30 +720,52 @@ mod tests {
         assert_eq!(c[0].steps.len(), 2);
     }
 
+    fn at(node: &str, snapshot: u32) -> crate::snapshots::At {
+        crate::snapshots::At {
+            node: node.into(),
+            snapshot,
+            time_unix: None,
+        }
+    }
+
     fn hold(node: &str, snap: u32, glock: &str, role: &str, pid: i64, caller: &str) -> Hold {
         Hold {
-            node: node.into(),
-            snapshot: snap,
-            glock: glock.into(),
-            role: role.into(),
+            at: at(node, snap),
+            glock: glock.parse().unwrap(),
+            role: match role {
+                "holder" => Role::Holder,
+                "waiter" => Role::Waiter,
+                _ => Role::Queued,
+            },
             pid,
             comm: format!("c{pid}"),
-            state: "EX".into(),
+            state: glockparse::LockState::Exclusive,
+            flags: String::new(),
             caller: caller.into(),
+            error: 0,
             line: 1,
         }
     }
 
     fn dlm(node: &str, snap: u32, owner: u64, pid: u64, status: &str, gr: &str, rq: &str) -> Dlm {
+        let mode = |m: &str| DlmMode::parse(m.as_bytes());
         Dlm {
-            node: node.into(),
-            snapshot: snap,
-            glock: "2/99".into(),
+            at: at(node, snap),
+            glock: Some("2/99".parse().unwrap()),
+            resource: String::new(),
+            lkid: 0,
+            nodeid: 0,
             owner_nodeid: Some(owner),
+            master_copy: false,
             pid,
-            status: status.into(),
-            grmode: Some(gr.into()).filter(|m: &String| !m.is_empty()),
-            rqmode: Some(rq.into()).filter(|m: &String| !m.is_empty()),
+            status: match status {
+                "granted" => LockStatus::Granted,
+                "waiting" => LockStatus::Waiting,
+                "converting" => LockStatus::Converting,
+                _ => LockStatus::Other(0),
+            },
+            grmode: mode(gr),
+            rqmode: mode(rq),
             master_nodeid: 0,
             age_us: 0,
             line: 1,

@@ -4,13 +4,11 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use polars::prelude::*;
 use serde::Serialize;
 use traceparse::Gfs2Event;
 
 use super::hold_wait::Times;
-use super::rows::Hold;
-use crate::build::Frames;
+use crate::snapshots::{Hold, Role, Snapshots};
 
 /// Ranking of the contended list.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -47,20 +45,6 @@ pub struct Contended {
     pub waiters: Vec<String>,
 }
 
-fn u64s(df: &DataFrame, name: &str) -> PolarsResult<Vec<u64>> {
-    let c = df.column(name)?.cast(&DataType::UInt64)?;
-    Ok(c.u64()?.iter().map(|v| v.unwrap_or(0)).collect())
-}
-
-fn strs(df: &DataFrame, name: &str) -> PolarsResult<Vec<String>> {
-    Ok(df
-        .column(name)?
-        .str()?
-        .iter()
-        .map(|v| v.unwrap_or("").to_string())
-        .collect())
-}
-
 /// One node's counts of one glock's events.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct EventCounts {
@@ -94,20 +78,20 @@ pub struct NodeCounts<'a> {
     pub counts: &'a super::GlockMap<EventCounts>,
 }
 
+/// The contended glocks, ranked by `sort`: every glock with demote requests, waiters or
+/// waits, from the traces' event counts and wait times and the snapshots.
 pub fn analyze(
-    f: &Frames,
+    f: &Snapshots,
     traces: &[NodeCounts],
     times: &BTreeMap<String, Times>,
     holds: &[Hold],
     sort: SortBy,
-) -> PolarsResult<Vec<Contended>> {
-    let snaps = f
-        .glocks
-        .clone()
-        .lazy()
-        .group_by([col("glock")])
-        .agg([col("waiters").max().alias("max_waiters")])
-        .collect()?;
+) -> Vec<Contended> {
+    let mut max_waiters: HashMap<glockparse::GlockId, u64> = HashMap::new();
+    for g in &f.glocks {
+        let e = max_waiters.entry(g.glock).or_default();
+        *e = (*e).max(u64::from(g.waiters));
+    }
     let mut rows: BTreeMap<String, Contended> = BTreeMap::new();
     let new = |g: &str| Contended {
         glock: g.to_string(),
@@ -135,12 +119,10 @@ pub fn analyze(
             r.state_changes += c.state_changes;
         }
     }
-    let (g, w) = (strs(&snaps, "glock")?, u64s(&snaps, "max_waiters")?);
-    for i in 0..g.len() {
-        if w[i] > 0 || rows.contains_key(&g[i]) {
-            rows.entry(g[i].clone())
-                .or_insert_with(|| new(&g[i]))
-                .max_waiters = w[i];
+    for (g, w) in max_waiters {
+        let g = g.to_string();
+        if w > 0 || rows.contains_key(&g) {
+            rows.entry(g.clone()).or_insert_with(|| new(&g)).max_waiters = w;
         }
     }
     for (glock, t) in times {
@@ -178,34 +160,25 @@ pub fn analyze(
         };
         key(b).cmp(&key(a)).then(a.glock.cmp(&b.glock))
     });
-    describe(f, traces, &mut list, holds)?;
-    Ok(list)
+    describe(f, traces, &mut list, holds);
+    list
 }
 
 /// Nodes, object, holders and waiters of the listed glocks.
-fn describe(
-    f: &Frames,
-    traces: &[NodeCounts],
-    list: &mut [Contended],
-    holds: &[Hold],
-) -> PolarsResult<()> {
+fn describe(f: &Snapshots, traces: &[NodeCounts], list: &mut [Contended], holds: &[Hold]) {
     let idx: HashMap<String, usize> = list
         .iter()
         .enumerate()
         .map(|(i, c)| (c.glock.clone(), i))
         .collect();
-    let df = &f.glocks;
-    let (g, n) = (strs(df, "glock")?, strs(df, "node")?);
-    let ft: Vec<Option<&str>> = df.column("file_type")?.str()?.iter().collect();
-    let size: Vec<Option<u64>> = df.column("inode_size")?.u64()?.iter().collect();
-    for i in 0..g.len() {
-        if let Some(&k) = idx.get(&g[i]) {
+    for g in &f.glocks {
+        if let Some(&k) = idx.get(&g.glock.to_string()) {
             let c = &mut list[k];
-            if !c.nodes.contains(&n[i]) {
-                c.nodes.push(n[i].clone());
+            if !c.nodes.contains(&g.at.node) {
+                c.nodes.push(g.at.node.clone());
             }
             if c.object.is_none() {
-                if let (Some(t), Some(s)) = (ft[i], size[i]) {
+                if let (Some(t), Some(s)) = (g.file_type, g.inode_size) {
                     c.object = Some(format!("{t}, {s} bytes"));
                 }
             }
@@ -221,30 +194,34 @@ fn describe(
         }
     }
     // The last snapshot (per glock) that had any holder or waiter.
-    let mut last: HashMap<&str, u32> = HashMap::new();
+    let idx: HashMap<glockparse::GlockId, usize> = list
+        .iter()
+        .enumerate()
+        .filter_map(|(i, c)| Some((c.glock.parse().ok()?, i)))
+        .collect();
+    let mut last: HashMap<glockparse::GlockId, u32> = HashMap::new();
     for h in holds.iter().filter(|h| idx.contains_key(&h.glock)) {
-        let e = last.entry(&h.glock).or_insert(h.snapshot);
-        *e = (*e).max(h.snapshot);
+        let e = last.entry(h.glock).or_insert(h.at.snapshot);
+        *e = (*e).max(h.at.snapshot);
     }
     for h in holds {
         let Some(&k) = idx.get(&h.glock) else {
             continue;
         };
-        if last.get(h.glock.as_str()) != Some(&h.snapshot) {
+        if last.get(&h.glock) != Some(&h.at.snapshot) {
             continue;
         }
         let who = format!(
             "{} pid {} {} {} {}",
-            h.node, h.pid, h.comm, h.state, h.caller
+            h.at.node, h.pid, h.comm, h.state, h.caller
         );
-        match h.role.as_str() {
-            "waiter" => list[k].waiters.push(who),
-            "holder" => list[k].holders.push(who),
-            _ => {}
+        match h.role {
+            Role::Waiter => list[k].waiters.push(who),
+            Role::Holder => list[k].holders.push(who),
+            Role::Queued => {}
         }
     }
     for c in list.iter_mut() {
         c.nodes.sort();
     }
-    Ok(())
 }

@@ -1,64 +1,50 @@
-//! `glk analyze` and `glk export`: capture bundles through the frames layer.
+//! `glk analyze`: capture bundles read into typed rows and one pass over the traces, every
+//! analysis run, and the report written as text or JSON.
 
 use std::io::{self, Write};
 
-use clikit::args::{AnalyzeArgs, ExportArgs, Sort};
+use analysis::{self as analyze, Options, Report, Snapshots, SortBy, StormOptions};
+use bundle::Captures;
+use clikit::args::{AnalyzeArgs, Sort};
 use clikit::fmt::nanos;
-use frames::analyze::{self, Options, Report, SortBy, StormOptions};
+use glockparse::Diagnostics;
 
-pub(crate) fn polars(e: frames::PolarsError) -> io::Error {
-    io::Error::other(e.to_string())
+/// What the analyses read: the captures, their snapshots as rows, each node's trace state
+/// after one pass and the traces folded over nodes, and the problems met reading them.
+pub(crate) struct Loaded {
+    pub caps: Captures,
+    pub snapshots: Snapshots,
+    pub traces: Vec<analyze::trace::NodeTrace>,
+    pub folded: analyze::trace::Folded,
+    pub diagnostics: Diagnostics,
 }
 
-/// An error when nothing in the captures was recognised.
-fn recognised(
-    paths: &[std::path::PathBuf],
-    rows: usize,
-    d: &frames::Diagnostics,
-) -> io::Result<()> {
-    if rows == 0 && d.errors > 0 {
-        let names: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
-        let mut d = d.clone();
-        d.records = 0;
-        clikit::diag::recognised(&d, &names.join(", "), "a capture")?;
+impl Loaded {
+    /// Runs every analysis; the report's own diagnostics join the loaded ones.
+    pub fn analyze(&mut self, o: &Options) -> Report {
+        let r = analyze::analyze(&self.snapshots, &self.traces, &self.folded, &self.caps, o);
+        self.diagnostics.merge(&r.diagnostics);
+        r
     }
-    Ok(())
 }
 
-fn frame_rows(f: &frames::Frames) -> usize {
-    frames::KINDS
-        .iter()
-        .map(|k| f.get(k).map_or(0, |d| d.height()))
-        .sum()
-}
-
-/// Loads every frame of the captures (for export).
-fn load(paths: &[std::path::PathBuf]) -> io::Result<(frames::Captures, frames::Frames)> {
-    let caps = frames::discover(paths)?;
-    let f = frames::load(&caps)?;
-    recognised(paths, frame_rows(&f), &f.diagnostics)?;
-    Ok((caps, f))
-}
-
-type Loaded = (
-    frames::Captures,
-    frames::Frames,
-    Vec<analyze::trace::NodeTrace>,
-    analyze::trace::Folded,
-    frames::Diagnostics,
-);
-
-/// Loads the snapshots into frames and reads the traces in one pass; the diagnostics are
-/// those of both.
+/// Reads the snapshots into rows and the traces in one pass; the diagnostics are those of
+/// both.
 pub(crate) fn load_for_analysis(paths: &[std::path::PathBuf]) -> io::Result<Loaded> {
-    let caps = frames::discover(paths)?;
-    let f = frames::load_snapshots(&caps)?;
+    let caps = bundle::discover(paths)?;
+    let snapshots = Snapshots::load(&caps)?;
     let (traces, folded, d) = analyze::trace::read(&caps, &progress)?;
     let events: u64 = traces.iter().map(|t| t.events).sum();
-    let mut all = f.diagnostics.clone();
-    all.merge(&d);
-    recognised(paths, frame_rows(&f) + events as usize, &all)?;
-    Ok((caps, f, traces, folded, all))
+    let mut diagnostics = snapshots.diagnostics.clone();
+    diagnostics.merge(&d);
+    clikit::diag::captures_recognised(paths, snapshots.rows() + events as usize, &diagnostics)?;
+    Ok(Loaded {
+        caps,
+        snapshots,
+        traces,
+        folded,
+        diagnostics,
+    })
 }
 
 /// Progress of the trace pass on standard error, when it is a terminal: events read per
@@ -83,7 +69,7 @@ fn progress(nodes: &[(String, u64)], done: bool) {
 }
 
 pub fn run(a: &AnalyzeArgs, color: clikit::Color) -> io::Result<()> {
-    let (caps, f, traces, folded, mut diagnostics) = load_for_analysis(&a.captures)?;
+    let mut loaded = load_for_analysis(&a.captures)?;
     let o = Options {
         sort: match a.sort {
             Sort::Demotes => SortBy::Demotes,
@@ -98,13 +84,17 @@ pub fn run(a: &AnalyzeArgs, color: clikit::Color) -> io::Result<()> {
             ..StormOptions::default()
         },
     };
-    let report = analyze::analyze(&f, &traces, &folded, &caps, &o).map_err(polars)?;
-    diagnostics.merge(&report.diagnostics);
+    let report = loaded.analyze(&o);
+    let Loaded {
+        traces,
+        diagnostics,
+        ..
+    } = &loaded;
     if let Some(path) = &a.timeline {
         let file = std::fs::File::create(path)
             .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
         let mut w = io::BufWriter::new(file);
-        analyze::timeline::write(&report, &traces, &mut w)
+        analyze::timeline::write(&report, traces, &mut w)
             .and_then(|()| w.flush())
             .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
         eprintln!(
@@ -116,31 +106,14 @@ pub fn run(a: &AnalyzeArgs, color: clikit::Color) -> io::Result<()> {
     let mut out = io::BufWriter::new(io::stdout().lock());
     if a.json {
         let mut v = serde_json::to_value(&report)?;
-        v["errors"] = serde_json::to_value(clikit::diag::errors(&diagnostics))?;
+        v["errors"] = serde_json::to_value(clikit::diag::errors(diagnostics))?;
         serde_json::to_writer(&mut out, &v)?;
         writeln!(out)?;
     } else {
         text(&mut out, &report, color.stdout())?;
     }
     out.flush()?;
-    clikit::diag::report(&diagnostics);
-    Ok(())
-}
-
-pub fn export(a: &ExportArgs) -> io::Result<()> {
-    let (_caps, f) = load(&a.captures)?;
-    let t = std::time::Instant::now();
-    let written = frames::export::export(&f, &a.output)?;
-    let rows: usize = written.iter().map(|w| w.rows).sum();
-    for w in &written {
-        println!("{:>9} rows  {}", w.rows, w.path.display());
-    }
-    eprintln!(
-        "glk: wrote {rows} rows in {} files in {:.2}s",
-        written.len(),
-        t.elapsed().as_secs_f64()
-    );
-    clikit::diag::report(&f.diagnostics);
+    clikit::diag::report(diagnostics);
     Ok(())
 }
 

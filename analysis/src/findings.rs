@@ -3,7 +3,7 @@
 //! Each finding has a stable code (the README's table lists them with their thresholds),
 //! a severity, the glocks, nodes and processes involved, the evidence behind it (a file
 //! and line, or a trace event's node and time), and a remedy. They read the analysis
-//! ([`crate::analyze::Report`]) and the state around the locks ([`bundle::health`]).
+//! ([`crate::Report`]) and the state around the locks ([`bundle::health`]).
 //! The state comes first: on a withdrawn filesystem, without quorum or while the DLM
 //! recovers, every glock waits, and the glock findings say so instead of blaming a glock.
 
@@ -14,8 +14,8 @@ use bundle::Captures;
 use glockparse::Diagnostics;
 use serde::Serialize;
 
-use crate::analyze::trace::NodeTrace;
-use crate::analyze::Report;
+use crate::trace::NodeTrace;
+use crate::Report;
 
 /// How bad a finding is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -289,7 +289,7 @@ fn trace_evidence(node: &str, ns: u64, shows: String) -> Evidence {
     Evidence {
         source: format!("{node} trace"),
         line: None,
-        time: Some(crate::analyze::handoff::fmt_ts(ns)),
+        time: Some(crate::handoff::fmt_ts(ns)),
         shows,
     }
 }
@@ -461,7 +461,7 @@ pub fn findings(
         f.glocks.push(w.glock.clone());
         f.nodes.push(w.node.clone());
         f.pids.extend(w.pid);
-        let who = crate::analyze::owners::process(w.pid.unwrap_or(0), w.comm.as_deref());
+        let who = crate::owners::process(w.pid.unwrap_or(0), w.comm.as_deref());
         f.title = caveat(format!(
             "{} on {} has waited for {} ({}) for at least {secs:.0} s (snapshots {}..{})",
             if w.pid.is_some() {

@@ -32,7 +32,7 @@ fn shots_dir() -> PathBuf {
 }
 
 fn report(fixture: &str, out: &Path) -> String {
-    let o = Command::new(env!("CARGO_BIN_EXE_glk-engine"))
+    let o = Command::new(env!("CARGO_BIN_EXE_glk"))
         .arg("report")
         .arg(testdata::path(fixture))
         .arg("-o")

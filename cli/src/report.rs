@@ -6,12 +6,14 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::io::{self, Write};
 
+use analysis::findings::{self, Finding, Thresholds};
+use analysis::snapshots::{Role, Snapshots};
+use analysis::{self as analyze, Options, Report, StormOptions};
+use bundle::Captures;
 use clikit::args::ReportArgs;
 use clikit::fmt::nanos;
-use frames::analyze::{self, Options, Report, StormOptions};
-use frames::findings::{self, Finding, Thresholds};
 
-use crate::analyze::{load_for_analysis, polars};
+use crate::analyze::{load_for_analysis, Loaded};
 use crate::svg::{self, esc};
 
 const STYLE: &str = "body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222;max-width:1100px}\
@@ -253,12 +255,11 @@ fn hold_wait_chart(folded: &analyze::trace::Folded) -> Option<String> {
     )
 }
 
-fn waiters_chart(f: &frames::Frames, caps: &frames::Captures) -> io::Result<Option<String>> {
-    let holds = analyze::rows::holders(f).map_err(polars)?;
+fn waiters_chart(f: &Snapshots, caps: &Captures) -> Option<String> {
     let mut per: BTreeMap<(String, u32), u64> = BTreeMap::new();
-    for h in &holds {
-        let e = per.entry((h.node.clone(), h.snapshot)).or_default();
-        if h.role == "waiter" {
+    for h in &f.holders {
+        let e = per.entry((h.at.node.clone(), h.at.snapshot)).or_default();
+        if h.role == Role::Waiter {
             *e += 1;
         }
     }
@@ -286,7 +287,7 @@ fn waiters_chart(f: &frames::Frames, caps: &frames::Captures) -> io::Result<Opti
         series.entry(n.clone()).or_default().push((x, *w as f64));
     }
     let series: Vec<(String, Vec<(f64, f64)>)> = series.into_iter().collect();
-    Ok(svg::lines(
+    svg::lines(
         "chart-waiters",
         "Waiters per snapshot (glocks files), per node",
         if timed {
@@ -296,7 +297,7 @@ fn waiters_chart(f: &frames::Frames, caps: &frames::Captures) -> io::Result<Opti
         },
         "waiting holders",
         &series,
-    ))
+    )
 }
 
 fn wait_for_graph(r: &Report) -> Option<String> {
@@ -356,8 +357,8 @@ fn wait_for_graph(r: &Report) -> Option<String> {
 pub struct Page<'a> {
     pub report: &'a Report,
     pub findings: &'a [Finding],
-    pub frames: &'a frames::Frames,
-    pub caps: &'a frames::Captures,
+    pub snapshots: &'a Snapshots,
+    pub caps: &'a Captures,
     pub traces: &'a [analyze::trace::NodeTrace],
     pub folded: &'a analyze::trace::Folded,
     /// The inputs as named on the command line.
@@ -369,7 +370,14 @@ pub struct Page<'a> {
 /// Builds the report's HTML.
 pub fn html(p: &Page<'_>) -> io::Result<String> {
     let (r, fs, f, caps, traces, folded, inputs, limit) = (
-        p.report, p.findings, p.frames, p.caps, p.traces, p.folded, p.inputs, p.limit,
+        p.report,
+        p.findings,
+        p.snapshots,
+        p.caps,
+        p.traces,
+        p.folded,
+        p.inputs,
+        p.limit,
     );
     let limit = if limit == 0 { usize::MAX } else { limit };
     let mut out = String::new();
@@ -395,7 +403,7 @@ pub fn html(p: &Page<'_>) -> io::Result<String> {
     charts.extend(storm_chart(r, traces));
     charts.extend(dlm_charts(r, folded));
     charts.extend(hold_wait_chart(folded));
-    charts.extend(waiters_chart(f, caps)?);
+    charts.extend(waiters_chart(f, caps));
     charts.extend(wait_for_graph(r));
     if charts.is_empty() {
         out.push_str("<p>No trace or snapshot data to chart.</p>");
@@ -555,7 +563,7 @@ pub fn html(p: &Page<'_>) -> io::Result<String> {
 }
 
 pub fn run(a: &ReportArgs) -> io::Result<()> {
-    let (caps, f, traces, folded, diagnostics) = load_for_analysis(&a.captures)?;
+    let mut loaded = load_for_analysis(&a.captures)?;
     // The whole analysis, as glk doctor sees it (the same findings); tables are cut to
     // --limit rows when written.
     let o = Options {
@@ -563,18 +571,23 @@ pub fn run(a: &ReportArgs) -> io::Result<()> {
         storms: StormOptions::default(),
         ..Options::default()
     };
-    let report = analyze::analyze(&f, &traces, &folded, &caps, &o).map_err(polars)?;
-    let mut diag = diagnostics;
-    diag.merge(&report.diagnostics);
-    let fs = findings::findings(&report, &caps, &traces, &diag, &Thresholds::default());
+    let report = loaded.analyze(&o);
+    let Loaded {
+        caps,
+        snapshots,
+        traces,
+        folded,
+        diagnostics: diag,
+    } = &loaded;
+    let fs = findings::findings(&report, caps, traces, diag, &Thresholds::default());
     let inputs: Vec<String> = a.captures.iter().map(|p| p.display().to_string()).collect();
     let page = html(&Page {
         report: &report,
         findings: &fs,
-        frames: &f,
-        caps: &caps,
-        traces: &traces,
-        folded: &folded,
+        snapshots,
+        caps,
+        traces,
+        folded,
         inputs: &inputs.join(" "),
         limit: a.limit,
     })?;
@@ -587,6 +600,6 @@ pub fn run(a: &ReportArgs) -> io::Result<()> {
         fs.len(),
         a.output.display()
     );
-    clikit::diag::report(&diag);
+    clikit::diag::report(diag);
     Ok(())
 }

@@ -16,7 +16,7 @@ use traceparse::Gfs2Event;
 use serde::Serialize;
 
 use super::owners::Resolver;
-use super::rows::Hold;
+use crate::snapshots::{Hold, Role};
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Wait {
@@ -102,14 +102,15 @@ pub fn analyze(
     for (n, s) in glock_types.keys() {
         snaps.entry(n.as_str()).or_default().insert(*s);
     }
-    type Key<'a> = (&'a str, &'a str, Option<i64>, &'a str);
+    // Keyed by the glock's name: the lists are in (node, glock name) order.
+    type Key<'a> = (&'a str, String, Option<i64>, &'a str);
     let mut seen: BTreeMap<Key<'_>, (BTreeSet<u32>, &Hold, super::owners::Party)> = BTreeMap::new();
-    for h in holds.iter().filter(|h| h.role == "waiter") {
+    for h in holds.iter().filter(|h| h.role == Role::Waiter) {
         let who = res.party(h);
-        seen.entry((&h.node, &h.glock, who.pid, &h.caller))
+        seen.entry((&h.at.node, h.glock.to_string(), who.pid, &h.caller))
             .or_insert_with(|| (BTreeSet::new(), h, who))
             .0
-            .insert(h.snapshot);
+            .insert(h.at.snapshot);
     }
     for ((node, glock, pid, caller), (s, h, who)) in seen {
         let all: Vec<u32> = snaps
@@ -130,12 +131,12 @@ pub fn analyze(
         let at_end = all.last() == Some(&last);
         let w = Wait {
             node: node.to_string(),
-            glock: glock.to_string(),
+            glock,
             pid,
             comm: who.comm,
             pid_source: who.source,
             caller: caller.to_string(),
-            state: h.state.clone(),
+            state: h.state.to_string(),
             first_snapshot: first,
             last_snapshot: last,
             snapshots: s.len(),

@@ -7,7 +7,7 @@ use std::path::Path;
 use std::process::Command;
 
 fn doctor(path: &Path, extra: &[&str]) -> (serde_json::Value, i32) {
-    let o = Command::new(env!("CARGO_BIN_EXE_glk-engine"))
+    let o = Command::new(env!("CARGO_BIN_EXE_glk"))
         .arg("doctor")
         .arg(path)
         .arg("--json")
@@ -361,8 +361,8 @@ fn the_readme_lists_every_code() {
         .lines()
         .filter(|l| l.starts_with("| `GLK-"))
         .collect();
-    assert_eq!(rows.len(), frames::findings::CODES.len());
-    for (row, c) in rows.iter().zip(&frames::findings::CODES) {
+    assert_eq!(rows.len(), analysis::findings::CODES.len());
+    for (row, c) in rows.iter().zip(&analysis::findings::CODES) {
         let want = format!(
             "| `{}` | {} | {} | {} | {} | {} |",
             c.code,

@@ -1,4 +1,4 @@
-//! The engine's reports on the real captures must not change when its internals do: each
+//! The analysis reports on the real captures must not change when its internals do: each
 //! is compared with the golden report in testdata/golden (see its README).
 
 mod common;
@@ -40,7 +40,7 @@ fn first_difference(a: &serde_json::Value, b: &serde_json::Value, at: &str) -> O
 }
 
 fn check(name: &str, args: &[std::path::PathBuf]) {
-    let o = Command::new(env!("CARGO_BIN_EXE_glk-engine"))
+    let o = Command::new(env!("CARGO_BIN_EXE_glk"))
         .arg("analyze")
         .args(args)
         .args(["--json", "--limit", "0"])
@@ -99,7 +99,7 @@ fn trace_files_out_of_time_order_give_the_same_answers() {
     std::fs::write(split.join("trace_pipe.a"), second.join("\n") + "\n").unwrap();
     std::fs::write(split.join("trace_pipe.b"), first.join("\n") + "\n").unwrap();
     let report = |d: &std::path::Path| {
-        let o = Command::new(env!("CARGO_BIN_EXE_glk-engine"))
+        let o = Command::new(env!("CARGO_BIN_EXE_glk"))
             .arg("analyze")
             .arg(d)
             .args(["--json", "--limit", "0"])

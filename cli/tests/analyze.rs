@@ -9,7 +9,7 @@ use std::process::Command;
 use common::glock_of_gfs2 as glock_of;
 
 fn analyze(args: &[&str]) -> serde_json::Value {
-    let o = Command::new(env!("CARGO_BIN_EXE_glk-engine"))
+    let o = Command::new(env!("CARGO_BIN_EXE_glk"))
         .arg("analyze")
         .args(args)
         .arg("--json")

@@ -14,7 +14,7 @@ use common::glock_of_gfs2;
 const FIXTURES: [&str; 3] = ["real/dlmev612", "real/handoff-6.1", "real/handoff-6.12"];
 
 fn analyze(fixture: &str, extra: &[&str]) -> serde_json::Value {
-    let o = Command::new(env!("CARGO_BIN_EXE_glk-engine"))
+    let o = Command::new(env!("CARGO_BIN_EXE_glk"))
         .arg("analyze")
         .arg(testdata::path(fixture))
         .args(["--json", "--limit", "0"])
@@ -554,7 +554,7 @@ fn repeated_message_keys_pair_in_order() {
         }
         std::fs::write(out.join("trace_pipe.txt"), both).unwrap();
     }
-    let o = Command::new(env!("CARGO_BIN_EXE_glk-engine"))
+    let o = Command::new(env!("CARGO_BIN_EXE_glk"))
         .arg("analyze")
         .arg(dir.path())
         .args(["--json", "--limit", "0"])
@@ -597,7 +597,7 @@ fn without_dlm_events_gfs2_demotes_are_attributed() {
         std::fs::create_dir_all(dir.path().join(n)).unwrap();
         std::fs::write(dir.path().join(n).join("trace_pipe.txt"), kept).unwrap();
     }
-    let o = Command::new(env!("CARGO_BIN_EXE_glk-engine"))
+    let o = Command::new(env!("CARGO_BIN_EXE_glk"))
         .arg("analyze")
         .arg(dir.path())
         .args(["--json", "--limit", "0"])

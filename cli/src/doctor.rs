@@ -4,11 +4,12 @@
 use std::io::{self, Write};
 use std::path::Path;
 
+use analysis::findings::{self, Finding, Severity, Thresholds};
+use analysis::{self as analyze, Options, StormOptions};
+use bundle::Captures;
 use clikit::args::{DoctorArgs, FailOn};
-use frames::analyze::{self, Options, StormOptions};
-use frames::findings::{self, Finding, Severity, Thresholds};
 
-use crate::analyze::{load_for_analysis, polars};
+use crate::analyze::{load_for_analysis, Loaded};
 
 /// What `glk doctor` concluded, for its exit status.
 pub enum Verdict {
@@ -58,7 +59,7 @@ fn find_inode(root: &Path, ino: u64, budget: &mut usize) -> Option<std::path::Pa
 
 /// Names the inodes of hot-glock findings by path, where the capture says the filesystem
 /// is mounted.
-fn resolve_paths(fs: &mut [Finding], caps: &frames::Captures) {
+fn resolve_paths(fs: &mut [Finding], caps: &Captures) {
     let mount = caps.nodes.iter().find_map(|n| {
         let p = n.last_sysfs()?;
         Some(bundle::health::Sysfs::read(p).ok()?.mount()?.to_string())
@@ -83,7 +84,7 @@ fn resolve_paths(fs: &mut [Finding], caps: &frames::Captures) {
 }
 
 pub fn run(a: &DoctorArgs) -> io::Result<Verdict> {
-    let (caps, f, traces, folded, diagnostics) = load_for_analysis(&a.captures)?;
+    let mut loaded = load_for_analysis(&a.captures)?;
     let o = Options {
         limit: 0,
         storms: StormOptions {
@@ -93,25 +94,29 @@ pub fn run(a: &DoctorArgs) -> io::Result<Verdict> {
         },
         ..Options::default()
     };
-    let report = analyze::analyze(&f, &traces, &folded, &caps, &o).map_err(polars)?;
-    let mut diag = diagnostics;
-    diag.merge(&report.diagnostics);
+    let report = loaded.analyze(&o);
+    let Loaded {
+        caps,
+        traces,
+        diagnostics: diag,
+        ..
+    } = &loaded;
     let t = Thresholds {
         stuck_secs: a.stuck_secs,
         hot_demotes: a.hot_demotes,
         slow_dlm_ms: a.slow_dlm_ms,
         ..Thresholds::default()
     };
-    let mut fs = findings::findings(&report, &caps, &traces, &diag, &t);
+    let mut fs = findings::findings(&report, caps, traces, diag, &t);
     if a.resolve_paths {
-        resolve_paths(&mut fs, &caps);
+        resolve_paths(&mut fs, caps);
     }
     let mut out = io::BufWriter::new(io::stdout().lock());
     if a.json {
         let v = serde_json::json!({
             "nodes": report.nodes,
             "findings": fs,
-            "errors": clikit::diag::errors(&diag),
+            "errors": clikit::diag::errors(diag),
         });
         serde_json::to_writer(&mut out, &v)?;
         writeln!(out)?;
@@ -119,7 +124,7 @@ pub fn run(a: &DoctorArgs) -> io::Result<Verdict> {
         text(&mut out, &fs, &report)?;
     }
     out.flush()?;
-    clikit::diag::report(&diag);
+    clikit::diag::report(diag);
     let level = fail_level(a.fail_on);
     Ok(if fs.iter().any(|f| f.severity > level) {
         Verdict::Findings

@@ -15,7 +15,10 @@ use bundle::procs::{self, FileLock, Table};
 use bundle::{Captures, Snapshot};
 use glockparse::{Diagnostics, GlockId};
 
-use super::rows::{Dlm, Hold};
+use crate::GlockMap;
+
+use crate::snapshots::{Dlm, Hold, Role};
+use glockparse::dlm_locks::LockStatus;
 
 /// One side of a wait: a waiter or a holder.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -61,7 +64,7 @@ pub struct Resolver<'a> {
     locks: HashMap<&'a str, HashMap<u32, Vec<FileLock>>>,
     gfs2_devices: HashMap<&'a str, Vec<(u32, u32)>>,
     /// snapshot → glock → owner node → the DLM locks seen for it, in any node's dump.
-    dlm: HashMap<u32, HashMap<&'a str, HashMap<&'a str, Vec<&'a Dlm>>>>,
+    dlm: HashMap<u32, GlockMap<HashMap<&'a str, Vec<&'a Dlm>>>>,
     node_by_id: &'a HashMap<u64, String>,
     /// Problems reading the process tables and lock lists.
     pub diagnostics: Diagnostics,
@@ -108,11 +111,11 @@ impl<'a> Resolver<'a> {
             }
         }
         for d in dlm {
-            if let Some(owner) = r.owner_node(d) {
+            if let (Some(owner), Some(glock)) = (r.owner_node(d), d.glock) {
                 r.dlm
-                    .entry(d.snapshot)
+                    .entry(d.at.snapshot)
                     .or_default()
-                    .entry(d.glock.as_str())
+                    .entry(glock)
                     .or_default()
                     .entry(owner)
                     .or_default()
@@ -162,12 +165,12 @@ impl<'a> Resolver<'a> {
 
     /// `NODE/glocks.N:LINE` of a holder line.
     pub fn cite_hold(&self, h: &Hold) -> String {
-        self.cite(&h.node, h.snapshot, "glocks", h.line)
+        self.cite(&h.at.node, h.at.snapshot, "glocks", h.line)
     }
 
     /// `NODE/dlm_locks.N:LINE` of a DLM lock (the node whose dump it is).
     pub fn cite_dlm(&self, d: &Dlm) -> String {
-        self.cite(&d.node, d.snapshot, "dlm_locks", d.line)
+        self.cite(&d.at.node, d.at.snapshot, "dlm_locks", d.line)
     }
 
     /// A task of a node's process table at a snapshot, with the line that shows it.
@@ -179,11 +182,11 @@ impl<'a> Resolver<'a> {
     /// The process a DLM lock was requested by, when it can be trusted to be the lock's
     /// owner: only for flock glocks, and never a kernel thread.
     fn dlm_pid(&self, d: &Dlm, node: &str) -> Option<(i64, Option<String>, Vec<String>)> {
-        let flock = d.glock.parse::<GlockId>().is_ok_and(|g| g.gltype == 6);
+        let flock = d.glock.is_some_and(|g| g.gltype == 6);
         let pid = i64::try_from(d.pid).ok().filter(|p| *p > 0 && flock)?;
         let mut cites = vec![self.cite_dlm(d)];
         let mut comm = None;
-        if let Some((task, cite)) = self.task(node, d.snapshot, pid) {
+        if let Some((task, cite)) = self.task(node, d.at.snapshot, pid) {
             if task.is_kernel_thread() {
                 return None;
             }
@@ -231,7 +234,7 @@ impl<'a> Resolver<'a> {
     /// Who a holder line of a glocks snapshot is.
     pub fn party(&self, h: &Hold) -> Party {
         let mut p = Party {
-            node: h.node.clone(),
+            node: h.at.node.clone(),
             pid: None,
             comm: None,
             caller: Some(h.caller.clone()).filter(|c| !c.is_empty()),
@@ -244,32 +247,33 @@ impl<'a> Resolver<'a> {
             p.source = "glocks";
             return p;
         }
-        let Ok(id) = h.glock.parse::<GlockId>() else {
-            return p;
-        };
+        let id = h.glock;
         if id.gltype != 6 {
             return p;
         }
-        if h.role == "holder" {
-            if let Some((pid, cite)) = self.flock_owner(&h.node, h.snapshot, &id) {
+        if h.role == Role::Holder {
+            if let Some((pid, cite)) = self.flock_owner(&h.at.node, h.at.snapshot, &id) {
                 p.pid = Some(pid);
                 p.source = "locks";
                 p.cites.push(cite);
-                if let Some((task, cite)) = self.task(&h.node, h.snapshot, pid) {
+                if let Some((task, cite)) = self.task(&h.at.node, h.at.snapshot, pid) {
                     p.comm = Some(task.comm.clone());
                     p.cites.push(cite);
                 }
                 return p;
             }
         }
-        let want_waiting = h.role == "waiter";
+        let want_waiting = h.role == Role::Waiter;
         let locks = self
             .dlm
-            .get(&h.snapshot)
-            .and_then(|m| m.get(h.glock.as_str()))
-            .and_then(|m| m.get(h.node.as_str()));
-        let lock = locks.and_then(|v| v.iter().find(|d| (d.status != "granted") == want_waiting));
-        if let Some((pid, comm, cites)) = lock.and_then(|d| self.dlm_pid(d, &h.node)) {
+            .get(&h.at.snapshot)
+            .and_then(|m| m.get(&h.glock))
+            .and_then(|m| m.get(h.at.node.as_str()));
+        let lock = locks.and_then(|v| {
+            v.iter()
+                .find(|d| (d.status != LockStatus::Granted) == want_waiting)
+        });
+        if let Some((pid, comm, cites)) = lock.and_then(|d| self.dlm_pid(d, &h.at.node)) {
             p.pid = Some(pid);
             p.comm = comm;
             p.source = "dlm";

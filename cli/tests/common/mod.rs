@@ -1,4 +1,5 @@
-//! Helpers shared by the engine's integration tests (each test file uses a part of them).
+//! Helpers shared by the integration tests of glk and glk-engine (each test file uses a
+//! part of them).
 #![allow(dead_code)]
 
 use std::io::Read;

@@ -1,14 +1,17 @@
-//! The questions people debug GFS2 with, answered from frames: each analysis is a
-//! function from frames to a part of [`Report`], which serialises to the documented JSON.
+//! The questions people debug GFS2 with, answered without polars: the snapshots are read
+//! into typed rows ([`snapshots`]), the traces in one pass ([`trace`]), and each analysis is
+//! a function from those to a part of [`Report`], which serialises to the documented JSON.
+//! [`findings`] turns a report into findings with stable codes.
 
 pub mod clock;
 pub mod contended;
 pub mod cross;
+pub mod findings;
 pub mod handoff;
 pub mod hold_wait;
 pub mod owners;
-pub mod rows;
 pub mod slow;
+pub mod snapshots;
 pub mod storms;
 pub mod stuck;
 pub mod timeline;
@@ -21,13 +24,13 @@ pub type GlockMap<V> =
 
 use std::collections::{BTreeMap, HashMap};
 
-use polars::prelude::PolarsResult;
 use serde::Serialize;
 
-use crate::build::Frames;
 use bundle::Captures;
 pub use contended::SortBy;
+use glockparse::dlm_locks::LockStatus;
 use hold_wait::{DurationSummary, Times};
+pub use snapshots::Snapshots;
 pub use storms::StormOptions;
 
 #[derive(Debug, Clone, Copy, Default)]
@@ -170,17 +173,16 @@ fn hold_wait_rows(
     (cut(rows, limit), types)
 }
 
-/// Runs every analysis: `f` holds the snapshots (its events frame is not used), `traces`
-/// and `folded` the state of every node's traces after one pass ([`trace::read`]).
+/// Runs every analysis: `f` holds the snapshots, `traces` and `folded` the state of every
+/// node's traces after one pass ([`trace::read`]).
 pub fn analyze(
-    f: &Frames,
+    f: &Snapshots,
     traces: &[trace::NodeTrace],
     folded: &trace::Folded,
     caps: &Captures,
     o: &Options,
-) -> PolarsResult<Report> {
-    let holds = rows::holders(f)?;
-    let dlm = rows::dlm(f)?;
+) -> Report {
+    let (holds, dlm) = (&f.holders, &f.dlm);
     let times = folded.hold_wait.by_name();
     let counts: Vec<contended::NodeCounts> = traces
         .iter()
@@ -189,90 +191,26 @@ pub fn analyze(
             counts: &t.counts,
         })
         .collect();
-    let contended = contended::analyze(f, &counts, &times, &holds, o.sort)?;
+    let contended = contended::analyze(f, &counts, &times, holds, o.sort);
     let (hold_wait, hold_wait_types) = hold_wait_rows(&times, o.limit);
     let node_by_id: HashMap<u64, String> = caps
         .nodes
         .iter()
         .filter_map(|n| Some((n.nodeid?, n.node.clone())))
         .collect();
-    let resolver = owners::Resolver::new(caps, &dlm, &node_by_id);
-    let (cross_node, cycles) = cross::analyze(&holds, &dlm, &resolver);
+    let resolver = owners::Resolver::new(caps, dlm, &node_by_id);
+    let (cross_node, cycles) = cross::analyze(holds, dlm, &resolver);
     // glstats of each node's last snapshot: largest srttb over nodes.
-    let mut glstats: HashMap<String, (i64, i64)> = HashMap::new();
-    {
-        let df = &f.glstats;
-        let node: Vec<Option<&str>> = df.column("node")?.str()?.iter().collect();
-        let snap: Vec<Option<u32>> = df.column("snapshot")?.u32()?.iter().collect();
-        let mut last: HashMap<&str, u32> = HashMap::new();
-        for (n, s) in node.iter().zip(&snap) {
-            if let (Some(n), Some(s)) = (n, s) {
-                let e = last.entry(n).or_insert(*s);
-                *e = (*e).max(*s);
-            }
-        }
-        let glock: Vec<Option<&str>> = df.column("glock")?.str()?.iter().collect();
-        let srttb: Vec<Option<i64>> = df.column("srttb_ns")?.i64()?.iter().collect();
-        let dcount: Vec<Option<i64>> = df.column("dcount")?.i64()?.iter().collect();
-        for i in 0..df.height() {
-            let (Some(n), Some(s), Some(g)) = (node[i], snap[i], glock[i]) else {
-                continue;
-            };
-            if last.get(n) == Some(&s) {
-                let e = glstats.entry(g.to_string()).or_insert((i64::MIN, 0));
-                if srttb[i].unwrap_or(0) > e.0 {
-                    *e = (srttb[i].unwrap_or(0), dcount[i].unwrap_or(0));
-                }
-            }
-        }
-    }
+    let glstats = last_glstats(f);
     let (slow_dlm, slow_dlm_types) = slow::analyze(&folded.lock_times, &glstats);
     // Glock counts per node, snapshot and type.
-    let mut glock_counts: BTreeMap<(String, u32), BTreeMap<String, u64>> = BTreeMap::new();
-    {
-        let df = &f.glocks;
-        let node: Vec<Option<&str>> = df.column("node")?.str()?.iter().collect();
-        let snap: Vec<Option<u32>> = df.column("snapshot")?.u32()?.iter().collect();
-        let t: Vec<Option<&str>> = df.column("type")?.str()?.iter().collect();
-        for i in 0..df.height() {
-            if let (Some(n), Some(s), Some(t)) = (node[i], snap[i], t[i]) {
-                *glock_counts
-                    .entry((n.to_string(), s))
-                    .or_default()
-                    .entry(t.to_string())
-                    .or_default() += 1;
-            }
-        }
-    }
+    let glock_counts = glock_counts(f);
     let balances: Vec<_> = traces
         .iter()
         .map(|t| (t.node.as_str(), &t.balance, t.counts.len()))
         .collect();
-    let mut stuck_and_leaks = stuck::analyze(&holds, &glock_counts, &balances, &resolver);
-    let mut last_dump: HashMap<&str, u32> = HashMap::new();
-    for d in &dlm {
-        let e = last_dump.entry(d.node.as_str()).or_insert(d.snapshot);
-        *e = (*e).max(d.snapshot);
-    }
-    stuck_and_leaks.dlm_waits = dlm
-        .iter()
-        .filter(|d| d.status != "granted" && last_dump.get(d.node.as_str()) == Some(&d.snapshot))
-        .map(|d| stuck::DlmWait {
-            node: d.node.clone(),
-            snapshot: d.snapshot,
-            glock: d.glock.clone(),
-            owner_nodeid: d.owner_nodeid,
-            pid: d.pid,
-            rqmode: d.rqmode.clone(),
-            grmode: d.grmode.clone(),
-            age_us: d.age_us,
-            line: d.line,
-        })
-        .collect();
-    stuck_and_leaks
-        .dlm_waits
-        .sort_by(|a, b| b.age_us.cmp(&a.age_us).then(a.node.cmp(&b.node)));
-    stuck_and_leaks.dlm_waits = cut(std::mem::take(&mut stuck_and_leaks.dlm_waits), o.limit);
+    let mut stuck_and_leaks = stuck::analyze(holds, &glock_counts, &balances, &resolver);
+    stuck_and_leaks.dlm_waits = cut(dlm_waits(dlm), o.limit);
     stuck_and_leaks.unbalanced = cut(stuck_and_leaks.unbalanced, o.limit);
     let demotes: Vec<(&str, &storms::NodeDemotes)> = traces
         .iter()
@@ -283,13 +221,7 @@ pub fn analyze(
         .iter()
         .filter_map(|n| Some((n.node.as_str(), u32::try_from(n.nodeid?).ok()?)))
         .collect();
-    // Masters per node and glock, from the last snapshot's dump that names one.
-    let mut masters: HashMap<&str, GlockMap<u32>> = HashMap::new();
-    for d in &dlm {
-        if let (Ok(g), Ok(m)) = (d.glock.parse(), u32::try_from(d.master_nodeid)) {
-            masters.entry(d.node.as_str()).or_default().insert(g, m);
-        }
-    }
+    let masters = dump_masters(dlm);
     let none = GlockMap::default();
     let parts: Vec<handoff::NodeInput<'_>> = traces
         .iter()
@@ -304,22 +236,8 @@ pub fn analyze(
     causality.handoffs = cut(causality.handoffs, o.limit);
     causality.handoff_summary = cut(causality.handoff_summary, o.limit);
     causality.demote_causes = cut(causality.demote_causes, o.limit);
-    let input = Input {
-        traces: traces
-            .iter()
-            .map(|t| TraceInput {
-                node: t.node.clone(),
-                trace_lines: t.lines,
-                events: t.events,
-                sorted_in_memory: t.sorted_in_memory,
-            })
-            .collect(),
-        glock_rows: f.glocks.height(),
-        holder_rows: f.holders.height(),
-        dlm_lock_rows: f.dlm_locks.height(),
-        glstats_rows: f.glstats.height(),
-    };
-    Ok(Report {
+    let input = input_of(f, traces);
+    Report {
         input,
         nodes: caps
             .nodes
@@ -344,5 +262,101 @@ pub fn analyze(
         causality,
         matched,
         diagnostics: resolver.diagnostics.clone(),
-    })
+    }
+}
+
+/// The DLM locks of each node's last lock dump that wait for a grant or a conversion,
+/// longest wait first.
+fn dlm_waits(dlm: &[snapshots::Dlm]) -> Vec<stuck::DlmWait> {
+    let mut last_dump: HashMap<&str, u32> = HashMap::new();
+    for d in dlm.iter().filter(|d| d.glock.is_some()) {
+        let e = last_dump.entry(d.at.node.as_str()).or_insert(d.at.snapshot);
+        *e = (*e).max(d.at.snapshot);
+    }
+    let mut waits: Vec<stuck::DlmWait> = dlm
+        .iter()
+        .filter(|d| d.status != LockStatus::Granted)
+        .filter(|d| last_dump.get(d.at.node.as_str()) == Some(&d.at.snapshot))
+        .filter_map(|d| {
+            Some(stuck::DlmWait {
+                node: d.at.node.clone(),
+                snapshot: d.at.snapshot,
+                glock: d.glock?.to_string(),
+                owner_nodeid: d.owner_nodeid,
+                pid: d.pid,
+                rqmode: d.rqmode.map(|m| m.as_str().to_string()),
+                grmode: d.grmode.map(|m| m.as_str().to_string()),
+                age_us: d.age_us,
+                line: d.line,
+            })
+        })
+        .collect();
+    waits.sort_by(|a, b| b.age_us.cmp(&a.age_us).then(a.node.cmp(&b.node)));
+    waits
+}
+
+/// The master of each glock's resource, per node, as the lock dumps name it (the last
+/// snapshot's dump wins).
+fn dump_masters(dlm: &[snapshots::Dlm]) -> HashMap<&str, GlockMap<u32>> {
+    let mut masters: HashMap<&str, GlockMap<u32>> = HashMap::new();
+    for d in dlm {
+        if let (Some(g), Ok(m)) = (d.glock, u32::try_from(d.master_nodeid)) {
+            masters.entry(d.at.node.as_str()).or_default().insert(g, m);
+        }
+    }
+    masters
+}
+
+/// glstats of each node's last snapshot: per glock, the (srttb, dcount) of the node with the
+/// largest srttb.
+fn last_glstats(f: &Snapshots) -> HashMap<String, (i64, i64)> {
+    let mut last: HashMap<&str, u32> = HashMap::new();
+    for r in &f.glstats {
+        let e = last.entry(r.at.node.as_str()).or_insert(r.at.snapshot);
+        *e = (*e).max(r.at.snapshot);
+    }
+    let mut glstats: HashMap<String, (i64, i64)> = HashMap::new();
+    for r in &f.glstats {
+        if last.get(r.at.node.as_str()) == Some(&r.at.snapshot) {
+            let e = glstats
+                .entry(r.stat.glock.to_string())
+                .or_insert((i64::MIN, 0));
+            if r.stat.srttb > e.0 {
+                *e = (r.stat.srttb, r.stat.dcount);
+            }
+        }
+    }
+    glstats
+}
+
+/// Glock counts per node, snapshot and type name.
+fn glock_counts(f: &Snapshots) -> BTreeMap<(String, u32), BTreeMap<String, u64>> {
+    let mut counts: BTreeMap<(String, u32), BTreeMap<String, u64>> = BTreeMap::new();
+    for g in &f.glocks {
+        *counts
+            .entry((g.at.node.clone(), g.at.snapshot))
+            .or_default()
+            .entry(g.glock.glock_type().name().into_owned())
+            .or_default() += 1;
+    }
+    counts
+}
+
+/// How much input the report was made from.
+fn input_of(f: &Snapshots, traces: &[trace::NodeTrace]) -> Input {
+    Input {
+        traces: traces
+            .iter()
+            .map(|t| TraceInput {
+                node: t.node.clone(),
+                trace_lines: t.lines,
+                events: t.events,
+                sorted_in_memory: t.sorted_in_memory,
+            })
+            .collect(),
+        glock_rows: f.glocks.len(),
+        holder_rows: f.holders.len(),
+        dlm_lock_rows: f.dlm.len(),
+        glstats_rows: f.glstats.len(),
+    }
 }
