@@ -152,7 +152,7 @@ pub const CODES: [Code; 13] = [
         code: "GLK-STUCK-WAITER",
         severity: Severity::Error,
         means: "A process has waited for a glock across snapshots for longer than the threshold, and still waits in the last one.",
-        threshold: "seen waiting in 2+ consecutive snapshots through the last, spanning at least `--stuck-secs` (default 30 s); or its DLM lock waiting that long in one dump (the dump's queue age)",
+        threshold: "seen waiting in 2+ consecutive snapshots through the last, spanning at least `--stuck-after` (default 30 s); or its DLM lock waiting that long in one dump (the dump's queue age)",
         evidence: "the waiter's glocks lines in the first and last snapshot; the DLM dump lines of the waiting lock",
         remedy: "Look at who holds the glock (the cross-node waits name the holder and its node) and why it does not release: a holder in D state (its kernel stack is in procs.N), a holder waiting for another lock, or a slow node.",
     },
@@ -229,7 +229,8 @@ fn code(c: &str) -> &'static Code {
 /// The thresholds of the findings that have one.
 #[derive(Debug, Clone, Copy)]
 pub struct Thresholds {
-    pub stuck_secs: f64,
+    /// Seconds of waiting that make a waiter stuck ([`crate::stuck::is_stuck`]).
+    pub stuck_after: f64,
     pub hot_demotes: u64,
     pub slow_dlm_ms: f64,
     pub full_fraction: f64,
@@ -238,7 +239,7 @@ pub struct Thresholds {
 impl Default for Thresholds {
     fn default() -> Thresholds {
         Thresholds {
-            stuck_secs: 30.0,
+            stuck_after: crate::stuck::STUCK_AFTER_SECS,
             hot_demotes: 20,
             slow_dlm_ms: 10.0,
             full_fraction: 0.9,
@@ -454,7 +455,7 @@ pub fn findings(
         let Some(secs) = span_secs(caps, &w.node, w.first_snapshot, w.last_snapshot) else {
             continue;
         };
-        if secs < t.stuck_secs {
+        if !crate::stuck::is_stuck(secs, t.stuck_after) {
             continue;
         }
         let mut f = finding("GLK-STUCK-WAITER", String::new());
@@ -509,7 +510,7 @@ pub fn findings(
     };
     for w in &r.stuck_and_leaks.dlm_waits {
         let secs = w.age_us as f64 / 1e6;
-        if secs < t.stuck_secs {
+        if !crate::stuck::is_stuck(secs, t.stuck_after) {
             continue;
         }
         let owner = w.owner_nodeid.map_or_else(|| w.node.clone(), name_of);

@@ -8,6 +8,16 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
+/// The default threshold of the stuck rule, in seconds, on every command that judges stuck.
+pub const STUCK_AFTER_SECS: f64 = 30.0;
+
+/// The one stuck rule: a waiter that has waited at least `after` seconds is stuck. How long
+/// it has waited comes from the best source there is (the DLM lock dump's queue age, else
+/// the span of the snapshots or refreshes that saw it waiting); callers say which.
+pub fn is_stuck(waited_secs: f64, after: f64) -> bool {
+    waited_secs >= after
+}
+
 use glockparse::GlockId;
 
 use super::GlockMap;

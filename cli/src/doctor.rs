@@ -102,7 +102,7 @@ pub fn run(a: &DoctorArgs) -> io::Result<Verdict> {
         ..
     } = &loaded;
     let t = Thresholds {
-        stuck_secs: a.stuck_secs,
+        stuck_after: a.stuck.stuck_after,
         hot_demotes: a.hot_demotes,
         slow_dlm_ms: a.slow_dlm_ms,
         ..Thresholds::default()

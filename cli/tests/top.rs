@@ -312,7 +312,7 @@ fn both_nodes_name_the_holder_of_a_waited_lock() {
     assert_eq!(g[1]["source"].as_str(), Some(n1.as_str()));
     assert!(g[1]["dlm"].is_null() && g[1]["waits_for"].is_null());
     assert!(g[1]["glstats"]["srttb_ns"].as_i64().unwrap() > 0);
-    // Under the default threshold (60 s) the same wait is not stuck; alone, n2 knows the
+    // Under the default threshold (30 s) the same wait (20.6 s) is not stuck; alone, n2 knows the
     // master but not the holder.
     let out = glk(&["top", "--json", &n2]);
     let w = &json_docs(&out)[0]["glocks"][0];
@@ -323,4 +323,54 @@ fn both_nodes_name_the_holder_of_a_waited_lock() {
     let doc = &json_docs(&out)[0];
     assert_eq!(doc["held_hidden"], 0);
     assert_eq!(doc["glocks"].as_array().unwrap().len(), 524);
+}
+
+#[test]
+fn top_and_doctor_judge_stuck_by_one_rule_and_one_default() {
+    // n1's DLM lock on 6/4101d has waited 59 s in its dump: stuck under the shared default
+    // (30 s) for both commands, and not stuck for either past 60 s, whichever name the
+    // option is given by.
+    let dir = p("real/doctor-deadlock-6.12");
+    let n1 = p("real/doctor-deadlock-6.12/n1/glocks.1");
+    let stuck_in_top = |extra: &[&str]| {
+        let mut args = vec!["top", "--json"];
+        args.extend(extra);
+        args.push(&n1);
+        let out = glk(&args);
+        let doc = &json_docs(&out)[0];
+        let g = doc["glocks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|g| g["glock"] == "6/4101d")
+            .expect("6/4101d listed")
+            .clone();
+        g["stuck"].as_bool().unwrap()
+    };
+    let stuck_in_doctor = |extra: &[&str]| {
+        let mut args = vec!["doctor", "--json", "--fail-on", "critical"];
+        args.extend(extra);
+        args.push(&dir);
+        let out = glk(&args);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        v["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["code"] == "GLK-STUCK-WAITER" && f["glocks"][0] == "6/4101d")
+    };
+    assert!(stuck_in_top(&[]) && stuck_in_doctor(&[]));
+    for name in ["--stuck-after", "--stuck-secs"] {
+        assert!(!stuck_in_top(&[name, "60"]), "{name}");
+        assert!(!stuck_in_doctor(&[name, "60"]), "{name}");
+        assert!(
+            stuck_in_top(&[name, "59"]) && stuck_in_doctor(&[name, "59"]),
+            "{name}"
+        );
+    }
 }

@@ -1,11 +1,8 @@
-//! The command line of the commands the analyst's engine (`glk-engine`) runs. `glk` lists
-//! them in its help, man page and completions exactly as the engine parses them, and
-//! forwards its arguments to the engine unchanged.
+//! The command line of the analysis commands and of `export`, which the polars engine
+//! (`glk-engine`) runs: `glk` lists it in its help, man page and completions exactly as the
+//! engine parses it, and forwards its arguments to the engine unchanged.
 
 use std::path::PathBuf;
-
-/// The commands `glk` hands to the engine, by name.
-pub const ENGINE_COMMANDS: [&str; 4] = ["analyze", "export", "doctor", "report"];
 
 /// The ranking of `glk analyze`'s contended glocks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -69,9 +66,8 @@ pub struct DoctorArgs {
     /// Exit with status 3 when a finding is more severe than this (0 otherwise).
     #[arg(long, value_enum, default_value = "warning")]
     pub fail_on: FailOn,
-    /// A waiter seen across snapshots spanning at least this many seconds is stuck.
-    #[arg(long, default_value_t = 30.0, value_parser = crate::args::seconds)]
-    pub stuck_secs: f64,
+    #[command(flatten)]
+    pub stuck: StuckArgs,
     /// Remote demotes (summed over nodes) that make a glock hot.
     #[arg(long, default_value_t = 20)]
     pub hot_demotes: u64,
@@ -115,14 +111,40 @@ pub struct ExportArgs {
     pub output: PathBuf,
 }
 
+/// The threshold of the one stuck rule ([`analysis::stuck::is_stuck`]), with one name and
+/// one default on every command that judges stuck (`glk top`, `glk doctor`).
+#[derive(Debug, Clone, Copy, clap::Args)]
+pub struct StuckArgs {
+    /// A waiter that has waited at least this many seconds is stuck: its age from the DLM
+    /// lock dump when its request waits in the DLM, else from the snapshots (or, live, the
+    /// refreshes) that saw it waiting. `--stuck-secs` is the same option.
+    #[arg(
+        long = "stuck-after",
+        alias = "stuck-secs",
+        value_name = "SECS",
+        default_value_t = analysis::stuck::STUCK_AFTER_SECS,
+        value_parser = seconds_or_zero
+    )]
+    pub stuck_after: f64,
+}
+
 /// A number of seconds from the command line: finite, positive, at most ten years.
 pub fn seconds(s: &str) -> Result<f64, String> {
+    let v = seconds_or_zero(s)?;
+    if v == 0.0 {
+        return Err(format!("{s:?}: seconds must be a finite number above 0"));
+    }
+    Ok(v)
+}
+
+/// A number of seconds from the command line: finite, 0 or more, at most ten years.
+pub fn seconds_or_zero(s: &str) -> Result<f64, String> {
     let v: f64 = s
         .trim()
         .parse()
         .map_err(|_| format!("{s:?} is not a number of seconds"))?;
-    if !v.is_finite() || v <= 0.0 {
-        return Err(format!("{s:?}: seconds must be a finite number above 0"));
+    if !v.is_finite() || v < 0.0 {
+        return Err(format!("{s:?}: seconds must be a finite number, 0 or more"));
     }
     if v > 315_576_000.0 {
         return Err(format!("{s:?}: at most 315576000 seconds (ten years)"));
@@ -139,6 +161,10 @@ mod tests {
         assert_eq!(seconds("0.5"), Ok(0.5));
         for bad in ["inf", "nan", "-1", "0", "1e300", "x", ""] {
             assert!(seconds(bad).is_err(), "{bad}");
+        }
+        assert_eq!(seconds_or_zero("0"), Ok(0.0));
+        for bad in ["inf", "nan", "-1", "1e300", "x", ""] {
+            assert!(seconds_or_zero(bad).is_err(), "{bad}");
         }
     }
 }

@@ -5,7 +5,7 @@
 #     (doctor-hot.json, its exit status in doctor-hot.rc), and `glk capture --trace 8`
 #     records the same for `glk report` offline (cap-hot/).
 #  2. A real two-node flock deadlock (as flock-deadlock.sh): n1 `flock A sh -c 'sleep 4;
-#     flock B true'`, n2 the reverse; 40 s in (past the default --stuck-secs of 30),
+#     flock B true'`, n2 the reverse; 40 s in (past the default --stuck-after of 30),
 #     `glk doctor live` on each node, text and JSON (doctor-deadlock.txt/.json, exit status
 #     in .rc), and `glk capture` on each (cap-deadlock/) for doctor and report offline.
 # share/glk and share/glk-engine are the binaries under test.

@@ -166,7 +166,7 @@ impl App {
             selected: None,
             sel,
             fields: Field::chosen(&args.fields),
-            stuck_after: args.stuck_after,
+            stuck_after: args.stuck.stuck_after,
             editing: None,
             detail: false,
             help: false,

@@ -46,11 +46,8 @@ pub struct TopArgs {
     /// since the last refresh): the normal state of every open inode.
     #[arg(long)]
     pub held: bool,
-    /// Waiters known to have waited this many seconds are flagged STUCK (their age comes
-    /// from the DLM lock dump when their request waits in the DLM, else from how long glk
-    /// has seen them).
-    #[arg(long, default_value_t = 60.0, value_parser = parse_stuck)]
-    pub stuck_after: f64,
+    #[command(flatten)]
+    pub stuck: clikit::args::StuckArgs,
     /// Table columns, comma-separated (default: glock,type,state,demote,held,wait,age,blocker,dlm,rtt,flags).
     #[arg(long, value_enum, value_delimiter = ',')]
     pub fields: Vec<verdict::Field>,
@@ -84,13 +81,6 @@ fn parse_type(s: &str) -> Result<GlockType, String> {
     GlockType::from_name(s).ok_or_else(|| {
         format!("unknown glock type {s:?} (trans, inode, rgrp, meta, iopen, flock, plock, quota, journal or a number)")
     })
-}
-
-fn parse_stuck(s: &str) -> Result<f64, String> {
-    match s.parse::<f64>() {
-        Ok(d) if d >= 0.0 && d.is_finite() => Ok(d),
-        _ => Err(format!("{s:?}: the threshold is seconds, 0 or more")),
-    }
 }
 
 fn parse_delay(s: &str) -> Result<f64, String> {
@@ -302,7 +292,7 @@ pub fn run(args: &TopArgs, color: clikit::Color) -> io::Result<()> {
     let fields = verdict::Field::chosen(&args.fields);
     for iteration in 1..=count {
         let (snap, ages) = reader.take(&sel, true)?;
-        let verdicts = verdict::judge(&snap, &ages, args.stuck_after);
+        let verdicts = verdict::judge(&snap, &ages, args.stuck.stuck_after);
         let page = Page {
             snap: &snap,
             ages: &ages,

@@ -81,7 +81,7 @@ fn judge_one(
     Verdict {
         wait_us,
         source,
-        stuck: source.is_some() && wait_us as f64 >= stuck_after * 1e6,
+        stuck: source.is_some() && analysis::stuck::is_stuck(wait_us as f64 / 1e6, stuck_after),
         dlm,
         blocker,
     }
