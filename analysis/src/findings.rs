@@ -72,10 +72,80 @@ impl Evidence {
     }
 }
 
+/// A finding's stable code (`GLK-…`), in the order findings of equal severity are reported.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum FindingCode {
+    /// `GLK-WITHDRAWN`: the filesystem withdrew on a node.
+    Withdrawn,
+    /// `GLK-NO-QUORUM`: the cluster has no quorum.
+    NoQuorum,
+    /// `GLK-DLM-RECOVERY`: the DLM is recovering.
+    DlmRecovery,
+    /// `GLK-DEADLOCK`: a wait-for cycle.
+    Deadlock,
+    /// `GLK-STUCK-WAITER`: a waiter past the stuck threshold.
+    StuckWaiter,
+    /// `GLK-HOT-GLOCK`: a glock demoted between nodes over and over.
+    HotGlock,
+    /// `GLK-DEMOTE-STORM`: bursts of remote demotes, or ping-pong between nodes.
+    DemoteStorm,
+    /// `GLK-SLOW-DLM-MASTER`: slow unblocked DLM requests to one master.
+    SlowDlmMaster,
+    /// `GLK-SLOW-DLM-GLOCK`: one glock's DLM round trips far slower than its type's.
+    SlowDlmGlock,
+    /// `GLK-RGRP-CONTENTION`: nodes waiting for the same resource group.
+    RgrpContention,
+    /// `GLK-GLOCK-BUILDUP`: glock counts that only grow.
+    GlockBuildup,
+    /// `GLK-LOST-EVENTS`: traces that lost events.
+    LostEvents,
+    /// `GLK-UNPARSED-INPUT`: input lines that could not be read.
+    UnparsedInput,
+}
+
+impl FindingCode {
+    /// The code as printed and serialised: `GLK-…`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FindingCode::Withdrawn => "GLK-WITHDRAWN",
+            FindingCode::NoQuorum => "GLK-NO-QUORUM",
+            FindingCode::DlmRecovery => "GLK-DLM-RECOVERY",
+            FindingCode::Deadlock => "GLK-DEADLOCK",
+            FindingCode::StuckWaiter => "GLK-STUCK-WAITER",
+            FindingCode::HotGlock => "GLK-HOT-GLOCK",
+            FindingCode::DemoteStorm => "GLK-DEMOTE-STORM",
+            FindingCode::SlowDlmMaster => "GLK-SLOW-DLM-MASTER",
+            FindingCode::SlowDlmGlock => "GLK-SLOW-DLM-GLOCK",
+            FindingCode::RgrpContention => "GLK-RGRP-CONTENTION",
+            FindingCode::GlockBuildup => "GLK-GLOCK-BUILDUP",
+            FindingCode::LostEvents => "GLK-LOST-EVENTS",
+            FindingCode::UnparsedInput => "GLK-UNPARSED-INPUT",
+        }
+    }
+}
+
+impl std::fmt::Display for FindingCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for FindingCode {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl PartialEq<&str> for FindingCode {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
 /// One finding.
 #[derive(Debug, Clone, Serialize)]
 pub struct Finding {
-    pub code: &'static str,
+    pub code: FindingCode,
     pub severity: Severity,
     pub title: String,
     pub glocks: Vec<String>,
@@ -106,7 +176,7 @@ impl Finding {
 /// A finding's code, what it means, its threshold, the evidence it cites and its remedy:
 /// the README's table.
 pub struct Code {
-    pub code: &'static str,
+    pub code: FindingCode,
     pub severity: Severity,
     pub means: &'static str,
     pub threshold: &'static str,
@@ -115,9 +185,9 @@ pub struct Code {
 }
 
 /// Every code, in the order findings are reported.
-pub const CODES: [Code; 13] = [
+pub static CODES: [Code; 13] = [
     Code {
-        code: "GLK-WITHDRAWN",
+        code: FindingCode::Withdrawn,
         severity: Severity::Critical,
         means: "The filesystem withdrew on a node: it stopped using the shared storage after an I/O or consistency error. Its glocks wait forever; they are not the cause.",
         threshold: "sysfs `withdraw` is 1, or the kernel log says it withdrew",
@@ -125,7 +195,7 @@ pub const CODES: [Code; 13] = [
         remedy: "Unmount it on that node (or reboot it), find the cause in the kernel log (storage errors, a consistency error), and run fsck.gfs2 from one node with every node unmounted before mounting again.",
     },
     Code {
-        code: "GLK-NO-QUORUM",
+        code: FindingCode::NoQuorum,
         severity: Severity::Critical,
         means: "The cluster has no quorum: the DLM cannot recover and lock requests that need other nodes wait.",
         threshold: "`corosync-quorumtool -s` says `Quorate: No`",
@@ -133,7 +203,7 @@ pub const CODES: [Code; 13] = [
         remedy: "Restore the membership: bring back the missing nodes or fix the corosync links (corosync-cfgtool -s); do not start more load until it is quorate.",
     },
     Code {
-        code: "GLK-DLM-RECOVERY",
+        code: FindingCode::DlmRecovery,
         severity: Severity::Critical,
         means: "The DLM is recovering (a node left or failed, and is being fenced): locking is blocked until it ends. Glock waits during it are its consequence.",
         threshold: "sysfs `lock_module/block` is 1, a `dlm_recover` start with no `done` in the kernel log, or `dlm_tool ls` flags with kern_stop/wait",
@@ -141,7 +211,7 @@ pub const CODES: [Code; 13] = [
         remedy: "Check fencing: dlm_controld waits for the failed node to be fenced (dlm_tool status, the fence agent's log); recovery ends when fencing succeeds. Journal recovery follows.",
     },
     Code {
-        code: "GLK-DEADLOCK",
+        code: FindingCode::Deadlock,
         severity: Severity::Critical,
         means: "A wait-for cycle across processes and nodes: nothing in it can progress by itself.",
         threshold: "any cycle in the wait-for graph (part 6 of glk analyze)",
@@ -149,7 +219,7 @@ pub const CODES: [Code; 13] = [
         remedy: "End one process of the cycle (the one whose work is cheapest to redo); then fix the lock order: take the locks in one global order (e.g. by inode number) on every node.",
     },
     Code {
-        code: "GLK-STUCK-WAITER",
+        code: FindingCode::StuckWaiter,
         severity: Severity::Error,
         means: "A process has waited for a glock across snapshots for longer than the threshold, and still waits in the last one.",
         threshold: "seen waiting in 2+ consecutive snapshots through the last, spanning at least `--stuck-after` (default 30 s); or its DLM lock waiting that long in one dump (the dump's queue age)",
@@ -157,7 +227,7 @@ pub const CODES: [Code; 13] = [
         remedy: "Look at who holds the glock (the cross-node waits name the holder and its node) and why it does not release: a holder in D state (its kernel stack is in procs.N), a holder waiting for another lock, or a slow node.",
     },
     Code {
-        code: "GLK-HOT-GLOCK",
+        code: FindingCode::HotGlock,
         severity: Severity::Warning,
         means: "A directory or file that several nodes use at once: each use by another node forces a remote demote, a journal flush and a DLM round trip.",
         threshold: "at least `--hot-demotes` (default 20) remote demote requests (summed over the nodes captured: one node's capture is enough, a remote demote is another node's doing)",
@@ -165,7 +235,7 @@ pub const CODES: [Code; 13] = [
         remedy: "Give each node its own directories (creates and deletes in one shared directory serialise the cluster), keep a file's writers on one node, mount with noatime. The inode number is the glock number; `find MOUNT -inum N` names it.",
     },
     Code {
-        code: "GLK-DEMOTE-STORM",
+        code: FindingCode::DemoteStorm,
         severity: Severity::Warning,
         means: "Nodes take a glock from each other as fast as the kernel allows (ping-pong).",
         threshold: "`--storm-min` (5) remote demotes within `--storm-window` (1 s), or 3+ give-up/regain cycles on each of two nodes",
@@ -173,7 +243,7 @@ pub const CODES: [Code; 13] = [
         remedy: "A node keeps a glock at least its minimum hold time before honouring a remote demote; raising it (on recent kernels the hold time grows by itself with contention) trades longer waits for the other node against fewer round trips. The lasting cure is to stop sharing: partition the work by node.",
     },
     Code {
-        code: "GLK-SLOW-DLM-MASTER",
+        code: FindingCode::SlowDlmMaster,
         severity: Severity::Warning,
         means: "DLM requests to one master node are slow even when nothing blocks them: the network or that node is slow.",
         threshold: "unblocked remotely mastered requests (new locks or up-conversions: down-conversions do not wait for the master) with p50 over `--slow-dlm-ms` (default 10 ms) and over 5x the same kind's locally mastered p50",
@@ -181,7 +251,7 @@ pub const CODES: [Code; 13] = [
         remedy: "Check the link to that node (corosync-cfgtool -s, ping times, packet loss) and the node's load; DLM traffic shares the corosync links unless dlm_controld is given its own.",
     },
     Code {
-        code: "GLK-SLOW-DLM-GLOCK",
+        code: FindingCode::SlowDlmGlock,
         severity: Severity::Info,
         means: "A glock whose DLM round trips are far slower than its type's: it is contended, or its master is slow.",
         threshold: "p99 of gfs2_glock_lock_time tdiff at least 10x the type's median, over 10 replies or more",
@@ -189,7 +259,7 @@ pub const CODES: [Code; 13] = [
         remedy: "See the hand-offs of the glock (glk analyze part 8) for the hop that takes the time.",
     },
     Code {
-        code: "GLK-RGRP-CONTENTION",
+        code: FindingCode::RgrpContention,
         severity: Severity::Warning,
         means: "Nodes contend for resource groups (allocation): when the filesystem is nearly full, every node searches the same few resource groups with free blocks.",
         threshold: "a resource group glock with waiters or remote demotes over `--hot-demotes`, and (when known) the filesystem over 90% full",
@@ -197,7 +267,7 @@ pub const CODES: [Code; 13] = [
         remedy: "Free space or grow the filesystem (gfs2_grow after growing the device); a filesystem made with more, smaller resource groups (mkfs.gfs2 -r) spreads allocation better.",
     },
     Code {
-        code: "GLK-GLOCK-BUILDUP",
+        code: FindingCode::GlockBuildup,
         severity: Severity::Warning,
         means: "The number of glocks of a type only grows across snapshots: something walks the filesystem and caches every inode (backups, updatedb, find, virus scanners), and each cached inode is a glock other nodes must demote.",
         threshold: "a type's count grows in 3+ consecutive snapshots, by 1000 glocks or more, or doubling by 100 or more (creating files grows counts a little: that is not a build-up)",
@@ -205,7 +275,7 @@ pub const CODES: [Code; 13] = [
         remedy: "Keep crawlers off GFS2 (PRUNEFS=\"gfs2\" in updatedb.conf), run backups from one node, and drop the cached inodes after a walk (echo 2 > /proc/sys/vm/drop_caches).",
     },
     Code {
-        code: "GLK-LOST-EVENTS",
+        code: FindingCode::LostEvents,
         severity: Severity::Warning,
         means: "The trace lost events: counts, pairings and hand-offs near the loss are incomplete.",
         threshold: "any `[LOST N EVENTS]` line",
@@ -213,7 +283,7 @@ pub const CODES: [Code; 13] = [
         remedy: "Trace fewer events (--events) or with a larger buffer (--buffer-kb); the findings above stand, their counts are lower bounds.",
     },
     Code {
-        code: "GLK-UNPARSED-INPUT",
+        code: FindingCode::UnparsedInput,
         severity: Severity::Warning,
         means: "Some input lines could not be read: findings that need them may be missing.",
         threshold: "any malformed line",
@@ -222,8 +292,11 @@ pub const CODES: [Code; 13] = [
     },
 ];
 
-fn code(c: &str) -> &'static Code {
-    CODES.iter().find(|x| x.code == c).expect("a known code")
+impl FindingCode {
+    /// What the code means, its threshold, evidence and remedy.
+    pub fn info(self) -> &'static Code {
+        &CODES[self as usize]
+    }
 }
 
 /// The thresholds of the findings that have one.
@@ -247,8 +320,8 @@ impl Default for Thresholds {
     }
 }
 
-fn finding(c: &str, title: String) -> Finding {
-    let k = code(c);
+fn finding(c: FindingCode, title: String) -> Finding {
+    let k = c.info();
     Finding {
         code: k.code,
         severity: k.severity,
@@ -297,9 +370,9 @@ fn trace_evidence(node: &str, ns: u64, shows: String) -> Evidence {
 
 /// The state around the locks, per node: withdrawal, quorum, DLM recovery.
 fn health_findings(caps: &Captures, out: &mut Vec<Finding>) {
-    let mut withdrawn = finding("GLK-WITHDRAWN", String::new());
-    let mut quorum = finding("GLK-NO-QUORUM", String::new());
-    let mut recovery = finding("GLK-DLM-RECOVERY", String::new());
+    let mut withdrawn = finding(FindingCode::Withdrawn, String::new());
+    let mut quorum = finding(FindingCode::NoQuorum, String::new());
+    let mut recovery = finding(FindingCode::DlmRecovery, String::new());
     for n in &caps.nodes {
         let last_sysfs = n.snapshots.iter().rev().find_map(|s| {
             Some((
@@ -415,435 +488,537 @@ pub fn findings(
 ) -> Vec<Finding> {
     let mut out = Vec::new();
     health_findings(caps, &mut out);
-    let blocked = !out.is_empty();
-    let caveat = |title: String| {
-        if blocked {
+    let rules = Rules {
+        r,
+        caps,
+        t,
+        unhealthy: !out.is_empty(),
+    };
+    out.extend(rules.deadlocks());
+    rules.stuck_waiters(&mut out);
+    rules.stuck_dlm_waits(&mut out);
+    out.extend(rules.hot_glocks());
+    out.extend(rules.demote_storms());
+    out.extend(rules.slow_dlm_masters());
+    out.extend(rules.slow_dlm_glocks());
+    out.extend(rules.buildups());
+    out.extend(lost_events(traces));
+    out.extend(unparsed_input(diag));
+    out.sort_by(|a, b| b.severity.cmp(&a.severity).then(a.code.cmp(&b.code)));
+    out
+}
+
+/// What the glock rules read: the report, the captures, the thresholds, and whether the
+/// cluster was unhealthy (then every glock finding says so).
+struct Rules<'a> {
+    r: &'a Report,
+    caps: &'a Captures,
+    t: &'a Thresholds,
+    unhealthy: bool,
+}
+
+impl Rules<'_> {
+    /// A glock finding's title, with the caveat when the cluster was unhealthy.
+    fn caveat(&self, title: String) -> String {
+        if self.unhealthy {
             format!("{title} (while the cluster is not healthy: see above)")
         } else {
             title
         }
-    };
-    // Deadlocks.
-    for c in &r.cycles {
-        let mut f = finding("GLK-DEADLOCK", String::new());
-        let mut glocks = BTreeSet::new();
-        for s in &c.steps {
-            f.nodes.push(s.node.clone());
-            f.pids.extend(s.pid);
-            glocks.insert(s.waits_for.clone());
-            for e in &s.evidence {
-                f.evidence
-                    .push(cite(e, &format!("{} waits for {}", s.owner, s.waits_for)));
-            }
-        }
-        f.glocks = glocks.into_iter().collect();
-        f.nodes.dedup();
-        f.title = caveat(format!(
-            "deadlock ({}) across {}: {}",
-            c.confidence,
-            f.nodes.join(", "),
-            c.steps
-                .iter()
-                .map(|s| format!("{} on {} waits for {}", s.owner, s.node, s.waits_for))
-                .collect::<Vec<_>>()
-                .join("; ")
-        ));
-        out.push(f);
     }
-    // Stuck waiters.
-    for w in &r.stuck_and_leaks.stuck {
-        let Some(secs) = span_secs(caps, &w.node, w.first_snapshot, w.last_snapshot) else {
-            continue;
-        };
-        if !crate::stuck::is_stuck(secs, t.stuck_after) {
-            continue;
-        }
-        let mut f = finding("GLK-STUCK-WAITER", String::new());
-        f.glocks.push(w.glock.clone());
-        f.nodes.push(w.node.clone());
-        f.pids.extend(w.pid);
-        let who = crate::owners::process(w.pid.unwrap_or(0), w.comm.as_deref());
-        f.title = caveat(format!(
-            "{} on {} has waited for {} ({}) for at least {secs:.0} s (snapshots {}..{})",
-            if w.pid.is_some() {
-                who
-            } else {
-                "a process".into()
-            },
-            w.node,
-            w.glock,
-            w.state,
-            w.first_snapshot,
-            w.last_snapshot
-        ));
-        f.evidence.push(Evidence::about(
-            format!("{}/glocks.{}", w.node, w.first_snapshot),
-            format!("waiting {} at {}", w.state, w.caller),
-        ));
-        f.evidence.push(Evidence::about(
-            format!("{}/glocks.{}", w.node, w.last_snapshot),
-            "still waiting".into(),
-        ));
-        for x in r
-            .cross_node
-            .iter()
-            .filter(|x| x.glock == w.glock && x.waiter_node == w.node)
-        {
-            f.evidence.extend(
-                x.cites
-                    .iter()
-                    .map(|c| cite(c, "the holder on another node")),
-            );
-            f.nodes.push(x.holder_node.clone());
-            f.pids.extend(x.holder_pid);
-        }
-        f.nodes.dedup();
-        out.push(f);
-    }
-    // DLM locks waiting longer than the threshold in one dump (the dump's age of the wait):
-    // stuck even when the capture is too short to see it in several snapshots.
-    let name_of = |id: u64| {
-        caps.nodes
-            .iter()
-            .find(|n| n.nodeid == Some(id))
-            .map_or_else(|| format!("node {id}"), |n| n.node.clone())
-    };
-    for w in &r.stuck_and_leaks.dlm_waits {
-        let secs = w.age_us as f64 / 1e6;
-        if !crate::stuck::is_stuck(secs, t.stuck_after) {
-            continue;
-        }
-        let owner = w.owner_nodeid.map_or_else(|| w.node.clone(), name_of);
-        let evidence = Evidence {
-            source: format!("{}/dlm_locks.{}", w.node, w.snapshot),
-            line: Some(w.line),
-            time: None,
-            shows: format!("DLM lock waiting {secs:.0} s"),
-        };
-        // The same wait seen before (in the snapshots, or in another node's dump: the
-        // master lists other nodes' locks): one more piece of evidence.
-        if let Some(f) = out
-            .iter_mut()
-            .find(|f| f.code == "GLK-STUCK-WAITER" && f.glocks[0] == w.glock && f.nodes[0] == owner)
-        {
-            f.evidence.push(evidence);
-            continue;
-        }
-        let mut f = finding("GLK-STUCK-WAITER", String::new());
-        f.glocks.push(w.glock.clone());
-        f.nodes.push(owner.clone());
-        if w.pid > 0 {
-            f.pids.push(w.pid as i64);
-        }
-        f.title = caveat(format!(
-            "a DLM lock of {owner}{} has waited {secs:.0} s for {} ({} requested{})",
-            if w.pid > 0 {
-                format!(" (pid {})", w.pid)
-            } else {
-                String::new()
-            },
-            w.glock,
-            w.rqmode.as_deref().unwrap_or("?"),
-            w.grmode
-                .as_deref()
-                .map(|g| format!(", {g} granted"))
-                .unwrap_or_default()
-        ));
-        f.evidence.push(evidence);
-        for x in r
-            .cross_node
-            .iter()
-            .filter(|x| x.glock == w.glock && x.waiter_node == owner)
-        {
-            f.evidence
-                .extend(x.cites.iter().map(|c| cite(c, "the wait and who holds it")));
-            if !f.nodes.contains(&x.holder_node) {
-                f.nodes.push(x.holder_node.clone());
-            }
-            f.pids.extend(x.holder_pid);
-        }
-        out.push(f);
-    }
-    // Hot glocks (inodes) and resource-group contention.
-    let full = caps.nodes.iter().find_map(|n| {
-        let s = n.last_sysfs()?;
-        let (u, l) = health::Sysfs::read(s).ok()?.used_fraction()?;
-        Some((
-            u,
-            file_evidence(
-                &n.node,
-                s,
-                Some(l),
-                format!("{:.1}% of blocks in use", u * 100.0),
-            ),
-        ))
-    });
-    for c in &r.contended {
-        let rgrp = c.gltype == "rgrp";
-        let hot = c.remote_demotes >= t.hot_demotes;
-        if !(hot || rgrp && c.max_waiters >= 2) {
-            continue;
-        }
-        let mut f = finding(
-            if rgrp {
-                "GLK-RGRP-CONTENTION"
-            } else {
-                "GLK-HOT-GLOCK"
-            },
-            String::new(),
-        );
-        f.glocks.push(c.glock.clone());
-        f.nodes = c.nodes.clone();
-        let object = c.object.clone().unwrap_or_else(|| c.gltype.clone());
-        f.title = caveat(format!(
-            "{} {} ({object}) is shared: {} remote demotes on {}{}",
-            c.gltype,
-            c.glock,
-            c.remote_demotes,
-            c.nodes.join(", "),
-            if c.max_waiters > 0 {
-                format!(", up to {} waiters in a snapshot", c.max_waiters)
-            } else {
-                String::new()
-            }
-        ));
-        for d in r
-            .causality
-            .demote_causes
-            .iter()
-            .filter(|d| d.glock == c.glock)
-        {
-            f.evidence.push(Evidence::about(
-                format!("{} trace", d.node),
-                format!(
-                    "{} demotes ({}) caused by {}",
-                    d.count,
-                    d.source,
-                    d.caused_by_node
-                        .as_deref()
-                        .unwrap_or("a request not matched on another node")
-                ),
-            ));
-        }
-        for h in c.holders.iter().chain(&c.waiters).take(6) {
-            f.evidence
-                .push(Evidence::about("last snapshot".into(), h.clone()));
-        }
-        if rgrp {
-            match &full {
-                Some((u, e)) => {
-                    f.evidence.push(e.clone());
-                    if *u < t.full_fraction {
-                        f.severity = Severity::Info;
-                    }
+
+    /// GLK-DEADLOCK: each wait-for cycle.
+    fn deadlocks(&self) -> Vec<Finding> {
+        let mut out = Vec::new();
+        for c in &self.r.cycles {
+            let mut f = finding(FindingCode::Deadlock, String::new());
+            let mut glocks = BTreeSet::new();
+            for s in &c.steps {
+                f.nodes.push(s.node.clone());
+                f.pids.extend(s.pid);
+                glocks.insert(s.waits_for.clone());
+                for e in &s.evidence {
+                    f.evidence
+                        .push(cite(e, &format!("{} waits for {}", s.owner, s.waits_for)));
                 }
-                None => f.severity = Severity::Info,
             }
+            f.glocks = glocks.into_iter().collect();
+            f.nodes.dedup();
+            f.title = self.caveat(format!(
+                "deadlock ({}) across {}: {}",
+                c.confidence,
+                f.nodes.join(", "),
+                c.steps
+                    .iter()
+                    .map(|s| format!("{} on {} waits for {}", s.owner, s.node, s.waits_for))
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            ));
+            out.push(f);
         }
-        out.push(f);
+        out
     }
-    // Storms and ping-pong.
-    let mut storm_glocks: Vec<&str> = r.demote_storms.iter().map(|s| s.glock.as_str()).collect();
-    storm_glocks.extend(r.ping_pong.iter().map(|p| p.glock.as_str()));
-    storm_glocks.sort_unstable();
-    storm_glocks.dedup();
-    for g in storm_glocks {
-        let mut f = finding("GLK-DEMOTE-STORM", String::new());
-        f.glocks.push(g.to_string());
-        let mut demotes = 0;
-        for s in r.demote_storms.iter().filter(|s| s.glock == g) {
-            demotes += s.demotes;
-            f.nodes.extend(s.nodes.iter().cloned());
-            f.evidence.push(trace_evidence(
-                &s.node,
-                s.start_ns,
+
+    /// GLK-STUCK-WAITER: waiters seen across snapshots spanning the threshold, still waiting in the last.
+    fn stuck_waiters(&self, out: &mut Vec<Finding>) {
+        for w in &self.r.stuck_and_leaks.stuck {
+            let Some(secs) = span_secs(self.caps, &w.node, w.first_snapshot, w.last_snapshot)
+            else {
+                continue;
+            };
+            if !crate::stuck::is_stuck(secs, self.t.stuck_after) {
+                continue;
+            }
+            let mut f = finding(FindingCode::StuckWaiter, String::new());
+            f.glocks.push(w.glock.clone());
+            f.nodes.push(w.node.clone());
+            f.pids.extend(w.pid);
+            let who = crate::owners::process(w.pid.unwrap_or(0), w.comm.as_deref());
+            f.title = self.caveat(format!(
+                "{} on {} has waited for {} ({}) for at least {secs:.0} s (snapshots {}..{})",
+                if w.pid.is_some() {
+                    who
+                } else {
+                    "a process".into()
+                },
+                w.node,
+                w.glock,
+                w.state,
+                w.first_snapshot,
+                w.last_snapshot
+            ));
+            f.evidence.push(Evidence::about(
+                format!("{}/glocks.{}", w.node, w.first_snapshot),
+                format!("waiting {} at {}", w.state, w.caller),
+            ));
+            f.evidence.push(Evidence::about(
+                format!("{}/glocks.{}", w.node, w.last_snapshot),
+                "still waiting".into(),
+            ));
+            for x in self
+                .r
+                .cross_node
+                .iter()
+                .filter(|x| x.glock == w.glock && x.waiter_node == w.node)
+            {
+                f.evidence.extend(
+                    x.cites
+                        .iter()
+                        .map(|c| cite(c, "the holder on another node")),
+                );
+                f.nodes.push(x.holder_node.clone());
+                f.pids.extend(x.holder_pid);
+            }
+            f.nodes.dedup();
+            out.push(f);
+        }
+    }
+
+    /// GLK-STUCK-WAITER: DLM locks waiting past the threshold in one dump (the dump's age of
+    /// the wait), stuck even when the capture is too short to see it in several snapshots; a
+    /// wait already found is one more piece of evidence.
+    fn stuck_dlm_waits(&self, out: &mut Vec<Finding>) {
+        let name_of = |id: u64| {
+            self.caps
+                .nodes
+                .iter()
+                .find(|n| n.nodeid == Some(id))
+                .map_or_else(|| format!("node {id}"), |n| n.node.clone())
+        };
+        for w in &self.r.stuck_and_leaks.dlm_waits {
+            let secs = w.age_us as f64 / 1e6;
+            if !crate::stuck::is_stuck(secs, self.t.stuck_after) {
+                continue;
+            }
+            let owner = w.owner_nodeid.map_or_else(|| w.node.clone(), name_of);
+            let evidence = Evidence {
+                source: format!("{}/dlm_locks.{}", w.node, w.snapshot),
+                line: Some(w.line),
+                time: None,
+                shows: format!("DLM lock waiting {secs:.0} s"),
+            };
+            // The same wait seen before (in the snapshots, or in another node's dump: the
+            // master lists other nodes' locks): one more piece of evidence.
+            if let Some(f) = out.iter_mut().find(|f| {
+                f.code == FindingCode::StuckWaiter && f.glocks[0] == w.glock && f.nodes[0] == owner
+            }) {
+                f.evidence.push(evidence);
+                continue;
+            }
+            let mut f = finding(FindingCode::StuckWaiter, String::new());
+            f.glocks.push(w.glock.clone());
+            f.nodes.push(owner.clone());
+            if w.pid > 0 {
+                f.pids.push(w.pid as i64);
+            }
+            f.title = self.caveat(format!(
+                "a DLM lock of {owner}{} has waited {secs:.0} s for {} ({} requested{})",
+                if w.pid > 0 {
+                    format!(" (pid {})", w.pid)
+                } else {
+                    String::new()
+                },
+                w.glock,
+                w.rqmode.as_deref().unwrap_or("?"),
+                w.grmode
+                    .as_deref()
+                    .map(|g| format!(", {g} granted"))
+                    .unwrap_or_default()
+            ));
+            f.evidence.push(evidence);
+            for x in self
+                .r
+                .cross_node
+                .iter()
+                .filter(|x| x.glock == w.glock && x.waiter_node == owner)
+            {
+                f.evidence
+                    .extend(x.cites.iter().map(|c| cite(c, "the wait and who holds it")));
+                if !f.nodes.contains(&x.holder_node) {
+                    f.nodes.push(x.holder_node.clone());
+                }
+                f.pids.extend(x.holder_pid);
+            }
+            out.push(f);
+        }
+    }
+
+    /// GLK-HOT-GLOCK and GLK-RGRP-CONTENTION: glocks demoted between nodes past the
+    /// threshold, and resource groups with waiters (info unless the filesystem is nearly
+    /// full).
+    fn hot_glocks(&self) -> Vec<Finding> {
+        let mut out = Vec::new();
+        let full = self.caps.nodes.iter().find_map(|n| {
+            let s = n.last_sysfs()?;
+            let (u, l) = health::Sysfs::read(s).ok()?.used_fraction()?;
+            Some((
+                u,
+                file_evidence(
+                    &n.node,
+                    s,
+                    Some(l),
+                    format!("{:.1}% of blocks in use", u * 100.0),
+                ),
+            ))
+        });
+        for c in &self.r.contended {
+            let rgrp = c.gltype == "rgrp";
+            let hot = c.remote_demotes >= self.t.hot_demotes;
+            if !(hot || rgrp && c.max_waiters >= 2) {
+                continue;
+            }
+            let mut f = finding(
+                if rgrp {
+                    FindingCode::RgrpContention
+                } else {
+                    FindingCode::HotGlock
+                },
+                String::new(),
+            );
+            f.glocks.push(c.glock.clone());
+            f.nodes = c.nodes.clone();
+            let object = c.object.clone().unwrap_or_else(|| c.gltype.clone());
+            f.title = self.caveat(format!(
+                "{} {} ({object}) is shared: {} remote demotes on {}{}",
+                c.gltype,
+                c.glock,
+                c.remote_demotes,
+                c.nodes.join(", "),
+                if c.max_waiters > 0 {
+                    format!(", up to {} waiters in a snapshot", c.max_waiters)
+                } else {
+                    String::new()
+                }
+            ));
+            for d in self
+                .r
+                .causality
+                .demote_causes
+                .iter()
+                .filter(|d| d.glock == c.glock)
+            {
+                f.evidence.push(Evidence::about(
+                    format!("{} trace", d.node),
+                    format!(
+                        "{} demotes ({}) caused by {}",
+                        d.count,
+                        d.source,
+                        d.caused_by_node
+                            .as_deref()
+                            .unwrap_or("a request not matched on another node")
+                    ),
+                ));
+            }
+            for h in c.holders.iter().chain(&c.waiters).take(6) {
+                f.evidence
+                    .push(Evidence::about("last snapshot".into(), h.clone()));
+            }
+            if rgrp {
+                match &full {
+                    Some((u, e)) => {
+                        f.evidence.push(e.clone());
+                        if *u < self.t.full_fraction {
+                            f.severity = Severity::Info;
+                        }
+                    }
+                    None => f.severity = Severity::Info,
+                }
+            }
+            out.push(f);
+        }
+        out
+    }
+
+    /// GLK-DEMOTE-STORM: one finding per glock with storms or ping-pong.
+    fn demote_storms(&self) -> Vec<Finding> {
+        let mut out = Vec::new();
+        let mut storm_glocks: Vec<&str> = self
+            .r
+            .demote_storms
+            .iter()
+            .map(|s| s.glock.as_str())
+            .collect();
+        storm_glocks.extend(self.r.ping_pong.iter().map(|p| p.glock.as_str()));
+        storm_glocks.sort_unstable();
+        storm_glocks.dedup();
+        for g in storm_glocks {
+            let mut f = finding(FindingCode::DemoteStorm, String::new());
+            f.glocks.push(g.to_string());
+            let mut demotes = 0;
+            for s in self.r.demote_storms.iter().filter(|s| s.glock == g) {
+                demotes += s.demotes;
+                f.nodes.extend(s.nodes.iter().cloned());
+                f.evidence.push(trace_evidence(
+                    &s.node,
+                    s.start_ns,
+                    format!(
+                        "{} remote demotes in {:.2} s (peak {}/window)",
+                        s.demotes,
+                        (s.end_ns - s.start_ns) as f64 / 1e9,
+                        s.peak_per_window
+                    ),
+                ));
+            }
+            let mut cycles = String::new();
+            for p in self.r.ping_pong.iter().filter(|p| p.glock == g) {
+                f.nodes.extend(p.cycles.keys().cloned());
+                cycles = p
+                    .cycles
+                    .iter()
+                    .map(|(n, c)| format!("{n}: {c}"))
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                f.evidence.push(Evidence::about(
+                    "traces".into(),
+                    format!(
+                        "give-up/regain cycles {cycles}; modes {}",
+                        p.modes.join("/")
+                    ),
+                ));
+            }
+            f.nodes.sort();
+            f.nodes.dedup();
+            f.title = self.caveat(format!(
+                "demote storm on {g} between {}{}{}",
+                f.nodes.join(", "),
+                if demotes > 0 {
+                    format!(": {demotes} remote demotes in bursts")
+                } else {
+                    String::new()
+                },
+                if cycles.is_empty() {
+                    String::new()
+                } else {
+                    format!("; ping-pong cycles {cycles}")
+                }
+            ));
+            out.push(f);
+        }
+        out
+    }
+
+    /// GLK-SLOW-DLM-MASTER: unblocked remote requests to one master, slow in themselves and
+    /// against the node's local master.
+    fn slow_dlm_masters(&self) -> Vec<Finding> {
+        let mut out = Vec::new();
+        for l in self.r.causality.dlm_latency.iter().filter(|l| {
+            l.master == "remote"
+                && !l.blocked
+                && l.conversion != "down"
+                && l.measure == "request_to_grant"
+                && l.dist.count >= 5
+        }) {
+            let local = self.r.causality.dlm_latency.iter().find(|x| {
+                x.node == l.node
+                    && x.master == "local"
+                    && !x.blocked
+                    && x.measure == l.measure
+                    && x.conversion == l.conversion
+            });
+            let p50 = l.dist.p50_ns as f64 / 1e6;
+            if p50 < self.t.slow_dlm_ms
+                || local.is_some_and(|x| (l.dist.p50_ns as f64) < 5.0 * x.dist.p50_ns as f64)
+            {
+                continue;
+            }
+            let mut f = finding(FindingCode::SlowDlmMaster, String::new());
+            let master = l
+                .master_node
+                .clone()
+                .unwrap_or_else(|| "an unknown node".into());
+            f.nodes = vec![l.node.clone(), master.clone()];
+            f.title = self.caveat(format!(
+                "DLM requests ({}) from {} to master {master} are slow unblocked: p50 {p50:.1} ms over {} requests{}",
+                if l.conversion == "new" { "new locks" } else { "up-conversions" },
+                l.node,
+                l.dist.count,
+                local.map_or(String::new(), |x| format!(" (local master: p50 {:.2} ms)", x.dist.p50_ns as f64 / 1e6))
+            ));
+            f.evidence.push(Evidence::about(
+                format!("{} trace", l.node),
                 format!(
-                    "{} remote demotes in {:.2} s (peak {}/window)",
-                    s.demotes,
-                    (s.end_ns - s.start_ns) as f64 / 1e9,
-                    s.peak_per_window
+                    "dlm_lock_start -> dlm_ast to {master}: p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms",
+                    p50,
+                    l.dist.p99_ns as f64 / 1e6,
+                    l.dist.max_ns as f64 / 1e6
                 ),
             ));
+            out.push(f);
         }
-        let mut cycles = String::new();
-        for p in r.ping_pong.iter().filter(|p| p.glock == g) {
-            f.nodes.extend(p.cycles.keys().cloned());
-            cycles = p
-                .cycles
-                .iter()
-                .map(|(n, c)| format!("{n}: {c}"))
-                .collect::<Vec<_>>()
-                .join(", ");
+        out
+    }
+
+    /// GLK-SLOW-DLM-GLOCK: glocks whose DLM round trips are outliers of their type.
+    fn slow_dlm_glocks(&self) -> Vec<Finding> {
+        let mut out = Vec::new();
+        for s in self
+            .r
+            .slow_dlm
+            .iter()
+            .filter(|s| s.outlier && s.count >= 10)
+        {
+            let mut f = finding(
+                FindingCode::SlowDlmGlock,
+                self.caveat(format!(
+                    "{} ({}) DLM round trips: p99 {:.1} ms over {} replies",
+                    s.glock,
+                    s.gltype,
+                    s.p99_ns as f64 / 1e6,
+                    s.count
+                )),
+            );
+            f.glocks.push(s.glock.clone());
             f.evidence.push(Evidence::about(
                 "traces".into(),
                 format!(
-                    "give-up/regain cycles {cycles}; modes {}",
-                    p.modes.join("/")
+                    "gfs2_glock_lock_time tdiff p50 {:.2} ms, max {:.1} ms",
+                    s.p50_ns as f64 / 1e6,
+                    s.max_ns as f64 / 1e6
                 ),
             ));
+            out.push(f);
         }
-        f.nodes.sort();
-        f.nodes.dedup();
-        f.title = caveat(format!(
-            "demote storm on {g} between {}{}{}",
-            f.nodes.join(", "),
-            if demotes > 0 {
-                format!(": {demotes} remote demotes in bursts")
-            } else {
-                String::new()
-            },
-            if cycles.is_empty() {
-                String::new()
-            } else {
-                format!("; ping-pong cycles {cycles}")
+        out
+    }
+
+    /// GLK-GLOCK-BUILDUP: glock types whose count only grows, by enough to matter.
+    fn buildups(&self) -> Vec<Finding> {
+        let mut out = Vec::new();
+        for g in &self.r.stuck_and_leaks.growing {
+            let (first, last) = (g.counts[0], g.counts[g.counts.len() - 1]);
+            let grown = last.saturating_sub(first);
+            if grown < 1000 && !(last >= 2 * first && grown >= 100) {
+                continue;
             }
-        ));
-        out.push(f);
-    }
-    // Slow DLM to one master.
-    for l in r.causality.dlm_latency.iter().filter(|l| {
-        l.master == "remote"
-            && !l.blocked
-            && l.conversion != "down"
-            && l.measure == "request_to_grant"
-            && l.dist.count >= 5
-    }) {
-        let local = r.causality.dlm_latency.iter().find(|x| {
-            x.node == l.node
-                && x.master == "local"
-                && !x.blocked
-                && x.measure == l.measure
-                && x.conversion == l.conversion
-        });
-        let p50 = l.dist.p50_ns as f64 / 1e6;
-        if p50 < t.slow_dlm_ms
-            || local.is_some_and(|x| (l.dist.p50_ns as f64) < 5.0 * x.dist.p50_ns as f64)
-        {
-            continue;
+            let mut f = finding(
+                FindingCode::GlockBuildup,
+                self.caveat(format!(
+                    "{} glocks on {} only grow: {}",
+                    g.gltype,
+                    g.node,
+                    g.counts
+                        .iter()
+                        .map(u64::to_string)
+                        .collect::<Vec<_>>()
+                        .join(" -> ")
+                )),
+            );
+            f.nodes.push(g.node.clone());
+            f.evidence.push(Evidence::about(
+                format!("{}/glocks.N", g.node),
+                format!("{} glocks per snapshot: {:?}", g.gltype, g.counts),
+            ));
+            out.push(f);
         }
-        let mut f = finding("GLK-SLOW-DLM-MASTER", String::new());
-        let master = l
-            .master_node
-            .clone()
-            .unwrap_or_else(|| "an unknown node".into());
-        f.nodes = vec![l.node.clone(), master.clone()];
-        f.title = caveat(format!(
-            "DLM requests ({}) from {} to master {master} are slow unblocked: p50 {p50:.1} ms over {} requests{}",
-            if l.conversion == "new" { "new locks" } else { "up-conversions" },
-            l.node,
-            l.dist.count,
-            local.map_or(String::new(), |x| format!(" (local master: p50 {:.2} ms)", x.dist.p50_ns as f64 / 1e6))
-        ));
-        f.evidence.push(Evidence::about(
-            format!("{} trace", l.node),
-            format!(
-                "dlm_lock_start -> dlm_ast to {master}: p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms",
-                p50,
-                l.dist.p99_ns as f64 / 1e6,
-                l.dist.max_ns as f64 / 1e6
-            ),
-        ));
-        out.push(f);
+        out
     }
-    for s in r.slow_dlm.iter().filter(|s| s.outlier && s.count >= 10) {
-        let mut f = finding(
-            "GLK-SLOW-DLM-GLOCK",
-            caveat(format!(
-                "{} ({}) DLM round trips: p99 {:.1} ms over {} replies",
-                s.glock,
-                s.gltype,
-                s.p99_ns as f64 / 1e6,
-                s.count
-            )),
-        );
-        f.glocks.push(s.glock.clone());
-        f.evidence.push(Evidence::about(
-            "traces".into(),
-            format!(
-                "gfs2_glock_lock_time tdiff p50 {:.2} ms, max {:.1} ms",
-                s.p50_ns as f64 / 1e6,
-                s.max_ns as f64 / 1e6
-            ),
-        ));
-        out.push(f);
-    }
-    // Build-up.
-    for g in &r.stuck_and_leaks.growing {
-        let (first, last) = (g.counts[0], g.counts[g.counts.len() - 1]);
-        let grown = last.saturating_sub(first);
-        if grown < 1000 && !(last >= 2 * first && grown >= 100) {
-            continue;
-        }
-        let mut f = finding(
-            "GLK-GLOCK-BUILDUP",
-            caveat(format!(
-                "{} glocks on {} only grow: {}",
-                g.gltype,
-                g.node,
-                g.counts
-                    .iter()
-                    .map(u64::to_string)
-                    .collect::<Vec<_>>()
-                    .join(" -> ")
-            )),
-        );
-        f.nodes.push(g.node.clone());
-        f.evidence.push(Evidence::about(
-            format!("{}/glocks.N", g.node),
-            format!("{} glocks per snapshot: {:?}", g.gltype, g.counts),
-        ));
-        out.push(f);
-    }
-    // What weakens the rest.
+}
+
+/// GLK-LOST-EVENTS: the traces that lost events.
+fn lost_events(traces: &[NodeTrace]) -> Option<Finding> {
     let lost: Vec<(&str, u64)> = traces
         .iter()
         .filter(|x| x.lost > 0)
         .map(|x| (x.node.as_str(), x.lost))
         .collect();
-    if !lost.is_empty() {
-        let mut f = finding(
-            "GLK-LOST-EVENTS",
-            format!(
-                "the traces lost events: {}",
-                lost.iter()
-                    .map(|(n, l)| format!("{n} {l}"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-        );
-        for (n, l) in lost {
-            f.nodes.push(n.to_string());
-            f.evidence.push(Evidence::about(
-                format!("{n} trace"),
-                format!("{l} events lost"),
-            ));
-        }
-        out.push(f);
+    if lost.is_empty() {
+        return None;
     }
-    if diag.errors > 0 || diag.fatal.is_some() {
-        let mut f = finding(
-            "GLK-UNPARSED-INPUT",
-            format!("{} input lines could not be read", diag.errors),
-        );
-        for e in &diag.first_errors {
-            f.evidence.push(Evidence {
-                source: e.source.to_string(),
-                line: Some(e.line),
-                time: None,
-                shows: format!("{}: {}", e.message, e.text),
-            });
-        }
-        if let Some(fatal) = &diag.fatal {
-            f.evidence
-                .push(Evidence::about("input".into(), fatal.clone()));
-        }
-        out.push(f);
+    let mut f = finding(
+        FindingCode::LostEvents,
+        format!(
+            "the traces lost events: {}",
+            lost.iter()
+                .map(|(n, l)| format!("{n} {l}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    );
+    for (n, l) in lost {
+        f.nodes.push(n.to_string());
+        f.evidence.push(Evidence::about(
+            format!("{n} trace"),
+            format!("{l} events lost"),
+        ));
     }
-    let order = |c: &str| CODES.iter().position(|x| x.code == c).unwrap_or(usize::MAX);
-    out.sort_by(|a, b| {
-        b.severity
-            .cmp(&a.severity)
-            .then(order(a.code).cmp(&order(b.code)))
-    });
-    out
+    Some(f)
+}
+
+/// GLK-UNPARSED-INPUT: input lines that could not be read.
+fn unparsed_input(diag: &Diagnostics) -> Option<Finding> {
+    if diag.errors == 0 && diag.fatal.is_none() {
+        return None;
+    }
+    let mut f = finding(
+        FindingCode::UnparsedInput,
+        format!("{} input lines could not be read", diag.errors),
+    );
+    for e in &diag.first_errors {
+        f.evidence.push(Evidence {
+            source: e.source.to_string(),
+            line: Some(e.line),
+            time: None,
+            shows: format!("{}: {}", e.message, e.text),
+        });
+    }
+    if let Some(fatal) = &diag.fatal {
+        f.evidence
+            .push(Evidence::about("input".into(), fatal.clone()));
+    }
+    Some(f)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_code_finds_its_own_row() {
+        for (i, c) in CODES.iter().enumerate() {
+            assert_eq!(c.code as usize, i, "{}", c.code);
+            assert!(std::ptr::eq(c.code.info(), c));
+            assert!(c.code.as_str().starts_with("GLK-"));
+            assert_eq!(serde_json::to_value(c.code).unwrap(), c.code.as_str());
+        }
+    }
 }

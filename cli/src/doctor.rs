@@ -4,7 +4,7 @@
 use std::io::{self, Write};
 use std::path::Path;
 
-use analysis::findings::{self, Finding, Severity, Thresholds};
+use analysis::findings::{self, Finding, FindingCode, Severity, Thresholds};
 use analysis::{self as analyze, Options, StormOptions};
 use bundle::Captures;
 use clikit::args::{DoctorArgs, FailOn};
@@ -66,7 +66,7 @@ fn resolve_paths(fs: &mut [Finding], caps: &Captures) {
     });
     let Some(mount) = mount else { return };
     let mut budget = 500_000;
-    for f in fs.iter_mut().filter(|f| f.code == "GLK-HOT-GLOCK") {
+    for f in fs.iter_mut().filter(|f| f.code == FindingCode::HotGlock) {
         let Some(g) = f
             .glocks
             .first()

@@ -81,7 +81,7 @@ fn finding_html(out: &mut String, f: &Finding) {
     let _ = write!(
         out,
         "<div class=\"finding {sev}\"><span class=\"sev\">{sev}</span><span class=\"code\">{}</span>{}",
-        esc(f.code),
+        esc(f.code.as_str()),
         esc(&f.title)
     );
     if let Some(who) = f.who() {
