@@ -618,261 +618,435 @@ fn ns(v: i64) -> u64 {
 
 /// Reconstructs hand-offs, demote causes and latency by master across `nodes`.
 pub fn analyze(nodes: &[NodeInput<'_>]) -> (Causality, Vec<Matched>) {
-    let ids: Vec<Option<u32>> = nodes.iter().map(|n| n.nodeid.or(n.dlm.nodeid())).collect();
-    let by_id: HashMap<u32, usize> = ids
-        .iter()
-        .enumerate()
-        .filter_map(|(i, id)| Some(((*id)?, i)))
-        .collect();
-    let name_of = |id: u32| -> String {
-        by_id
-            .get(&id)
-            .map_or_else(|| format!("node {id}"), |&i| nodes[i].node.to_string())
+    let c = Cluster::new(nodes);
+    let matched = c.match_handoffs();
+    let mut handoffs = c.handoffs(&matched);
+    let out = Causality {
+        clock_alignment: c.align.clone(),
+        dlm_latency: c.dlm_latency(&matched),
+        handoff_summary: handoff_summary(&handoffs),
+        demote_causes: c.demote_causes(&matched),
+        handoffs: {
+            handoffs.sort_by(|a, b| {
+                b.total_ns
+                    .cmp(&a.total_ns)
+                    .then(a.start_ns.cmp(&b.start_ns))
+            });
+            handoffs
+        },
     };
-    // Messages: who received what each node sent (from, seq, type, lkid), in each
-    // receiver's time order. A key can repeat (sequence numbers restart with a connection,
-    // lock ids are reused): the k-th send of a key to a node pairs with that node's k-th
-    // receipt of it, as the DLM delivers a connection's messages in order.
-    let mut receipts: HashMap<(MsgKey, usize), Vec<u64>> = HashMap::new();
-    let mut receivers: HashMap<MsgKey, Vec<usize>> = HashMap::new();
-    for (i, n) in nodes.iter().enumerate() {
-        for m in &n.dlm.received {
-            let key = (m.from, m.seq, m.mtype, m.lkid);
-            let r = receipts.entry((key, i)).or_default();
-            if r.is_empty() {
-                receivers.entry(key).or_default().push(i);
-            }
-            r.push(m.ts_ns);
-        }
-    }
-    let mut pairs: HashMap<(usize, usize), PairBounds> = HashMap::new();
-    for (a, n) in nodes.iter().enumerate() {
-        let mut next: HashMap<(MsgKey, usize), usize> = HashMap::new();
-        for m in &n.dlm.sent {
-            let key = (m.from, m.seq, m.mtype, m.lkid);
-            let Some(bs) = receivers.get(&key) else {
-                continue;
-            };
-            for &b in bs {
-                if b == a || m.dst.is_some_and(|d| ids[b] != Some(d)) {
-                    continue;
+    (out, matched)
+}
+
+/// Who received what each node sent, keyed by (from, seq, type, lkid), in each receiver's
+/// time order. A key can repeat (sequence numbers restart with a connection, lock ids are
+/// reused): the k-th send of a key to a node pairs with that node's k-th receipt of it, as
+/// the DLM delivers a connection's messages in order.
+#[derive(Default)]
+struct Messages {
+    receipts: HashMap<(MsgKey, usize), Vec<u64>>,
+    receivers: HashMap<MsgKey, Vec<usize>>,
+}
+
+impl Messages {
+    fn index(nodes: &[NodeInput<'_>]) -> Messages {
+        let mut m = Messages::default();
+        for (i, n) in nodes.iter().enumerate() {
+            for x in &n.dlm.received {
+                let key = (x.from, x.seq, x.mtype, x.lkid);
+                let r = m.receipts.entry((key, i)).or_default();
+                if r.is_empty() {
+                    m.receivers.entry(key).or_default().push(i);
                 }
-                let k = next.entry((key, b)).or_default();
-                let Some(&recv) = receipts[&(key, b)].get(*k) else {
+                r.push(x.ts_ns);
+            }
+        }
+        m
+    }
+
+    /// The send and receive times of the messages between each pair of nodes (a < b), for
+    /// the clock alignment.
+    fn pairs(
+        &self,
+        nodes: &[NodeInput<'_>],
+        ids: &[Option<u32>],
+    ) -> HashMap<(usize, usize), PairBounds> {
+        let mut pairs: HashMap<(usize, usize), PairBounds> = HashMap::new();
+        for (a, n) in nodes.iter().enumerate() {
+            let mut next: HashMap<(MsgKey, usize), usize> = HashMap::new();
+            for m in &n.dlm.sent {
+                let key = (m.from, m.seq, m.mtype, m.lkid);
+                let Some(bs) = self.receivers.get(&key) else {
                     continue;
                 };
-                *k += 1;
-                if a < b {
-                    pairs.entry((a, b)).or_default().a_to_b(m.ts_ns, recv);
-                } else {
-                    pairs.entry((b, a)).or_default().b_to_a(m.ts_ns, recv);
+                for &b in bs {
+                    if b == a || m.dst.is_some_and(|d| ids[b] != Some(d)) {
+                        continue;
+                    }
+                    let k = next.entry((key, b)).or_default();
+                    let Some(&recv) = self.receipts[&(key, b)].get(*k) else {
+                        continue;
+                    };
+                    *k += 1;
+                    if a < b {
+                        pairs.entry((a, b)).or_default().a_to_b(m.ts_ns, recv);
+                    } else {
+                        pairs.entry((b, a)).or_default().b_to_a(m.ts_ns, recv);
+                    }
                 }
             }
         }
+        pairs
     }
-    let clocks: Vec<clock::NodeClock<'_>> = nodes
-        .iter()
-        .map(|n| clock::NodeClock {
-            node: n.node,
-            marks: &n.dlm.marks,
-            trace_clock: n.dlm.trace_clock.as_deref(),
-        })
-        .collect();
-    let align = clock::align(&clocks, &|a, b| {
-        pairs.get(&(a, b)).copied().unwrap_or_default()
-    });
-    // Each request's master, completed from the message's receiver or the lock dumps.
-    let master_of = |i: usize, r: &Request| -> (Master, Option<u32>) {
-        let me = ids[i];
+}
+
+/// The nodes with their ids, their messages and their clocks aligned: what every phase
+/// of the causality reads.
+struct Cluster<'a> {
+    nodes: &'a [NodeInput<'a>],
+    ids: Vec<Option<u32>>,
+    by_id: HashMap<u32, usize>,
+    messages: Messages,
+    align: Vec<Alignment>,
+    /// The largest clock uncertainty of any pair of nodes.
+    umax: i64,
+}
+
+impl<'a> Cluster<'a> {
+    fn new(nodes: &'a [NodeInput<'a>]) -> Cluster<'a> {
+        let ids: Vec<Option<u32>> = nodes.iter().map(|n| n.nodeid.or(n.dlm.nodeid())).collect();
+        let by_id = ids
+            .iter()
+            .enumerate()
+            .filter_map(|(i, id)| Some(((*id)?, i)))
+            .collect();
+        let messages = Messages::index(nodes);
+        let pairs = messages.pairs(nodes, &ids);
+        let clocks: Vec<clock::NodeClock<'_>> = nodes
+            .iter()
+            .map(|n| clock::NodeClock {
+                node: n.node,
+                marks: &n.dlm.marks,
+                trace_clock: n.dlm.trace_clock.as_deref(),
+            })
+            .collect();
+        let align = clock::align(&clocks, &|a, b| {
+            pairs.get(&(a, b)).copied().unwrap_or_default()
+        });
+        let mut c = Cluster {
+            nodes,
+            ids,
+            by_id,
+            messages,
+            align,
+            umax: 0,
+        };
+        c.umax = (0..nodes.len())
+            .flat_map(|a| (0..nodes.len()).map(move |b| (a, b)))
+            .map(|(a, b)| c.unc2(a, b))
+            .max()
+            .unwrap_or(0);
+        c
+    }
+
+    /// A node's name, by its DLM node id.
+    fn name_of(&self, id: u32) -> String {
+        self.by_id
+            .get(&id)
+            .map_or_else(|| format!("node {id}"), |&i| self.nodes[i].node.to_string())
+    }
+
+    /// The clock uncertainty between two nodes, ns.
+    fn unc2(&self, a: usize, b: usize) -> i64 {
+        self.align[a].between(&self.align[b]) as i64
+    }
+
+    /// A node's clock offset (0 when it could not be aligned).
+    fn off(&self, i: usize) -> i64 {
+        self.align[i].offset_ns.unwrap_or(0)
+    }
+
+    /// A request's master, completed from the message's receiver or the lock dumps.
+    fn master_of(&self, i: usize, r: &Request) -> (Master, Option<u32>) {
+        let me = self.ids[i];
         match r.master {
             Master::Remote(Some(id)) => (Master::Remote(Some(id)), Some(id)),
             Master::Remote(None) => {
                 let to = r.sent_seq.and_then(|(seq, t)| {
-                    let bs = receivers.get(&(me?, seq, t, r.lkb_id))?;
-                    bs.iter().find(|&&b| b != i).and_then(|&b| ids[b])
+                    let bs = self.messages.receivers.get(&(me?, seq, t, r.lkb_id))?;
+                    bs.iter().find(|&&b| b != i).and_then(|&b| self.ids[b])
                 });
                 (Master::Remote(to), to)
             }
             Master::Local => (Master::Local, me),
-            Master::Unknown => match r.glock.and_then(|g| nodes[i].dump_masters.get(&g)) {
+            Master::Unknown => match r.glock.and_then(|g| self.nodes[i].dump_masters.get(&g)) {
                 Some(0) => (Master::Local, me),
                 Some(&m) => (Master::Remote(Some(m)), Some(m)),
                 None => (Master::Unknown, None),
             },
         }
-    };
-    let mut out = Causality {
-        clock_alignment: align.clone(),
-        ..Causality::default()
-    };
-    // Hand-offs: requests in order of their aligned start; each bast serves one.
-    let mut basts_by_glock: GlockMap<Vec<(i64, usize, usize)>> = GlockMap::default();
-    for (b, n) in nodes.iter().enumerate() {
-        let Some(al) = align[b].offset_ns else {
-            continue;
+    }
+
+    /// Every blocking AST of each glock, at its aligned time: (time, node, index).
+    fn basts_by_glock(&self) -> GlockMap<Vec<(i64, usize, usize)>> {
+        let mut basts: GlockMap<Vec<(i64, usize, usize)>> = GlockMap::default();
+        for (b, n) in self.nodes.iter().enumerate() {
+            let Some(al) = self.align[b].offset_ns else {
+                continue;
+            };
+            for (k, x) in n.dlm.basts.iter().enumerate() {
+                if let Some(g) = x.glock {
+                    basts
+                        .entry(g)
+                        .or_default()
+                        .push((x.ts_ns as i64 + al, b, k));
+                }
+            }
+        }
+        for v in basts.values_mut() {
+            v.sort_unstable();
+        }
+        basts
+    }
+
+    /// Granted requests of a glock, in order of their aligned start: (start, node, index).
+    fn granted_requests(&self) -> Vec<(i64, usize, usize)> {
+        let mut reqs: Vec<(i64, usize, usize)> = Vec::new();
+        for (a, n) in self.nodes.iter().enumerate() {
+            let Some(al) = self.align[a].offset_ns else {
+                continue;
+            };
+            for (k, r) in n.dlm.requests.iter().enumerate() {
+                if r.glock.is_some() && r.status == 0 && r.granted_ns.is_some() {
+                    reqs.push((r.start_ns as i64 + al, a, k));
+                }
+            }
+        }
+        reqs.sort_unstable();
+        reqs
+    }
+
+    /// Hand-offs: requests in order of their aligned start; each bast serves one, the
+    /// first on another node, of the requested mode, between the request and its grant
+    /// (within the pair's clock uncertainty), released before the grant.
+    fn match_handoffs(&self) -> Vec<Matched> {
+        let basts_by_glock = self.basts_by_glock();
+        let mut used: HashSet<(usize, usize)> = HashSet::new();
+        let mut matched: Vec<Matched> = Vec::new();
+        for (start, a, k) in self.granted_requests() {
+            let r = &self.nodes[a].dlm.requests[k];
+            let (Some(g), Some(granted)) = (r.glock, r.granted_ns) else {
+                continue;
+            };
+            let granted = granted as i64 + self.off(a);
+            let Some(cands) = basts_by_glock.get(&g) else {
+                continue;
+            };
+            // Candidates start where even the least certain pair's window could.
+            let first = cands.partition_point(|c| c.0 < start - self.umax);
+            for &(at, b, kb) in &cands[first..] {
+                if b == a || used.contains(&(b, kb)) {
+                    continue;
+                }
+                let u = self.unc2(a, b);
+                if at < start - u {
+                    continue;
+                }
+                if at > granted + u {
+                    break;
+                }
+                let x = &self.nodes[b].dlm.basts[kb];
+                if x.mode != r.mode {
+                    continue;
+                }
+                let Some(rel) = x.release_ns else { continue };
+                if rel as i64 + self.off(b) > granted + u {
+                    continue;
+                }
+                used.insert((b, kb));
+                matched.push(Matched {
+                    requester: a,
+                    request: k,
+                    holder: b,
+                    bast: kb,
+                });
+            }
+        }
+        matched
+    }
+
+    /// DLM latency by master: request to grant and gfs2's tdiff, per node, master, measure,
+    /// conversion and whether a hand-off blocked it.
+    fn dlm_latency(&self, matched: &[Matched]) -> Vec<DlmLatency> {
+        type LatKey = (
+            usize,
+            &'static str,
+            Option<u32>,
+            &'static str,
+            Conversion,
+            bool,
+        );
+        let mut lat: BTreeMap<LatKey, Vec<u64>> = BTreeMap::new();
+        let blocked: HashSet<(usize, usize)> =
+            matched.iter().map(|m| (m.requester, m.request)).collect();
+        let kind = |m: Master| match m {
+            Master::Local => "local",
+            Master::Remote(_) => "remote",
+            Master::Unknown => "unknown",
         };
-        for (k, x) in n.dlm.basts.iter().enumerate() {
-            if let Some(g) = x.glock {
-                basts_by_glock
-                    .entry(g)
+        for (i, n) in self.nodes.iter().enumerate() {
+            for (k, r) in n.dlm.requests.iter().enumerate() {
+                let Some(g) = r.granted_ns else { continue };
+                let (m, id) = self.master_of(i, r);
+                let b = blocked.contains(&(i, k));
+                lat.entry((i, kind(m), id, "request_to_grant", r.conversion, b))
                     .or_default()
-                    .push((x.ts_ns as i64 + al, b, k));
+                    .push(g - r.start_ns);
+            }
+            for &(k, t) in &n.dlm.tdiff {
+                let r = &n.dlm.requests[k];
+                let (m, id) = self.master_of(i, r);
+                let b = blocked.contains(&(i, k));
+                lat.entry((i, kind(m), id, "gfs2_tdiff", r.conversion, b))
+                    .or_default()
+                    .push(ns(t));
             }
         }
+        lat.into_iter()
+            .map(
+                |((i, master, id, measure, conversion, blocked), v)| DlmLatency {
+                    node: self.nodes[i].node.to_string(),
+                    master,
+                    master_node: id.map(|id| self.name_of(id)),
+                    measure,
+                    conversion: conversion.as_str(),
+                    blocked,
+                    dist: Dist::of(v),
+                },
+            )
+            .collect()
     }
-    for v in basts_by_glock.values_mut() {
-        v.sort_unstable();
+
+    /// Each matched hand-off with its phases on one time line.
+    fn handoffs(&self, matched: &[Matched]) -> Vec<Handoff> {
+        matched.iter().map(|m| self.handoff(m)).collect()
     }
-    let mut reqs: Vec<(i64, usize, usize)> = Vec::new();
-    for (a, n) in nodes.iter().enumerate() {
-        let Some(al) = align[a].offset_ns else {
-            continue;
-        };
-        for (k, r) in n.dlm.requests.iter().enumerate() {
-            if r.glock.is_some() && r.status == 0 && r.granted_ns.is_some() {
-                reqs.push((r.start_ns as i64 + al, a, k));
-            }
+
+    fn handoff(&self, m: &Matched) -> Handoff {
+        let nodes = self.nodes;
+        let r = &nodes[m.requester].dlm.requests[m.request];
+        let x = &nodes[m.holder].dlm.basts[m.bast];
+        let (oa, ob) = (self.off(m.requester), self.off(m.holder));
+        let g = r.glock.unwrap_or(GlockId::new(0, 0));
+        let granted = r.granted_ns.unwrap_or(r.start_ns);
+        let (_, master) = self.master_of(m.requester, r);
+        let at = |node: usize, ts: u64| format!("{}@{}", nodes[node].node, fmt_ts(ts));
+        let mut evidence = vec![at(m.requester, r.start_ns), at(m.holder, x.ts_ns)];
+        evidence.extend(x.release_ns.map(|t| at(m.holder, t)));
+        evidence.push(at(m.requester, granted));
+        Handoff {
+            glock: g.to_string(),
+            gltype: g.glock_type().name().into_owned(),
+            mode: r.mode.as_str().to_string(),
+            requester_node: nodes[m.requester].node.to_string(),
+            requester_pid: r.pid,
+            holder_node: nodes[m.holder].node.to_string(),
+            master_node: master.map(|id| self.name_of(id)),
+            start_ns: r.start_ns as i64 + oa,
+            queue_ns: r.queued_ns.map(|q| r.start_ns.saturating_sub(q)),
+            request_to_bast_ns: (x.ts_ns as i64 + ob) - (r.start_ns as i64 + oa),
+            holder_wait_ns: x.work_ns.map(|w| w - x.ts_ns),
+            holder_work_ns: x.work_ns.zip(x.release_ns).map(|(w, rel)| rel - w),
+            release_to_grant_ns: x
+                .release_ns
+                .map(|rel| (granted as i64 + oa) - (rel as i64 + ob)),
+            grant_to_promote_ns: r.promote_ns.map(|p| p - granted),
+            total_ns: r
+                .promote_ns
+                .map(|p| p - r.queued_ns.unwrap_or(r.start_ns).min(r.start_ns)),
+            uncertainty_ns: self.unc2(m.requester, m.holder) as u64,
+            evidence,
         }
     }
-    reqs.sort_unstable();
-    let unc2 = |a: usize, b: usize| align[a].between(&align[b]) as i64;
-    let umax = (0..nodes.len())
-        .flat_map(|a| (0..nodes.len()).map(move |b| (a, b)))
-        .map(|(a, b)| unc2(a, b))
-        .max()
-        .unwrap_or(0);
-    let mut used: HashSet<(usize, usize)> = HashSet::new();
-    let mut matched: Vec<Matched> = Vec::new();
-    for &(start, a, k) in &reqs {
-        let r = &nodes[a].dlm.requests[k];
-        let (Some(g), Some(granted)) = (r.glock, r.granted_ns) else {
-            continue;
-        };
-        let granted = granted as i64 + align[a].offset_ns.unwrap_or(0);
-        let Some(cands) = basts_by_glock.get(&g) else {
-            continue;
-        };
-        // Candidates start where even the least certain pair's window could.
-        let first = cands.partition_point(|c| c.0 < start - umax);
-        for &(at, b, kb) in &cands[first..] {
-            if b == a || used.contains(&(b, kb)) {
+
+    /// Each node's gfs2 waits (queue to state change) by glock, for the demote causes when
+    /// some node has no dlm lock events.
+    fn gfs2_waits(&self) -> Vec<GlockMap<Waits>> {
+        let nodes = self.nodes;
+        nodes
+            .iter()
+            .map(|n| {
+                if nodes.iter().all(|m| m.dlm.has_lock_events) {
+                    return GlockMap::default();
+                }
+                let mut m: GlockMap<Waits> = GlockMap::default();
+                for w in &n.dlm.gfs2_waits {
+                    m.entry(w.glock)
+                        .or_default()
+                        .spans
+                        .push((w.queued_ns, w.changed_ns));
+                }
+                m.values_mut().for_each(Waits::index);
+                m
+            })
+            .collect()
+    }
+
+    /// Demote causes: every bast, by its hand-off's requester; on nodes without dlm lock
+    /// events, gfs2's view: the remote demote request, and the other nodes waiting for the
+    /// glock's state to change at the time.
+    fn demote_causes(&self, matched: &[Matched]) -> Vec<DemoteCause> {
+        let nodes = self.nodes;
+        let mut causes: BTreeMap<(String, usize, Option<usize>, &'static str), u64> =
+            BTreeMap::new();
+        let cause_of: HashMap<(usize, usize), usize> = matched
+            .iter()
+            .map(|m| ((m.holder, m.bast), m.requester))
+            .collect();
+        let waits = self.gfs2_waits();
+        for (b, n) in nodes.iter().enumerate() {
+            for (k, x) in n.dlm.basts.iter().enumerate() {
+                let Some(g) = x.glock else { continue };
+                *causes
+                    .entry((g.to_string(), b, cause_of.get(&(b, k)).copied(), "dlm_bast"))
+                    .or_default() += 1;
+            }
+            if n.dlm.has_lock_events {
                 continue;
             }
-            let u = unc2(a, b);
-            if at < start - u {
-                continue;
+            for &(ts, g) in &n.dlm.remote_demotes {
+                let cause = self.align[b].at(ts).and_then(|t| {
+                    (0..nodes.len()).filter(|&a| a != b).find(|&a| {
+                        let (Some(o), u) = (self.align[a].offset_ns, self.unc2(a, b)) else {
+                            return false;
+                        };
+                        waits[a].get(&g).is_some_and(|w| w.covers(t - o, u))
+                    })
+                });
+                *causes
+                    .entry((g.to_string(), b, cause, "gfs2_demote_rq"))
+                    .or_default() += 1;
             }
-            if at > granted + u {
-                break;
-            }
-            let x = &nodes[b].dlm.basts[kb];
-            if x.mode != r.mode {
-                continue;
-            }
-            let Some(rel) = x.release_ns else { continue };
-            if rel as i64 + align[b].offset_ns.unwrap_or(0) > granted + u {
-                continue;
-            }
-            used.insert((b, kb));
-            matched.push(Matched {
-                requester: a,
-                request: k,
-                holder: b,
-                bast: kb,
-            });
         }
+        let mut causes: Vec<DemoteCause> = causes
+            .into_iter()
+            .map(|((glock, b, by, source), count)| DemoteCause {
+                glock,
+                node: nodes[b].node.to_string(),
+                caused_by_node: by.map(|a| nodes[a].node.to_string()),
+                count,
+                source,
+            })
+            .collect();
+        causes.sort_by(|a, b| b.count.cmp(&a.count).then(a.glock.cmp(&b.glock)));
+        causes
     }
-    // DLM latency by master.
-    type LatKey = (
-        usize,
-        &'static str,
-        Option<u32>,
-        &'static str,
-        Conversion,
-        bool,
-    );
-    let mut lat: BTreeMap<LatKey, Vec<u64>> = BTreeMap::new();
-    let blocked: HashSet<(usize, usize)> =
-        matched.iter().map(|m| (m.requester, m.request)).collect();
-    let kind = |m: Master| match m {
-        Master::Local => "local",
-        Master::Remote(_) => "remote",
-        Master::Unknown => "unknown",
-    };
-    for (i, n) in nodes.iter().enumerate() {
-        for (k, r) in n.dlm.requests.iter().enumerate() {
-            let Some(g) = r.granted_ns else { continue };
-            let (m, id) = master_of(i, r);
-            let b = blocked.contains(&(i, k));
-            lat.entry((i, kind(m), id, "request_to_grant", r.conversion, b))
-                .or_default()
-                .push(g - r.start_ns);
-        }
-        for &(k, t) in &n.dlm.tdiff {
-            let r = &n.dlm.requests[k];
-            let (m, id) = master_of(i, r);
-            let b = blocked.contains(&(i, k));
-            lat.entry((i, kind(m), id, "gfs2_tdiff", r.conversion, b))
-                .or_default()
-                .push(ns(t));
-        }
-    }
-    out.dlm_latency = lat
-        .into_iter()
-        .map(
-            |((i, master, id, measure, conversion, blocked), v)| DlmLatency {
-                node: nodes[i].node.to_string(),
-                master,
-                master_node: id.map(name_of),
-                measure,
-                conversion: conversion.as_str(),
-                blocked,
-                dist: Dist::of(v),
-            },
-        )
-        .collect();
-    let off = |i: usize| align[i].offset_ns.unwrap_or(0);
-    let mut handoffs: Vec<Handoff> = matched
-        .iter()
-        .map(|m| {
-            let r = &nodes[m.requester].dlm.requests[m.request];
-            let x = &nodes[m.holder].dlm.basts[m.bast];
-            let (oa, ob) = (off(m.requester), off(m.holder));
-            let g = r.glock.unwrap_or(GlockId::new(0, 0));
-            let granted = r.granted_ns.unwrap_or(r.start_ns);
-            let (_, master) = master_of(m.requester, r);
-            let at = |node: usize, ts: u64| format!("{}@{}", nodes[node].node, fmt_ts(ts));
-            let mut evidence = vec![at(m.requester, r.start_ns), at(m.holder, x.ts_ns)];
-            evidence.extend(x.release_ns.map(|t| at(m.holder, t)));
-            evidence.push(at(m.requester, granted));
-            Handoff {
-                glock: g.to_string(),
-                gltype: g.glock_type().name().into_owned(),
-                mode: r.mode.as_str().to_string(),
-                requester_node: nodes[m.requester].node.to_string(),
-                requester_pid: r.pid,
-                holder_node: nodes[m.holder].node.to_string(),
-                master_node: master.map(name_of),
-                start_ns: r.start_ns as i64 + oa,
-                queue_ns: r.queued_ns.map(|q| r.start_ns.saturating_sub(q)),
-                request_to_bast_ns: (x.ts_ns as i64 + ob) - (r.start_ns as i64 + oa),
-                holder_wait_ns: x.work_ns.map(|w| w - x.ts_ns),
-                holder_work_ns: x.work_ns.zip(x.release_ns).map(|(w, rel)| rel - w),
-                release_to_grant_ns: x
-                    .release_ns
-                    .map(|rel| (granted as i64 + oa) - (rel as i64 + ob)),
-                grant_to_promote_ns: r.promote_ns.map(|p| p - granted),
-                total_ns: r
-                    .promote_ns
-                    .map(|p| p - r.queued_ns.unwrap_or(r.start_ns).min(r.start_ns)),
-                uncertainty_ns: unc2(m.requester, m.holder) as u64,
-                evidence,
-            }
-        })
-        .collect();
-    // Per glock and node pair.
+}
+
+/// The hand-offs per glock and node pair, most first.
+fn handoff_summary(handoffs: &[Handoff]) -> Vec<HandoffSummary> {
     let mut groups: BTreeMap<(String, String, String), Vec<&Handoff>> = BTreeMap::new();
-    for h in &handoffs {
+    for h in handoffs {
         groups
             .entry((
                 h.glock.clone(),
@@ -882,7 +1056,7 @@ pub fn analyze(nodes: &[NodeInput<'_>]) -> (Causality, Vec<Matched>) {
             .or_default()
             .push(h);
     }
-    out.handoff_summary = groups
+    let mut summary: Vec<HandoffSummary> = groups
         .into_iter()
         .map(|((glock, req, hold), v)| {
             let d = |f: &dyn Fn(&Handoff) -> Option<i64>| {
@@ -903,76 +1077,8 @@ pub fn analyze(nodes: &[NodeInput<'_>]) -> (Causality, Vec<Matched>) {
             }
         })
         .collect();
-    out.handoff_summary
-        .sort_by(|a, b| b.count.cmp(&a.count).then(a.glock.cmp(&b.glock)));
-    // Demote causes: every bast, by its hand-off's requester.
-    let mut causes: BTreeMap<(String, usize, Option<usize>, &'static str), u64> = BTreeMap::new();
-    let cause_of: HashMap<(usize, usize), usize> = matched
-        .iter()
-        .map(|m| ((m.holder, m.bast), m.requester))
-        .collect();
-    let waits: Vec<GlockMap<Waits>> = nodes
-        .iter()
-        .map(|n| {
-            if nodes.iter().all(|m| m.dlm.has_lock_events) {
-                return GlockMap::default();
-            }
-            let mut m: GlockMap<Waits> = GlockMap::default();
-            for w in &n.dlm.gfs2_waits {
-                m.entry(w.glock)
-                    .or_default()
-                    .spans
-                    .push((w.queued_ns, w.changed_ns));
-            }
-            m.values_mut().for_each(Waits::index);
-            m
-        })
-        .collect();
-    for (b, n) in nodes.iter().enumerate() {
-        for (k, x) in n.dlm.basts.iter().enumerate() {
-            let Some(g) = x.glock else { continue };
-            *causes
-                .entry((g.to_string(), b, cause_of.get(&(b, k)).copied(), "dlm_bast"))
-                .or_default() += 1;
-        }
-        if n.dlm.has_lock_events {
-            continue;
-        }
-        // gfs2's view: the remote demote request, and the other nodes waiting for the
-        // glock's state to change at the time.
-        for &(ts, g) in &n.dlm.remote_demotes {
-            let cause = align[b].at(ts).and_then(|t| {
-                (0..nodes.len()).filter(|&a| a != b).find(|&a| {
-                    let (Some(o), u) = (align[a].offset_ns, unc2(a, b)) else {
-                        return false;
-                    };
-                    waits[a].get(&g).is_some_and(|w| w.covers(t - o, u))
-                })
-            });
-            *causes
-                .entry((g.to_string(), b, cause, "gfs2_demote_rq"))
-                .or_default() += 1;
-        }
-    }
-    let mut causes: Vec<DemoteCause> = causes
-        .into_iter()
-        .map(|((glock, b, by, source), count)| DemoteCause {
-            glock,
-            node: nodes[b].node.to_string(),
-            caused_by_node: by.map(|a| nodes[a].node.to_string()),
-            count,
-            source,
-        })
-        .collect();
-    causes.sort_by(|a, b| b.count.cmp(&a.count).then(a.glock.cmp(&b.glock)));
-    out.demote_causes = causes;
-    handoffs.sort_by(|a, b| {
-        b.total_ns
-            .cmp(&a.total_ns)
-            .then(a.start_ns.cmp(&b.start_ns))
-    });
-    out.handoffs = handoffs;
-    (out, matched)
+    summary.sort_by(|a, b| b.count.cmp(&a.count).then(a.glock.cmp(&b.glock)));
+    summary
 }
 
 /// A trace timestamp as the trace prints it (`SECS.MICROS`).
