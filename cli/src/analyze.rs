@@ -3,11 +3,16 @@
 
 use std::io::{self, Write};
 
-use analysis::{self as analyze, Options, Report, Snapshots, SortBy, StormOptions};
+use analysis::contended::Contended;
+use analysis::handoff::{DlmLatency, HandoffSummary};
+use analysis::slow::{SlowGlock, SlowType};
+use analysis::{self as analyze, HoldWait, Options, Report, Snapshots, SortBy, StormOptions};
 use bundle::Captures;
 use clikit::args::{AnalyzeArgs, Sort};
 use clikit::fmt::nanos;
 use glockparse::Diagnostics;
+
+use crate::table::{self, Cell, Column, Show};
 
 /// What the analyses read: the captures, their snapshots as rows, each node's trace state
 /// after one pass and the traces folded over nodes, and the problems met reading them.
@@ -134,6 +139,198 @@ fn ns128(v: u128) -> String {
     nanos(u64::try_from(v).unwrap_or(u64::MAX))
 }
 
+/// `1. CONTENDED GLOCKS`, and `glk report`'s table of them.
+pub(crate) const CONTENDED: [Column<Contended>; 11] = [
+    Column::left("GLOCK", "glock", 16, |c: &Contended| Cell::text(&c.glock)),
+    Column::left("TYPE", "type", 6, |c: &Contended| Cell::text(&c.gltype)),
+    Column::right("RMT-DEM", "remote demotes", 8, |c: &Contended| {
+        Cell::num(c.remote_demotes)
+    }),
+    Column::right("LOC-DEM", "local demotes", 7, |c: &Contended| {
+        Cell::num(c.local_demotes)
+    }),
+    Column::right("CHANGES", "state changes", 8, |c: &Contended| {
+        Cell::num(c.state_changes)
+    }),
+    Column::right("WAITERS", "max waiters", 8, |c: &Contended| {
+        Cell::num(c.max_waiters)
+    }),
+    Column::right("WAIT-TOT", "wait total", 10, |c: &Contended| {
+        Cell::dur(u64::try_from(c.wait_ns_total).unwrap_or(u64::MAX))
+    }),
+    Column::right("WAITS", "waits", 6, |c: &Contended| Cell::num(c.waits)).only(Show::Text),
+    Column::left("NODES / OBJECT", "", 0, |c: &Contended| {
+        Cell::text(format!(
+            "{}{}",
+            c.nodes.join(","),
+            c.object
+                .as_ref()
+                .map(|o| format!(" ({o})"))
+                .unwrap_or_default()
+        ))
+    })
+    .gap(2)
+    .only(Show::Text),
+    Column::left("", "nodes", 0, |c: &Contended| {
+        Cell::text(c.nodes.join(","))
+    })
+    .only(Show::Html),
+    Column::left("", "object", 0, |c: &Contended| {
+        Cell::text(c.object.clone().unwrap_or_default())
+    })
+    .only(Show::Html),
+];
+
+/// DLM round trips per glock type.
+const SLOW_TYPES: [Column<SlowType>; 7] = [
+    Column::left("TYPE", "type", 8, |t: &SlowType| Cell::text(&t.gltype)),
+    Column::right("COUNT", "count", 7, |t: &SlowType| Cell::num(t.count)),
+    Column::right("P50", "p50", 9, |t: &SlowType| Cell::dur(t.p50_ns)),
+    Column::right("P99", "p99", 9, |t: &SlowType| Cell::dur(t.p99_ns)),
+    Column::right("MAX", "max", 9, |t: &SlowType| Cell::dur(t.max_ns)),
+    Column::right("BLOCKING n/p50", "blocking", 20, |t: &SlowType| {
+        Cell::text(format!(
+            "{} / {}",
+            t.blocking_count,
+            nanos(t.blocking_p50_ns)
+        ))
+    })
+    .gap(3),
+    Column::right("NON-BLOCKING n/p50", "non-blocking", 20, |t: &SlowType| {
+        Cell::text(format!(
+            "{} / {}",
+            t.nonblocking_count,
+            nanos(t.nonblocking_p50_ns)
+        ))
+    }),
+];
+
+/// DLM round trips of the slowest glocks, outliers marked.
+const SLOW_GLOCKS: [Column<SlowGlock>; 8] = [
+    Column::left("GLOCK", "glock", 16, |s: &SlowGlock| Cell::text(&s.glock)),
+    Column::left("TYPE", "type", 6, |s: &SlowGlock| Cell::text(&s.gltype)),
+    Column::right("COUNT", "count", 6, |s: &SlowGlock| Cell::num(s.count)),
+    Column::right("P50", "p50", 9, |s: &SlowGlock| Cell::dur(s.p50_ns)),
+    Column::right("P99", "p99", 9, |s: &SlowGlock| Cell::dur(s.p99_ns)),
+    Column::right("MAX", "max", 9, |s: &SlowGlock| Cell::dur(s.max_ns)),
+    Column::right("GLSTATS-RTTB", "glstats rttb", 12, |s: &SlowGlock| {
+        Cell::text(
+            s.glstats_srttb_ns
+                .map_or("-".into(), |v| nanos(v.max(0) as u64)),
+        )
+    }),
+    Column::left("", "outlier", 0, |s: &SlowGlock| {
+        Cell::text(if s.outlier {
+            format!(
+                "outlier: p99 >= {}x type median",
+                analyze::slow::OUTLIER_FACTOR
+            )
+        } else {
+            String::new()
+        })
+    })
+    .gap(2),
+];
+
+/// `4. HOLD AND WAIT TIMES`.
+const HOLD_WAIT: [Column<HoldWait>; 7] = [
+    Column::left("GLOCK", "glock", 16, |h: &HoldWait| Cell::text(&h.glock)),
+    Column::left("TYPE", "type", 6, |h: &HoldWait| Cell::text(&h.gltype)),
+    Column::right("WAIT n/p99/total", "wait", 18, |h: &HoldWait| {
+        Cell::text(format!(
+            "{}/{}/{}",
+            h.wait.dist.count,
+            nanos(h.wait.dist.p99_ns),
+            ns128(h.wait.total_ns)
+        ))
+    }),
+    Column::right("HOLD n/p99", "hold", 18, |h: &HoldWait| {
+        Cell::text(format!(
+            "{}/{}",
+            h.hold.dist.count,
+            nanos(h.hold.dist.p99_ns)
+        ))
+    }),
+    Column::right("DEMOTE n/p99", "demote", 18, |h: &HoldWait| {
+        Cell::text(format!(
+            "{}/{}",
+            h.demote.dist.count,
+            nanos(h.demote.dist.p99_ns)
+        ))
+    }),
+    Column::right("WAIT@", "waiting at end", 6, |h: &HoldWait| {
+        Cell::num(h.waiting_at_end)
+    }),
+    Column::right("HELD@", "held at end", 6, |h: &HoldWait| {
+        Cell::num(h.held_at_end)
+    }),
+];
+
+/// DLM latency by master, and `glk report`'s table of it.
+pub(crate) const DLM_LATENCY: [Column<DlmLatency>; 10] = [
+    Column::left("NODE", "node", 8, |l: &DlmLatency| Cell::text(&l.node)),
+    Column::left("MASTER", "master", 8, |l: &DlmLatency| Cell::text(l.master)),
+    Column::left("ON", "master node", 8, |l: &DlmLatency| {
+        Cell::text(l.master_node.as_deref().unwrap_or("-"))
+    }),
+    Column::left("MEASURE", "measure", 17, |l: &DlmLatency| {
+        Cell::text(l.measure)
+    }),
+    Column::left("CONV", "conversion", 5, |l: &DlmLatency| {
+        Cell::text(l.conversion)
+    }),
+    Column::left("BLOCKED", "blocked", 8, |l: &DlmLatency| {
+        Cell::text(if l.blocked { "yes" } else { "no" })
+    }),
+    Column::right("COUNT", "count", 7, |l: &DlmLatency| {
+        Cell::num(l.dist.count)
+    }),
+    Column::right("P50", "p50", 9, |l: &DlmLatency| Cell::dur(l.dist.p50_ns)),
+    Column::right("P99", "p99", 9, |l: &DlmLatency| Cell::dur(l.dist.p99_ns)),
+    Column::right("MAX", "max", 9, |l: &DlmLatency| Cell::dur(l.dist.max_ns)),
+];
+
+/// Hand-offs per glock and node pair (p50 of each hop), and `glk report`'s table of them.
+pub(crate) const HANDOFFS: [Column<HandoffSummary>; 12] = [
+    Column::left("GLOCK", "glock", 12, |h: &HandoffSummary| {
+        Cell::text(&h.glock)
+    }),
+    Column::left("NODES", "", 10, |h: &HandoffSummary| {
+        Cell::text(format!("{}>{}", h.holder_node, h.requester_node))
+    })
+    .only(Show::Text),
+    Column::left("", "holder", 0, |h: &HandoffSummary| {
+        Cell::text(&h.holder_node)
+    })
+    .only(Show::Html),
+    Column::left("", "requester", 0, |h: &HandoffSummary| {
+        Cell::text(&h.requester_node)
+    })
+    .only(Show::Html),
+    Column::right("COUNT", "count", 5, |h: &HandoffSummary| Cell::num(h.count)),
+    Column::right("QUEUE", "queue", 9, |h: &HandoffSummary| {
+        Cell::dur(h.queue.p50_ns)
+    }),
+    Column::right("REQ>BAST", "request > bast", 9, |h: &HandoffSummary| {
+        Cell::dur(h.request_to_bast.p50_ns)
+    }),
+    Column::right("HOLD", "holder wait", 9, |h: &HandoffSummary| {
+        Cell::dur(h.holder_wait.p50_ns)
+    }),
+    Column::right("WORK", "demote work", 9, |h: &HandoffSummary| {
+        Cell::dur(h.holder_work.p50_ns)
+    }),
+    Column::right("REL>GRANT", "release > grant", 9, |h: &HandoffSummary| {
+        Cell::dur(h.release_to_grant.p50_ns)
+    }),
+    Column::right("PROMOTE", "grant > promote", 9, |h: &HandoffSummary| {
+        Cell::dur(h.grant_to_promote.p50_ns)
+    }),
+    Column::right("TOTAL", "total", 9, |h: &HandoffSummary| {
+        Cell::dur(h.total.p50_ns)
+    }),
+];
+
 fn text(out: &mut impl Write, r: &Report, paint: clikit::Paint) -> io::Result<()> {
     let nodes: Vec<String> = r
         .nodes
@@ -153,29 +350,9 @@ fn text(out: &mut impl Write, r: &Report, paint: clikit::Paint) -> io::Result<()
     writeln!(out, "glk analyze: {}", nodes.join(", "))?;
     writeln!(out)?;
     writeln!(out, "1. CONTENDED GLOCKS")?;
-    writeln!(
-        out,
-        "{:<16} {:<6} {:>8} {:>7} {:>8} {:>8} {:>10} {:>6}  NODES / OBJECT",
-        "GLOCK", "TYPE", "RMT-DEM", "LOC-DEM", "CHANGES", "WAITERS", "WAIT-TOT", "WAITS",
-    )?;
+    table::text_head(out, &CONTENDED)?;
     for c in &r.contended {
-        writeln!(
-            out,
-            "{:<16} {:<6} {:>8} {:>7} {:>8} {:>8} {:>10} {:>6}  {}{}",
-            c.glock,
-            c.gltype,
-            c.remote_demotes,
-            c.local_demotes,
-            c.state_changes,
-            c.max_waiters,
-            ns128(c.wait_ns_total),
-            c.waits,
-            c.nodes.join(","),
-            c.object
-                .as_ref()
-                .map(|o| format!(" ({o})"))
-                .unwrap_or_default()
-        )?;
+        table::text_row(out, &CONTENDED, c)?;
         for h in &c.holders {
             writeln!(out, "    held by  {h}")?;
         }
@@ -218,76 +395,11 @@ fn text(out: &mut impl Write, r: &Report, paint: clikit::Paint) -> io::Result<()
     }
     writeln!(out)?;
     writeln!(out, "3. SLOW DLM ROUND TRIPS (gfs2_glock_lock_time tdiff)")?;
-    writeln!(
-        out,
-        "{:<8} {:>7} {:>9} {:>9} {:>9}   {:>20} {:>20}",
-        "TYPE", "COUNT", "P50", "P99", "MAX", "BLOCKING n/p50", "NON-BLOCKING n/p50"
-    )?;
-    for t in &r.slow_dlm_types {
-        writeln!(
-            out,
-            "{:<8} {:>7} {:>9} {:>9} {:>9}   {:>20} {:>20}",
-            t.gltype,
-            t.count,
-            nanos(t.p50_ns),
-            nanos(t.p99_ns),
-            nanos(t.max_ns),
-            format!("{} / {}", t.blocking_count, nanos(t.blocking_p50_ns)),
-            format!("{} / {}", t.nonblocking_count, nanos(t.nonblocking_p50_ns)),
-        )?;
-    }
-    writeln!(
-        out,
-        "{:<16} {:<6} {:>6} {:>9} {:>9} {:>9} {:>12}",
-        "GLOCK", "TYPE", "COUNT", "P50", "P99", "MAX", "GLSTATS-RTTB"
-    )?;
-    for s in &r.slow_dlm {
-        writeln!(
-            out,
-            "{:<16} {:<6} {:>6} {:>9} {:>9} {:>9} {:>12}  {}",
-            s.glock,
-            s.gltype,
-            s.count,
-            nanos(s.p50_ns),
-            nanos(s.p99_ns),
-            nanos(s.max_ns),
-            s.glstats_srttb_ns
-                .map_or("-".into(), |v| nanos(v.max(0) as u64)),
-            if s.outlier {
-                format!(
-                    "outlier: p99 >= {}x type median",
-                    analyze::slow::OUTLIER_FACTOR
-                )
-            } else {
-                String::new()
-            }
-        )?;
-    }
+    table::text(out, &SLOW_TYPES, &r.slow_dlm_types)?;
+    table::text(out, &SLOW_GLOCKS, &r.slow_dlm)?;
     writeln!(out)?;
     writeln!(out, "4. HOLD AND WAIT TIMES (traces)")?;
-    writeln!(
-        out,
-        "{:<16} {:<6} {:>18} {:>18} {:>18} {:>6} {:>6}",
-        "GLOCK", "TYPE", "WAIT n/p99/total", "HOLD n/p99", "DEMOTE n/p99", "WAIT@", "HELD@"
-    )?;
-    for h in &r.hold_wait {
-        writeln!(
-            out,
-            "{:<16} {:<6} {:>18} {:>18} {:>18} {:>6} {:>6}",
-            h.glock,
-            h.gltype,
-            format!(
-                "{}/{}/{}",
-                h.wait.dist.count,
-                nanos(h.wait.dist.p99_ns),
-                ns128(h.wait.total_ns)
-            ),
-            format!("{}/{}", h.hold.dist.count, nanos(h.hold.dist.p99_ns)),
-            format!("{}/{}", h.demote.dist.count, nanos(h.demote.dist.p99_ns)),
-            h.waiting_at_end,
-            h.held_at_end
-        )?;
-    }
+    table::text(out, &HOLD_WAIT, &r.hold_wait)?;
     writeln!(out)?;
     writeln!(out, "5. CROSS-NODE WAITS")?;
     if r.cross_node.is_empty() {
@@ -411,60 +523,11 @@ fn causality(out: &mut impl Write, c: &analyze::handoff::Causality) -> io::Resul
         )?;
     }
     if !c.dlm_latency.is_empty() {
-        writeln!(
-            out,
-            "{:<8} {:<8} {:<8} {:<17} {:<5} {:<8} {:>7} {:>9} {:>9} {:>9}",
-            "NODE", "MASTER", "ON", "MEASURE", "CONV", "BLOCKED", "COUNT", "P50", "P99", "MAX"
-        )?;
-        for l in &c.dlm_latency {
-            writeln!(
-                out,
-                "{:<8} {:<8} {:<8} {:<17} {:<5} {:<8} {:>7} {:>9} {:>9} {:>9}",
-                l.node,
-                l.master,
-                l.master_node.as_deref().unwrap_or("-"),
-                l.measure,
-                l.conversion,
-                if l.blocked { "yes" } else { "no" },
-                l.dist.count,
-                nanos(l.dist.p50_ns),
-                nanos(l.dist.p99_ns),
-                nanos(l.dist.max_ns)
-            )?;
-        }
+        table::text(out, &DLM_LATENCY, &c.dlm_latency)?;
     }
     if !c.handoff_summary.is_empty() {
         writeln!(out, "hand-offs, p50 of each hop (holder > requester):")?;
-        writeln!(
-            out,
-            "{:<12} {:<10} {:>5} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
-            "GLOCK",
-            "NODES",
-            "COUNT",
-            "QUEUE",
-            "REQ>BAST",
-            "HOLD",
-            "WORK",
-            "REL>GRANT",
-            "PROMOTE",
-            "TOTAL"
-        )?;
-        for h in &c.handoff_summary {
-            writeln!(
-                out,
-                "{:<12} {:<10} {:>5} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
-                h.glock,
-                format!("{}>{}", h.holder_node, h.requester_node),
-                h.count,
-                nanos(h.queue.p50_ns),
-                nanos(h.request_to_bast.p50_ns),
-                nanos(h.holder_wait.p50_ns),
-                nanos(h.holder_work.p50_ns),
-                nanos(h.release_to_grant.p50_ns),
-                nanos(h.grant_to_promote.p50_ns),
-                nanos(h.total.p50_ns)
-            )?;
-        }
+        table::text(out, &HANDOFFS, &c.handoff_summary)?;
     }
     for d in &c.demote_causes {
         writeln!(

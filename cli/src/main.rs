@@ -20,6 +20,7 @@ mod inputs;
 mod report;
 mod stats;
 mod svg;
+mod table;
 mod top;
 mod trace;
 

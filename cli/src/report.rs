@@ -11,10 +11,12 @@ use analysis::snapshots::{Role, Snapshots};
 use analysis::{self as analyze, Options, Report, StormOptions};
 use bundle::Captures;
 use clikit::args::ReportArgs;
-use clikit::fmt::nanos;
 
-use crate::analyze::{load_for_analysis, Loaded};
+use analysis::clock::Alignment;
+
+use crate::analyze::{load_for_analysis, Loaded, CONTENDED, DLM_LATENCY, HANDOFFS};
 use crate::svg::{self, esc};
+use crate::table::{self, Cell, Column};
 
 const STYLE: &str = "body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222;max-width:1100px}\
 h1{font-size:22px}h2{font-size:18px;margin-top:32px;border-bottom:1px solid #ccc}\
@@ -36,45 +38,26 @@ rows.forEach(function(r){b.appendChild(r)})})});\
 var m=location.hash.match(/^#sort=([\\w-]+):(\\d+)(:desc)?$/);if(m){var th=document.querySelectorAll('#'+m[1]+' th')[+m[2]];\
 if(th){th.click();if(m[3])th.click();}}document.body.classList.add('sortable-ready');";
 
-/// A sortable table: `cols` are headers; each row's cells are `(text, sort value)`.
-fn table(out: &mut String, id: &str, cols: &[&str], rows: &[Vec<(String, Option<f64>)>]) {
-    let _ = write!(
-        out,
-        "<table class=\"sortable\" id=\"{}\"><thead><tr>",
-        esc(id)
-    );
-    for c in cols {
-        let _ = write!(out, "<th>{}</th>", esc(c));
-    }
-    out.push_str("</tr></thead><tbody>");
-    for r in rows {
-        out.push_str("<tr>");
-        for (text, v) in r {
-            match v {
-                Some(v) => {
-                    let _ = write!(out, "<td class=\"n\" data-v=\"{v}\">{}</td>", esc(text));
-                }
-                None => {
-                    let _ = write!(out, "<td>{}</td>", esc(text));
-                }
-            }
-        }
-        out.push_str("</tr>");
-    }
-    out.push_str("</tbody></table>");
-}
-
-fn txt(s: impl Into<String>) -> (String, Option<f64>) {
-    (s.into(), None)
-}
-
-fn num(v: u64) -> (String, Option<f64>) {
-    (v.to_string(), Some(v as f64))
-}
-
-fn dur(ns: u64) -> (String, Option<f64>) {
-    (nanos(ns), Some(ns as f64))
-}
+/// The clock alignment of each node.
+const CLOCKS: [Column<Alignment>; 6] = [
+    Column::left("NODE", "node", 0, |a: &Alignment| Cell::text(&a.node)),
+    Column::left("METHOD", "method", 0, |a: &Alignment| {
+        Cell::text(a.method.as_str())
+    }),
+    Column::left("REFERENCE", "reference", 0, |a: &Alignment| {
+        Cell::text(&a.reference)
+    }),
+    Column::right("±WALL", "± to wall clock", 0, |a: &Alignment| {
+        a.uncertainty_ns.map_or_else(|| Cell::text("-"), Cell::dur)
+    }),
+    Column::right("±REF", "± to reference", 0, |a: &Alignment| {
+        a.relative_uncertainty_ns
+            .map_or_else(|| Cell::text("-"), Cell::dur)
+    }),
+    Column::right("MESSAGES", "messages", 0, |a: &Alignment| {
+        Cell::num(a.messages.0 as u64 + a.messages.1 as u64)
+    }),
+];
 
 fn finding_html(out: &mut String, f: &Finding) {
     let sev = f.severity.as_str();
@@ -412,150 +395,33 @@ pub fn html(p: &Page<'_>) -> io::Result<String> {
         out.push_str(c);
     }
     out.push_str("<h2 id=\"contended\">Contended glocks</h2>");
-    let rows: Vec<_> = r
-        .contended
-        .iter()
-        .take(limit)
-        .map(|c| {
-            vec![
-                txt(&c.glock),
-                txt(&c.gltype),
-                num(c.remote_demotes),
-                num(c.local_demotes),
-                num(c.state_changes),
-                num(c.max_waiters),
-                dur(u64::try_from(c.wait_ns_total).unwrap_or(u64::MAX)),
-                txt(c.nodes.join(",")),
-                txt(c.object.clone().unwrap_or_default()),
-            ]
-        })
-        .collect();
-    table(
+    table::html(
         &mut out,
         "table-contended",
-        &[
-            "glock",
-            "type",
-            "remote demotes",
-            "local demotes",
-            "state changes",
-            "max waiters",
-            "wait total",
-            "nodes",
-            "object",
-        ],
-        &rows,
+        &CONTENDED,
+        r.contended.iter().take(limit),
     );
     if !r.causality.handoff_summary.is_empty() {
         out.push_str("<h2 id=\"handoffs\">Hand-offs (p50 of each hop)</h2>");
-        let rows: Vec<_> = r
-            .causality
-            .handoff_summary
-            .iter()
-            .take(limit)
-            .map(|h| {
-                vec![
-                    txt(&h.glock),
-                    txt(&h.holder_node),
-                    txt(&h.requester_node),
-                    num(h.count),
-                    dur(h.queue.p50_ns),
-                    dur(h.request_to_bast.p50_ns),
-                    dur(h.holder_wait.p50_ns),
-                    dur(h.holder_work.p50_ns),
-                    dur(h.release_to_grant.p50_ns),
-                    dur(h.grant_to_promote.p50_ns),
-                    dur(h.total.p50_ns),
-                ]
-            })
-            .collect();
-        table(
-            &mut out,
-            "table-handoffs",
-            &[
-                "glock",
-                "holder",
-                "requester",
-                "count",
-                "queue",
-                "request > bast",
-                "holder wait",
-                "demote work",
-                "release > grant",
-                "grant > promote",
-                "total",
-            ],
-            &rows,
-        );
+        let rows = r.causality.handoff_summary.iter().take(limit);
+        table::html(&mut out, "table-handoffs", &HANDOFFS, rows);
     }
     if !r.causality.dlm_latency.is_empty() {
         out.push_str("<h2 id=\"dlm\">DLM latency by master</h2>");
-        let rows: Vec<_> = r
-            .causality
-            .dlm_latency
-            .iter()
-            .map(|l| {
-                vec![
-                    txt(&l.node),
-                    txt(l.master),
-                    txt(l.master_node.clone().unwrap_or_default()),
-                    txt(l.measure),
-                    txt(l.conversion),
-                    txt(if l.blocked { "yes" } else { "no" }),
-                    num(l.dist.count),
-                    dur(l.dist.p50_ns),
-                    dur(l.dist.p99_ns),
-                    dur(l.dist.max_ns),
-                ]
-            })
-            .collect();
-        table(
+        table::html(
             &mut out,
             "table-dlm",
-            &[
-                "node",
-                "master",
-                "master node",
-                "measure",
-                "conversion",
-                "blocked",
-                "count",
-                "p50",
-                "p99",
-                "max",
-            ],
-            &rows,
+            &DLM_LATENCY,
+            &r.causality.dlm_latency,
         );
     }
     if !r.causality.clock_alignment.is_empty() {
         out.push_str("<h2 id=\"clocks\">Clock alignment</h2>");
-        let rows: Vec<_> = r
-            .causality
-            .clock_alignment
-            .iter()
-            .map(|a| {
-                vec![
-                    txt(&a.node),
-                    txt(a.method.as_str()),
-                    txt(&a.reference),
-                    a.uncertainty_ns.map_or_else(|| txt("-"), dur),
-                    a.relative_uncertainty_ns.map_or_else(|| txt("-"), dur),
-                    num(a.messages.0 as u64 + a.messages.1 as u64),
-                ]
-            })
-            .collect();
-        table(
+        table::html(
             &mut out,
             "table-clocks",
-            &[
-                "node",
-                "method",
-                "reference",
-                "± to wall clock",
-                "± to reference",
-                "messages",
-            ],
-            &rows,
+            &CLOCKS,
+            &r.causality.clock_alignment,
         );
     }
     let _ = writeln!(out, "<script>{SCRIPT}</script></body></html>");
