@@ -111,6 +111,7 @@ impl Method {
 /// One node's place on the cluster clock.
 #[derive(Debug, Clone, Serialize)]
 pub struct Alignment {
+    /// The node.
     pub node: String,
     /// Wall clock minus the node's trace clock, ns (`null`: unknown). When no node has
     /// markers, offsets are relative to the reference node's trace clock.
@@ -120,6 +121,7 @@ pub struct Alignment {
     /// Half-width of the interval its offset is known within relative to the reference
     /// node's (what ordering its events against other nodes' depends on), ns.
     pub relative_uncertainty_ns: Option<u64>,
+    /// How it was aligned.
     pub method: Method,
     /// The node it was aligned with (messages), or itself.
     pub reference: String,
@@ -209,8 +211,11 @@ fn from_marks(marks: &[Mark]) -> Option<(Span, bool)> {
 
 /// One node's clock evidence.
 pub struct NodeClock<'a> {
+    /// The node.
     pub node: &'a str,
+    /// Its `glkmark` markers.
     pub marks: &'a [Mark],
+    /// The trace clock the capture recorded.
     pub trace_clock: Option<&'a str>,
 }
 
@@ -218,9 +223,13 @@ pub struct NodeClock<'a> {
 /// (`lo` from messages a→b, `hi` from b→a), with the counts each way.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct PairBounds {
+    /// The lower bound, when a message a→b gives one.
     pub lo: Option<i64>,
+    /// The upper bound, when a message b→a gives one.
     pub hi: Option<i64>,
+    /// Messages a→b.
     pub a_to_b: usize,
+    /// Messages b→a.
     pub b_to_a: usize,
 }
 

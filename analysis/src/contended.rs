@@ -24,17 +24,25 @@ pub enum SortBy {
     Waiters,
 }
 
+/// One contended glock, over all nodes.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Contended {
+    /// The glock.
     pub glock: String,
+    /// Its type's name.
     #[serde(rename = "type")]
     pub gltype: String,
+    /// Remote demote requests (`gfs2_demote_rq remote`), summed over nodes.
     pub remote_demotes: u64,
+    /// Local demote requests.
     pub local_demotes: u64,
+    /// State changes.
     pub state_changes: u64,
+    /// Most waiters in one snapshot.
     pub max_waiters: u64,
     /// Total queue → promote time in traces, all nodes.
     pub wait_ns_total: u128,
+    /// Waits measured.
     pub waits: u64,
     /// Nodes with trace events or snapshot entries for it.
     pub nodes: Vec<String>,
@@ -42,14 +50,18 @@ pub struct Contended {
     pub object: Option<String>,
     /// Who held and who waited, from the last snapshot that had holders: `node pid comm caller`.
     pub holders: Vec<String>,
+    /// Who waited, from the same snapshot: `node pid comm state caller`.
     pub waiters: Vec<String>,
 }
 
 /// One node's counts of one glock's events.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct EventCounts {
+    /// Remote demote requests.
     pub remote_demotes: u64,
+    /// Local demote requests.
     pub local_demotes: u64,
+    /// State changes.
     pub state_changes: u64,
 }
 
@@ -74,7 +86,9 @@ impl EventCounts {
 
 /// One node's trace, as the ranking uses it.
 pub struct NodeCounts<'a> {
+    /// The node.
     pub node: &'a str,
+    /// Its counts per glock.
     pub counts: &'a super::GlockMap<EventCounts>,
 }
 

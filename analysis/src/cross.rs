@@ -28,22 +28,34 @@ use glockparse::dlm_locks::LockStatus;
 /// A waiter on one node joined to the holder on another.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct CrossNode {
+    /// The glock.
     pub glock: String,
+    /// Its type's name.
     #[serde(rename = "type")]
     pub gltype: String,
+    /// The waiter's node.
     pub waiter_node: String,
+    /// The waiting process, when a source names it.
     pub waiter_pid: Option<i64>,
+    /// Its command.
     pub waiter_comm: Option<String>,
+    /// The call site that queued the wait.
     pub waiter_caller: Option<String>,
     /// Where the waiter's pid comes from: `glocks`, `locks`, `dlm` or `none`.
     pub waiter_source: &'static str,
+    /// The holder's node.
     pub holder_node: String,
+    /// The holding process, when a source names it.
     pub holder_pid: Option<i64>,
+    /// Its command.
     pub holder_comm: Option<String>,
+    /// The call site that queued the hold.
     pub holder_caller: Option<String>,
+    /// Where the holder's pid comes from: `glocks`, `locks`, `dlm` or `none`.
     pub holder_source: &'static str,
     /// Snapshots in which the wait was seen.
     pub seen_in_snapshots: usize,
+    /// Those snapshots.
     pub snapshots: Vec<u32>,
     /// `glocks`, `dlm`, or both.
     pub evidence: Vec<String>,
@@ -55,9 +67,17 @@ pub struct CrossNode {
 #[derive(Debug, Clone, Serialize, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Owner {
     /// A process of a node.
-    Process { node: String, pid: i64 },
+    Process {
+        /// The node.
+        node: String,
+        /// The process.
+        pid: i64,
+    },
     /// A node, where no source names the process.
-    Node { node: String },
+    Node {
+        /// The node.
+        node: String,
+    },
 }
 
 impl Owner {
@@ -83,20 +103,26 @@ impl Owner {
 /// One step of a cycle: `owner` waits for `waits_for`, held by the next step's owner.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Step {
+    /// The node.
     pub node: String,
     /// The waiting process (`None`: the node, no process known).
     pub pid: Option<i64>,
+    /// Its command.
     pub comm: Option<String>,
     /// Who the owner is, in words: the process, and the ancestors whose locks it holds.
     pub owner: String,
+    /// The glock it waits for.
     pub waits_for: String,
     /// Lines that show this wait and who holds the lock.
     pub evidence: Vec<String>,
 }
 
+/// A deadlock cycle of the wait-for graph: each step waits for the next, the last for the first.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Cycle {
+    /// The waits, in cycle order.
     pub steps: Vec<Step>,
+    /// Snapshots in which every wait of the cycle was seen.
     pub snapshots: Vec<u32>,
     /// `certain` (every step a named process), `likely` (a lock held by an ancestor of
     /// the waiter, through an inherited file), `possible` (a node stands for an unknown

@@ -21,9 +21,13 @@ use crate::Report;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Severity {
+    /// Worth knowing; nothing is wrong by itself.
     Info,
+    /// May hurt: look when it persists.
     Warning,
+    /// Hurts now: a process or a node waits.
     Error,
+    /// The filesystem or the cluster cannot work.
     Critical,
 }
 
@@ -44,6 +48,7 @@ impl Severity {
 pub struct Evidence {
     /// `NODE/FILE` of a capture file, or `NODE trace` for a trace event.
     pub source: String,
+    /// The line, for file evidence.
     pub line: Option<u64>,
     /// The event time, for trace evidence (the node's trace clock, `SECS.MICROS`).
     pub time: Option<String>,
@@ -145,13 +150,21 @@ impl PartialEq<&str> for FindingCode {
 /// One finding.
 #[derive(Debug, Clone, Serialize)]
 pub struct Finding {
+    /// Its stable code.
     pub code: FindingCode,
+    /// How bad it is.
     pub severity: Severity,
+    /// What is wrong, in one line.
     pub title: String,
+    /// The glocks involved.
     pub glocks: Vec<String>,
+    /// The nodes involved.
     pub nodes: Vec<String>,
+    /// The processes involved.
     pub pids: Vec<i64>,
+    /// What shows it.
     pub evidence: Vec<Evidence>,
+    /// What to do.
     pub remedy: String,
 }
 
@@ -176,11 +189,17 @@ impl Finding {
 /// A finding's code, what it means, its threshold, the evidence it cites and its remedy:
 /// the README's table.
 pub struct Code {
+    /// The code.
     pub code: FindingCode,
+    /// The severity its findings have (some are lowered when the evidence is weak).
     pub severity: Severity,
+    /// What it means.
     pub means: &'static str,
+    /// What makes a finding.
     pub threshold: &'static str,
+    /// The evidence cited.
     pub evidence: &'static str,
+    /// What to do.
     pub remedy: &'static str,
 }
 
@@ -304,8 +323,11 @@ impl FindingCode {
 pub struct Thresholds {
     /// Seconds of waiting that make a waiter stuck ([`crate::stuck::is_stuck`]).
     pub stuck_after: f64,
+    /// Remote demotes (summed over nodes) that make a glock hot.
     pub hot_demotes: u64,
+    /// Unblocked remote DLM requests slower than this (p50, ms) make a master slow.
     pub slow_dlm_ms: f64,
+    /// The used fraction of the filesystem above which resource-group contention is a warning.
     pub full_fraction: f64,
 }
 

@@ -33,9 +33,11 @@ use super::GlockMap;
 /// Where a request's resource is mastered, as seen from the requesting node.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Master {
+    /// This node masters it.
     Local,
     /// On another node, by DLM node id when known.
     Remote(Option<u32>),
+    /// No event or dump says.
     Unknown,
 }
 
@@ -65,21 +67,29 @@ impl Conversion {
 /// One DLM request of one node.
 #[derive(Debug, Clone)]
 pub struct Request {
+    /// The glock its resource names.
     pub glock: Option<GlockId>,
+    /// The lockspace id.
     pub ls_id: u32,
+    /// The lock's id on this node.
     pub lkb_id: u32,
+    /// The mode requested.
     pub mode: DlmMode,
     /// New, up or down (from the mode the lock was last granted).
     pub conversion: Conversion,
+    /// The process that called `dlm_lock()`.
     pub pid: i64,
     /// The first local gfs2 holder still waiting for the glock when the request was made.
     pub queued_ns: Option<u64>,
+    /// `dlm_lock_start`.
     pub start_ns: u64,
     /// The completion AST.
     pub granted_ns: Option<u64>,
+    /// The completion AST's status (0: granted).
     pub status: i32,
     /// The first `gfs2_promote` of the glock after a successful grant.
     pub promote_ns: Option<u64>,
+    /// Where its resource is mastered.
     pub master: Master,
     /// The REQUEST/CONVERT message sent for it (sequence number), for its receiver.
     sent_seq: Option<(u32, MsgType)>,
@@ -88,11 +98,15 @@ pub struct Request {
 /// One blocking AST a node's lock received.
 #[derive(Debug, Clone)]
 pub struct Bast {
+    /// The glock its resource names.
     pub glock: Option<GlockId>,
+    /// The lockspace id.
     pub ls_id: u32,
+    /// The lock's id on this node.
     pub lkb_id: u32,
     /// The mode the blocked request wants.
     pub mode: DlmMode,
+    /// When it arrived.
     pub ts_ns: u64,
     /// The last local dequeue of the glock after the bast, before the release.
     pub dequeue_ns: Option<u64>,
@@ -106,11 +120,17 @@ pub struct Bast {
 /// A DLM message one node sent or received.
 #[derive(Debug, Clone, Copy)]
 pub struct Msg {
+    /// When it was sent or received.
     pub ts_ns: u64,
+    /// The sender's DLM node id (`h_nodeid`).
     pub from: u32,
+    /// The destination node, when the event names it.
     pub dst: Option<u32>,
+    /// The sender's sequence number on the connection.
     pub seq: u32,
+    /// The message type.
     pub mtype: MsgType,
+    /// The lock id it is about (`m_lkid`).
     pub lkid: u32,
 }
 
@@ -118,8 +138,11 @@ pub struct Msg {
 /// state change that let it in.
 #[derive(Debug, Clone, Copy)]
 pub struct GfsWait {
+    /// The glock.
     pub glock: GlockId,
+    /// The first waiter's `gfs2_glock_queue`.
     pub queued_ns: u64,
+    /// The `gfs2_glock_state_change` that let it in.
     pub changed_ns: u64,
 }
 
@@ -132,19 +155,27 @@ const MAX_FLUSHES: usize = 32;
 /// One node's requests, blocking ASTs and messages, built in its trace pass.
 #[derive(Default)]
 pub struct NodeDlm {
+    /// The node's clock markers (`glkmark` lines).
     pub marks: Vec<Mark>,
+    /// The trace clock the capture recorded (`local`, `global`, `mono`...).
     pub trace_clock: Option<String>,
+    /// Its DLM requests, in start order.
     pub requests: Vec<Request>,
+    /// The blocking ASTs its locks received.
     pub basts: Vec<Bast>,
+    /// Messages it sent.
     pub sent: Vec<Msg>,
+    /// Messages it received.
     pub received: Vec<Msg>,
     /// gfs2 remote demote requests (time, glock).
     pub remote_demotes: Vec<(u64, GlockId)>,
+    /// gfs2's waits (first waiter queued to state change).
     pub gfs2_waits: Vec<GfsWait>,
     /// gfs2 `tdiff` of each DLM reply, with the request just granted (index).
     pub tdiff: Vec<(usize, i64)>,
     /// Whether the node traced the dlm lock events / the message events.
     pub has_lock_events: bool,
+    /// Whether the node traced the message events.
     pub has_messages: bool,
     /// `h_nodeid` of the messages it sent: its own DLM node id.
     nodeid_votes: BTreeMap<u32, u64>,
@@ -431,10 +462,15 @@ fn msg(ts: u64, m: &traceparse::dlm::Message) -> Msg {
 /// A distribution of durations, as the JSON gives it.
 #[derive(Debug, Clone, Default, Serialize, PartialEq)]
 pub struct Dist {
+    /// Durations measured.
     pub count: u64,
+    /// Median, ns.
     pub p50_ns: u64,
+    /// 90th percentile, ns.
     pub p90_ns: u64,
+    /// 99th percentile, ns.
     pub p99_ns: u64,
+    /// Longest, ns.
     pub max_ns: u64,
     /// Counts per power of two of ns (entry `i`: `[2^i, 2^(i+1))`), for histograms.
     #[serde(skip)]
@@ -466,6 +502,7 @@ impl Dist {
 /// DLM latency of one node's requests to masters of one kind.
 #[derive(Debug, Clone, Serialize)]
 pub struct DlmLatency {
+    /// The requesting node.
     pub node: String,
     /// `local`, `remote` or `unknown`.
     pub master: &'static str,
@@ -480,6 +517,7 @@ pub struct DlmLatency {
     /// Requests that waited for another node to give the lock up (a hand-off), apart
     /// from those that did not: blocking is not the DLM's latency.
     pub blocked: bool,
+    /// The latencies.
     #[serde(flatten)]
     pub dist: Dist,
 }
@@ -487,13 +525,20 @@ pub struct DlmLatency {
 /// One hand-off: a holder on one node gave a glock up for a request on another.
 #[derive(Debug, Clone, Serialize)]
 pub struct Handoff {
+    /// The glock.
     pub glock: String,
+    /// Its type's name.
     #[serde(rename = "type")]
     pub gltype: String,
+    /// The mode requested.
     pub mode: String,
+    /// The node that asked.
     pub requester_node: String,
+    /// The process that asked.
     pub requester_pid: i64,
+    /// The node that gave the glock up.
     pub holder_node: String,
+    /// The resource's master, when known.
     pub master_node: Option<String>,
     /// The request's start on the cluster clock (ns since the epoch when markers anchor it).
     pub start_ns: i64,
@@ -521,27 +566,40 @@ pub struct Handoff {
 /// Hand-offs of one glock from one holder node to one requester node.
 #[derive(Debug, Clone, Serialize)]
 pub struct HandoffSummary {
+    /// The glock.
     pub glock: String,
+    /// The node that asked.
     pub requester_node: String,
+    /// The node that gave the glock up.
     pub holder_node: String,
+    /// Hand-offs.
     pub count: u64,
+    /// First local waiter queued → DLM request.
     pub queue: Dist,
+    /// DLM request → the holder's blocking AST.
     pub request_to_bast: Dist,
+    /// Blocking AST → demote work began.
     pub holder_wait: Dist,
+    /// Demote work → release.
     pub holder_work: Dist,
+    /// Release → grant.
     pub release_to_grant: Dist,
+    /// Grant → promote.
     pub grant_to_promote: Dist,
+    /// First waiter queued → promote.
     pub total: Dist,
 }
 
 /// Remote demotes of one glock on one node, by the node whose request caused them.
 #[derive(Debug, Clone, Serialize)]
 pub struct DemoteCause {
+    /// The glock.
     pub glock: String,
     /// The node demoted.
     pub node: String,
     /// The requesting node (`null`: no request on another node matches).
     pub caused_by_node: Option<String>,
+    /// Demotes.
     pub count: u64,
     /// `dlm_bast` (the DLM's blocking AST) or `gfs2_demote_rq` (gfs2's remote demote
     /// request, on kernels without dlm events).
@@ -551,16 +609,23 @@ pub struct DemoteCause {
 /// Everything cross-node causality found.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Causality {
+    /// How each node's trace clock was aligned.
     pub clock_alignment: Vec<Alignment>,
+    /// DLM latency by node and master.
     pub dlm_latency: Vec<DlmLatency>,
+    /// Each hand-off, longest first.
     pub handoffs: Vec<Handoff>,
+    /// Hand-offs per glock and node pair, most first.
     pub handoff_summary: Vec<HandoffSummary>,
+    /// Remote demotes by the node that caused them, most first.
     pub demote_causes: Vec<DemoteCause>,
 }
 
 /// A node's part, with what the snapshots say.
 pub struct NodeInput<'a> {
+    /// The node's name.
     pub node: &'a str,
+    /// What its trace pass gathered.
     pub dlm: &'a NodeDlm,
     /// The DLM node id the capture recorded.
     pub nodeid: Option<u32>,
@@ -606,9 +671,13 @@ type MsgKey = (u32, u32, MsgType, u32);
 /// A hand-off before it is written out, with the times the timeline needs.
 #[derive(Debug, Clone)]
 pub struct Matched {
+    /// The requesting node (index).
     pub requester: usize,
+    /// Its request (index in its requests).
     pub request: usize,
+    /// The node that gave the glock up (index).
     pub holder: usize,
+    /// Its blocking AST (index in its basts).
     pub bast: usize,
 }
 

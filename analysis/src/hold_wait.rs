@@ -19,7 +19,9 @@ use traceparse::{DlmMode, Gfs2Event};
 /// Durations of one kind, with their sum.
 #[derive(Debug, Clone, Default)]
 pub struct Durations {
+    /// The durations.
     pub samples: Recorder,
+    /// Their sum, ns.
     pub total_ns: u128,
 }
 
@@ -35,6 +37,7 @@ impl Durations {
         self.total_ns += o.total_ns;
     }
 
+    /// The distribution and the total.
     pub fn summary(&self) -> DurationSummary {
         DurationSummary {
             dist: self.samples.distribution(),
@@ -46,19 +49,25 @@ impl Durations {
 /// count / p50 / p90 / p99 / max / mean and the total, ns.
 #[derive(Debug, Clone, Copy, Serialize, Default, PartialEq)]
 pub struct DurationSummary {
+    /// The distribution.
     #[serde(flatten)]
     pub dist: Distribution,
+    /// The sum, ns.
     pub total_ns: u128,
 }
 
 /// Per glock (or type): wait, hold and demote latency.
 #[derive(Debug, Clone, Default)]
 pub struct Times {
+    /// Queue to promote.
     pub wait: Durations,
+    /// Promote to dequeue.
     pub hold: Durations,
+    /// Demote request to the state change that served it.
     pub demote: Durations,
     /// Holders still waiting / still held when the trace ended.
     pub waiting_at_end: u64,
+    /// Holders still held when the trace ended.
     pub held_at_end: u64,
     /// Dequeues of holders that were never granted (failed try locks).
     pub failed: u64,

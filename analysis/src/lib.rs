@@ -3,6 +3,8 @@
 //! a function from those to a part of [`Report`], which serialises to the documented JSON.
 //! [`findings`] turns a report into findings with stable codes.
 
+#![forbid(unsafe_code)]
+
 pub mod clock;
 pub mod contended;
 pub mod cross;
@@ -33,48 +35,72 @@ use hold_wait::{DurationSummary, Times};
 pub use snapshots::Snapshots;
 pub use storms::StormOptions;
 
+/// What the analyses are asked for.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Options {
+    /// Ranking of the contended glocks.
     pub sort: SortBy,
     /// Entries per list (0: all).
     pub limit: usize,
+    /// What makes a demote storm.
     pub storms: StormOptions,
 }
 
+/// One node of the input.
 #[derive(Debug, Clone, Serialize)]
 pub struct NodeInfo {
+    /// Its name.
     pub node: String,
+    /// Its DLM node id, when the capture recorded it.
     pub nodeid: Option<u64>,
+    /// Snapshots read.
     pub snapshots: usize,
+    /// Trace files read.
     pub traces: usize,
 }
 
+/// One glock's hold, wait and demote times from the traces.
 #[derive(Debug, Clone, Serialize)]
 pub struct HoldWait {
+    /// The glock.
     pub glock: String,
+    /// Its type's name.
     #[serde(rename = "type")]
     pub gltype: String,
+    /// Queue to promote.
     pub wait: DurationSummary,
+    /// Promote to dequeue.
     pub hold: DurationSummary,
+    /// Demote request to the state change that served it.
     pub demote: DurationSummary,
+    /// Holders still waiting when the trace ended.
     pub waiting_at_end: u64,
+    /// Holders still holding when the trace ended.
     pub held_at_end: u64,
+    /// Requests that ended in an error.
     pub failed: u64,
 }
 
+/// The hold, wait and demote times of one glock type.
 #[derive(Debug, Clone, Serialize)]
 pub struct HoldWaitType {
+    /// The type's name.
     #[serde(rename = "type")]
     pub gltype: String,
+    /// Queue to promote.
     pub wait: DurationSummary,
+    /// Promote to dequeue.
     pub hold: DurationSummary,
+    /// Demote request to the state change that served it.
     pub demote: DurationSummary,
 }
 
 /// What one node's traces gave the analyses.
 #[derive(Debug, Clone, Serialize)]
 pub struct TraceInput {
+    /// The node.
     pub node: String,
+    /// Lines read.
     pub trace_lines: u64,
     /// Events with a glock, each fed to every trace analysis once.
     pub events: u64,
@@ -85,28 +111,44 @@ pub struct TraceInput {
 /// How much input the report was made from.
 #[derive(Debug, Clone, Serialize)]
 pub struct Input {
+    /// Each node's traces.
     pub traces: Vec<TraceInput>,
     /// Rows of the snapshot frames the joins read.
     pub glock_rows: usize,
+    /// Holder lines read.
     pub holder_rows: usize,
+    /// DLM locks read.
     pub dlm_lock_rows: usize,
+    /// glstats lines read.
     pub glstats_rows: usize,
 }
 
 /// Everything `glk analyze` reports.
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
+    /// The nodes read.
     pub nodes: Vec<NodeInfo>,
+    /// How much input the report was made from.
     pub input: Input,
+    /// Contended glocks, ranked.
     pub contended: Vec<contended::Contended>,
+    /// Bursts of remote demotes.
     pub demote_storms: Vec<storms::Storm>,
+    /// Glocks given up and regained between nodes over and over.
     pub ping_pong: Vec<storms::PingPong>,
+    /// Glocks with the slowest DLM round trips.
     pub slow_dlm: Vec<slow::SlowGlock>,
+    /// DLM round trips per glock type.
     pub slow_dlm_types: Vec<slow::SlowType>,
+    /// Hold, wait and demote times per glock.
     pub hold_wait: Vec<HoldWait>,
+    /// Hold, wait and demote times per glock type.
     pub hold_wait_types: Vec<HoldWaitType>,
+    /// Waits of a process on one node for a holder on another.
     pub cross_node: Vec<cross::CrossNode>,
+    /// Deadlock cycles in the wait-for graph.
     pub cycles: Vec<cross::Cycle>,
+    /// Stuck and slow waiters, growth and leaks.
     pub stuck_and_leaks: stuck::Report,
     /// Clock alignment, DLM latency by master, hand-offs and demote causes.
     #[serde(flatten)]

@@ -23,9 +23,11 @@ use glockparse::dlm_locks::LockStatus;
 /// One side of a wait: a waiter or a holder.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Party {
+    /// The node.
     pub node: String,
     /// `None` when no source names the process.
     pub pid: Option<i64>,
+    /// Its command, when known.
     pub comm: Option<String>,
     /// The call site the glocks file printed for it.
     pub caller: Option<String>,

@@ -12,19 +12,31 @@ use serde::Serialize;
 /// A glock is an outlier when its p99 round trip is this many times its type's median.
 pub const OUTLIER_FACTOR: u64 = 10;
 
+/// One glock's DLM round trips (`gfs2_glock_lock_time` tdiff) across nodes.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct SlowGlock {
+    /// The glock.
     pub glock: String,
+    /// Its type's name.
     #[serde(rename = "type")]
     pub gltype: String,
+    /// Round trips.
     pub count: u64,
+    /// Median, ns.
     pub p50_ns: u64,
+    /// 90th percentile, ns.
     pub p90_ns: u64,
+    /// 99th percentile, ns.
     pub p99_ns: u64,
+    /// Longest, ns.
     pub max_ns: u64,
+    /// Round trips of blocking requests (that waited for other nodes).
     pub blocking_count: u64,
+    /// Their 99th percentile, ns.
     pub blocking_p99_ns: u64,
+    /// Round trips of non-blocking requests.
     pub nonblocking_count: u64,
+    /// Their 99th percentile, ns.
     pub nonblocking_p99_ns: u64,
     /// The type's median over all its glocks.
     pub type_p50_ns: u64,
@@ -32,20 +44,31 @@ pub struct SlowGlock {
     pub outlier: bool,
     /// From the last glstats snapshot (largest over nodes), when captured.
     pub glstats_srttb_ns: Option<i64>,
+    /// DLM requests issued, from the same glstats line.
     pub glstats_dcount: Option<i64>,
 }
 
+/// The DLM round trips of one glock type.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct SlowType {
+    /// The type's name.
     #[serde(rename = "type")]
     pub gltype: String,
+    /// Round trips.
     pub count: u64,
+    /// Median, ns.
     pub p50_ns: u64,
+    /// 99th percentile, ns.
     pub p99_ns: u64,
+    /// Longest, ns.
     pub max_ns: u64,
+    /// Round trips of blocking requests.
     pub blocking_count: u64,
+    /// Their median, ns.
     pub blocking_p50_ns: u64,
+    /// Round trips of non-blocking requests.
     pub nonblocking_count: u64,
+    /// Their median, ns.
     pub nonblocking_p50_ns: u64,
 }
 

@@ -20,12 +20,16 @@ use traceparse::Gfs2Event;
 /// One burst on one node.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Storm {
+    /// The glock.
     pub glock: String,
+    /// Its type's name.
     #[serde(rename = "type")]
     pub gltype: String,
     /// The node whose trace shows the burst (its clock gives start/end).
     pub node: String,
+    /// The first demote of the burst (the node's trace clock), ns.
     pub start_ns: u64,
+    /// The last, ns.
     pub end_ns: u64,
     /// Remote demote requests in the burst.
     pub demotes: u64,
@@ -38,7 +42,9 @@ pub struct Storm {
 /// Nodes taking a glock from each other.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct PingPong {
+    /// The glock.
     pub glock: String,
+    /// Its type's name.
     #[serde(rename = "type")]
     pub gltype: String,
     /// Per node: how often it gave the glock up on a remote request and later got it back.
@@ -47,9 +53,12 @@ pub struct PingPong {
     pub modes: Vec<String>,
 }
 
+/// What makes a demote storm.
 #[derive(Debug, Clone, Copy)]
 pub struct StormOptions {
+    /// The window demotes are counted in, ns.
     pub window_ns: u64,
+    /// Remote demotes within one window that make a storm.
     pub min_demotes: u64,
     /// Give-up-and-regain cycles each of at least two nodes needs for ping-pong.
     pub min_cycles: u64,
@@ -137,14 +146,13 @@ impl NodeDemotes {
             }
             Gfs2Event::GlockStateChange { from, to, .. } => {
                 let s = self.cycles.entry(glock).or_default();
-                let (from, to) = (from.as_str(), to.as_str());
-                if s.demoted && rank(to) < rank(from) {
+                if s.demoted && to.rank() < from.rank() {
                     s.lowered = true;
                     s.demoted = false;
-                } else if s.lowered && rank(to) > rank(from) {
+                } else if s.lowered && to.rank() > from.rank() {
                     s.lowered = false;
                     s.cycles += 1;
-                    self.modes.entry(glock).or_default().insert(to);
+                    self.modes.entry(glock).or_default().insert(to.as_str());
                 }
             }
             _ => {}
@@ -193,16 +201,6 @@ pub fn storms(nodes: &[(&str, &NodeDemotes)], o: StormOptions) -> Vec<Storm> {
             .then(a.node.cmp(&b.node))
     });
     out
-}
-
-fn rank(mode: &str) -> u8 {
-    match mode {
-        "EX" => 4,
-        "PW" => 3,
-        "PR" | "CW" => 2,
-        "CR" => 1,
-        _ => 0,
-    }
 }
 
 /// Glocks that two or more nodes each gave up and got back `min_cycles` times or more.

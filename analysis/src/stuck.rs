@@ -28,40 +28,57 @@ use serde::Serialize;
 use super::owners::Resolver;
 use crate::snapshots::{Hold, Role};
 
+/// A waiter seen in the snapshots.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Wait {
+    /// The node.
     pub node: String,
+    /// The glock waited for.
     pub glock: String,
     /// The waiting process, resolved as in the cross-node waits (`None`: no source
     /// names it).
     pub pid: Option<i64>,
+    /// Its command.
     pub comm: Option<String>,
     /// Where the pid comes from: `glocks`, `locks`, `dlm` or `none`.
     pub pid_source: &'static str,
+    /// The call site that queued the wait.
     pub caller: String,
+    /// The state asked for.
     pub state: String,
+    /// The first snapshot it was seen waiting in.
     pub first_snapshot: u32,
+    /// The last.
     pub last_snapshot: u32,
+    /// Snapshots it was seen waiting in.
     pub snapshots: usize,
     /// `stuck`: still waiting in the node's last snapshot after at least two;
     /// `progressed`: gone before the end.
     pub verdict: &'static str,
 }
 
+/// A glock type whose count only grows on a node.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Growth {
+    /// The node.
     pub node: String,
+    /// The type's name.
     #[serde(rename = "type")]
     pub gltype: String,
     /// Glock count per snapshot, in snapshot order.
     pub counts: Vec<u64>,
 }
 
+/// A glock with holders queued but not dequeued by the end of a node's trace.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Unbalanced {
+    /// The node.
     pub node: String,
+    /// The glock.
     pub glock: String,
+    /// Holders queued.
     pub queued: u64,
+    /// Holders dequeued.
     pub dequeued: u64,
     /// queued - dequeued at the end of the trace.
     pub balance: i64,
@@ -75,31 +92,45 @@ pub struct Unbalanced {
 pub struct DlmWait {
     /// Whose dump shows it.
     pub node: String,
+    /// The snapshot.
     pub snapshot: u32,
+    /// The glock.
     pub glock: String,
     /// The node that asked (a master's dump lists other nodes' locks).
     pub owner_nodeid: Option<u64>,
+    /// The process that made the request.
     pub pid: u64,
+    /// The mode requested.
     pub rqmode: Option<String>,
+    /// The mode granted, for a conversion.
     pub grmode: Option<String>,
+    /// Microseconds in the queue.
     pub age_us: u64,
     /// Its line in the dump.
     pub line: u64,
 }
 
+/// Stuck and slow waiters, growth and leaks.
 #[derive(Debug, Clone, Serialize, PartialEq, Default)]
 pub struct Report {
+    /// Waiters still waiting in the last of 2+ consecutive snapshots.
     pub stuck: Vec<Wait>,
     /// DLM locks waiting in each node's last dump, oldest first.
     pub dlm_waits: Vec<DlmWait>,
+    /// Waiters gone before the last snapshot: slow, but they moved.
     pub progressed: Vec<Wait>,
+    /// Glock types whose count only grows.
     pub growing: Vec<Growth>,
+    /// Glocks with holders queued but not dequeued by the end of the trace.
     pub unbalanced: Vec<Unbalanced>,
     /// Glocks with trace events, and how many of them were freed during the trace.
     pub glocks_seen_in_traces: usize,
+    /// Of those, glocks freed (`glock_put`) during the trace.
     pub glocks_put_in_traces: usize,
 }
 
+/// Waiters across snapshots (stuck or progressed), glock counts that only grow, and the
+/// queue/dequeue balance of each traced glock.
 pub fn analyze(
     holds: &[Hold],
     glock_types: &BTreeMap<(String, u32), BTreeMap<String, u64>>,

@@ -27,7 +27,9 @@ use super::{contended, handoff, hold_wait, storms, stuck};
 /// One event the per-node state machines read.
 #[derive(Debug, Clone, Copy)]
 pub enum Ev {
+    /// A gfs2 event.
     Gfs2(Gfs2Event),
+    /// A dlm event.
     Dlm(DlmEvent),
     /// A `glkmark` clock marker, with its trace clock name when it carries one
     /// (`clock=local`: up to 16 bytes).
@@ -90,6 +92,7 @@ impl Folded {
 /// [`Folded`] once it is read).
 #[derive(Default)]
 pub struct NodeTrace {
+    /// The node.
     pub node: String,
     /// Events with a glock fed in.
     pub events: u64,
@@ -99,9 +102,13 @@ pub struct NodeTrace {
     pub sorted_in_memory: bool,
     /// Events the trace says were lost (`[LOST N EVENTS]` lines).
     pub lost: u64,
+    /// Queue, promote and dequeue paired into hold and wait times.
     pub hold_wait: hold_wait::Pairing,
+    /// Remote demotes over time, for storms and ping-pong.
     pub demotes: storms::NodeDemotes,
+    /// DLM round trips (`gfs2_glock_lock_time`).
     pub lock_times: LockTimes,
+    /// The queue/dequeue balance per glock.
     pub balance: stuck::NodeBalance,
     /// Every glock with an event, with its counts.
     pub counts: super::GlockMap<contended::EventCounts>,

@@ -104,9 +104,11 @@ pub enum LogKind {
 /// A kernel log line that matters.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LogEvent {
+    /// Its line in the log.
     pub line: u64,
     /// Seconds since boot, when the line has a `[ secs.usecs]` stamp.
     pub uptime_s: Option<f64>,
+    /// What it says.
     pub kind: LogKind,
     /// The text after the stamp.
     pub text: String,

@@ -12,6 +12,8 @@
 //! `.tar.gz`, `.tar.xz`). A loose file (a glocks dump, a trace) is a one-file node named
 //! after the file.
 
+#![forbid(unsafe_code)]
+
 pub mod atomic;
 pub mod health;
 pub mod procs;

@@ -33,12 +33,15 @@ pub struct Task {
     pub tgid: i64,
     /// The parent process.
     pub ppid: i64,
+    /// The process group.
     pub pgid: i64,
+    /// The session.
     pub sid: i64,
     /// `R`, `S`, `D`, `Z`, ... as `/proc/PID/stat` prints it.
     pub state: char,
     /// Where it sleeps in the kernel (`0` or empty when running).
     pub wchan: String,
+    /// The command name.
     pub comm: String,
     /// The kernel stack, for a task in uninterruptible sleep (`D`).
     pub stack: Vec<String>,
@@ -206,9 +209,11 @@ pub struct FileLock {
     pub pid: i64,
     /// The device, `major:minor` in hex as the kernel prints it.
     pub dev: (u32, u32),
+    /// The inode.
     pub ino: u64,
     /// A request waiting for this lock (`->` lines), not a held lock.
     pub blocked: bool,
+    /// Its line in the `locks` copy.
     pub line: u64,
 }
 

@@ -168,6 +168,7 @@ fn sysfs_state(dir: &Path) -> String {
     if let Some(m) = mount {
         out.push_str(&format!("mount {m}\n"));
         if let Ok(c) = std::ffi::CString::new(m) {
+            // SAFETY: statvfs is plain data, for which all zeroes is a valid value.
             let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
             // SAFETY: a valid C string and a struct to fill.
             if unsafe { libc::statvfs(c.as_ptr(), &mut st) } == 0 {

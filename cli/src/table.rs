@@ -210,9 +210,11 @@ mod tests {
     const COLS: [Column<Row>; 3] = [
         Column::left("NAME", "name", 6, |r| Cell::text(r.0)),
         Column::right("N", "count", 4, |r| Cell::num(r.1)),
-        Column::left("NOTE", "note", 0, |r: &Row| Cell::text(format!("<{}>", r.0)))
-            .gap(2)
-            .only(Show::Text),
+        Column::left("NOTE", "note", 0, |r: &Row| {
+            Cell::text(format!("<{}>", r.0))
+        })
+        .gap(2)
+        .only(Show::Text),
     ];
 
     #[test]

@@ -47,9 +47,13 @@ pub struct AnalyzeArgs {
 /// The severity from which `glk doctor` exits with status 3.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, clap::ValueEnum)]
 pub enum FailOn {
+    /// Any finding.
     Info,
+    /// Warnings and above.
     Warning,
+    /// Errors and above.
     Error,
+    /// Critical findings only.
     Critical,
 }
 
@@ -66,6 +70,7 @@ pub struct DoctorArgs {
     /// Exit with status 3 when a finding is more severe than this (0 otherwise).
     #[arg(long, value_enum, default_value = "warning")]
     pub fail_on: FailOn,
+    /// When a waiter is stuck.
     #[command(flatten)]
     pub stuck: StuckArgs,
     /// Remote demotes (summed over nodes) that make a glock hot.

@@ -5,6 +5,8 @@
 //!
 //! This crate has no polars and no tracefs: both binaries link it.
 
+#![forbid(unsafe_code)]
+
 pub mod args;
 pub mod color;
 pub mod diag;

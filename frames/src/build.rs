@@ -34,16 +34,24 @@ pub const KINDS: [&str; 6] = [
 
 /// Every frame of a set of captures.
 pub struct Frames {
+    /// Every glock of every snapshot.
     pub glocks: DataFrame,
+    /// Every holder line.
     pub holders: DataFrame,
+    /// Every trace event.
     pub events: DataFrame,
+    /// Every glstats line.
     pub glstats: DataFrame,
+    /// Every sbstats value.
     pub sbstats: DataFrame,
+    /// Every DLM lock.
     pub dlm_locks: DataFrame,
+    /// What could not be read.
     pub diagnostics: Diagnostics,
 }
 
 impl Frames {
+    /// A frame by its kind's name ([`KINDS`]).
     pub fn get(&self, kind: &str) -> Option<&DataFrame> {
         Some(match kind {
             "glocks" => &self.glocks,
@@ -378,10 +386,12 @@ impl EventCols {
         }
     }
 
+    /// Events added.
     pub fn len(&self) -> usize {
         self.ts_ns.len()
     }
 
+    /// Whether none was added.
     pub fn is_empty(&self) -> bool {
         self.ts_ns.is_empty()
     }

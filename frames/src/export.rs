@@ -92,9 +92,13 @@ fn partition_value(v: &str) -> String {
 /// One written file.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Written {
+    /// The frame's kind.
     pub kind: &'static str,
+    /// The node.
     pub node: String,
+    /// Rows written.
     pub rows: usize,
+    /// The file.
     pub path: PathBuf,
 }
 

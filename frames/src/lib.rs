@@ -3,6 +3,8 @@
 //! (one per kind, each with a `node` column), exported as Hive-partitioned Parquet.
 //! The analyses themselves live in the `analysis` crate, without polars.
 
+#![forbid(unsafe_code)]
+
 pub mod build;
 pub mod export;
 pub mod parquet;

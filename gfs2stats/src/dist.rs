@@ -14,11 +14,17 @@ pub const MAX_NS: u64 = 3_600_000_000_000;
 /// Percentiles of a set of durations, ns.
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
 pub struct Distribution {
+    /// Durations measured.
     pub count: u64,
+    /// Median, ns.
     pub p50_ns: u64,
+    /// 90th percentile, ns.
     pub p90_ns: u64,
+    /// 99th percentile, ns.
     pub p99_ns: u64,
+    /// Longest, ns.
     pub max_ns: u64,
+    /// Mean, ns.
     pub mean_ns: f64,
 }
 
@@ -58,6 +64,7 @@ fn new_hist() -> Histogram<u64> {
 }
 
 impl Recorder {
+    /// Records one duration.
     pub fn record(&mut self, ns: u64) {
         let v = ns.clamp(1, MAX_NS);
         match &mut self.0 {
@@ -74,6 +81,7 @@ impl Recorder {
         }
     }
 
+    /// Durations recorded.
     pub fn len(&self) -> u64 {
         match &self.0 {
             Store::Exact(s) => s.len() as u64,
@@ -81,6 +89,7 @@ impl Recorder {
         }
     }
 
+    /// Whether none was recorded.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }

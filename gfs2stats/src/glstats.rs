@@ -14,15 +14,19 @@ use crate::value;
 /// One glock's DLM statistics.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub struct GlStat {
+    /// The glock.
     pub glock: GlockId,
     /// Non-blocking DLM round trip: smoothed mean and mean deviation, ns.
     pub srtt: i64,
+    /// Its smoothed mean deviation, ns.
     pub srttvar: i64,
     /// Blocking DLM round trip (the request had to wait for other nodes), ns.
     pub srttb: i64,
+    /// Its smoothed mean deviation, ns.
     pub srttvarb: i64,
     /// Time between DLM requests for this glock: smoothed mean and deviation, ns.
     pub sirt: i64,
+    /// Its smoothed mean deviation, ns.
     pub sirtvar: i64,
     /// DLM requests issued.
     pub dcount: i64,

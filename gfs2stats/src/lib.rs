@@ -4,6 +4,8 @@
 //! All times are integer nanoseconds, as the kernel keeps them; the "var" fields are
 //! smoothed mean absolute deviations (Jacobson/Karels), not variances.
 
+#![forbid(unsafe_code)]
+
 pub mod dist;
 pub mod glstats;
 pub mod lock_time;

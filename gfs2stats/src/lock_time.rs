@@ -21,17 +21,23 @@ const DLM_EUNLOCK: i64 = -65538;
 
 pub use crate::dist::{Distribution, Recorder};
 
+/// Whether a DLM request had to wait for other nodes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Class {
+    /// It waited (the blocking statistics moved).
     Blocking,
+    /// It did not.
     NonBlocking,
 }
 
 /// All, blocking and non-blocking round trips of one glock or type.
 #[derive(Debug, Clone, Default)]
 pub struct Hists {
+    /// Every round trip.
     pub all: Recorder,
+    /// Round trips of blocking requests.
     pub blocking: Recorder,
+    /// Round trips of non-blocking requests.
     pub nonblocking: Recorder,
 }
 
@@ -61,7 +67,9 @@ pub fn distribution(r: &Recorder) -> Distribution {
 /// Collects lock-time distributions from a stream of decoded gfs2 events.
 #[derive(Default)]
 pub struct LockTimes {
+    /// Round trips per glock.
     pub per_glock: HashMap<GlockId, Hists>,
+    /// Round trips per glock type.
     pub per_type: BTreeMap<GlockType, Hists>,
     prev: HashMap<GlockId, LockTime>,
     /// The sample waiting for the glock's next state change to be classified: at most one
@@ -73,7 +81,9 @@ pub struct LockTimes {
     /// Events classified by which stats pair changed / by the next state change's flags /
     /// not at all.
     pub by_stats: u64,
+    /// Round trips classified by the event's flags.
     pub by_flags: u64,
+    /// Round trips that could not be classified.
     pub unclassified: u64,
 }
 

@@ -15,17 +15,26 @@ use crate::value;
 /// The eight statistics, in the kernel's row order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Stat {
+    /// Smoothed round trip of non-blocking requests.
     Srtt,
+    /// Its mean deviation.
     Srttvar,
+    /// Smoothed round trip of blocking requests.
     Srttb,
+    /// Its mean deviation.
     Srttvarb,
+    /// Smoothed time between DLM requests.
     Sirt,
+    /// Its mean deviation.
     Sirtvar,
+    /// DLM requests issued.
     Dlm,
+    /// Holders queued.
     Queue,
 }
 
 impl Stat {
+    /// Every statistic, in the kernel's row order.
     pub const ALL: [Stat; 8] = [
         Stat::Srtt,
         Stat::Srttvar,
@@ -37,6 +46,7 @@ impl Stat {
         Stat::Queue,
     ];
 
+    /// The kernel's name of the row (`srtt`, `dcnt`...).
     pub fn name(self) -> &'static str {
         match self {
             Stat::Srtt => "srtt",
@@ -75,6 +85,7 @@ fn type_from_label(s: &str) -> Option<GlockType> {
 /// One type's eight rows, one value per CPU column.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct TypeStats {
+    /// Each statistic's value per CPU, in the header's column order.
     pub per_cpu: BTreeMap<Stat, Vec<i64>>,
 }
 
@@ -88,18 +99,25 @@ pub struct Combined {
     /// Smoothed values averaged over the CPUs that have any DLM activity, weighted by each
     /// CPU's `dlm` count (an unweighted mean when no CPU counted a request), in ns.
     pub srtt: f64,
+    /// Weighted like `srtt`.
     pub srttvar: f64,
+    /// Weighted like `srtt`.
     pub srttb: f64,
+    /// Weighted like `srtt`.
     pub srttvarb: f64,
+    /// Weighted like `srtt`.
     pub sirt: f64,
+    /// Weighted like `srtt`.
     pub sirtvar: f64,
 }
 
 impl TypeStats {
+    /// One statistic's per-CPU values.
     pub fn get(&self, s: Stat) -> &[i64] {
         self.per_cpu.get(&s).map_or(&[], Vec::as_slice)
     }
 
+    /// One statistic summed over CPUs.
     pub fn sum(&self, s: Stat) -> i64 {
         self.get(s).iter().fold(0i64, |a, v| a.saturating_add(*v))
     }
@@ -141,6 +159,7 @@ impl TypeStats {
 pub struct SbStats {
     /// The CPU ids of the header row, in column order.
     pub cpus: Vec<u32>,
+    /// Each glock type's statistics.
     pub types: BTreeMap<GlockType, TypeStats>,
 }
 

@@ -30,9 +30,11 @@ use crate::window::{below, has_run_of_17, Classes};
 /// The part of a glock record that counting and ranking need.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Brief {
+    /// The glock.
     pub id: GlockId,
     /// The state the glock is in (`s:`).
     pub state: LockState,
+    /// Its flags.
     pub flags: GlockFlags,
     /// How long ago a demote was requested, µs (`d:STATE/µs`).
     pub demote_us: u64,
@@ -64,6 +66,7 @@ impl Brief {
         }
     }
 
+    /// The glock's type.
     pub fn glock_type(&self) -> GlockType {
         self.id.glock_type()
     }

@@ -2,6 +2,8 @@
 //! lay them out are read in one left-to-right pass. Every method returns `None` (or an
 //! empty slice) instead of panicking when the input does not match.
 
+/// A position in a byte string, for hand-written grammars: each step consumes what it
+/// matches and returns `None` (consuming nothing) when it does not match.
 pub struct Cursor<'a> {
     s: &'a [u8],
     i: usize,
@@ -14,21 +16,25 @@ impl<'a> Cursor<'a> {
         self.i
     }
 
+    /// A cursor at the start of `s`.
     #[inline]
     pub fn new(s: &'a [u8]) -> Cursor<'a> {
         Cursor { s, i: 0 }
     }
 
+    /// Whether everything was consumed.
     #[inline]
     pub fn at_end(&self) -> bool {
         self.i >= self.s.len()
     }
 
+    /// What is left.
     #[inline]
     pub fn rest(&self) -> &'a [u8] {
         &self.s[self.i.min(self.s.len())..]
     }
 
+    /// Skips spaces.
     #[inline]
     pub fn skip_spaces(&mut self) {
         while self.i < self.s.len() && self.s[self.i] == b' ' {
@@ -36,6 +42,7 @@ impl<'a> Cursor<'a> {
         }
     }
 
+    /// Consumes the literal `l`.
     #[inline]
     pub fn lit(&mut self, l: &[u8]) -> Option<()> {
         if self.s[self.i.min(self.s.len())..].starts_with(l) {
@@ -46,6 +53,7 @@ impl<'a> Cursor<'a> {
         }
     }
 
+    /// Consumes the byte `b`.
     #[inline]
     pub fn byte(&mut self, b: u8) -> Option<()> {
         if self.s.get(self.i) == Some(&b) {
@@ -68,6 +76,7 @@ impl<'a> Cursor<'a> {
         &self.s[start..j]
     }
 
+    /// Consumes the next `n` bytes.
     #[inline]
     pub fn take(&mut self, n: usize) -> Option<&'a [u8]> {
         let end = self.i.checked_add(n)?;

@@ -63,6 +63,7 @@ pub struct Diagnostics {
 }
 
 impl Diagnostics {
+    /// Counts a malformed line, keeping the first ones with their text.
     pub fn error(&mut self, e: ParseError) {
         self.errors += 1;
         if self.first_errors.len() < KEPT_ERRORS {
@@ -87,6 +88,7 @@ impl Diagnostics {
         }
     }
 
+    /// Whether nothing was malformed and nothing failed.
     pub fn is_clean(&self) -> bool {
         self.errors == 0 && self.skipped == 0 && self.fatal.is_none()
     }

@@ -26,9 +26,13 @@ pub const MASTER_COPY: u64 = 0x10000;
 /// A DLM lock's status (`sts`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum LockStatus {
+    /// In the wait queue.
     Waiting,
+    /// Granted.
     Granted,
+    /// In the convert queue (granted, asking for another mode).
     Converting,
+    /// A status value the dump format does not name.
     Other(i64),
 }
 
@@ -42,6 +46,7 @@ impl LockStatus {
         }
     }
 
+    /// The name frames and reports use (`waiting`, `granted`, `converting`, `statusN`).
     pub fn name(self) -> String {
         match self {
             LockStatus::Waiting => "waiting".into(),
@@ -60,12 +65,19 @@ impl LockStatus {
 /// One lock of the dump.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DlmLock {
+    /// The lock id (`lkb_id`).
     pub id: u64,
+    /// The node id the dump prints: the owner's, for a master copy.
     pub nodeid: u64,
+    /// The lock's id on the other node (`remid`).
     pub remid: u64,
+    /// The process that made the request (`ownpid`).
     pub pid: u64,
+    /// `DLM_LKF_*` flags the request was made with.
     pub exflags: u64,
+    /// `DLM_IFL_*` internal flags (see [`MASTER_COPY`]).
     pub flags: u64,
+    /// Its queue.
     pub status: LockStatus,
     /// Granted mode, `IV` when none.
     pub grmode: DlmMode,
@@ -76,6 +88,7 @@ pub struct DlmLock {
     pub age_us: u64,
     /// The resource's master node id (0: this node).
     pub master_nodeid: u64,
+    /// The resource name, as printed (glock resources: `TYPE NUMBER` in hex, padded).
     pub resource: String,
     /// The glock the resource name stands for, when it is one.
     pub glock: Option<GlockId>,

@@ -10,8 +10,11 @@ use std::fmt;
 /// One entry of a flag table: the letter, the kernel's flag name and a plain meaning.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FlagInfo {
+    /// The letter.
     pub letter: char,
+    /// The kernel's name (`GLF_LOCK`).
     pub name: &'static str,
+    /// What it means, in words.
     pub meaning: &'static str,
 }
 
@@ -121,15 +124,18 @@ impl LetterSet {
         Some(LetterSet(bits))
     }
 
+    /// Whether `letter` is in the set.
     #[inline]
     pub fn contains(self, letter: char) -> bool {
         (letter as u32) < 128 && self.0 & (1u128 << (letter as u32)) != 0
     }
 
+    /// Whether the set is empty.
     pub fn is_empty(self) -> bool {
         self.0 == 0
     }
 
+    /// Letters in the set.
     pub fn len(self) -> usize {
         self.0.count_ones() as usize
     }
@@ -165,11 +171,14 @@ impl LetterSet {
 /// One decoded flag letter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Decoded {
+    /// A letter the table names.
     Known(FlagInfo),
+    /// A letter it does not.
     Unknown(char),
 }
 
 impl Decoded {
+    /// The letter.
     pub fn letter(self) -> char {
         match self {
             Decoded::Known(f) => f.letter,
@@ -177,6 +186,7 @@ impl Decoded {
         }
     }
 
+    /// What it means, in words (`unknown flag X` for an unknown letter).
     pub fn meaning(self) -> String {
         match self {
             Decoded::Known(f) => f.meaning.to_string(),
@@ -190,9 +200,11 @@ impl Decoded {
 pub struct GlockFlags(pub LetterSet);
 
 impl GlockFlags {
+    /// Parses the flags field of a `G:` line.
     pub fn parse(s: &[u8]) -> Option<GlockFlags> {
         LetterSet::parse(s).map(GlockFlags)
     }
+    /// Whether the flag `letter` is set.
     pub fn contains(self, letter: char) -> bool {
         self.0.contains(letter)
     }
@@ -204,6 +216,7 @@ impl GlockFlags {
     pub fn locked(self) -> bool {
         self.contains('l')
     }
+    /// Each flag, decoded.
     pub fn decode(self) -> Vec<Decoded> {
         self.0.decode_in(GLOCK_FLAGS)
     }
@@ -224,15 +237,19 @@ impl fmt::Display for GlockFlags {
 pub struct HolderFlags(pub LetterSet);
 
 impl HolderFlags {
+    /// Parses the flags field of an `H:` line.
     pub fn parse(s: &[u8]) -> Option<HolderFlags> {
         LetterSet::parse(s).map(HolderFlags)
     }
+    /// Whether the flag `letter` is set.
     pub fn contains(self, letter: char) -> bool {
         self.0.contains(letter)
     }
+    /// Each flag, decoded.
     pub fn decode(self) -> Vec<Decoded> {
         self.0.decode_in(HOLDER_FLAGS)
     }
+    /// Each flag as a short phrase, for "flags as words" output.
     pub fn words(self) -> Vec<String> {
         self.decode().into_iter().map(Decoded::meaning).collect()
     }

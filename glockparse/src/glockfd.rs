@@ -8,11 +8,14 @@ use crate::id::GlockId;
 use crate::lines::{parse_records, Parsed};
 use crate::num::parse_u64;
 
+/// One line of `glockfd`: a process's open file and the glock behind it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct GlockFd {
     /// Thread-group id (the process id).
     pub pid: u32,
+    /// The file descriptor.
     pub fd: u32,
+    /// The glock of the file's inode.
     pub glock: GlockId,
 }
 

@@ -6,17 +6,27 @@ use std::str::FromStr;
 /// The `LM_TYPE_*` glock type. Unknown type numbers are kept as [`GlockType::Other`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum GlockType {
+    /// Type 0 (not used by GFS2).
     Reserved,
     /// Type 1: cluster-wide operation locks (mount, live, freeze/trans, rename).
     Trans,
+    /// An inode (type 2).
     Inode,
+    /// A resource group (type 3).
     Rgrp,
+    /// Metadata (type 4).
     Meta,
+    /// An inode's existence, held while it is open or cached (type 5).
     Iopen,
+    /// A flock (type 6).
     Flock,
+    /// A POSIX lock (type 7; POSIX locks go through dlm_controld instead).
     Plock,
+    /// A quota (type 8).
     Quota,
+    /// A journal (type 9).
     Journal,
+    /// A type number GFS2 does not define.
     Other(u32),
 }
 
@@ -35,6 +45,7 @@ impl GlockType {
         GlockType::Journal,
     ];
 
+    /// The type of a type number.
     pub fn from_number(n: u32) -> GlockType {
         match n {
             0 => GlockType::Reserved,
@@ -51,6 +62,7 @@ impl GlockType {
         }
     }
 
+    /// The type's number.
     pub fn number(self) -> u32 {
         match self {
             GlockType::Reserved => 0,
@@ -119,15 +131,19 @@ impl fmt::Display for GlockType {
 /// [`GlockId::new`] from the parsed integers gives the same id.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
 pub struct GlockId {
+    /// The type number.
     pub gltype: u32,
+    /// The glock number (an inode's or rgrp's block address, a journal's index...).
     pub number: u64,
 }
 
 impl GlockId {
+    /// The glock of a type number and glock number.
     pub const fn new(gltype: u32, number: u64) -> GlockId {
         GlockId { gltype, number }
     }
 
+    /// The glock's type.
     pub fn glock_type(self) -> GlockType {
         GlockType::from_number(self.gltype)
     }

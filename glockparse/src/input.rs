@@ -9,13 +9,18 @@ use crate::align::AlignedBuf;
 /// Compression recognised from a stream's first bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Compression {
+    /// Plain.
     None,
+    /// gzip.
     Gzip,
+    /// xz.
     Xz,
+    /// zstd.
     Zstd,
 }
 
 impl Compression {
+    /// The compression a file's first bytes say.
     pub fn detect(magic: &[u8]) -> Compression {
         if magic.starts_with(&[0x1f, 0x8b]) {
             Compression::Gzip

@@ -13,6 +13,7 @@ const CHUNK: usize = 1 << 20;
 /// The most text buffered: a chunk read after the longest line.
 const CAP: usize = CHUNK + MAX_LINE;
 
+/// Lines of a reader, with their numbers, over a reused buffer.
 pub struct LineReader<R> {
     rdr: R,
     /// The text read and not yet handed out is `buf[start..end]`, at most [`CAP`] bytes;
@@ -31,6 +32,7 @@ pub struct LineReader<R> {
 }
 
 impl<R: Read> LineReader<R> {
+    /// Lines of `rdr`.
     pub fn new(rdr: R) -> LineReader<R> {
         LineReader {
             rdr,
@@ -186,6 +188,7 @@ impl<R: Read> LineReader<R> {
 
 /// What a line-oriented parser made of one line.
 pub enum Parsed<T> {
+    /// A record parsed from the line.
     Record(T),
     /// A record that is kept, with a problem worth reporting (e.g. a short row).
     Flawed(T, String),

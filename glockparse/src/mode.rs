@@ -8,11 +8,17 @@ use std::fmt;
 pub enum DlmMode {
     /// Invalid: no mode (`DLM_LOCK_IV`, -1).
     IV,
+    /// Null: no access, keeps the lock (and its value block).
     NL,
+    /// Concurrent read.
     CR,
+    /// Concurrent write.
     CW,
+    /// Protected read (GFS2's shared).
     PR,
+    /// Protected write.
     PW,
+    /// Exclusive.
     EX,
 }
 

@@ -68,6 +68,7 @@ fn read_full(f: &mut File, buf: &mut [u8]) -> io::Result<usize> {
 
 /// One piece's result.
 pub struct Piece<T> {
+    /// What the piece's line parsed to.
     pub value: T,
     /// Lines in the pieces before this one: add it to line numbers from this piece.
     pub line_offset: u64,

@@ -48,6 +48,7 @@ struct State {
 /// One record handed out by [`GlockReader::for_each_brief`]: its [`Brief`], and the full
 /// record on demand.
 pub struct Entry<'a> {
+    /// The glock line.
     pub brief: Brief,
     full: Full<'a>,
 }
@@ -166,10 +167,12 @@ impl<R: Read> GlockReader<R> {
         self
     }
 
+    /// What was malformed so far.
     pub fn diagnostics(&self) -> &Diagnostics {
         &self.state.diag
     }
 
+    /// What was malformed, the reader done.
     pub fn into_diagnostics(self) -> Diagnostics {
         self.state.diag
     }

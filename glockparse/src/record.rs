@@ -10,13 +10,16 @@ use crate::state::LockState;
 /// fields at the end of lines). A token without `:` has an empty value.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Token {
+    /// The key.
     pub key: Box<str>,
+    /// The value.
     pub value: Box<str>,
 }
 
 /// One glock record.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Glock {
+    /// The glock.
     pub id: GlockId,
     /// `s:` the DLM-granted state.
     pub state: LockState,
@@ -26,6 +29,7 @@ pub struct Glock {
     pub demote_state: LockState,
     /// `d:` after the slash: microseconds since the first demote request (0 = none).
     pub demote_us: u64,
+    /// `f:` its flags.
     pub flags: GlockFlags,
     /// `a:` buffers on the AIL.
     pub ail: i64,
@@ -39,9 +43,11 @@ pub struct Glock {
     pub nrpages: Option<u64>,
     /// `H:` lines in kernel order: granted holders first, then waiters.
     pub holders: Vec<Holder>,
+    /// The `I:` line, for inode glocks.
     pub inode: Option<InodeInfo>,
     /// Boxed: rgrp glocks are few, and a small record is cheap to move.
     pub rgrp: Option<Box<RgrpInfo>>,
+    /// Tokens of the `G:` line this parser does not know.
     pub extra: Vec<Token>,
     /// File system: the `fsid=` of the kernel-log form, or a glocktop `@` header's name.
     pub fs: Option<Arc<str>>,
@@ -50,6 +56,7 @@ pub struct Glock {
 }
 
 impl Glock {
+    /// The glock's type.
     pub fn glock_type(&self) -> GlockType {
         self.id.glock_type()
     }
@@ -64,10 +71,12 @@ impl Glock {
         self.holders.iter().filter(|h| h.is_granted())
     }
 
+    /// Holders waiting.
     pub fn waiter_count(&self) -> usize {
         self.waiters().count()
     }
 
+    /// Holders granted.
     pub fn granted_count(&self) -> usize {
         self.granted().count()
     }
@@ -126,6 +135,7 @@ impl Glock {
 pub struct Holder {
     /// `s:` requested state.
     pub state: LockState,
+    /// `f:` its flags.
     pub flags: HolderFlags,
     /// `e:` error (0, 13 for a failed try lock, or a negative errno).
     pub error: i64,
@@ -141,10 +151,12 @@ pub struct Holder {
 }
 
 impl Holder {
+    /// Waiting for the glock (`W` flag).
     pub fn is_waiting(&self) -> bool {
         self.flags.contains('W')
     }
 
+    /// Granted (`H` flag).
     pub fn is_granted(&self) -> bool {
         self.flags.contains('H')
     }
@@ -178,6 +190,7 @@ pub struct InodeInfo {
     pub size: u64,
     /// `p:` page-cache pages (≈5.0+).
     pub nrpages: Option<u64>,
+    /// Tokens of the `I:` line this parser does not know.
     pub extra: Vec<Token>,
 }
 
@@ -206,6 +219,7 @@ pub struct RgrpInfo {
     pub flags: u64,
     /// `b:` free blocks / free blocks in the clone bitmap.
     pub free: u64,
+    /// Free blocks in the clone bitmap.
     pub free_clone: u64,
     /// `i:` dinodes.
     pub dinodes: u64,
@@ -215,16 +229,22 @@ pub struct RgrpInfo {
     pub reserved: Option<u64>,
     /// `e:` extent allocation failure point.
     pub extfail: Option<u64>,
+    /// The `L:` line (rgrplvb mounts).
     pub lvb: Option<RgrpLvb>,
+    /// The `B:` lines: block reservations.
     pub reservations: Vec<Reservation>,
+    /// Tokens of the `R:` line this parser does not know.
     pub extra: Vec<Token>,
 }
 
 /// The `  L:` rgrp LVB line (rgrplvb mounts).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RgrpLvb {
+    /// The LVB's flags.
     pub flags: u64,
+    /// Free blocks.
     pub free: u64,
+    /// Dinodes.
     pub dinodes: u64,
 }
 

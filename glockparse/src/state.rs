@@ -2,12 +2,17 @@
 
 use std::fmt;
 
+/// A glock state as the glocks file prints it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
 pub enum LockState {
+    /// `UN`: unlocked.
     #[default]
     Unlocked,
+    /// `SH`: shared.
     Shared,
+    /// `DF`: deferred (shared among direct-I/O holders).
     Deferred,
+    /// `EX`: exclusive.
     Exclusive,
     /// The kernel's `??` (a state value it has no name for).
     Unknown,
@@ -60,6 +65,7 @@ impl LockState {
         })
     }
 
+    /// The state in one word (`unlocked`, `shared`...).
     pub fn word(self) -> &'static str {
         match self {
             LockState::Unlocked => "unlocked",

@@ -57,21 +57,25 @@ impl Classes {
     pub unsafe fn avx2(w: &[u8; 64]) -> Classes {
         use avx2::*;
         use std::arch::x86_64::*;
-        let lo = _mm256_loadu_si256(w.as_ptr().cast());
-        let hi = _mm256_loadu_si256(w.as_ptr().add(32).cast());
-        let digit = bits(within(lo, b'0', 9), within(hi, b'0', 9));
-        // `| 0x20` takes `A`-`F` to `a`-`f`, and nothing else there.
-        let case = _mm256_set1_epi8(0x20);
-        let letter = bits(
-            within(_mm256_or_si256(lo, case), b'a', 5),
-            within(_mm256_or_si256(hi, case), b'a', 5),
-        );
-        Classes {
-            nl: eq(lo, hi, b'\n'),
-            space: eq(lo, hi, b' '),
-            digit,
-            hex: digit | letter,
-            minus: eq(lo, hi, b'-'),
+        // SAFETY: the caller guarantees AVX2 (this function's contract); the two loads
+        // read the 64 bytes of `w`.
+        unsafe {
+            let lo = _mm256_loadu_si256(w.as_ptr().cast());
+            let hi = _mm256_loadu_si256(w.as_ptr().add(32).cast());
+            let digit = bits(within(lo, b'0', 9), within(hi, b'0', 9));
+            // `| 0x20` takes `A`-`F` to `a`-`f`, and nothing else there.
+            let case = _mm256_set1_epi8(0x20);
+            let letter = bits(
+                within(_mm256_or_si256(lo, case), b'a', 5),
+                within(_mm256_or_si256(hi, case), b'a', 5),
+            );
+            Classes {
+                nl: eq(lo, hi, b'\n'),
+                space: eq(lo, hi, b' '),
+                digit,
+                hex: digit | letter,
+                minus: eq(lo, hi, b'-'),
+            }
         }
     }
 }
@@ -92,8 +96,11 @@ mod avx2 {
     #[target_feature(enable = "avx2")]
     #[inline]
     pub unsafe fn eq(lo: __m256i, hi: __m256i, b: u8) -> u64 {
-        let b = _mm256_set1_epi8(b as i8);
-        bits(_mm256_cmpeq_epi8(lo, b), _mm256_cmpeq_epi8(hi, b))
+        // SAFETY: AVX2 is enabled for this function, and `bits` needs nothing more.
+        unsafe {
+            let b = _mm256_set1_epi8(b as i8);
+            bits(_mm256_cmpeq_epi8(lo, b), _mm256_cmpeq_epi8(hi, b))
+        }
     }
 
     /// All ones in the bytes of `v` from `from` to `from + span`: `v - from`, as an
@@ -168,28 +175,32 @@ pub(crate) unsafe fn starts_with_avx2(rest: &[u8], kept: &[u8; 128], len: usize)
 pub(crate) unsafe fn short_line_avx2(w: &[u8; 64]) -> Option<([u8; 64], usize)> {
     use avx2::*;
     use std::arch::x86_64::*;
-    let lo = _mm256_loadu_si256(w.as_ptr().cast());
-    let hi = _mm256_loadu_si256(w.as_ptr().add(32).cast());
-    let nl = eq(lo, hi, b'\n');
-    if nl == 0 {
-        return None;
+    // SAFETY: the caller guarantees AVX2 and BMI1; the loads read the 64 bytes of `w`
+    // and the stores write the 64 bytes of `bytes`.
+    unsafe {
+        let lo = _mm256_loadu_si256(w.as_ptr().cast());
+        let hi = _mm256_loadu_si256(w.as_ptr().add(32).cast());
+        let nl = eq(lo, hi, b'\n');
+        if nl == 0 {
+            return None;
+        }
+        let len = nl.trailing_zeros() as usize + 1;
+        // Byte `k` is kept when `k < len`.
+        let n = _mm256_set1_epi8(len as i8);
+        let iota = _mm256_setr_epi8(
+            0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23,
+            24, 25, 26, 27, 28, 29, 30, 31,
+        );
+        let keep_lo = _mm256_cmpgt_epi8(n, iota);
+        let keep_hi = _mm256_cmpgt_epi8(n, _mm256_add_epi8(iota, _mm256_set1_epi8(32)));
+        let mut bytes = [0u8; 64];
+        _mm256_storeu_si256(bytes.as_mut_ptr().cast(), _mm256_and_si256(lo, keep_lo));
+        _mm256_storeu_si256(
+            bytes.as_mut_ptr().add(32).cast(),
+            _mm256_and_si256(hi, keep_hi),
+        );
+        Some((bytes, len))
     }
-    let len = nl.trailing_zeros() as usize + 1;
-    // Byte `k` is kept when `k < len`.
-    let n = _mm256_set1_epi8(len as i8);
-    let iota = _mm256_setr_epi8(
-        0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24,
-        25, 26, 27, 28, 29, 30, 31,
-    );
-    let keep_lo = _mm256_cmpgt_epi8(n, iota);
-    let keep_hi = _mm256_cmpgt_epi8(n, _mm256_add_epi8(iota, _mm256_set1_epi8(32)));
-    let mut bytes = [0u8; 64];
-    _mm256_storeu_si256(bytes.as_mut_ptr().cast(), _mm256_and_si256(lo, keep_lo));
-    _mm256_storeu_si256(
-        bytes.as_mut_ptr().add(32).cast(),
-        _mm256_and_si256(hi, keep_hi),
-    );
-    Some((bytes, len))
 }
 
 /// The hex digits `s` starts with: their value (of the first 16) and how many there are
@@ -204,31 +215,34 @@ pub(crate) unsafe fn short_line_avx2(w: &[u8; 64]) -> Option<([u8; 64], usize)> 
 pub(crate) unsafe fn hex_prefix_avx2(s: &[u8; 32]) -> (u64, u32) {
     use avx2::*;
     use std::arch::x86_64::*;
-    let v = _mm256_loadu_si256(s.as_ptr().cast());
-    let case = _mm256_set1_epi8(0x20);
-    let digit = within(v, b'0', 9);
-    let letter = within(_mm256_or_si256(v, case), b'a', 5);
-    let hex = _mm256_movemask_epi8(_mm256_or_si256(digit, letter)) as u32;
-    let n = (!hex).trailing_zeros();
-    let lo = _mm256_castsi256_si128(v);
-    // `0`-`9` are 0x30-0x39, `a`-`f` 0x61-0x66, `A`-`F` 0x41-0x46: the low nibble, plus 9
-    // for letters (bit 6 set).
-    let low = _mm_and_si128(lo, _mm_set1_epi8(0x0f));
-    let letters = _mm_and_si128(_mm_srli_epi16(lo, 6), _mm_set1_epi8(1));
-    let nibbles = _mm_add_epi8(low, _mm_add_epi8(_mm_slli_epi16(letters, 3), letters));
-    let iota = _mm_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-    let kept = _mm_cmpgt_epi8(_mm_set1_epi8(n.min(16) as i8), iota);
-    let nibbles = _mm_and_si128(nibbles, kept);
-    // Each pair of nibbles as one byte, first digit high: 16 * first + second.
-    let pairs = _mm_maddubs_epi16(nibbles, _mm_set1_epi16(0x0110));
-    let bytes = _mm_packus_epi16(pairs, pairs);
-    let word = (_mm_cvtsi128_si64(bytes) as u64).swap_bytes();
-    let value = match n {
-        0 => 0,
-        1..=16 => word >> (4 * (16 - n)),
-        _ => word,
-    };
-    (value, n)
+    // SAFETY: the caller guarantees AVX2; the load reads the 32 bytes of `s`.
+    unsafe {
+        let v = _mm256_loadu_si256(s.as_ptr().cast());
+        let case = _mm256_set1_epi8(0x20);
+        let digit = within(v, b'0', 9);
+        let letter = within(_mm256_or_si256(v, case), b'a', 5);
+        let hex = _mm256_movemask_epi8(_mm256_or_si256(digit, letter)) as u32;
+        let n = (!hex).trailing_zeros();
+        let lo = _mm256_castsi256_si128(v);
+        // `0`-`9` are 0x30-0x39, `a`-`f` 0x61-0x66, `A`-`F` 0x41-0x46: the low nibble, plus 9
+        // for letters (bit 6 set).
+        let low = _mm_and_si128(lo, _mm_set1_epi8(0x0f));
+        let letters = _mm_and_si128(_mm_srli_epi16(lo, 6), _mm_set1_epi8(1));
+        let nibbles = _mm_add_epi8(low, _mm_add_epi8(_mm_slli_epi16(letters, 3), letters));
+        let iota = _mm_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+        let kept = _mm_cmpgt_epi8(_mm_set1_epi8(n.min(16) as i8), iota);
+        let nibbles = _mm_and_si128(nibbles, kept);
+        // Each pair of nibbles as one byte, first digit high: 16 * first + second.
+        let pairs = _mm_maddubs_epi16(nibbles, _mm_set1_epi16(0x0110));
+        let bytes = _mm_packus_epi16(pairs, pairs);
+        let word = (_mm_cvtsi128_si64(bytes) as u64).swap_bytes();
+        let value = match n {
+            0 => 0,
+            1..=16 => word >> (4 * (16 - n)),
+            _ => word,
+        };
+        (value, n)
+    }
 }
 
 /// How many decimal digits `s` starts with (up to 32).
@@ -241,8 +255,11 @@ pub(crate) unsafe fn hex_prefix_avx2(s: &[u8; 32]) -> (u64, u32) {
 pub(crate) unsafe fn digit_prefix_avx2(s: &[u8; 32]) -> u32 {
     use avx2::*;
     use std::arch::x86_64::*;
-    let v = _mm256_loadu_si256(s.as_ptr().cast());
-    (!(_mm256_movemask_epi8(within(v, b'0', 9)) as u32)).trailing_zeros()
+    // SAFETY: the caller guarantees AVX2; the load reads the 32 bytes of `s`.
+    unsafe {
+        let v = _mm256_loadu_si256(s.as_ptr().cast());
+        (!(_mm256_movemask_epi8(within(v, b'0', 9)) as u32)).trailing_zeros()
+    }
 }
 
 /// Bits `0..k` (`k` ≤ 63).

@@ -1,6 +1,8 @@
 //! Real GFS2 captures and public samples used by glk's tests (copied from the project's
 //! shared fixtures; each folder's README says where the data came from).
 
+#![forbid(unsafe_code)]
+
 use std::path::{Path, PathBuf};
 
 /// The root of the source tree under test.

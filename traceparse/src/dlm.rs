@@ -119,19 +119,33 @@ fn nibble(b: u8) -> Option<u8> {
 /// A DLM message's type (`DLM_MSG_*`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum MsgType {
+    /// `DLM_MSG_REQUEST`: a new lock request to the master.
     Request,
+    /// `DLM_MSG_CONVERT`: a conversion request to the master.
     Convert,
+    /// `DLM_MSG_UNLOCK`: an unlock request to the master.
     Unlock,
+    /// `DLM_MSG_CANCEL`: a cancel request to the master.
     Cancel,
+    /// `DLM_MSG_REQUEST_REPLY`: the master's answer to a request.
     RequestReply,
+    /// `DLM_MSG_CONVERT_REPLY`: the master's answer to a conversion.
     ConvertReply,
+    /// `DLM_MSG_UNLOCK_REPLY`: the master's answer to an unlock.
     UnlockReply,
+    /// `DLM_MSG_CANCEL_REPLY`: the master's answer to a cancel.
     CancelReply,
+    /// `DLM_MSG_GRANT`: the master grants a request that had to wait.
     Grant,
+    /// `DLM_MSG_BAST`: the master asks a holder to give its lock up (blocking AST).
     Bast,
+    /// `DLM_MSG_LOOKUP`: who masters a resource, asked of its directory node.
     Lookup,
+    /// `DLM_MSG_REMOVE`: a resource's directory entry is removed.
     Remove,
+    /// `DLM_MSG_LOOKUP_REPLY`: the directory node names the master.
     LookupReply,
+    /// `DLM_MSG_PURGE`: a dead process's orphan locks are purged.
     Purge,
     /// A recovery message (`h_cmd=RCOM`) or a type this version of glk does not know.
     Other,
@@ -260,8 +274,11 @@ pub struct Message {
     pub pid: u32,
     /// `m_nodeid` (the node a LOOKUP_REPLY names as master, or the lock's owner).
     pub nodeid: u32,
+    /// `m_grmode`: the granted mode, when the message carries one.
     pub grmode: Option<DlmMode>,
+    /// `m_rqmode`: the requested mode, when the message carries one.
     pub rqmode: Option<DlmMode>,
+    /// `m_bastmode`: the mode a blocking AST asks for.
     pub bastmode: Option<DlmMode>,
     /// `m_result` (0, or -EAGAIN and the like in replies).
     pub result: i32,
@@ -273,17 +290,27 @@ pub struct Message {
 /// A `dlm_plock_read` / `dlm_plock_write` body (POSIX lock requests from user space).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Plock {
+    /// The filesystem's id.
     pub fsid: u32,
     /// The inode number.
     pub number: u64,
+    /// The lock owner (a process, or an open file description for OFD locks).
     pub owner: u64,
+    /// The operation (`DLM_PLOCK_OP_*`: lock, unlock, get, cancel).
     pub optype: i32,
+    /// An exclusive (write) lock.
     pub ex: bool,
+    /// The caller waits for the lock (F_SETLKW).
     pub wait: bool,
+    /// The requesting process.
     pub pid: u32,
+    /// The requesting node.
     pub nodeid: u32,
+    /// The result.
     pub rv: i32,
+    /// The first byte of the range.
     pub start: u64,
+    /// The last byte of the range.
     pub end: u64,
 }
 
@@ -292,66 +319,105 @@ pub struct Plock {
 pub enum DlmEvent {
     /// `dlm_lock()` called: a new request or a conversion (`flags` has CONVERT).
     LockStart {
+        /// The lockspace id.
         ls_id: u32,
+        /// The lock's id on this node.
         lkb_id: u32,
+        /// The mode requested.
         mode: DlmMode,
+        /// `DLM_LKF_*` flags.
         flags: u32,
+        /// The resource.
         res: Resource,
     },
     /// `dlm_lock()` returned (the grant comes later, with [`DlmEvent::Ast`]).
     LockEnd {
+        /// The lockspace id.
         ls_id: u32,
+        /// The lock's id on this node.
         lkb_id: u32,
+        /// The mode requested.
         mode: DlmMode,
+        /// `DLM_LKF_*` flags.
         flags: u32,
+        /// The error `dlm_lock()` returned (0: queued).
         error: i32,
+        /// The resource.
         res: Resource,
     },
     /// A blocking AST delivered to this lock's owner: another request wants `mode`.
     Bast {
+        /// The lockspace id.
         ls_id: u32,
+        /// The lock's id on this node.
         lkb_id: u32,
+        /// The mode the other request wants.
         mode: DlmMode,
+        /// The resource.
         res: Resource,
     },
     /// The completion AST: the request (or unlock) finished with `status`.
     Ast {
+        /// The lockspace id.
         ls_id: u32,
+        /// The lock's id on this node.
         lkb_id: u32,
+        /// `DLM_SBF_*` flags (demoted, value block invalid, alternate mode).
         sb_flags: u8,
+        /// 0, or the error the request ended with (-EAGAIN, -DLM_EUNLOCK...).
         status: i32,
+        /// The resource.
         res: Resource,
     },
     /// `dlm_unlock()` called.
     UnlockStart {
+        /// The lockspace id.
         ls_id: u32,
+        /// The lock's id on this node.
         lkb_id: u32,
+        /// `DLM_LKF_*` flags.
         flags: u32,
+        /// The resource.
         res: Resource,
     },
     /// `dlm_unlock()` returned.
     UnlockEnd {
+        /// The lockspace id.
         ls_id: u32,
+        /// The lock's id on this node.
         lkb_id: u32,
+        /// `DLM_LKF_*` flags.
         flags: u32,
+        /// The error `dlm_unlock()` returned.
         error: i32,
+        /// The resource.
         res: Resource,
     },
     /// Bytes sent to a node by the lowcomms layer.
     Send {
+        /// The node sent to.
         nodeid: u32,
+        /// Bytes sent, or the error.
         ret: i32,
     },
     /// Bytes received from a node by the lowcomms layer.
     Recv {
+        /// The node received from.
         nodeid: u32,
+        /// Bytes received, or the error.
         ret: i32,
     },
+    /// `dlm_send_message`: a lock message sent to another node.
     SendMessage(Message),
+    /// `dlm_recv_message`: a lock message received from another node.
     RecvMessage(Message),
+    /// `dlm_send_rcom`: a recovery message sent.
     SendRcom(Message),
+    /// `dlm_recv_rcom`: a recovery message received.
     RecvRcom(Message),
+    /// `dlm_plock_read`: a POSIX lock request read by dlm_controld.
     PlockRead(Plock),
+    /// `dlm_plock_write`: its answer written back to the kernel.
     PlockWrite(Plock),
 }
 

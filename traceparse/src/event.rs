@@ -13,12 +13,14 @@ pub use glockparse::DlmMode;
 /// the kernel's table lacks as a `0x…` tail (`lob0x4`), kept as a bit mask.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub struct TraceFlags {
+    /// The flags the kernel's letter table names.
     pub letters: GlockFlags,
     /// Bits printed as a hex tail (not in that kernel's letter table).
     pub unknown_bits: u64,
 }
 
 impl TraceFlags {
+    /// Parses the flags field of a trace line (`lob0x4`); `None` when it is not one.
     pub fn parse(s: &[u8]) -> Option<TraceFlags> {
         let (letters, tail) = match s.windows(2).position(|w| w == b"0x") {
             Some(i) => (&s[..i], Some(&s[i + 2..])),
@@ -50,24 +52,33 @@ impl fmt::Display for TraceFlags {
 /// `block_state_name`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum BlockState {
+    /// The block is free.
     Free,
+    /// The block is in use (data or metadata).
     Used,
+    /// An unlinked dinode, not yet freed.
     Unlinked,
+    /// An in-use dinode.
     Dinode,
 }
 
 /// `rs_func_name`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum RsFunc {
+    /// The reservation was removed.
     Del,
+    /// The reservation was removed while being trimmed (`tdel`).
     Tdel,
+    /// The reservation was inserted.
     Ins,
+    /// Blocks were claimed from the reservation.
     Clm,
 }
 
 /// The statistics a `gfs2_glock_lock_time` event carries (per-glock values after the update).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub struct LockTime {
+    /// The glock the round trip was for.
     pub glock: GlockId,
     /// DLM status: 0, -11 (-EAGAIN), -35 (-EDEADLK), -65538 (-DLM_EUNLOCK), ...
     pub status: i64,
@@ -75,123 +86,199 @@ pub struct LockTime {
     pub sb_flags: u8,
     /// This round trip, ns.
     pub tdiff: i64,
+    /// Smoothed round trip of non-blocking requests, ns.
     pub srtt: i64,
+    /// Its smoothed mean deviation, ns.
     pub srttvar: i64,
+    /// Smoothed round trip of blocking requests (that had to wait for other nodes), ns.
     pub srttb: i64,
+    /// Its smoothed mean deviation, ns.
     pub srttvarb: i64,
+    /// Smoothed time between DLM requests for the glock, ns.
     pub sirt: i64,
+    /// Its smoothed mean deviation, ns.
     pub sirtvar: i64,
+    /// DLM requests issued for the glock.
     pub dcount: i64,
+    /// Holders queued on the glock.
     pub qcount: i64,
 }
 
 /// One gfs2 event body.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Gfs2Event {
+    /// `gfs2_glock_state_change`: the glock's state changed (a DLM reply was handled).
     GlockStateChange {
+        /// The glock.
         glock: GlockId,
+        /// The state it was in.
         from: DlmMode,
+        /// The state it is in now.
         to: DlmMode,
+        /// The state it was asked to reach.
         target: DlmMode,
+        /// The state a pending demote asks for.
         demote: DlmMode,
+        /// The glock's flags.
         flags: TraceFlags,
     },
+    /// `gfs2_glock_put`: the glock is freed.
     GlockPut {
+        /// The glock.
         glock: GlockId,
+        /// Its state when freed.
         state: DlmMode,
+        /// The glock's flags.
         flags: TraceFlags,
     },
+    /// `gfs2_demote_rq`: a demote was requested, by another node (remote) or this one.
     DemoteRq {
+        /// The glock.
         glock: GlockId,
+        /// The state it is in.
         from: DlmMode,
+        /// The state the demote asks for.
         to: DlmMode,
+        /// The glock's flags.
         flags: TraceFlags,
         /// `remote`/`local` (≈3.9+); `None` on older kernels.
         remote: Option<bool>,
     },
+    /// `gfs2_promote`: a holder was granted the glock.
     Promote {
+        /// The glock.
         glock: GlockId,
+        /// The state granted.
         state: DlmMode,
         /// `first`/`other` (before 5.16); `None` after.
         first: Option<bool>,
     },
+    /// `gfs2_glock_queue`: a holder was queued on the glock, or dequeued from it.
     GlockQueue {
+        /// The glock.
         glock: GlockId,
         /// `queue` (true) or `dequeue` (false).
         queue: bool,
+        /// The state the holder asks for or held.
         state: DlmMode,
     },
+    /// `gfs2_glock_lock_time`: a DLM request completed, with the glock's statistics.
     GlockLockTime(LockTime),
+    /// `gfs2_pin`: a buffer was pinned to (or unpinned from) the log.
     Pin {
+        /// Pinned (true) or unpinned.
         pin: bool,
+        /// The buffer's block.
         block: u64,
         /// Bytes.
         len: u64,
         /// The buffer's glock number (inode or rgrp address).
         ino: u64,
     },
+    /// `gfs2_log_flush`: a log flush started or ended.
     LogFlush {
+        /// The flush started (true) or ended.
         start: bool,
+        /// The log sequence number.
         seq: u64,
         /// GFS2_LOG_HEAD_* | GFS2_LFC_* (≈4.16+).
         flags: Option<u64>,
     },
+    /// `gfs2_log_blocks`: log blocks were reserved or released.
     LogBlocks {
         /// Negative for reservations, positive for releases.
         blocks: i64,
         /// Free log blocks after the change (5.10+).
         free: Option<i64>,
     },
+    /// `gfs2_ail_flush`: an active-items-list flush started or ended.
     AilFlush {
+        /// The flush started (true) or ended.
         start: bool,
+        /// A flush of everything (`all`) rather than of what is needed (`new`).
         sync_all: bool,
+        /// Pages the flush is to write.
         nr_to_write: i64,
     },
+    /// `gfs2_bmap`: a logical block of an inode was mapped.
     Bmap {
+        /// The inode number.
         inum: u64,
+        /// The logical block.
         lblock: u64,
         /// Bytes.
         len: u64,
+        /// The physical block it maps to.
         pblock: u64,
+        /// The buffer head's state bits.
         bh_state: u64,
+        /// Blocks may be allocated (`create`) or only looked up (`nocreate`).
         create: bool,
+        /// The error returned.
         error: i64,
     },
+    /// `gfs2_iomap_start`: an iomap of an inode's range began.
     IomapStart {
+        /// The inode number.
         inum: u64,
+        /// The byte offset.
         pos: u64,
+        /// The length in bytes.
         length: u64,
+        /// The iomap flags.
         flags: u64,
     },
+    /// `gfs2_iomap_end`: an iomap of an inode's range ended.
     IomapEnd {
+        /// The inode number.
         inum: u64,
+        /// The byte offset.
         pos: u64,
+        /// The length in bytes.
         length: u64,
         /// `to %llu` (≈4.19+).
         pblock: Option<u64>,
+        /// The mapping's type (`IOMAP_*`).
         ty: i64,
+        /// The iomap flags.
         flags: u64,
+        /// The return code.
         rc: i64,
     },
+    /// `gfs2_block_alloc`: blocks changed state in a resource group.
     BlockAlloc {
+        /// The inode number.
         inum: u64,
+        /// The first block.
         start: u64,
         /// Blocks.
         len: u64,
+        /// The state the blocks are in now.
         state: BlockState,
+        /// The resource group's address.
         rg: u64,
+        /// Free blocks in the resource group.
         rf: u64,
         /// `rq:` (5.11+).
         rq: Option<u64>,
+        /// Blocks reserved in the resource group.
         rr: u64,
     },
+    /// `gfs2_rs`: a block reservation changed.
     Rs {
+        /// The inode number.
         inum: u64,
+        /// The reservation's first block.
         start: u64,
+        /// The resource group's address.
         rg: u64,
+        /// Free blocks in the resource group.
         rf: u64,
+        /// `rq:` (5.11+): blocks requested in the resource group.
         rq: Option<u64>,
+        /// Blocks reserved in the resource group.
         rr: u64,
+        /// What happened to the reservation.
         func: RsFunc,
         /// `f:` (before 5.11) or `q:` (5.11+).
         requested: u64,
@@ -263,7 +350,9 @@ impl Gfs2Event {
 /// A device number as events print it (`MAJOR,MINOR`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
 pub struct Dev {
+    /// The major number.
     pub major: u32,
+    /// The minor number.
     pub minor: u32,
 }
 

@@ -67,4 +67,71 @@ mod tests {
         }
         assert!(!is_known("pin", "%u,%u something new"));
     }
+
+    /// The words each event prints for its `%s` conversions, in order (the states, the
+    /// `de` of `dequeue`, `remote`...); the remaining ones of a shorter format are unused.
+    fn strings(event: &str, fmt: &str) -> &'static [&'static str] {
+        match event {
+            // Before 5.16: `promote %s %s`, first/other then the state.
+            "promote" if fmt.matches("%s").count() == 2 => &["first", "EX"],
+            "glock_state_change" => &["EX", "NL", "NL", "EX", "lIob"],
+            "glock_put" => &["EX", "IV", "lIob"],
+            "demote_rq" => &["EX", "NL", "dIob", "remote"],
+            "promote" => &["EX"],
+            "glock_queue" => &["de", "EX"],
+            "pin" => &["unpin"],
+            "log_flush" => &["start"],
+            "ail_flush" => &["start", "all"],
+            "bmap" => &["create"],
+            "block_alloc" => &["dinode"],
+            "rs" => &["ins "],
+            _ => &[],
+        }
+    }
+
+    /// A line of `event` printed with `fmt`: every number 123 (hex 1f), every string the
+    /// next of [`strings`], behind a real ftrace prefix.
+    fn line_of(event: &str, fmt: &str) -> String {
+        let mut body = String::new();
+        let mut words = strings(event, fmt).iter();
+        let mut rest = fmt;
+        while let Some(i) = rest.find('%') {
+            body.push_str(&rest[..i]);
+            let spec = &rest[i + 1..];
+            let len = spec
+                .find(|c: char| c.is_ascii_alphabetic() && c != 'l')
+                .unwrap()
+                + 1;
+            body.push_str(match &spec[len - 1..len] {
+                "s" => words.next().expect("a word for every %s"),
+                "x" => "1f",
+                _ => "123",
+            });
+            rest = &spec[len..];
+        }
+        body.push_str(rest);
+        format!("           mkdir-243     [000] ...1.    59.642391: gfs2_{event}: {body}")
+    }
+
+    #[test]
+    fn a_line_made_from_every_known_format_decodes_as_its_event() {
+        let mut formats = 0;
+        for event in crate::event::GFS2_EVENTS {
+            for fmt in known_formats(event) {
+                formats += 1;
+                let line = line_of(event, fmt);
+                match crate::decode_line(line.as_bytes()) {
+                    Ok(crate::Decoded::Gfs2 { event: e, dev, .. }) => {
+                        assert_eq!(e.name(), event, "{line}");
+                        assert_eq!((dev.major, dev.minor), (123, 123), "{line}");
+                        if let Some(g) = e.glock() {
+                            assert_eq!((g.gltype, g.number), (123, 123), "{line}");
+                        }
+                    }
+                    other => panic!("{fmt}\n{line}\n{other:?}"),
+                }
+            }
+        }
+        assert_eq!(formats, 22);
+    }
 }

@@ -17,9 +17,13 @@ use glockparse::num::parse_u64;
 /// One parsed ftrace line, borrowing from the input.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TraceLine<'a> {
+    /// The task's command name.
     pub comm: &'a [u8],
+    /// The task's pid.
     pub pid: i64,
+    /// The thread group id, when the trace prints it (`-o record-tgid`).
     pub tgid: Option<i64>,
+    /// The CPU, when the trace prints it.
     pub cpu: Option<u32>,
     /// The irq-info flag columns (`d..2.`), empty when not printed.
     pub irq_flags: &'a [u8],
@@ -35,10 +39,13 @@ pub struct TraceLine<'a> {
 /// What a line of trace text is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Line<'a> {
+    /// An event line.
     Event(TraceLine<'a>),
     /// `CPU:N [LOST M EVENTS]`: the ring buffer overflowed.
     Lost {
+        /// The CPU whose buffer overflowed.
         cpu: u32,
+        /// Events lost.
         events: u64,
     },
     /// Blank lines, `#` headers of the `trace` file, trace-cmd's `cpus=N` and

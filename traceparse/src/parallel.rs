@@ -30,7 +30,9 @@ const STEP: usize = 1 << 10;
 /// Where a line is: the chunk it starts in and its 0-based index among that chunk's lines.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub struct LinePos {
+    /// The chunk.
     pub chunk: u64,
+    /// The line's index in it.
     pub index: u64,
 }
 

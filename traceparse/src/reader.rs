@@ -20,6 +20,7 @@ const MIN_READ: usize = 64 << 10;
 /// What [`BlockReader::next_block_timeout`] found.
 #[derive(Debug)]
 pub enum Next {
+    /// A block of whole lines.
     Block(Vec<u8>),
     /// Nothing arrived within the timeout.
     Idle,

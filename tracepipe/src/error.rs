@@ -3,6 +3,7 @@
 use std::fmt;
 use std::io;
 
+/// Why a live trace could not be set up or run.
 #[derive(Debug)]
 pub enum TraceError {
     /// tracefs is not mounted and glk may not mount it.
@@ -15,9 +16,12 @@ pub enum TraceError {
     UnknownEvent(String),
     /// The kernel rejected an event filter; holds the kernel's own message.
     BadFilter {
+        /// The event.
         event: String,
+        /// What the kernel said.
         kernel: String,
     },
+    /// Reading or writing a tracefs file failed (the file, the error).
     Io(String, io::Error),
 }
 

@@ -43,11 +43,14 @@ pub struct Losses {
 }
 
 impl Losses {
+    /// Events lost either way.
     pub fn total(self) -> u64 {
         self.overrun + self.dropped
     }
 }
 
+/// A private tracefs instance, made by glk and removed (with everything it changed put
+/// back) when dropped.
 #[derive(Debug)]
 pub struct Instance {
     ptr: NonNull<sys::tracefs_instance>,
@@ -62,7 +65,8 @@ pub struct Instance {
     tracing_on_before: Option<bool>,
 }
 
-// The instance handle is only used through &mut self or on drop.
+// SAFETY: the libtracefs handle has no thread affinity, and it is only used through
+// &mut self or on drop, never from two threads at once.
 unsafe impl Send for Instance {}
 
 impl Instance {
@@ -114,10 +118,12 @@ impl Instance {
         Ok(inst)
     }
 
+    /// The instance's name.
     pub fn name(&self) -> &str {
         &self.name
     }
 
+    /// Its directory in tracefs.
     pub fn dir(&self) -> &Path {
         &self.dir
     }
@@ -260,6 +266,7 @@ impl Instance {
         unsafe { sys::tracefs_trace_off(self.ptr.as_ptr()) };
     }
 
+    /// Its `trace_pipe`.
     pub fn trace_pipe(&self) -> PathBuf {
         self.dir.join("trace_pipe")
     }

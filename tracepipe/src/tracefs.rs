@@ -89,6 +89,7 @@ impl Tracefs {
         })
     }
 
+    /// The tracefs mount point.
     pub fn dir(&self) -> &Path {
         &self.dir
     }

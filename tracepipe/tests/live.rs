@@ -61,6 +61,7 @@ fn markers_arrive_in_order_and_the_instance_is_removed() {
                 let n: usize = body.rsplit(' ').next().unwrap().parse().unwrap();
                 assert_eq!(n, next, "out of order or missing: {l}");
                 next += 1;
+                // SAFETY: gettid(2) has no preconditions.
                 assert_eq!(t.pid, i64::from(unsafe { libc::gettid() }));
             }
             other => panic!("unexpected {other:?}"),
@@ -91,6 +92,7 @@ fn sched_event_with_filter_and_a_bad_filter() {
         other => panic!("expected a rejected filter, got {other:?}"),
     }
     // Only switches away from this thread's pid pass the filter.
+    // SAFETY: gettid(2) has no preconditions.
     let me = unsafe { libc::gettid() };
     inst.set_filter("sched", "sched_switch", &format!("prev_pid == {me}"))
         .unwrap();

@@ -186,8 +186,8 @@ mod tests {
         let mut fds = [0; 2];
         // SAFETY: pipe(2) fills two fds.
         assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
-        // SAFETY: writes two bytes from a static buffer.
         assert_eq!(
+            // SAFETY: writes two bytes from a static buffer.
             unsafe { libc::write(fds[1], b"q\x1b".as_ptr().cast(), 2) },
             2
         );
@@ -205,6 +205,7 @@ mod tests {
             wait(fds[0], Duration::from_millis(100)).unwrap(),
             Input::Gone
         );
+        // SAFETY: closes our own fd.
         unsafe { libc::close(fds[0]) };
     }
 }
