@@ -363,8 +363,8 @@ fn last_glstats(f: &Snapshots) -> HashMap<String, (i64, i64)> {
             let e = glstats
                 .entry(r.stat.glock.to_string())
                 .or_insert((i64::MIN, 0));
-            if r.stat.srttb > e.0 {
-                *e = (r.stat.srttb, r.stat.dcount);
+            if r.stat.stats.srttb > e.0 {
+                *e = (r.stat.stats.srttb, r.stat.stats.dcount);
             }
         }
     }

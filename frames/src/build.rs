@@ -4,23 +4,11 @@
 use std::io;
 
 use analysis::snapshots::{At, Dlm, GlStatRow, GlockRow, Hold, SbStatRow, Snapshots};
-use glockparse::Diagnostics;
+use glockparse::{Diagnostics, LkStats};
 use polars::prelude::*;
 use traceparse::{Decoded, DlmEvent, Gfs2Event};
 
 use bundle::Captures;
-
-/// The eight DLM statistics as frame columns, in the kernel's order (`gfs2_lkstats`).
-pub(crate) const STAT_COLUMNS: [&str; 8] = [
-    "srtt_ns",
-    "srttvar_ns",
-    "srttb_ns",
-    "srttvarb_ns",
-    "sirt_ns",
-    "sirtvar_ns",
-    "dcount",
-    "qcount",
-];
 
 /// The frame kinds, in export order.
 pub const KINDS: [&str; 6] = [
@@ -233,14 +221,8 @@ pub struct EventCols {
     queue: Vec<Option<bool>>,
     status: Vec<Option<i64>>,
     tdiff_ns: Vec<Option<i64>>,
-    srtt_ns: Vec<Option<i64>>,
-    srttvar_ns: Vec<Option<i64>>,
-    srttb_ns: Vec<Option<i64>>,
-    srttvarb_ns: Vec<Option<i64>>,
-    sirt_ns: Vec<Option<i64>>,
-    sirtvar_ns: Vec<Option<i64>>,
-    dcount: Vec<Option<i64>>,
-    qcount: Vec<Option<i64>>,
+    /// The eight statistics of lock_time events, in the order of [`LkStats::NAMES`].
+    stats: [Vec<Option<i64>>; 8],
     ls_id: Vec<Option<u32>>,
     lkb_id: Vec<Option<u32>>,
     mode: Vec<Option<&'static str>>,
@@ -372,14 +354,10 @@ impl EventCols {
         self.dst_node.push(d.dst_node);
         self.seq.push(d.seq);
         self.tdiff_ns.push(lt.map(|l| l.tdiff));
-        self.srtt_ns.push(lt.map(|l| l.srtt));
-        self.srttvar_ns.push(lt.map(|l| l.srttvar));
-        self.srttb_ns.push(lt.map(|l| l.srttb));
-        self.srttvarb_ns.push(lt.map(|l| l.srttvarb));
-        self.sirt_ns.push(lt.map(|l| l.sirt));
-        self.sirtvar_ns.push(lt.map(|l| l.sirtvar));
-        self.dcount.push(lt.map(|l| l.dcount));
-        self.qcount.push(lt.map(|l| l.qcount));
+        let values = lt.map(|l| l.stats.values());
+        for (i, col) in self.stats.iter_mut().enumerate() {
+            col.push(values.map(|v| v[i]));
+        }
         match std::str::from_utf8(line.body) {
             Ok(b) => self.body.push(b),
             Err(_) => self.body.push(&text(line.body)),
@@ -398,7 +376,7 @@ impl EventCols {
 
     /// The frame, in the documented `events` schema.
     pub fn frame(self) -> PolarsResult<DataFrame> {
-        DataFrame::new_infer_height(vec![
+        let mut columns = vec![
             self.node.column("node"),
             col("ts_ns", self.ts_ns),
             col("cpu", self.cpu),
@@ -417,14 +395,14 @@ impl EventCols {
             col("queue", self.queue),
             col("status", self.status),
             col("tdiff_ns", self.tdiff_ns),
-            col("srtt_ns", self.srtt_ns),
-            col("srttvar_ns", self.srttvar_ns),
-            col("srttb_ns", self.srttb_ns),
-            col("srttvarb_ns", self.srttvarb_ns),
-            col("sirt_ns", self.sirt_ns),
-            col("sirtvar_ns", self.sirtvar_ns),
-            col("dcount", self.dcount),
-            col("qcount", self.qcount),
+        ];
+        columns.extend(
+            LkStats::NAMES
+                .into_iter()
+                .zip(self.stats)
+                .map(|(name, v)| col(name, v)),
+        );
+        columns.extend([
             col("ls_id", self.ls_id),
             col("lkb_id", self.lkb_id),
             col("mode", self.mode),
@@ -433,7 +411,8 @@ impl EventCols {
             col("dst_node", self.dst_node),
             col("seq", self.seq),
             self.body.column("body"),
-        ])
+        ]);
+        DataFrame::new_infer_height(columns)
     }
 }
 
@@ -585,7 +564,7 @@ struct GlStatCols {
     snap: SnapCols,
     glock: Vec<String>,
     gltype: Vec<String>,
-    /// srtt, srttvar, srttb, srttvarb, sirt, sirtvar, dcount, qcount.
+    /// The eight statistics, in the order of [`LkStats::NAMES`].
     values: [Vec<i64>; 8],
 }
 
@@ -595,10 +574,7 @@ impl GlStatCols {
         self.snap.push(&r.at);
         self.glock.push(x.glock.to_string());
         self.gltype.push(x.glock.glock_type().name().into_owned());
-        let vals = [
-            x.srtt, x.srttvar, x.srttb, x.srttvarb, x.sirt, x.sirtvar, x.dcount, x.qcount,
-        ];
-        for (col, v) in self.values.iter_mut().zip(vals) {
+        for (col, v) in self.values.iter_mut().zip(x.stats.values()) {
             col.push(v);
         }
     }
@@ -607,7 +583,7 @@ impl GlStatCols {
         let mut c = self.snap.columns();
         c.push(col("glock", self.glock));
         c.push(col("type", self.gltype));
-        for (name, v) in STAT_COLUMNS.into_iter().zip(self.values) {
+        for (name, v) in LkStats::NAMES.into_iter().zip(self.values) {
             c.push(col(name, v));
         }
         DataFrame::new_infer_height(c)

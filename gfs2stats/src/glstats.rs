@@ -7,31 +7,17 @@ use std::path::Path;
 
 use glockparse::lines::{parse_records, Parsed};
 use glockparse::quote::quote;
-use glockparse::{Diagnostics, GlockId};
+use glockparse::{Diagnostics, GlockId, LkStats};
 
 use crate::value;
 
-/// One glock's DLM statistics.
+/// One glock's line: the glock and its eight DLM statistics.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub struct GlStat {
     /// The glock.
     pub glock: GlockId,
-    /// Non-blocking DLM round trip: smoothed mean and mean deviation, ns.
-    pub srtt: i64,
-    /// Its smoothed mean deviation, ns.
-    pub srttvar: i64,
-    /// Blocking DLM round trip (the request had to wait for other nodes), ns.
-    pub srttb: i64,
-    /// Its smoothed mean deviation, ns.
-    pub srttvarb: i64,
-    /// Time between DLM requests for this glock: smoothed mean and deviation, ns.
-    pub sirt: i64,
-    /// Its smoothed mean deviation, ns.
-    pub sirtvar: i64,
-    /// DLM requests issued.
-    pub dcount: i64,
-    /// Holders queued.
-    pub qcount: i64,
+    /// Its statistics.
+    pub stats: LkStats,
 }
 
 /// Splits `a/b`.
@@ -68,11 +54,11 @@ pub fn parse_line(line: &[u8]) -> Result<GlStat, String> {
                 s.glock = GlockId::parse_hex(v).ok_or_else(bad)?;
                 id = true;
             }
-            b"rtt" => (s.srtt, s.srttvar) = pair(v).ok_or_else(bad)?,
-            b"rttb" => (s.srttb, s.srttvarb) = pair(v).ok_or_else(bad)?,
-            b"irt" => (s.sirt, s.sirtvar) = pair(v).ok_or_else(bad)?,
-            b"dcnt" => s.dcount = value::parse(v).ok_or_else(bad)?,
-            b"qcnt" => s.qcount = value::parse(v).ok_or_else(bad)?,
+            b"rtt" => (s.stats.srtt, s.stats.srttvar) = pair(v).ok_or_else(bad)?,
+            b"rttb" => (s.stats.srttb, s.stats.srttvarb) = pair(v).ok_or_else(bad)?,
+            b"irt" => (s.stats.sirt, s.stats.sirtvar) = pair(v).ok_or_else(bad)?,
+            b"dcnt" => s.stats.dcount = value::parse(v).ok_or_else(bad)?,
+            b"qcnt" => s.stats.qcount = value::parse(v).ok_or_else(bad)?,
             _ => continue,
         }
         seen += 1;
@@ -111,11 +97,17 @@ mod tests {
         let s = parse_line(b"G: n:2/608ea rtt:301936/241999 rttb:64736034/28945459 irt:352352111/440779811 dcnt: 1 qcnt: 3").unwrap();
         assert_eq!(s.glock, GlockId::new(2, 0x608ea));
         assert_eq!(
-            (s.srtt, s.srttvarb, s.sirtvar, s.dcount, s.qcount),
+            (
+                s.stats.srtt,
+                s.stats.srttvarb,
+                s.stats.sirtvar,
+                s.stats.dcount,
+                s.stats.qcount
+            ),
             (301936, 28945459, 440779811, 1, 3)
         );
         let s = parse_line(b"G:  n:2/1 rtt:-1/0 rttb:0/0 irt:0/0 dcnt:5 qcnt:6").unwrap();
-        assert_eq!((s.srtt, s.dcount), (-1, 5));
+        assert_eq!((s.stats.srtt, s.stats.dcount), (-1, 5));
         assert!(parse_line(b"G: n:2/1 rtt:1/2").is_err());
         assert!(parse_line(b"G: rtt:1/2 rttb:0/0 irt:0/0 dcnt: 1 qcnt: 1").is_err());
         assert!(parse_line(b"G: n:2/1 rtt:1 rttb:0/0 irt:0/0 dcnt: 1 qcnt: 1").is_err());

@@ -89,8 +89,8 @@ pub struct LockTimes {
 
 /// Which stats pair a sample updated, if the previous event tells.
 pub fn class_by_stats(prev: &LockTime, now: &LockTime) -> Option<Class> {
-    let nb = (prev.srtt, prev.srttvar) != (now.srtt, now.srttvar);
-    let b = (prev.srttb, prev.srttvarb) != (now.srttb, now.srttvarb);
+    let nb = (prev.stats.srtt, prev.stats.srttvar) != (now.stats.srtt, now.stats.srttvar);
+    let b = (prev.stats.srttb, prev.stats.srttvarb) != (now.stats.srttb, now.stats.srttvarb);
     match (nb, b) {
         (true, false) => Some(Class::NonBlocking),
         (false, true) => Some(Class::Blocking),

@@ -25,14 +25,20 @@ pub struct Derived {
 
 /// The metrics of one glock's values.
 pub fn derive(s: &GlStat) -> Derived {
-    let rtt = if s.srttb > 0 { s.srttb } else { s.srtt };
+    let rtt = if s.stats.srttb > 0 {
+        s.stats.srttb
+    } else {
+        s.stats.srtt
+    };
     Derived {
-        own_samples: s.dcount > 0,
-        request_rate: (s.sirt > 0).then(|| 1e9 / s.sirt as f64),
-        dlm_share: (s.qcount > 0).then(|| s.dcount.max(0) as f64 / s.qcount as f64),
+        own_samples: s.stats.dcount > 0,
+        request_rate: (s.stats.sirt > 0).then(|| 1e9 / s.stats.sirt as f64),
+        dlm_share: (s.stats.qcount > 0)
+            .then(|| s.stats.dcount.max(0) as f64 / s.stats.qcount as f64),
         // With one request there is no interval yet (sirt 0, no request rate): busy is
         // undefined then, not 100%.
-        dlm_busy: (rtt > 0 && s.sirt > 0).then(|| rtt as f64 / (rtt as f64 + s.sirt as f64)),
+        dlm_busy: (rtt > 0 && s.stats.sirt > 0)
+            .then(|| rtt as f64 / (rtt as f64 + s.stats.sirt as f64)),
     }
 }
 
@@ -63,15 +69,15 @@ pub fn deltas(old: &[GlStat], new: &[GlStat], seconds: f64) -> Vec<Delta> {
         .iter()
         .map(|n| {
             let (dd, dq, fresh) = match before.get(&n.glock) {
-                Some(o) if n.dcount >= o.dcount && n.qcount >= o.qcount => {
+                Some(o) if n.stats.dcount >= o.stats.dcount && n.stats.qcount >= o.stats.qcount => {
                     // Saturating: counters come from files and may hold any value.
                     (
-                        n.dcount.saturating_sub(o.dcount),
-                        n.qcount.saturating_sub(o.qcount),
+                        n.stats.dcount.saturating_sub(o.stats.dcount),
+                        n.stats.qcount.saturating_sub(o.stats.qcount),
                         false,
                     )
                 }
-                _ => (n.dcount, n.qcount, true),
+                _ => (n.stats.dcount, n.stats.qcount, true),
             };
             Delta {
                 glock: n.glock,
@@ -99,11 +105,13 @@ mod tests {
     fn st(n: u64, dcount: i64, qcount: i64) -> GlStat {
         GlStat {
             glock: GlockId::new(2, n),
-            dcount,
-            qcount,
-            srttb: 3_000_000,
-            sirt: 9_000_000,
-            ..GlStat::default()
+            stats: glockparse::LkStats {
+                dcount,
+                qcount,
+                srttb: 3_000_000,
+                sirt: 9_000_000,
+                ..Default::default()
+            },
         }
     }
 
@@ -121,9 +129,12 @@ mod tests {
         );
         // One DLM request: a round trip but no interval yet, so no rate and no busy share.
         let one = derive(&GlStat {
-            srtt: 500_000,
-            dcount: 1,
-            qcount: 1,
+            stats: glockparse::LkStats {
+                srtt: 500_000,
+                dcount: 1,
+                qcount: 1,
+                ..Default::default()
+            },
             ..GlStat::default()
         });
         assert_eq!((one.request_rate, one.dlm_busy), (None, None));
@@ -132,11 +143,11 @@ mod tests {
     #[test]
     fn deltas_of_extreme_counters_do_not_overflow() {
         let mut old = st(1, 0, 0);
-        old.dcount = i64::MIN;
-        old.qcount = -5;
+        old.stats.dcount = i64::MIN;
+        old.stats.qcount = -5;
         let mut new = st(1, 0, 0);
-        new.dcount = i64::MAX;
-        new.qcount = i64::MAX;
+        new.stats.dcount = i64::MAX;
+        new.stats.qcount = i64::MAX;
         let d = deltas(&[old], &[new], 1.0);
         assert_eq!((d[0].dcount, d[0].qcount), (i64::MAX, i64::MAX));
     }

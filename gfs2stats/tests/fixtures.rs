@@ -41,10 +41,10 @@ fn glstats_files_match_their_text() {
         let lines: Vec<&str> = t.lines().filter(|l| !l.trim().is_empty()).collect();
         assert_eq!(stats.len(), lines.len());
         for (s, l) in stats.iter().zip(&lines) {
-            assert_eq!(s.dcount, field(l, "dcnt:"));
-            assert_eq!(s.qcount, field(l, "qcnt:"));
-            assert_eq!(s.srttb, field(l, "rttb:"));
-            assert_eq!(s.sirt, field(l, "irt:"));
+            assert_eq!(s.stats.dcount, field(l, "dcnt:"));
+            assert_eq!(s.stats.qcount, field(l, "qcnt:"));
+            assert_eq!(s.stats.srttb, field(l, "rttb:"));
+            assert_eq!(s.stats.sirt, field(l, "irt:"));
             assert_eq!(
                 s.glock.to_string(),
                 l.split("n:").nth(1).unwrap().split(' ').next().unwrap()
@@ -53,7 +53,7 @@ fn glstats_files_match_their_text() {
         let nolock = f.to_string_lossy().contains("nolock") || f.to_string_lossy().contains("pcp");
         let timing: i64 = stats
             .iter()
-            .map(|s| s.srtt + s.srttb + s.sirt + s.dcount)
+            .map(|s| s.stats.srtt + s.stats.srttb + s.stats.sirt + s.stats.dcount)
             .sum();
         if nolock {
             assert_eq!(
@@ -66,7 +66,12 @@ fn glstats_files_match_their_text() {
     }
     // The DLM cluster's glocks made real requests with non-zero round trips.
     let (s, _) = glstats::read_path(&testdata::path("real/dlm2-6.1/n1/glstats.2")).unwrap();
-    assert!(s.iter().filter(|s| s.dcount > 0 && s.srttb > 0).count() > 100);
+    assert!(
+        s.iter()
+            .filter(|s| s.stats.dcount > 0 && s.stats.srttb > 0)
+            .count()
+            > 100
+    );
 }
 
 #[test]

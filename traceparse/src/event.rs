@@ -7,7 +7,7 @@ use std::fmt;
 use glockparse::cursor::Cursor;
 use glockparse::{GlockFlags, GlockId};
 
-pub use glockparse::DlmMode;
+pub use glockparse::{DlmMode, LkStats};
 
 /// Glock flags as traces print them: letters in the trace table's order, then any bits
 /// the kernel's table lacks as a `0x…` tail (`lob0x4`), kept as a bit mask.
@@ -86,22 +86,8 @@ pub struct LockTime {
     pub sb_flags: u8,
     /// This round trip, ns.
     pub tdiff: i64,
-    /// Smoothed round trip of non-blocking requests, ns.
-    pub srtt: i64,
-    /// Its smoothed mean deviation, ns.
-    pub srttvar: i64,
-    /// Smoothed round trip of blocking requests (that had to wait for other nodes), ns.
-    pub srttb: i64,
-    /// Its smoothed mean deviation, ns.
-    pub srttvarb: i64,
-    /// Smoothed time between DLM requests for the glock, ns.
-    pub sirt: i64,
-    /// Its smoothed mean deviation, ns.
-    pub sirtvar: i64,
-    /// DLM requests issued for the glock.
-    pub dcount: i64,
-    /// Holders queued on the glock.
-    pub qcount: i64,
+    /// The glock's statistics after the update.
+    pub stats: LkStats,
 }
 
 /// One gfs2 event body.
@@ -535,14 +521,16 @@ pub fn decode(name: &[u8], body: &[u8]) -> Option<(Dev, Gfs2Event)> {
                     status,
                     sb_flags,
                     tdiff,
-                    srtt,
-                    srttvar,
-                    srttb,
-                    srttvarb,
-                    sirt,
-                    sirtvar,
-                    dcount,
-                    qcount,
+                    stats: LkStats {
+                        srtt,
+                        srttvar,
+                        srttb,
+                        srttvarb,
+                        sirt,
+                        sirtvar,
+                        dcount,
+                        qcount,
+                    },
                 }),
             )?
         }
@@ -857,12 +845,12 @@ mod tests {
         );
         match d("glock_lock_time", "254,0 glock 2:330773 status:-35 flags:00 tdiff:59762765 srtt:227207/65895 srttb:101676819/60750833 sirt:340512248/249747201 dcnt:69 qcnt:154") {
             Gfs2Event::GlockLockTime(l) => {
-                assert_eq!((l.status, l.tdiff, l.srttvarb, l.dcount, l.qcount), (-35, 59762765, 60750833, 69, 154))
+                assert_eq!((l.status, l.tdiff, l.stats.srttvarb, l.stats.dcount, l.stats.qcount), (-35, 59762765, 60750833, 69, 154))
             }
             e => panic!("{e:?}"),
         }
         match d("glock_lock_time", "253,3 glock 2:1 status:0 flags:05 tdiff:-5 srtt:-9223372036854775808/0 srttb:0/0 sirt:0/0 dcnt:1 qcnt:1") {
-            Gfs2Event::GlockLockTime(l) => assert_eq!((l.sb_flags, l.tdiff, l.srtt), (5, -5, i64::MIN)),
+            Gfs2Event::GlockLockTime(l) => assert_eq!((l.sb_flags, l.tdiff, l.stats.srtt), (5, -5, i64::MIN)),
             e => panic!("{e:?}"),
         }
         assert_eq!(

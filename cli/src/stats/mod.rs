@@ -267,17 +267,19 @@ pub fn ranked(r: &Report, sort: StatSort, limit: usize) -> (Vec<(usize, &GlStat)
         .enumerate()
         .flat_map(|(i, f)| f.stats.iter().map(move |s| (i, s)))
         .filter(|(_, s)| match sort {
-            StatSort::Srttb | StatSort::Srtt | StatSort::Sirt | StatSort::Busy => s.dcount > 0,
+            StatSort::Srttb | StatSort::Srtt | StatSort::Sirt | StatSort::Busy => {
+                s.stats.dcount > 0
+            }
             StatSort::Dcount | StatSort::Qcount => true,
         })
         .collect();
     let key = |s: &GlStat| -> i128 {
         match sort {
-            StatSort::Srttb => s.srttb as i128,
-            StatSort::Srtt => s.srtt as i128,
-            StatSort::Sirt => -(s.sirt as i128),
-            StatSort::Dcount => s.dcount as i128,
-            StatSort::Qcount => s.qcount as i128,
+            StatSort::Srttb => s.stats.srttb as i128,
+            StatSort::Srtt => s.stats.srtt as i128,
+            StatSort::Sirt => -(s.stats.sirt as i128),
+            StatSort::Dcount => s.stats.dcount as i128,
+            StatSort::Qcount => s.stats.qcount as i128,
             StatSort::Busy => (metrics::derive(s).dlm_busy.unwrap_or(0.0) * 1e9) as i128,
         }
     };

@@ -52,7 +52,7 @@ pub fn text(out: &mut impl Write, r: &Report, args: &StatsArgs) -> io::Result<()
             .glstats
             .iter()
             .flat_map(|f| &f.stats)
-            .filter(|s| s.dcount > 0)
+            .filter(|s| s.stats.dcount > 0)
             .count();
         let files: Vec<String> = r.glstats.iter().map(|f| label(&f.path)).collect();
         writeln!(out, "glk stats  {}", files.join(" "))?;
@@ -88,12 +88,12 @@ pub fn text(out: &mut impl Write, r: &Report, args: &StatsArgs) -> io::Result<()
                 "{:<16} {:<7} {:>19} {:>19} {:>19} {:>8} {:>7} {:>7} {:>5} {:>5}{}",
                 s.glock.to_string(),
                 s.glock.glock_type().name(),
-                format!("{} ±{}", ns(s.srtt), ns(s.srttvar)),
-                format!("{} ±{}", ns(s.srttb), ns(s.srttvarb)),
-                format!("{} ±{}", ns(s.sirt), ns(s.sirtvar)),
+                format!("{} ±{}", ns(s.stats.srtt), ns(s.stats.srttvar)),
+                format!("{} ±{}", ns(s.stats.srttb), ns(s.stats.srttvarb)),
+                format!("{} ±{}", ns(s.stats.sirt), ns(s.stats.sirtvar)),
                 d.request_rate.map_or("-".into(), |v| format!("{v:.2}")),
-                s.dcount,
-                s.qcount,
+                s.stats.dcount,
+                s.stats.qcount,
                 pct(d.dlm_share),
                 pct(d.dlm_busy),
                 if r.glstats.len() > 1 {
@@ -247,10 +247,10 @@ fn jglock(s: &GlStat, source: &std::path::Path) -> Value {
         "glock": s.glock.to_string(),
         "type": s.glock.glock_type().name(),
         "source": source.display().to_string(),
-        "srtt_ns": s.srtt, "srttvar_ns": s.srttvar,
-        "srttb_ns": s.srttb, "srttvarb_ns": s.srttvarb,
-        "sirt_ns": s.sirt, "sirtvar_ns": s.sirtvar,
-        "dcount": s.dcount, "qcount": s.qcount,
+        "srtt_ns": s.stats.srtt, "srttvar_ns": s.stats.srttvar,
+        "srttb_ns": s.stats.srttb, "srttvarb_ns": s.stats.srttvarb,
+        "sirt_ns": s.stats.sirt, "sirtvar_ns": s.stats.sirtvar,
+        "dcount": s.stats.dcount, "qcount": s.stats.qcount,
         "own_samples": d.own_samples,
         "request_rate_per_s": d.request_rate,
         "dlm_share": d.dlm_share,

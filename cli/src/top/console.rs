@@ -666,12 +666,12 @@ fn detail_lines(
             let rate = |x: Option<f64>| x.map_or(String::new(), |x| format!(" ({x:.1}/s)"));
             out.push(Line::from(format!(
                 "glstats: srtt {} srttb {} irt {}  DLM requests {}{}  queued {}{}",
-                fmt::nanos(st.srtt.max(0) as u64),
-                fmt::nanos(st.srttb.max(0) as u64),
-                fmt::nanos(st.sirt.max(0) as u64),
-                st.dcount,
+                fmt::nanos(st.stats.srtt.max(0) as u64),
+                fmt::nanos(st.stats.srttb.max(0) as u64),
+                fmt::nanos(st.stats.sirt.max(0) as u64),
+                st.stats.dcount,
                 rate(r.map(|r| r.dlm_per_s)),
-                st.qcount,
+                st.stats.qcount,
                 rate(r.map(|r| r.queued_per_s)),
             )));
         }

@@ -213,8 +213,9 @@ fn load_stats(path: &Path, prev: Option<&NodeView>) -> Loaded<Stats> {
                 // Saturating: the counts come from files and may hold any i64 (a glock
                 // freed and made again starts from zero: no increase).
                 let r = Rates {
-                    dlm_per_s: s.dcount.saturating_sub(o.dcount).max(0) as f64 / secs,
-                    queued_per_s: s.qcount.saturating_sub(o.qcount).max(0) as f64 / secs,
+                    dlm_per_s: s.stats.dcount.saturating_sub(o.stats.dcount).max(0) as f64 / secs,
+                    queued_per_s: s.stats.qcount.saturating_sub(o.stats.qcount).max(0) as f64
+                        / secs,
                 };
                 if r != Rates::default() {
                     rates.insert(*id, r);
@@ -549,6 +550,6 @@ mod tests {
         let r = second.node(0).dlm_rate(GlockId::new(2, 0x1a));
         assert!(r > 0.0 && r < 5.0 / 0.05, "{r}");
         let (s, rates) = second.node(0).stat(GlockId::new(2, 0x1a)).unwrap();
-        assert_eq!((s.srttb, rates.unwrap().queued_per_s), (200, 0.0));
+        assert_eq!((s.stats.srttb, rates.unwrap().queued_per_s), (200, 0.0));
     }
 }

@@ -106,7 +106,9 @@ impl Lookup<'_> {
         Facts {
             wait_us,
             dlm_per_s: node.dlm_rate(g.id),
-            srttb_ns: node.stat(g.id).map_or(0, |(s, _)| s.srttb.max(0) as u64),
+            srttb_ns: node
+                .stat(g.id)
+                .map_or(0, |(s, _)| s.stats.srttb.max(0) as u64),
         }
     }
 }

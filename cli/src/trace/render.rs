@@ -83,14 +83,14 @@ pub fn text(out: &mut String, dev: Dev, e: &Gfs2Event) {
             l.glock,
             fmt::nanos(l.tdiff.max(0) as u64),
             l.status,
-            fmt::nanos(l.srtt.max(0) as u64),
-            fmt::nanos(l.srttvar.max(0) as u64),
-            fmt::nanos(l.srttb.max(0) as u64),
-            fmt::nanos(l.srttvarb.max(0) as u64),
-            fmt::nanos(l.sirt.max(0) as u64),
-            fmt::nanos(l.sirtvar.max(0) as u64),
-            l.dcount,
-            l.qcount
+            fmt::nanos(l.stats.srtt.max(0) as u64),
+            fmt::nanos(l.stats.srttvar.max(0) as u64),
+            fmt::nanos(l.stats.srttb.max(0) as u64),
+            fmt::nanos(l.stats.srttvarb.max(0) as u64),
+            fmt::nanos(l.stats.sirt.max(0) as u64),
+            fmt::nanos(l.stats.sirtvar.max(0) as u64),
+            l.stats.dcount,
+            l.stats.qcount
         ),
         Gfs2Event::Pin { pin, block, len, ino } => write!(
             out,
@@ -194,7 +194,7 @@ pub fn json(out: &mut String, l: &TraceLine<'_>, dev: Dev, e: &Gfs2Event) {
         Gfs2Event::GlockLockTime(l) => write!(
             out,
             ",\"status\":{},\"sb_flags\":{},\"tdiff_ns\":{},\"srtt_ns\":{},\"srttvar_ns\":{},\"srttb_ns\":{},\"srttvarb_ns\":{},\"sirt_ns\":{},\"sirtvar_ns\":{},\"dcount\":{},\"qcount\":{}",
-            l.status, l.sb_flags, l.tdiff, l.srtt, l.srttvar, l.srttb, l.srttvarb, l.sirt, l.sirtvar, l.dcount, l.qcount
+            l.status, l.sb_flags, l.tdiff, l.stats.srtt, l.stats.srttvar, l.stats.srttb, l.stats.srttvarb, l.stats.sirt, l.stats.sirtvar, l.stats.dcount, l.stats.qcount
         ),
         Gfs2Event::Pin { pin, block, len, ino } => {
             write!(out, ",\"pin\":{},\"block\":{block},\"len\":{len},\"ino\":{ino}", b(pin))
