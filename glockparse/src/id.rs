@@ -173,6 +173,13 @@ impl GlockId {
     }
 }
 
+impl serde::Serialize for GlockId {
+    /// As printed: `TYPE/HEX` (`2/4101c`).
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
 impl fmt::Display for GlockId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}/{:x}", self.gltype, self.number)

@@ -89,6 +89,13 @@ impl DlmMode {
     }
 }
 
+impl serde::Serialize for DlmMode {
+    /// As printed: `EX`, `PR`...
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
 impl fmt::Display for DlmMode {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())

@@ -237,6 +237,11 @@ pub fn lkf_names(flags: u32) -> String {
     out
 }
 
+/// Serialises lock flags as [`lkf_names`] gives them.
+fn lkf_serialize<S: serde::Serializer>(flags: &u32, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&lkf_names(*flags))
+}
+
 /// Lock flags from their names (`NOQUEUE|CONVERT|VALBLK`); a name glk does not know sets
 /// no bit.
 fn lkf(s: &[u8]) -> u32 {
@@ -287,8 +292,40 @@ pub struct Message {
     pub res: Resource,
 }
 
+impl serde::Serialize for Message {
+    /// glk's JSON fields, in order: `ls_id`, `msg_type` (`RCOM` for a recovery message),
+    /// `from`, `dst`, `seq`, `length`, `lkid`, `remid`, `m_pid`, `m_nodeid`, the three modes
+    /// and `result` (the resource leads the object).
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut m = s.serialize_struct("Message", 14)?;
+        m.serialize_field("ls_id", &self.ls_id)?;
+        m.serialize_field(
+            "msg_type",
+            if self.rcom {
+                "RCOM"
+            } else {
+                self.mtype.as_str()
+            },
+        )?;
+        m.serialize_field("from", &self.from)?;
+        m.serialize_field("dst", &self.dst)?;
+        m.serialize_field("seq", &self.seq)?;
+        m.serialize_field("length", &self.len)?;
+        m.serialize_field("lkid", &self.lkid)?;
+        m.serialize_field("remid", &self.remid)?;
+        m.serialize_field("m_pid", &self.pid)?;
+        m.serialize_field("m_nodeid", &self.nodeid)?;
+        m.serialize_field("grmode", &self.grmode)?;
+        m.serialize_field("rqmode", &self.rqmode)?;
+        m.serialize_field("bastmode", &self.bastmode)?;
+        m.serialize_field("result", &self.result)?;
+        m.end()
+    }
+}
+
 /// A `dlm_plock_read` / `dlm_plock_write` body (POSIX lock requests from user space).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 pub struct Plock {
     /// The filesystem's id.
     pub fsid: u32,
@@ -303,6 +340,7 @@ pub struct Plock {
     /// The caller waits for the lock (F_SETLKW).
     pub wait: bool,
     /// The requesting process.
+    #[serde(rename = "plock_pid")]
     pub pid: u32,
     /// The requesting node.
     pub nodeid: u32,
@@ -315,7 +353,11 @@ pub struct Plock {
 }
 
 /// A decoded `dlm:*` event.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+///
+/// Serialised as the fields of glk's JSON object for the event, in order: the name and the
+/// resource are left out (they lead the object), lock flags as their `|`-joined names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(untagged)]
 pub enum DlmEvent {
     /// `dlm_lock()` called: a new request or a conversion (`flags` has CONVERT).
     LockStart {
@@ -326,8 +368,10 @@ pub enum DlmEvent {
         /// The mode requested.
         mode: DlmMode,
         /// `DLM_LKF_*` flags.
+        #[serde(serialize_with = "lkf_serialize")]
         flags: u32,
         /// The resource.
+        #[serde(skip)]
         res: Resource,
     },
     /// `dlm_lock()` returned (the grant comes later, with [`DlmEvent::Ast`]).
@@ -339,10 +383,12 @@ pub enum DlmEvent {
         /// The mode requested.
         mode: DlmMode,
         /// `DLM_LKF_*` flags.
+        #[serde(serialize_with = "lkf_serialize")]
         flags: u32,
         /// The error `dlm_lock()` returned (0: queued).
         error: i32,
         /// The resource.
+        #[serde(skip)]
         res: Resource,
     },
     /// A blocking AST delivered to this lock's owner: another request wants `mode`.
@@ -354,6 +400,7 @@ pub enum DlmEvent {
         /// The mode the other request wants.
         mode: DlmMode,
         /// The resource.
+        #[serde(skip)]
         res: Resource,
     },
     /// The completion AST: the request (or unlock) finished with `status`.
@@ -367,6 +414,7 @@ pub enum DlmEvent {
         /// 0, or the error the request ended with (-EAGAIN, -DLM_EUNLOCK...).
         status: i32,
         /// The resource.
+        #[serde(skip)]
         res: Resource,
     },
     /// `dlm_unlock()` called.
@@ -376,8 +424,10 @@ pub enum DlmEvent {
         /// The lock's id on this node.
         lkb_id: u32,
         /// `DLM_LKF_*` flags.
+        #[serde(serialize_with = "lkf_serialize")]
         flags: u32,
         /// The resource.
+        #[serde(skip)]
         res: Resource,
     },
     /// `dlm_unlock()` returned.
@@ -387,10 +437,12 @@ pub enum DlmEvent {
         /// The lock's id on this node.
         lkb_id: u32,
         /// `DLM_LKF_*` flags.
+        #[serde(serialize_with = "lkf_serialize")]
         flags: u32,
         /// The error `dlm_unlock()` returned.
         error: i32,
         /// The resource.
+        #[serde(skip)]
         res: Resource,
     },
     /// Bytes sent to a node by the lowcomms layer.

@@ -39,6 +39,13 @@ impl TraceFlags {
     }
 }
 
+impl serde::Serialize for TraceFlags {
+    /// As printed: `lIob0x4`.
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
 impl fmt::Display for TraceFlags {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}", self.letters)?;
@@ -62,6 +69,24 @@ pub enum BlockState {
     Dinode,
 }
 
+impl BlockState {
+    /// The kernel's name (`block_state_name`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BlockState::Free => "free",
+            BlockState::Used => "used",
+            BlockState::Unlinked => "unlinked",
+            BlockState::Dinode => "dinode",
+        }
+    }
+}
+
+impl serde::Serialize for BlockState {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
 /// `rs_func_name`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum RsFunc {
@@ -75,27 +100,56 @@ pub enum RsFunc {
     Clm,
 }
 
+impl RsFunc {
+    /// The kernel's name (`rs_func_name`, without its padding).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RsFunc::Del => "del",
+            RsFunc::Tdel => "tdel",
+            RsFunc::Ins => "ins",
+            RsFunc::Clm => "clm",
+        }
+    }
+}
+
+impl serde::Serialize for RsFunc {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
 /// The statistics a `gfs2_glock_lock_time` event carries (per-glock values after the update).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+///
+/// Serialised as glk's JSON gives it: the glock left out (it leads the event's object),
+/// `tdiff` as `tdiff_ns`, the statistics flattened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, serde::Serialize)]
 pub struct LockTime {
     /// The glock the round trip was for.
+    #[serde(skip)]
     pub glock: GlockId,
     /// DLM status: 0, -11 (-EAGAIN), -35 (-EDEADLK), -65538 (-DLM_EUNLOCK), ...
     pub status: i64,
     /// DLM sb_flags: 0x01 demoted, 0x02 value block not valid, 0x04 alternate mode.
     pub sb_flags: u8,
     /// This round trip, ns.
+    #[serde(rename = "tdiff_ns")]
     pub tdiff: i64,
     /// The glock's statistics after the update.
+    #[serde(flatten)]
     pub stats: LkStats,
 }
 
 /// One gfs2 event body.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+///
+/// Serialised as the fields of glk's JSON object for the event, in order: the variant's
+/// name and its glock are left out (they lead the object, with the glock's type).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(untagged)]
 pub enum Gfs2Event {
     /// `gfs2_glock_state_change`: the glock's state changed (a DLM reply was handled).
     GlockStateChange {
         /// The glock.
+        #[serde(skip)]
         glock: GlockId,
         /// The state it was in.
         from: DlmMode,
@@ -111,6 +165,7 @@ pub enum Gfs2Event {
     /// `gfs2_glock_put`: the glock is freed.
     GlockPut {
         /// The glock.
+        #[serde(skip)]
         glock: GlockId,
         /// Its state when freed.
         state: DlmMode,
@@ -120,6 +175,7 @@ pub enum Gfs2Event {
     /// `gfs2_demote_rq`: a demote was requested, by another node (remote) or this one.
     DemoteRq {
         /// The glock.
+        #[serde(skip)]
         glock: GlockId,
         /// The state it is in.
         from: DlmMode,
@@ -133,6 +189,7 @@ pub enum Gfs2Event {
     /// `gfs2_promote`: a holder was granted the glock.
     Promote {
         /// The glock.
+        #[serde(skip)]
         glock: GlockId,
         /// The state granted.
         state: DlmMode,
@@ -142,6 +199,7 @@ pub enum Gfs2Event {
     /// `gfs2_glock_queue`: a holder was queued on the glock, or dequeued from it.
     GlockQueue {
         /// The glock.
+        #[serde(skip)]
         glock: GlockId,
         /// `queue` (true) or `dequeue` (false).
         queue: bool,

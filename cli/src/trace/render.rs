@@ -3,7 +3,6 @@
 use std::fmt::Write as _;
 
 use traceparse::dlm::lkf_names;
-use traceparse::event::{BlockState, RsFunc};
 use traceparse::{Dev, DlmEvent, Gfs2Event, TraceLine};
 
 use clikit::fmt;
@@ -23,24 +22,6 @@ pub fn prefix(out: &mut String, l: &TraceLine<'_>) {
         lossy(l.comm),
         l.pid
     );
-}
-
-fn block_state(s: BlockState) -> &'static str {
-    match s {
-        BlockState::Free => "free",
-        BlockState::Used => "used",
-        BlockState::Unlinked => "unlinked",
-        BlockState::Dinode => "dinode",
-    }
-}
-
-fn rs_func(f: RsFunc) -> &'static str {
-    match f {
-        RsFunc::Del => "del",
-        RsFunc::Tdel => "tdel",
-        RsFunc::Ins => "ins",
-        RsFunc::Clm => "clm",
-    }
 }
 
 fn opt<T: std::fmt::Display>(v: Option<T>) -> String {
@@ -126,22 +107,28 @@ pub fn text(out: &mut String, dev: Dev, e: &Gfs2Event) {
         Gfs2Event::BlockAlloc { inum, start, len, state, rg, rf, rq, rr } => write!(
             out,
             "inode {inum} blocks {start}+{len} {} rgrp {rg} free {rf} requested {} reserved {rr}",
-            block_state(state),
+            state.as_str(),
             opt(rq)
         ),
         Gfs2Event::Rs { inum, start, rg, rf, rq, rr, func, requested, reserved } => write!(
             out,
             "{} inode {inum} start {start} rgrp {rg} free {rf} rq {} rr {rr} requested {requested} reserved {}",
-            rs_func(func),
+            func.as_str(),
             opt(rq),
             opt(reserved)
         ),
     };
 }
 
-/// A JSON number, or `null`.
-fn num_or_null<T: std::fmt::Display>(v: Option<T>) -> String {
-    v.map_or_else(|| "null".to_string(), |v| v.to_string())
+/// Appends an event's serialised fields to the object being written: `{"a":1,"b":2}`
+/// becomes `,"a":1,"b":2`.
+fn fields(out: &mut String, e: &impl serde::Serialize) {
+    let v = serde_json::to_string(e).expect("trace events serialise to JSON");
+    let inner = &v[1..v.len() - 1];
+    if !inner.is_empty() {
+        out.push(',');
+        out.push_str(inner);
+    }
 }
 
 fn json_str(out: &mut String, s: &[u8]) {
@@ -175,72 +162,7 @@ pub fn json(out: &mut String, l: &TraceLine<'_>, dev: Dev, e: &Gfs2Event) {
             g.glock_type().name()
         );
     }
-    let b = |v: bool| if v { "true" } else { "false" };
-    let _ = match *e {
-        Gfs2Event::GlockStateChange { from, to, target, demote, flags, .. } => write!(
-            out,
-            ",\"from\":\"{from}\",\"to\":\"{to}\",\"target\":\"{target}\",\"demote\":\"{demote}\",\"flags\":\"{flags}\""
-        ),
-        Gfs2Event::GlockPut { state, flags, .. } => write!(out, ",\"state\":\"{state}\",\"flags\":\"{flags}\""),
-        Gfs2Event::DemoteRq { from, to, flags, remote, .. } => write!(
-            out,
-            ",\"from\":\"{from}\",\"to\":\"{to}\",\"flags\":\"{flags}\",\"remote\":{}",
-            remote.map_or("null", b)
-        ),
-        Gfs2Event::Promote { state, first, .. } => {
-            write!(out, ",\"state\":\"{state}\",\"first\":{}", first.map_or("null", b))
-        }
-        Gfs2Event::GlockQueue { queue, state, .. } => write!(out, ",\"queue\":{},\"state\":\"{state}\"", b(queue)),
-        Gfs2Event::GlockLockTime(l) => write!(
-            out,
-            ",\"status\":{},\"sb_flags\":{},\"tdiff_ns\":{},\"srtt_ns\":{},\"srttvar_ns\":{},\"srttb_ns\":{},\"srttvarb_ns\":{},\"sirt_ns\":{},\"sirtvar_ns\":{},\"dcount\":{},\"qcount\":{}",
-            l.status, l.sb_flags, l.tdiff, l.stats.srtt, l.stats.srttvar, l.stats.srttb, l.stats.srttvarb, l.stats.sirt, l.stats.sirtvar, l.stats.dcount, l.stats.qcount
-        ),
-        Gfs2Event::Pin { pin, block, len, ino } => {
-            write!(out, ",\"pin\":{},\"block\":{block},\"len\":{len},\"ino\":{ino}", b(pin))
-        }
-        Gfs2Event::LogFlush { start, seq, flags } => write!(
-            out,
-            ",\"start\":{},\"seq\":{seq},\"flags\":{}",
-            b(start),
-            num_or_null(flags)
-        ),
-        Gfs2Event::LogBlocks { blocks, free } => {
-            write!(out, ",\"blocks\":{blocks},\"free\":{}", num_or_null(free))
-        }
-        Gfs2Event::AilFlush { start, sync_all, nr_to_write } => write!(
-            out,
-            ",\"start\":{},\"sync_all\":{},\"nr_to_write\":{nr_to_write}",
-            b(start),
-            b(sync_all)
-        ),
-        Gfs2Event::Bmap { inum, lblock, len, pblock, bh_state, create, error } => write!(
-            out,
-            ",\"inum\":{inum},\"lblock\":{lblock},\"len\":{len},\"pblock\":{pblock},\"bh_state\":{bh_state},\"create\":{},\"error\":{error}",
-            b(create)
-        ),
-        Gfs2Event::IomapStart { inum, pos, length, flags } => {
-            write!(out, ",\"inum\":{inum},\"pos\":{pos},\"length\":{length},\"flags\":{flags}")
-        }
-        Gfs2Event::IomapEnd { inum, pos, length, pblock, ty, flags, rc } => write!(
-            out,
-            ",\"inum\":{inum},\"pos\":{pos},\"length\":{length},\"pblock\":{},\"ty\":{ty},\"flags\":{flags},\"rc\":{rc}",
-            num_or_null(pblock)
-        ),
-        Gfs2Event::BlockAlloc { inum, start, len, state, rg, rf, rq, rr } => write!(
-            out,
-            ",\"inum\":{inum},\"start\":{start},\"len\":{len},\"state\":\"{}\",\"rg\":{rg},\"rf\":{rf},\"rq\":{},\"rr\":{rr}",
-            block_state(state),
-            num_or_null(rq)
-        ),
-        Gfs2Event::Rs { inum, start, rg, rf, rq, rr, func, requested, reserved } => write!(
-            out,
-            ",\"inum\":{inum},\"start\":{start},\"rg\":{rg},\"rf\":{rf},\"rq\":{},\"rr\":{rr},\"func\":\"{}\",\"requested\":{requested},\"reserved\":{}",
-            num_or_null(rq),
-            rs_func(func),
-            num_or_null(reserved)
-        ),
-    };
+    fields(out, e);
     out.push_str("}\n");
 }
 
@@ -373,66 +295,6 @@ pub fn dlm_json(out: &mut String, l: &TraceLine<'_>, e: &DlmEvent) {
     } else if res != traceparse::Resource::None {
         let _ = write!(out, ",\"resource\":\"{res}\"");
     }
-    let mode = |m: Option<traceparse::event::DlmMode>| {
-        m.map_or_else(|| "null".to_string(), |m| format!("\"{m}\""))
-    };
-    let _ = match *e {
-        DlmEvent::LockStart { ls_id, lkb_id, mode: m, flags, .. } => write!(
-            out,
-            ",\"ls_id\":{ls_id},\"lkb_id\":{lkb_id},\"mode\":\"{m}\",\"flags\":\"{}\"",
-            lkf_names(flags)
-        ),
-        DlmEvent::LockEnd { ls_id, lkb_id, mode: m, flags, error, .. } => write!(
-            out,
-            ",\"ls_id\":{ls_id},\"lkb_id\":{lkb_id},\"mode\":\"{m}\",\"flags\":\"{}\",\"error\":{error}",
-            lkf_names(flags)
-        ),
-        DlmEvent::Bast { ls_id, lkb_id, mode: m, .. } => {
-            write!(out, ",\"ls_id\":{ls_id},\"lkb_id\":{lkb_id},\"mode\":\"{m}\"")
-        }
-        DlmEvent::Ast { ls_id, lkb_id, sb_flags, status, .. } => write!(
-            out,
-            ",\"ls_id\":{ls_id},\"lkb_id\":{lkb_id},\"sb_flags\":{sb_flags},\"status\":{status}"
-        ),
-        DlmEvent::UnlockStart { ls_id, lkb_id, flags, .. } => write!(
-            out,
-            ",\"ls_id\":{ls_id},\"lkb_id\":{lkb_id},\"flags\":\"{}\"",
-            lkf_names(flags)
-        ),
-        DlmEvent::UnlockEnd { ls_id, lkb_id, flags, error, .. } => write!(
-            out,
-            ",\"ls_id\":{ls_id},\"lkb_id\":{lkb_id},\"flags\":\"{}\",\"error\":{error}",
-            lkf_names(flags)
-        ),
-        DlmEvent::Send { nodeid, ret } | DlmEvent::Recv { nodeid, ret } => {
-            write!(out, ",\"nodeid\":{nodeid},\"ret\":{ret}")
-        }
-        DlmEvent::SendMessage(m)
-        | DlmEvent::RecvMessage(m)
-        | DlmEvent::SendRcom(m)
-        | DlmEvent::RecvRcom(m) => write!(
-            out,
-            ",\"ls_id\":{},\"msg_type\":\"{}\",\"from\":{},\"dst\":{},\"seq\":{},\"length\":{},\"lkid\":{},\"remid\":{},\"m_pid\":{},\"m_nodeid\":{},\"grmode\":{},\"rqmode\":{},\"bastmode\":{},\"result\":{}",
-            m.ls_id,
-            if m.rcom { "RCOM" } else { m.mtype.as_str() },
-            m.from,
-            num_or_null(m.dst),
-            m.seq,
-            m.len,
-            m.lkid,
-            m.remid,
-            m.pid,
-            m.nodeid,
-            mode(m.grmode),
-            mode(m.rqmode),
-            mode(m.bastmode),
-            m.result
-        ),
-        DlmEvent::PlockRead(p) | DlmEvent::PlockWrite(p) => write!(
-            out,
-            ",\"fsid\":{},\"number\":{},\"owner\":{},\"optype\":{},\"ex\":{},\"wait\":{},\"plock_pid\":{},\"nodeid\":{},\"rv\":{},\"start\":{},\"end\":{}",
-            p.fsid, p.number, p.owner, p.optype, p.ex, p.wait, p.pid, p.nodeid, p.rv, p.start, p.end
-        ),
-    };
+    fields(out, e);
     out.push_str("}\n");
 }
