@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Builds the two packages of glk, as .deb (dpkg-deb) and .rpm (rpmbuild, when installed:
 # Debian's package `rpm`):
-#   glk         the node tool (top, trace, stats, capture): /usr/bin/glk, the man page,
-#               bash/zsh/fish completions.
-#   glk-engine  the analysis engine (analyze, doctor, report, export, trace -o .parquet):
-#               /usr/bin/glk-engine; depends on glk.
+#   glk         the node tool (top, trace, stats, capture, analyze, doctor, report):
+#               /usr/bin/glk, the man page, bash/zsh/fish completions.
+#   glk-engine  the polars engine (export, trace -o .parquet): /usr/bin/glk-engine;
+#               depends on glk.
 #
 # By default the binaries are built with cargo-zigbuild (scripts/setup-zig.sh installs it
 # and zig in ~/.cache/glk-zig) for old glibc versions: glk for glibc 2.17 (RHEL 7, the
@@ -194,7 +194,7 @@ stage_engine() {
     install -D -m 0755 "$bin_engine/glk-engine" "$root/usr/bin/glk-engine"
     strip --strip-unneeded "$root/usr/bin/glk-engine" 2>/dev/null || true
     stage_common_doc "$root" glk-engine
-    echo "glk-engine runs glk analyze, doctor, report and export; see /usr/share/doc/glk/README.md" \
+    echo "glk-engine runs glk export and glk trace -o FILE.parquet; see /usr/share/doc/glk/README.md" \
         > "$root/usr/share/doc/glk-engine/README"
 }
 
@@ -272,21 +272,21 @@ SPEC
     find "$top/RPMS" -name '*.rpm' -exec cp {} "$out/" \; -exec basename {} \; | sed "s|^|$out/|"
 }
 
-node_desc="GFS2 lock visibility on cluster nodes: glk top, trace, stats, capture
+node_desc="GFS2 lock visibility: glk top, trace, stats, capture, analyze, doctor
  glk shows which GFS2 glocks are contended, who holds them (node, pid, call
  site), whether a waiter is stuck or slow, and DLM round-trip times, from
- debugfs and tracefs. Analysis of captures (glk analyze, doctor, report,
- export) needs glk-engine."
-engine_desc="GFS2 lock analysis engine: glk analyze, doctor, report, export
- The polars engine behind glk analyze, glk doctor, glk report, glk export
- and glk trace -o FILE.parquet, for the analyst's workstation. glk runs it."
+ debugfs and tracefs, live or from captures (glk analyze, doctor, report).
+ Parquet output (glk export) needs glk-engine."
+engine_desc="GFS2 lock data as Parquet: glk export, glk trace -o FILE.parquet
+ The polars engine behind glk export and glk trace -o FILE.parquet, for
+ the analyst's workstation. glk runs it."
 node_licence="GPL-2.0-or-later"
 [ "$native" = no ] && node_licence="GPL-2.0-or-later AND LGPL-2.1-only"
 deb glk "$node_desc" glk ""
 deb glk-engine "$engine_desc" engine "glk (= $deb_version)"
 if [ "$rpm" = yes ]; then
     command -v rpmbuild >/dev/null || { echo "package: rpmbuild not found (apt-get install rpm)" >&2; exit 1; }
-    rpmpkg glk "GFS2 lock visibility on cluster nodes: glk top, trace, stats, capture" glk "" "$node_licence"
-    rpmpkg glk-engine "GFS2 lock analysis engine behind glk analyze, doctor, report and export" engine \
+    rpmpkg glk "GFS2 lock visibility: glk top, trace, stats, capture, analyze, doctor, report" glk "" "$node_licence"
+    rpmpkg glk-engine "GFS2 lock data as Parquet: the polars engine behind glk export" engine \
         "glk = $version-$release" "GPL-2.0-or-later"
 fi

@@ -458,366 +458,425 @@ pub fn decode(name: &[u8], body: &[u8]) -> Option<(Dev, Gfs2Event)> {
         },
     };
     let ev = match name {
-        b"glock_state_change" => {
-            let glock = glock(&mut c)?;
-            c.lit(b" state ")?;
-            let from = mode(&mut c)?;
-            c.lit(b" to ")?;
-            let to = mode(&mut c)?;
-            c.lit(b" tgt:")?;
-            let target = mode(&mut c)?;
-            c.lit(b" dmt:")?;
-            let demote = mode(&mut c)?;
-            c.byte(b' ')?;
-            let flags = flags(&mut c)?;
-            done(
-                &c,
-                Gfs2Event::GlockStateChange {
-                    glock,
-                    from,
-                    to,
-                    target,
-                    demote,
-                    flags,
-                },
-            )?
-        }
-        b"glock_put" => {
-            let glock = glock(&mut c)?;
-            c.lit(b" state ")?;
-            let state = mode(&mut c)?;
-            c.lit(b" => ")?;
-            mode(&mut c)?;
-            c.byte(b' ')?;
-            let flags = flags(&mut c)?;
-            done(
-                &c,
-                Gfs2Event::GlockPut {
-                    glock,
-                    state,
-                    flags,
-                },
-            )?
-        }
-        b"demote_rq" => {
-            let glock = glock(&mut c)?;
-            c.lit(b" demote ")?;
-            let from = mode(&mut c)?;
-            c.lit(b" to ")?;
-            let to = mode(&mut c)?;
-            c.byte(b' ')?;
-            let flags = flags(&mut c)?;
-            let remote = if c.at_end() {
-                None
-            } else {
-                c.byte(b' ')?;
-                Some(choice(&mut c, &[(b"remote", true), (b"local", false)])?)
-            };
-            done(
-                &c,
-                Gfs2Event::DemoteRq {
-                    glock,
-                    from,
-                    to,
-                    flags,
-                    remote,
-                },
-            )?
-        }
-        b"promote" => {
-            let glock = glock(&mut c)?;
-            c.lit(b" promote ")?;
-            let first = choice(&mut c, &[(b"first ", Some(true)), (b"other ", Some(false))])
-                .unwrap_or(None);
-            let state = mode(&mut c)?;
-            done(
-                &c,
-                Gfs2Event::Promote {
-                    glock,
-                    state,
-                    first,
-                },
-            )?
-        }
-        b"glock_queue" => {
-            let glock = glock(&mut c)?;
-            c.byte(b' ')?;
-            let queue = choice(&mut c, &[(b"queue ", true), (b"dequeue ", false)])?;
-            let state = mode(&mut c)?;
-            done(
-                &c,
-                Gfs2Event::GlockQueue {
-                    glock,
-                    queue,
-                    state,
-                },
-            )?
-        }
-        b"glock_lock_time" => {
-            let glock = glock(&mut c)?;
-            c.lit(b" status:")?;
-            let status = c.int()?;
-            c.lit(b" flags:")?;
-            let sb_flags = u8::try_from(c.hex()?).ok()?;
-            let mut field = |key: &[u8]| -> Option<i64> {
-                c.lit(key)?;
-                c.int()
-            };
-            let tdiff = field(b" tdiff:")?;
-            let srtt = field(b" srtt:")?;
-            let srttvar = field(b"/")?;
-            let srttb = field(b" srttb:")?;
-            let srttvarb = field(b"/")?;
-            let sirt = field(b" sirt:")?;
-            let sirtvar = field(b"/")?;
-            let dcount = field(b" dcnt:")?;
-            let qcount = field(b" qcnt:")?;
-            done(
-                &c,
-                Gfs2Event::GlockLockTime(LockTime {
-                    glock,
-                    status,
-                    sb_flags,
-                    tdiff,
-                    stats: LkStats {
-                        srtt,
-                        srttvar,
-                        srttb,
-                        srttvarb,
-                        sirt,
-                        sirtvar,
-                        dcount,
-                        qcount,
-                    },
-                }),
-            )?
-        }
-        b"pin" => {
-            c.lit(b" log ")?;
-            let pin = choice(&mut c, &[(b"pin ", true), (b"unpin ", false)])?;
-            let block = c.uint()?;
-            c.byte(b'/')?;
-            let len = c.uint()?;
-            c.lit(b" inode ")?;
-            let ino = c.uint()?;
-            done(
-                &c,
-                Gfs2Event::Pin {
-                    pin,
-                    block,
-                    len,
-                    ino,
-                },
-            )?
-        }
-        b"log_flush" => {
-            c.lit(b" log flush ")?;
-            let start = choice(&mut c, &[(b"start ", true), (b"end ", false)])?;
-            let seq = c.uint()?;
-            let flags = if c.at_end() {
-                None
-            } else {
-                c.byte(b' ')?;
-                Some(c.hex()?)
-            };
-            done(&c, Gfs2Event::LogFlush { start, seq, flags })?
-        }
-        b"log_blocks" => {
-            c.lit(b" log reserve ")?;
-            let blocks = c.int()?;
-            let free = if c.at_end() {
-                None
-            } else {
-                c.byte(b' ')?;
-                Some(c.int()?)
-            };
-            done(&c, Gfs2Event::LogBlocks { blocks, free })?
-        }
-        b"ail_flush" => {
-            c.lit(b" ail flush ")?;
-            let start = choice(&mut c, &[(b"start ", true), (b"end ", false)])?;
-            let sync_all = choice(&mut c, &[(b"all ", true), (b"none ", false)])?;
-            let nr_to_write = c.int()?;
-            done(
-                &c,
-                Gfs2Event::AilFlush {
-                    start,
-                    sync_all,
-                    nr_to_write,
-                },
-            )?
-        }
-        b"bmap" => {
-            c.lit(b" bmap ")?;
-            let inum = c.uint()?;
-            c.lit(b" map ")?;
-            let lblock = c.uint()?;
-            c.byte(b'/')?;
-            let len = c.uint()?;
-            c.lit(b" to ")?;
-            let pblock = c.uint()?;
-            c.lit(b" flags:")?;
-            let bh_state = c.hex()?;
-            c.byte(b' ')?;
-            // "create " has a trailing space: "create  0" / "nocreate 0".
-            let create = choice(&mut c, &[(b"create ", true), (b"nocreate", false)])?;
-            c.skip_spaces();
-            let error = c.int()?;
-            done(
-                &c,
-                Gfs2Event::Bmap {
-                    inum,
-                    lblock,
-                    len,
-                    pblock,
-                    bh_state,
-                    create,
-                    error,
-                },
-            )?
-        }
-        b"iomap_start" => {
-            c.lit(b" bmap ")?;
-            let inum = c.uint()?;
-            c.lit(b" iomap start ")?;
-            let pos = c.uint()?;
-            c.byte(b'/')?;
-            let length = c.uint()?;
-            c.lit(b" flags:")?;
-            let flags = c.hex()?;
-            done(
-                &c,
-                Gfs2Event::IomapStart {
-                    inum,
-                    pos,
-                    length,
-                    flags,
-                },
-            )?
-        }
-        b"iomap_end" => {
-            c.lit(b" bmap ")?;
-            let inum = c.uint()?;
-            c.lit(b" iomap end ")?;
-            let pos = c.uint()?;
-            c.byte(b'/')?;
-            let length = c.uint()?;
-            let pblock = match c.lit(b" to ") {
-                Some(()) => Some(c.uint()?),
-                None => None,
-            };
-            c.lit(b" ty:")?;
-            let ty = c.int()?;
-            c.lit(b" flags:")?;
-            let flags = c.hex()?;
-            c.lit(b" rc:")?;
-            let rc = c.int()?;
-            done(
-                &c,
-                Gfs2Event::IomapEnd {
-                    inum,
-                    pos,
-                    length,
-                    pblock,
-                    ty,
-                    flags,
-                    rc,
-                },
-            )?
-        }
-        b"block_alloc" => {
-            c.lit(b" bmap ")?;
-            let inum = c.uint()?;
-            c.lit(b" alloc ")?;
-            let start = c.uint()?;
-            c.byte(b'/')?;
-            let len = c.uint()?;
-            c.byte(b' ')?;
-            let state = choice(
-                &mut c,
-                &[
-                    (b"free", BlockState::Free),
-                    (b"used", BlockState::Used),
-                    (b"unlinked", BlockState::Unlinked),
-                    (b"dinode", BlockState::Dinode),
-                ],
-            )?;
-            c.lit(b" rg:")?;
-            let rg = c.uint()?;
-            c.lit(b" rf:")?;
-            let rf = c.uint()?;
-            let rq = match c.lit(b" rq:") {
-                Some(()) => Some(c.uint()?),
-                None => None,
-            };
-            c.lit(b" rr:")?;
-            let rr = c.uint()?;
-            done(
-                &c,
-                Gfs2Event::BlockAlloc {
-                    inum,
-                    start,
-                    len,
-                    state,
-                    rg,
-                    rf,
-                    rq,
-                    rr,
-                },
-            )?
-        }
-        b"rs" => {
-            c.lit(b" bmap ")?;
-            let inum = c.uint()?;
-            c.lit(b" resrv ")?;
-            let start = c.uint()?;
-            c.lit(b" rg:")?;
-            let rg = c.uint()?;
-            c.lit(b" rf:")?;
-            let rf = c.uint()?;
-            let rq = match c.lit(b" rq:") {
-                Some(()) => Some(c.uint()?),
-                None => None,
-            };
-            c.lit(b" rr:")?;
-            let rr = c.uint()?;
-            c.byte(b' ')?;
-            let func = choice(
-                &mut c,
-                &[
-                    (b"del ", RsFunc::Del),
-                    (b"tdel", RsFunc::Tdel),
-                    (b"ins ", RsFunc::Ins),
-                    (b"clm ", RsFunc::Clm),
-                ],
-            )?;
-            c.skip_spaces();
-            let (requested, reserved) = if c.lit(b"f:").is_some() {
-                (c.uint()?, None)
-            } else {
-                c.lit(b"q:")?;
-                let q = c.uint()?;
-                c.lit(b" r:")?;
-                (q, Some(c.uint()?))
-            };
-            done(
-                &c,
-                Gfs2Event::Rs {
-                    inum,
-                    start,
-                    rg,
-                    rf,
-                    rq,
-                    rr,
-                    func,
-                    requested,
-                    reserved,
-                },
-            )?
-        }
+        b"glock_state_change" => glock_state_change(&mut c)?,
+        b"glock_put" => glock_put(&mut c)?,
+        b"demote_rq" => demote_rq(&mut c)?,
+        b"promote" => promote(&mut c)?,
+        b"glock_queue" => glock_queue(&mut c)?,
+        b"glock_lock_time" => glock_lock_time(&mut c)?,
+        b"pin" => pin(&mut c)?,
+        b"log_flush" => log_flush(&mut c)?,
+        b"log_blocks" => log_blocks(&mut c)?,
+        b"ail_flush" => ail_flush(&mut c)?,
+        b"bmap" => bmap(&mut c)?,
+        b"iomap_start" => iomap_start(&mut c)?,
+        b"iomap_end" => iomap_end(&mut c)?,
+        b"block_alloc" => block_alloc(&mut c)?,
+        b"rs" => rs(&mut c)?,
         _ => return None,
     };
     Some((dev, ev))
+}
+
+/// `gfs2_glock_state_change` after the device: `glock %d:%lld state %s to %s tgt:%s dmt:%s flags:%s`.
+#[inline]
+fn glock_state_change(c: &mut Cursor<'_>) -> Option<Gfs2Event> {
+    let glock = glock(c)?;
+    c.lit(b" state ")?;
+    let from = mode(c)?;
+    c.lit(b" to ")?;
+    let to = mode(c)?;
+    c.lit(b" tgt:")?;
+    let target = mode(c)?;
+    c.lit(b" dmt:")?;
+    let demote = mode(c)?;
+    c.byte(b' ')?;
+    let flags = flags(c)?;
+    done(
+        c,
+        Gfs2Event::GlockStateChange {
+            glock,
+            from,
+            to,
+            target,
+            demote,
+            flags,
+        },
+    )
+}
+
+/// `gfs2_glock_put` after the device: `glock %d:%lld state %s => %s flags:%s`.
+#[inline]
+fn glock_put(c: &mut Cursor<'_>) -> Option<Gfs2Event> {
+    let glock = glock(c)?;
+    c.lit(b" state ")?;
+    let state = mode(c)?;
+    c.lit(b" => ")?;
+    mode(c)?;
+    c.byte(b' ')?;
+    let flags = flags(c)?;
+    done(
+        c,
+        Gfs2Event::GlockPut {
+            glock,
+            state,
+            flags,
+        },
+    )
+}
+
+/// `gfs2_demote_rq` after the device: `glock %d:%lld demote %s to %s flags:%s[ remote|local]`.
+#[inline]
+fn demote_rq(c: &mut Cursor<'_>) -> Option<Gfs2Event> {
+    let glock = glock(c)?;
+    c.lit(b" demote ")?;
+    let from = mode(c)?;
+    c.lit(b" to ")?;
+    let to = mode(c)?;
+    c.byte(b' ')?;
+    let flags = flags(c)?;
+    let remote = if c.at_end() {
+        None
+    } else {
+        c.byte(b' ')?;
+        Some(choice(c, &[(b"remote", true), (b"local", false)])?)
+    };
+    done(
+        c,
+        Gfs2Event::DemoteRq {
+            glock,
+            from,
+            to,
+            flags,
+            remote,
+        },
+    )
+}
+
+/// `gfs2_promote` after the device: `glock %u:%llu promote[ first|other] %s`.
+#[inline]
+fn promote(c: &mut Cursor<'_>) -> Option<Gfs2Event> {
+    let glock = glock(c)?;
+    c.lit(b" promote ")?;
+    let first = choice(c, &[(b"first ", Some(true)), (b"other ", Some(false))]).unwrap_or(None);
+    let state = mode(c)?;
+    done(
+        c,
+        Gfs2Event::Promote {
+            glock,
+            state,
+            first,
+        },
+    )
+}
+
+/// `gfs2_glock_queue` after the device: `glock %u:%llu [de]queue %s`.
+#[inline]
+fn glock_queue(c: &mut Cursor<'_>) -> Option<Gfs2Event> {
+    let glock = glock(c)?;
+    c.byte(b' ')?;
+    let queue = choice(c, &[(b"queue ", true), (b"dequeue ", false)])?;
+    let state = mode(c)?;
+    done(
+        c,
+        Gfs2Event::GlockQueue {
+            glock,
+            queue,
+            state,
+        },
+    )
+}
+
+/// `gfs2_glock_lock_time` after the device: `glock %d:%lld status:%d flags:%02x tdiff:%lld srtt:%lld/%lld srttb:%lld/%lld sirt:%lld/%lld dcnt:%lld qcnt:%lld`.
+#[inline]
+fn glock_lock_time(c: &mut Cursor<'_>) -> Option<Gfs2Event> {
+    let glock = glock(c)?;
+    c.lit(b" status:")?;
+    let status = c.int()?;
+    c.lit(b" flags:")?;
+    let sb_flags = u8::try_from(c.hex()?).ok()?;
+    let mut field = |key: &[u8]| -> Option<i64> {
+        c.lit(key)?;
+        c.int()
+    };
+    let tdiff = field(b" tdiff:")?;
+    let srtt = field(b" srtt:")?;
+    let srttvar = field(b"/")?;
+    let srttb = field(b" srttb:")?;
+    let srttvarb = field(b"/")?;
+    let sirt = field(b" sirt:")?;
+    let sirtvar = field(b"/")?;
+    let dcount = field(b" dcnt:")?;
+    let qcount = field(b" qcnt:")?;
+    done(
+        c,
+        Gfs2Event::GlockLockTime(LockTime {
+            glock,
+            status,
+            sb_flags,
+            tdiff,
+            stats: LkStats {
+                srtt,
+                srttvar,
+                srttb,
+                srttvarb,
+                sirt,
+                sirtvar,
+                dcount,
+                qcount,
+            },
+        }),
+    )
+}
+
+/// `gfs2_pin` after the device: `log [un]pin %llu/%lu inode %llu`.
+#[inline]
+fn pin(c: &mut Cursor<'_>) -> Option<Gfs2Event> {
+    c.lit(b" log ")?;
+    let pin = choice(c, &[(b"pin ", true), (b"unpin ", false)])?;
+    let block = c.uint()?;
+    c.byte(b'/')?;
+    let len = c.uint()?;
+    c.lit(b" inode ")?;
+    let ino = c.uint()?;
+    done(
+        c,
+        Gfs2Event::Pin {
+            pin,
+            block,
+            len,
+            ino,
+        },
+    )
+}
+
+/// `gfs2_log_flush` after the device: `log flush start|end %llu[ %llx]`.
+#[inline]
+fn log_flush(c: &mut Cursor<'_>) -> Option<Gfs2Event> {
+    c.lit(b" log flush ")?;
+    let start = choice(c, &[(b"start ", true), (b"end ", false)])?;
+    let seq = c.uint()?;
+    let flags = if c.at_end() {
+        None
+    } else {
+        c.byte(b' ')?;
+        Some(c.hex()?)
+    };
+    done(c, Gfs2Event::LogFlush { start, seq, flags })
+}
+
+/// `gfs2_log_blocks` after the device: `log reserve %d[ %d]`.
+#[inline]
+fn log_blocks(c: &mut Cursor<'_>) -> Option<Gfs2Event> {
+    c.lit(b" log reserve ")?;
+    let blocks = c.int()?;
+    let free = if c.at_end() {
+        None
+    } else {
+        c.byte(b' ')?;
+        Some(c.int()?)
+    };
+    done(c, Gfs2Event::LogBlocks { blocks, free })
+}
+
+/// `gfs2_ail_flush` after the device: `ail flush start|end all|new %ld`.
+#[inline]
+fn ail_flush(c: &mut Cursor<'_>) -> Option<Gfs2Event> {
+    c.lit(b" ail flush ")?;
+    let start = choice(c, &[(b"start ", true), (b"end ", false)])?;
+    let sync_all = choice(c, &[(b"all ", true), (b"none ", false)])?;
+    let nr_to_write = c.int()?;
+    done(
+        c,
+        Gfs2Event::AilFlush {
+            start,
+            sync_all,
+            nr_to_write,
+        },
+    )
+}
+
+/// `gfs2_bmap` after the device: `bmap %llu map %llu/%lu to %llu flags:%08lx [no]create %d`.
+#[inline]
+fn bmap(c: &mut Cursor<'_>) -> Option<Gfs2Event> {
+    c.lit(b" bmap ")?;
+    let inum = c.uint()?;
+    c.lit(b" map ")?;
+    let lblock = c.uint()?;
+    c.byte(b'/')?;
+    let len = c.uint()?;
+    c.lit(b" to ")?;
+    let pblock = c.uint()?;
+    c.lit(b" flags:")?;
+    let bh_state = c.hex()?;
+    c.byte(b' ')?;
+    // "create " has a trailing space: "create  0" / "nocreate 0".
+    let create = choice(c, &[(b"create ", true), (b"nocreate", false)])?;
+    c.skip_spaces();
+    let error = c.int()?;
+    done(
+        c,
+        Gfs2Event::Bmap {
+            inum,
+            lblock,
+            len,
+            pblock,
+            bh_state,
+            create,
+            error,
+        },
+    )
+}
+
+/// `gfs2_iomap_start` after the device: `bmap %llu iomap start %llu/%lu flags:%08x`.
+#[inline]
+fn iomap_start(c: &mut Cursor<'_>) -> Option<Gfs2Event> {
+    c.lit(b" bmap ")?;
+    let inum = c.uint()?;
+    c.lit(b" iomap start ")?;
+    let pos = c.uint()?;
+    c.byte(b'/')?;
+    let length = c.uint()?;
+    c.lit(b" flags:")?;
+    let flags = c.hex()?;
+    done(
+        c,
+        Gfs2Event::IomapStart {
+            inum,
+            pos,
+            length,
+            flags,
+        },
+    )
+}
+
+/// `gfs2_iomap_end` after the device: `bmap %llu iomap end %llu/%lu[ to %llu] ty:%d flags:%08x rc:%d`.
+#[inline]
+fn iomap_end(c: &mut Cursor<'_>) -> Option<Gfs2Event> {
+    c.lit(b" bmap ")?;
+    let inum = c.uint()?;
+    c.lit(b" iomap end ")?;
+    let pos = c.uint()?;
+    c.byte(b'/')?;
+    let length = c.uint()?;
+    let pblock = match c.lit(b" to ") {
+        Some(()) => Some(c.uint()?),
+        None => None,
+    };
+    c.lit(b" ty:")?;
+    let ty = c.int()?;
+    c.lit(b" flags:")?;
+    let flags = c.hex()?;
+    c.lit(b" rc:")?;
+    let rc = c.int()?;
+    done(
+        c,
+        Gfs2Event::IomapEnd {
+            inum,
+            pos,
+            length,
+            pblock,
+            ty,
+            flags,
+            rc,
+        },
+    )
+}
+
+/// `gfs2_block_alloc` after the device: `bmap %llu alloc %llu/%lu %s rg:%llu rf:%u[ rq:%u] rr:%u`.
+#[inline]
+fn block_alloc(c: &mut Cursor<'_>) -> Option<Gfs2Event> {
+    c.lit(b" bmap ")?;
+    let inum = c.uint()?;
+    c.lit(b" alloc ")?;
+    let start = c.uint()?;
+    c.byte(b'/')?;
+    let len = c.uint()?;
+    c.byte(b' ')?;
+    let state = choice(
+        c,
+        &[
+            (b"free", BlockState::Free),
+            (b"used", BlockState::Used),
+            (b"unlinked", BlockState::Unlinked),
+            (b"dinode", BlockState::Dinode),
+        ],
+    )?;
+    c.lit(b" rg:")?;
+    let rg = c.uint()?;
+    c.lit(b" rf:")?;
+    let rf = c.uint()?;
+    let rq = match c.lit(b" rq:") {
+        Some(()) => Some(c.uint()?),
+        None => None,
+    };
+    c.lit(b" rr:")?;
+    let rr = c.uint()?;
+    done(
+        c,
+        Gfs2Event::BlockAlloc {
+            inum,
+            start,
+            len,
+            state,
+            rg,
+            rf,
+            rq,
+            rr,
+        },
+    )
+}
+
+/// `gfs2_rs` after the device: `bmap %llu resrv %llu rg:%llu rf:%u[ rq:%u] rr:%u %s f:%lu` or `… q:%u r:%u`.
+#[inline]
+fn rs(c: &mut Cursor<'_>) -> Option<Gfs2Event> {
+    c.lit(b" bmap ")?;
+    let inum = c.uint()?;
+    c.lit(b" resrv ")?;
+    let start = c.uint()?;
+    c.lit(b" rg:")?;
+    let rg = c.uint()?;
+    c.lit(b" rf:")?;
+    let rf = c.uint()?;
+    let rq = match c.lit(b" rq:") {
+        Some(()) => Some(c.uint()?),
+        None => None,
+    };
+    c.lit(b" rr:")?;
+    let rr = c.uint()?;
+    c.byte(b' ')?;
+    let func = choice(
+        c,
+        &[
+            (b"del ", RsFunc::Del),
+            (b"tdel", RsFunc::Tdel),
+            (b"ins ", RsFunc::Ins),
+            (b"clm ", RsFunc::Clm),
+        ],
+    )?;
+    c.skip_spaces();
+    let (requested, reserved) = if c.lit(b"f:").is_some() {
+        (c.uint()?, None)
+    } else {
+        c.lit(b"q:")?;
+        let q = c.uint()?;
+        c.lit(b" r:")?;
+        (q, Some(c.uint()?))
+    };
+    done(
+        c,
+        Gfs2Event::Rs {
+            inum,
+            start,
+            rg,
+            rf,
+            rq,
+            rr,
+            func,
+            requested,
+            reserved,
+        },
+    )
 }
 
 #[cfg(test)]
