@@ -12,7 +12,7 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use bundle::procs::{self, FileLock, Table};
-use bundle::{Captures, Snapshot};
+use bundle::{Captures, FileKind, Snapshot};
 use glockparse::{Diagnostics, GlockId};
 
 use crate::GlockMap;
@@ -151,34 +151,28 @@ impl<'a> Resolver<'a> {
             .filter(|t| !t.is_empty())
     }
 
-    /// `NODE/FILE:LINE` for a line of a snapshot's file of `kind` (`glocks`, `dlm_locks`,
-    /// `procs`, `locks`); `KIND.N` when the file's name is not known.
-    fn cite(&self, node: &str, snap: u32, kind: &str, line: u64) -> String {
-        let path = self.snapshot(node, snap).and_then(|s| match kind {
-            "glocks" => s.glocks.as_deref(),
-            "dlm_locks" => s.dlm_locks.as_deref(),
-            "procs" => s.procs.as_deref(),
-            "locks" => s.locks.as_deref(),
-            _ => None,
-        });
-        let file = path.map_or_else(|| format!("{kind}.{snap}"), file_name);
+    /// `NODE/FILE:LINE` for a line of a snapshot's file of `kind`; `KIND.N` when the file's
+    /// name is not known.
+    fn cite(&self, node: &str, snap: u32, kind: FileKind, line: u64) -> String {
+        let path = self.snapshot(node, snap).and_then(|s| s.path(kind));
+        let file = path.map_or_else(|| kind.file_name(snap), file_name);
         format!("{node}/{file}:{line}")
     }
 
     /// `NODE/glocks.N:LINE` of a holder line.
     pub fn cite_hold(&self, h: &Hold) -> String {
-        self.cite(&h.at.node, h.at.snapshot, "glocks", h.line)
+        self.cite(&h.at.node, h.at.snapshot, FileKind::Glocks, h.line)
     }
 
     /// `NODE/dlm_locks.N:LINE` of a DLM lock (the node whose dump it is).
     pub fn cite_dlm(&self, d: &Dlm) -> String {
-        self.cite(&d.at.node, d.at.snapshot, "dlm_locks", d.line)
+        self.cite(&d.at.node, d.at.snapshot, FileKind::DlmLocks, d.line)
     }
 
     /// A task of a node's process table at a snapshot, with the line that shows it.
     fn task(&self, node: &str, snap: u32, pid: i64) -> Option<(&procs::Task, String)> {
         let t = self.table(node, snap)?.get(pid)?;
-        Some((t, self.cite(node, snap, "procs", t.line)))
+        Some((t, self.cite(node, snap, FileKind::Procs, t.line)))
     }
 
     /// The process a DLM lock was requested by, when it can be trusted to be the lock's
@@ -230,7 +224,10 @@ impl<'a> Resolver<'a> {
         if owners.any(|l| l.pid != first.pid) {
             return None;
         }
-        Some((first.pid, self.cite(node, snap, "locks", first.line)))
+        Some((
+            first.pid,
+            self.cite(node, snap, FileKind::Locks, first.line),
+        ))
     }
 
     /// Who a holder line of a glocks snapshot is.

@@ -22,6 +22,84 @@ use std::collections::BTreeMap;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
+/// The kinds of file a snapshot holds, each written `KIND.N`: the one place that knows their
+/// names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum FileKind {
+    /// debugfs `glocks`.
+    Glocks,
+    /// debugfs `glstats`.
+    Glstats,
+    /// debugfs `sbstats` (`lkstats` on old kernels, read under either name).
+    Sbstats,
+    /// debugfs `glockfd`.
+    Glockfd,
+    /// The DLM lockspace's `_locks` dump.
+    DlmLocks,
+    /// The DLM lockspace's `_waiters` dump.
+    DlmWaiters,
+    /// The node's tasks ([`procs`] format).
+    Procs,
+    /// A copy of `/proc/locks`.
+    Locks,
+    /// The filesystem's sysfs state ([`health::Sysfs`]).
+    Sysfs,
+    /// Epoch seconds when the snapshot started.
+    Time,
+}
+
+impl FileKind {
+    /// Every kind, in the order a snapshot is written.
+    pub const ALL: [FileKind; 10] = [
+        FileKind::Time,
+        FileKind::Glocks,
+        FileKind::Glstats,
+        FileKind::Sbstats,
+        FileKind::Glockfd,
+        FileKind::DlmLocks,
+        FileKind::DlmWaiters,
+        FileKind::Locks,
+        FileKind::Sysfs,
+        FileKind::Procs,
+    ];
+
+    /// The `KIND` of its file names (`dlm_locks`).
+    pub fn name(self) -> &'static str {
+        match self {
+            FileKind::Glocks => "glocks",
+            FileKind::Glstats => "glstats",
+            FileKind::Sbstats => "sbstats",
+            FileKind::Glockfd => "glockfd",
+            FileKind::DlmLocks => "dlm_locks",
+            FileKind::DlmWaiters => "dlm_waiters",
+            FileKind::Procs => "procs",
+            FileKind::Locks => "locks",
+            FileKind::Sysfs => "gfs2_sysfs",
+            FileKind::Time => "time",
+        }
+    }
+
+    /// Its file in snapshot `n`: `KIND.N`.
+    pub fn file_name(self, n: u32) -> String {
+        format!("{}.{n}", self.name())
+    }
+
+    /// The kind and snapshot of a file name: `KIND.N`, or a bare `KIND` (snapshot 0).
+    pub fn parse(file_name: &str) -> Option<(FileKind, u32)> {
+        let (base, n) = match file_name.rsplit_once('.') {
+            Some((b, n)) if !n.is_empty() && n.bytes().all(|c| c.is_ascii_digit()) => {
+                (b, n.parse().ok()?)
+            }
+            _ => (file_name, 0),
+        };
+        let kind = match base {
+            "lkstats" => FileKind::Sbstats,
+            _ => *FileKind::ALL.iter().find(|k| k.name() == base)?,
+        };
+        Some((kind, n))
+    }
+}
+
 /// The files of one snapshot.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Snapshot {
@@ -47,6 +125,41 @@ pub struct Snapshot {
     pub locks: Option<PathBuf>,
     /// The filesystem's sysfs state (`gfs2_sysfs.N`, [`health::Sysfs`]).
     pub sysfs: Option<PathBuf>,
+}
+
+impl Snapshot {
+    /// The file of `kind`, when the snapshot has one (`time.N` is read into `time_unix`).
+    pub fn path(&self, kind: FileKind) -> Option<&Path> {
+        match kind {
+            FileKind::Glocks => self.glocks.as_deref(),
+            FileKind::Glstats => self.glstats.as_deref(),
+            FileKind::Sbstats => self.sbstats.as_deref(),
+            FileKind::Glockfd => self.glockfd.as_deref(),
+            FileKind::DlmLocks => self.dlm_locks.as_deref(),
+            FileKind::DlmWaiters => self.dlm_waiters.as_deref(),
+            FileKind::Procs => self.procs.as_deref(),
+            FileKind::Locks => self.locks.as_deref(),
+            FileKind::Sysfs => self.sysfs.as_deref(),
+            FileKind::Time => None,
+        }
+    }
+
+    /// Sets the file of `kind` (nothing for [`FileKind::Time`]).
+    pub fn set(&mut self, kind: FileKind, path: PathBuf) {
+        let slot = match kind {
+            FileKind::Glocks => &mut self.glocks,
+            FileKind::Glstats => &mut self.glstats,
+            FileKind::Sbstats => &mut self.sbstats,
+            FileKind::Glockfd => &mut self.glockfd,
+            FileKind::DlmLocks => &mut self.dlm_locks,
+            FileKind::DlmWaiters => &mut self.dlm_waiters,
+            FileKind::Procs => &mut self.procs,
+            FileKind::Locks => &mut self.locks,
+            FileKind::Sysfs => &mut self.sysfs,
+            FileKind::Time => return,
+        };
+        *slot = Some(path);
+    }
 }
 
 /// One node's capture.
@@ -108,31 +221,6 @@ pub fn unpack(tarball: &Path) -> io::Result<Unpacked> {
     Ok(Unpacked { dir })
 }
 
-const KINDS: [&str; 11] = [
-    "glocks",
-    "glstats",
-    "sbstats",
-    "lkstats",
-    "glockfd",
-    "dlm_locks",
-    "dlm_waiters",
-    "procs",
-    "locks",
-    "gfs2_sysfs",
-    "time",
-];
-
-/// `KIND` or `KIND.N` → (kind, N).
-fn snapshot_file(name: &str) -> Option<(&'static str, u32)> {
-    let (base, n) = match name.rsplit_once('.') {
-        Some((b, n)) if !n.is_empty() && n.bytes().all(|c| c.is_ascii_digit()) => {
-            (b, n.parse().ok()?)
-        }
-        _ => (name, 0),
-    };
-    KINDS.iter().find(|k| **k == base).map(|k| (*k, n))
-}
-
 fn is_trace(name: &str) -> bool {
     name.starts_with("trace_pipe") || name.starts_with("trace.txt") || name == "trace"
 }
@@ -165,7 +253,7 @@ fn is_node_dir(dir: &Path) -> bool {
         rd.flatten().any(|e| {
             let n = e.file_name().to_string_lossy().into_owned();
             e.path().is_file()
-                && (snapshot_file(&n).is_some_and(|(k, _)| k != "time") || is_trace(&n))
+                && (FileKind::parse(&n).is_some_and(|(k, _)| k != FileKind::Time) || is_trace(&n))
         })
     })
 }
@@ -213,7 +301,7 @@ pub fn node_dir(dir: &Path) -> io::Result<NodeCapture> {
             traces.push(p);
             continue;
         }
-        let Some((kind, idx)) = snapshot_file(&n) else {
+        let Some((kind, idx)) = FileKind::parse(&n) else {
             continue;
         };
         let s = snaps.entry(idx).or_insert_with(|| Snapshot {
@@ -221,20 +309,12 @@ pub fn node_dir(dir: &Path) -> io::Result<NodeCapture> {
             ..Snapshot::default()
         });
         match kind {
-            "glocks" => s.glocks = Some(p),
-            "glstats" => s.glstats = Some(p),
-            "sbstats" | "lkstats" => s.sbstats = Some(p),
-            "glockfd" => s.glockfd = Some(p),
-            "dlm_locks" => s.dlm_locks = Some(p),
-            "dlm_waiters" => s.dlm_waiters = Some(p),
-            "procs" => s.procs = Some(p),
-            "locks" => s.locks = Some(p),
-            "gfs2_sysfs" => s.sysfs = Some(p),
-            _ => {
+            FileKind::Time => {
                 s.time_unix = std::fs::read_to_string(&p)
                     .ok()
                     .and_then(|t| t.trim().parse().ok())
             }
+            k => s.set(k, p),
         }
     }
     let mountinfo = Some(dir.join("mountinfo")).filter(|p| p.is_file());
@@ -251,39 +331,74 @@ pub fn node_dir(dir: &Path) -> io::Result<NodeCapture> {
     })
 }
 
-/// What a loose file holds, from its first line.
-fn sniff(path: &Path) -> io::Result<&'static str> {
-    let mut head = vec![0u8; 4096];
-    let mut r = glockparse::input::open(path)?;
-    let mut n = 0;
-    while n < head.len() {
-        match r.read(&mut head[n..])? {
-            0 => break,
-            k => n += k,
+/// What a file says it is, by its first non-blank line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sniffed {
+    /// A snapshot file: `G:` lines (glocks; glstats when the first field is `n:`), an
+    /// sbstats table (`type`...), a DLM lock dump (`id nodeid`...).
+    Kind(FileKind),
+    /// Trace text (an ftrace line, or the `# tracer` header).
+    Trace,
+    /// Nothing but blank lines.
+    Empty,
+    /// None of these.
+    Unknown,
+}
+
+/// A file's first non-blank line (as bytes: a file that is not text is not an error to
+/// read) and its line number.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Head {
+    /// The line, without its newline.
+    pub text: Vec<u8>,
+    /// Its number (1-based).
+    pub line: u64,
+}
+
+/// What `path` holds (compressed or not), with the line that says so: the one sniffer of
+/// glk's inputs.
+pub fn sniff(path: &Path) -> io::Result<(Sniffed, Head)> {
+    use std::io::BufRead;
+    let named = |e: io::Error| io::Error::new(e.kind(), format!("{}: {e}", path.display()));
+    // The first 64 KiB say what it is: a file with no newline is not read whole.
+    let mut r = io::BufReader::new(glockparse::input::open(path).map_err(named)?.take(1 << 16));
+    let mut head = Head {
+        text: Vec::new(),
+        line: 0,
+    };
+    while head.text.iter().all(u8::is_ascii_whitespace) {
+        head.text.clear();
+        head.line += 1;
+        if r.read_until(b'\n', &mut head.text).map_err(named)? == 0 {
+            break;
         }
     }
-    let text = String::from_utf8_lossy(&head[..n]);
-    let first = text
-        .lines()
-        .map(str::trim)
-        .find(|l| !l.is_empty())
-        .unwrap_or("");
-    Ok(
-        if first.starts_with("G: n:") || first.starts_with("G:  n:") {
-            "glstats"
-        } else if first.starts_with("type") && first.contains("cpu:") {
-            "sbstats"
-        } else if first.starts_with("id nodeid") {
-            "dlm_locks"
-        } else if traceparse::line::parse(first.as_bytes())
-            .is_ok_and(|l| matches!(l, traceparse::Line::Event(_)))
-            || first.starts_with("# tracer")
-        {
-            "trace"
+    let trimmed = head.text.trim_ascii().to_vec();
+    head.text = trimmed;
+    Ok((sniff_line(&head.text), head))
+}
+
+/// What a file whose first non-blank line is `first` holds.
+pub fn sniff_line(first: &[u8]) -> Sniffed {
+    if first.is_empty() {
+        Sniffed::Empty
+    } else if let Some(rest) = first.strip_prefix(b"G:") {
+        Sniffed::Kind(if rest.trim_ascii_start().starts_with(b"n:") {
+            FileKind::Glstats
         } else {
-            "glocks"
-        },
-    )
+            FileKind::Glocks
+        })
+    } else if first.starts_with(b"type") {
+        Sniffed::Kind(FileKind::Sbstats)
+    } else if first.starts_with(b"id nodeid") {
+        Sniffed::Kind(FileKind::DlmLocks)
+    } else if first.starts_with(b"# tracer")
+        || traceparse::line::parse(first).is_ok_and(|l| matches!(l, traceparse::Line::Event(_)))
+    {
+        Sniffed::Trace
+    } else {
+        Sniffed::Unknown
+    }
 }
 
 fn loose_file(path: &Path) -> io::Result<NodeCapture> {
@@ -297,12 +412,12 @@ fn loose_file(path: &Path) -> io::Result<NodeCapture> {
         ..NodeCapture::default()
     };
     let mut s = Snapshot::default();
-    match sniff(path)? {
-        "glstats" => s.glstats = Some(path.to_path_buf()),
-        "sbstats" => s.sbstats = Some(path.to_path_buf()),
-        "dlm_locks" => s.dlm_locks = Some(path.to_path_buf()),
-        "trace" => node.traces.push(path.to_path_buf()),
-        _ => s.glocks = Some(path.to_path_buf()),
+    match sniff(path)?.0 {
+        Sniffed::Trace => node.traces.push(path.to_path_buf()),
+        Sniffed::Kind(k) => s.set(k, path.to_path_buf()),
+        // Anything else is read as glocks text: kernel logs with glock dumps in them, or
+        // a file the glocks parser reports line by line.
+        Sniffed::Empty | Sniffed::Unknown => s.glocks = Some(path.to_path_buf()),
     }
     if node.traces.is_empty() {
         node.snapshots.push(s);
@@ -398,6 +513,36 @@ fn merge(into: &mut Snapshot, s: Snapshot) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn file_kinds_name_their_files_and_are_read_back() {
+        for k in FileKind::ALL {
+            assert_eq!(FileKind::parse(&k.file_name(7)), Some((k, 7)));
+            assert_eq!(FileKind::parse(k.name()), Some((k, 0)));
+        }
+        assert_eq!(FileKind::parse("lkstats.2"), Some((FileKind::Sbstats, 2)));
+        assert_eq!(FileKind::parse("glocks.x"), None);
+        assert_eq!(FileKind::parse("trace_pipe.txt"), None);
+    }
+
+    #[test]
+    fn first_lines_say_what_a_file_is() {
+        let k = |l: &str| sniff_line(l.as_bytes());
+        assert_eq!(
+            k("G:  s:SH n:2/805b f:Iqob t:SH d:EX/0 a:0 v:0 r:3 m:200"),
+            Sniffed::Kind(FileKind::Glocks)
+        );
+        assert_eq!(
+            k("G: n:2/805b rtt:0/0 rttb:0/0 irt:0/0 dcnt: 0 qcnt: 1"),
+            Sniffed::Kind(FileKind::Glstats)
+        );
+        assert_eq!(k("type      cpu:0"), Sniffed::Kind(FileKind::Sbstats));
+        assert_eq!(k("id nodeid remid pid xid exflags flags sts grmode rqmode time_ms r_nodeid r_len r_name"), Sniffed::Kind(FileKind::DlmLocks));
+        assert_eq!(k("# tracer: nop"), Sniffed::Trace);
+        assert_eq!(k("           mkdir-243     [000] ...1.    59.642391: gfs2_glock_queue: 254,0 glock 2:8760 queue PR"), Sniffed::Trace);
+        assert_eq!(k(""), Sniffed::Empty);
+        assert_eq!(k("[  12.3] gfs2: fsid=x: G:  s:SH"), Sniffed::Unknown);
+    }
 
     #[test]
     fn cluster_directory_and_loose_files() {

@@ -12,6 +12,7 @@
 //! `cluster.txt` (`corosync-quorumtool -s` and `dlm_tool ls`, where installed). With several filesystems, `DIR/FS/NODE/`. `-o X.tar.zst`
 //! packs the same tree.
 
+use bundle::FileKind;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
@@ -109,28 +110,37 @@ fn snapshot(
     n: u32,
     tasks: &[bundle::procs::Task],
 ) -> io::Result<()> {
-    let t = clikit::fmt::unix_secs(SystemTime::now());
-    std::fs::write(out.join(format!("time.{n}")), format!("{t:.9}\n"))?;
-    for f in ["glocks", "glstats", "sbstats", "glockfd"] {
-        copy(&fs.dir.join(f), &out.join(format!("{f}.{n}")))?;
-    }
     let dlm = root.join("dlm");
-    copy(
-        &dlm.join(format!("{}_locks", fs.lockspace)),
-        &out.join(format!("dlm_locks.{n}")),
-    )?;
-    copy(
-        &dlm.join(format!("{}_waiters", fs.lockspace)),
-        &out.join(format!("dlm_waiters.{n}")),
-    )?;
-    copy(Path::new("/proc/locks"), &out.join(format!("locks.{n}")))?;
-    std::fs::write(
-        out.join(format!("gfs2_sysfs.{n}")),
-        sysfs_state(&Path::new("/sys/fs/gfs2").join(&fs.table)),
-    )?;
-    let mut w = io::BufWriter::new(std::fs::File::create(out.join(format!("procs.{n}")))?);
-    bundle::procs::write(&mut w, tasks)?;
-    w.flush()
+    for kind in FileKind::ALL {
+        let to = out.join(kind.file_name(n));
+        match kind {
+            FileKind::Time => {
+                let t = clikit::fmt::unix_secs(SystemTime::now());
+                std::fs::write(to, format!("{t:.9}\n"))?;
+            }
+            FileKind::Glocks | FileKind::Glstats | FileKind::Sbstats | FileKind::Glockfd => {
+                copy(&fs.dir.join(kind.name()), &to)?;
+            }
+            FileKind::DlmLocks => {
+                copy(&dlm.join(format!("{}_locks", fs.lockspace)), &to)?;
+            }
+            FileKind::DlmWaiters => {
+                copy(&dlm.join(format!("{}_waiters", fs.lockspace)), &to)?;
+            }
+            FileKind::Locks => {
+                copy(Path::new("/proc/locks"), &to)?;
+            }
+            FileKind::Sysfs => {
+                std::fs::write(to, sysfs_state(&Path::new("/sys/fs/gfs2").join(&fs.table)))?;
+            }
+            FileKind::Procs => {
+                let mut w = io::BufWriter::new(std::fs::File::create(to)?);
+                bundle::procs::write(&mut w, tasks)?;
+                w.flush()?;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The sysfs files of a filesystem that say whether it can make progress, as `KEY VALUE`

@@ -3,9 +3,10 @@
 
 mod render;
 
-use std::io::{self, BufRead, Write};
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
+use bundle::{FileKind, Sniffed};
 use gfs2stats::lock_time::LockTimes;
 use gfs2stats::metrics::{self, Delta};
 use gfs2stats::{glstats, sbstats, GlStat, SbStats};
@@ -79,54 +80,28 @@ enum Kind {
     Sbstats,
 }
 
-/// Tells glstats from sbstats by the first line.
+/// Tells glstats from sbstats by the first line ([`bundle::sniff`]).
 fn sniff(path: &Path) -> io::Result<Kind> {
-    let named = |e: io::Error| io::Error::new(e.kind(), format!("{}: {e}", path.display()));
-    let mut r = io::BufReader::new(glockparse::input::open(path).map_err(named)?);
-    // The first non-blank line, as bytes: a file that is not text is not an error to read.
-    let mut first = Vec::new();
-    let mut line_no = 0u64;
-    while first.iter().all(u8::is_ascii_whitespace) {
-        first.clear();
-        line_no += 1;
-        if r.read_until(b'\n', &mut first).map_err(named)? == 0 {
-            break;
-        }
-    }
-    let raw = first;
-    let first = String::from_utf8_lossy(&raw);
-    let t = first.trim_start();
-    if let Some(rest) = t.strip_prefix("G:") {
-        if rest.trim_start().starts_with("n:") {
-            return Ok(Kind::Glstats);
-        }
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidData,
-            format!(
-                "{}: neither a glstats nor an sbstats file (it looks like a glocks file: try glk top)",
-                path.display()
-            ),
-        ));
-    }
-    if t.starts_with("type") {
-        Ok(Kind::Sbstats)
-    } else if t.is_empty() {
+    let (what, head) = bundle::sniff(path)?;
+    let not = |why: String| {
         Err(io::Error::new(
             io::ErrorKind::InvalidData,
-            format!(
-                "{}: empty: neither a glstats nor an sbstats file",
-                path.display()
-            ),
+            format!("{}{why}", path.display()),
         ))
-    } else {
-        Err(io::Error::new(
-            io::ErrorKind::InvalidData,
-            format!(
-                "{}:{line_no}: neither a glstats nor an sbstats file (it starts \"{}\")",
-                path.display(),
-                glockparse::quote::quote(raw.trim_ascii(), 60)
-            ),
-        ))
+    };
+    match what {
+        Sniffed::Kind(FileKind::Glstats) => Ok(Kind::Glstats),
+        Sniffed::Kind(FileKind::Sbstats) => Ok(Kind::Sbstats),
+        Sniffed::Kind(FileKind::Glocks) => not(
+            ": neither a glstats nor an sbstats file (it looks like a glocks file: try glk top)"
+                .into(),
+        ),
+        Sniffed::Empty => not(": empty: neither a glstats nor an sbstats file".into()),
+        _ => not(format!(
+            ":{}: neither a glstats nor an sbstats file (it starts \"{}\")",
+            head.line,
+            glockparse::quote::quote(&head.text, 60)
+        )),
     }
 }
 

@@ -17,6 +17,8 @@ use gfs2stats::glstats::{self, GlStat};
 use glockparse::dlm_locks::{self, LockStatus};
 use glockparse::{Diagnostics, DlmMode, GlockFd, GlockId};
 
+use bundle::FileKind;
+
 use crate::inputs::Input;
 
 /// The files beside one glocks input.
@@ -69,9 +71,9 @@ impl Sources {
             return Sources::default();
         };
         Sources {
-            glstats: existing(dir.join(format!("glstats{suffix}"))),
-            glockfd: existing(dir.join(format!("glockfd{suffix}"))),
-            dlm_locks: existing(dir.join(format!("dlm_locks{suffix}"))),
+            glstats: existing(dir.join(format!("{}{suffix}", FileKind::Glstats.name()))),
+            glockfd: existing(dir.join(format!("{}{suffix}", FileKind::Glockfd.name()))),
+            dlm_locks: existing(dir.join(format!("{}{suffix}", FileKind::DlmLocks.name()))),
             nodeid: bundle::read_nodeid(dir),
             fs: std::fs::canonicalize(dir)
                 .ok()
