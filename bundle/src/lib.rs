@@ -16,6 +16,7 @@
 
 pub mod atomic;
 pub mod health;
+pub mod mounts;
 pub mod procs;
 
 use std::collections::BTreeMap;

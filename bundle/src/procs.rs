@@ -266,18 +266,10 @@ pub fn read_locks<R: Read>(rdr: R, source: &str) -> (Vec<FileLock>, Diagnostics)
 /// The device numbers of the GFS2 mounts in a copy of `/proc/PID/mountinfo`.
 pub fn gfs2_devices(mountinfo: &str) -> Vec<(u32, u32)> {
     let mut out = Vec::new();
-    for l in mountinfo.lines() {
-        let f: Vec<&str> = l.split(' ').collect();
-        let Some(sep) = f.iter().position(|x| *x == "-") else {
-            continue;
-        };
-        if f.get(sep + 1) != Some(&"gfs2") {
-            continue;
-        }
-        let dev = f.get(2).and_then(|d| d.split_once(':'));
-        if let Some((Ok(a), Ok(b))) = dev.map(|(a, b)| (a.parse(), b.parse())) {
-            if !out.contains(&(a, b)) {
-                out.push((a, b));
+    for m in crate::mounts::parse(mountinfo.as_bytes()) {
+        if let (Some(dev), "gfs2") = (m.dev, m.fs_type.as_str()) {
+            if !out.contains(&dev) {
+                out.push(dev);
             }
         }
     }

@@ -166,15 +166,14 @@ fn sysfs_state(dir: &Path) -> String {
     }
     // Where it is mounted (by its device, `id` is MAJOR:MINOR) and how full it is.
     let id = std::fs::read_to_string(dir.join("id")).unwrap_or_default();
-    let mount = std::fs::read_to_string("/proc/self/mountinfo")
-        .unwrap_or_default()
-        .lines()
-        .find_map(|l| {
-            let f: Vec<&str> = l.split(' ').collect();
-            let dash = f.iter().position(|w| *w == "-")?;
-            (f.get(2) == Some(&id.trim()) && f.get(dash + 1) == Some(&"gfs2"))
-                .then(|| f.get(4).map(|m| m.to_string()))?
-        });
+    let dev = id
+        .trim()
+        .split_once(':')
+        .and_then(|(a, b)| Some((a.parse::<u32>().ok()?, b.parse::<u32>().ok()?)));
+    let mount = bundle::mounts::of_this_process()
+        .into_iter()
+        .find(|m| m.fs_type == "gfs2" && dev.is_some() && m.dev == dev)
+        .map(|m| m.mount_point.display().to_string());
     if let Some(m) = mount {
         out.push_str(&format!("mount {m}\n"));
         if let Ok(c) = std::ffi::CString::new(m) {

@@ -31,30 +31,12 @@ pub fn is_debugfs(path: &Path) -> bool {
 
 /// The debugfs mount points listed in this process's mountinfo.
 pub fn debugfs_mounts() -> Vec<PathBuf> {
-    let Ok(me) = procfs::process::Process::myself() else {
-        return Vec::new();
-    };
-    let Ok(mounts) = me.mountinfo() else {
-        return Vec::new();
-    };
-    mounts
-        .into_iter()
-        .filter(|m| m.fs_type == "debugfs")
-        .map(|m| m.mount_point)
-        .collect()
+    bundle::mounts::points_of(&bundle::mounts::of_this_process(), "debugfs")
 }
 
 /// GFS2 mount points, for error messages.
 fn gfs2_mounts() -> Vec<PathBuf> {
-    procfs::process::Process::myself()
-        .and_then(|p| p.mountinfo())
-        .map(|m| {
-            m.into_iter()
-                .filter(|m| m.fs_type == "gfs2")
-                .map(|m| m.mount_point)
-                .collect()
-        })
-        .unwrap_or_default()
+    bundle::mounts::points_of(&bundle::mounts::of_this_process(), "gfs2")
 }
 
 /// Every `<debugfs>/gfs2/<table>` directory.

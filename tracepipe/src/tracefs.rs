@@ -17,16 +17,12 @@ pub struct Tracefs {
     mounted_by_us: bool,
 }
 
+/// (filesystem type, mount point) of this process's mounts ([`bundle::mounts`], as every
+/// mount table glk reads).
 fn mounts() -> Vec<(String, PathBuf)> {
-    let text = std::fs::read_to_string("/proc/self/mounts").unwrap_or_default();
-    text.lines()
-        .filter_map(|l| {
-            let mut f = l.split(' ');
-            let _dev = f.next()?;
-            let dir = f.next()?.replace("\\040", " ");
-            let fstype = f.next()?;
-            Some((fstype.to_string(), PathBuf::from(dir)))
-        })
+    bundle::mounts::of_this_process()
+        .into_iter()
+        .map(|m| (m.fs_type, m.mount_point))
         .collect()
 }
 
