@@ -7,7 +7,9 @@ use std::path::PathBuf;
 
 use frames::export::ParquetStream;
 use frames::EventCols;
-use traceparse::reader::{lines, BlockReader};
+use traceparse::reader::BlockReader;
+use traceparse::sink::{Decoder, FnSink};
+use traceparse::Decoded;
 
 /// Rows per row group.
 const BATCH: usize = 256 * 1024;
@@ -35,12 +37,15 @@ pub fn run(a: &TraceParquetArgs) -> io::Result<()> {
     let reader = BlockReader::stream(input);
     let mut out = ParquetStream::create(&a.output)?;
     let mut cols = EventCols::default();
+    let mut decoder = Decoder::new();
     while let Some(block) = reader.next_block() {
-        for line in lines(&block) {
-            if let Ok(d) = traceparse::decode_line(line) {
+        decoder.block(
+            &block,
+            &mut FnSink(|d: Decoded<'_>| {
                 cols.push(&a.node, &d);
-            }
-        }
+                true
+            }),
+        )?;
         reader.recycle(block);
         if cols.len() >= BATCH {
             let df = std::mem::take(&mut cols)

@@ -17,6 +17,7 @@ pub mod format;
 pub mod line;
 pub mod parallel;
 pub mod reader;
+pub mod sink;
 
 pub use reader::BlockReader;
 

@@ -335,26 +335,26 @@ pub fn for_each_line(path: &Path, mut f: impl FnMut(&[u8])) -> io::Result<()> {
 pub fn for_each_decoded(
     path: &Path,
     diag: &mut glockparse::Diagnostics,
-    mut f: impl FnMut(crate::Decoded<'_>) -> bool,
+    f: impl FnMut(crate::Decoded<'_>) -> bool,
 ) -> io::Result<u64> {
+    /// The closure's sink, with the bad lines going to the diagnostics.
+    struct Diagnosed<'d, F> {
+        f: F,
+        diag: &'d mut glockparse::Diagnostics,
+        source: Arc<str>,
+    }
+    impl<F: FnMut(crate::Decoded<'_>) -> bool> crate::sink::Sink for Diagnosed<'_, F> {
+        fn line(&mut self, _: u64, _: &[u8], d: crate::Decoded<'_>) -> io::Result<bool> {
+            Ok((self.f)(d))
+        }
+        fn bad_line(&mut self, n: u64, raw: &[u8], why: crate::line::BadLine) -> io::Result<bool> {
+            let e = glockparse::ParseError::new(&self.source, n, why.0.to_string(), raw);
+            self.diag.error(e);
+            Ok(true)
+        }
+    }
     let source: Arc<str> = path.display().to_string().into();
-    let (mut line_no, mut go_on) = (0u64, true);
-    for_each_line(path, |line| {
-        line_no += 1;
-        if !go_on || line.is_empty() {
-            return;
-        }
-        match crate::decode_line(line) {
-            Ok(d) => go_on = f(d),
-            Err(e) => diag.error(glockparse::ParseError::new(
-                &source,
-                line_no,
-                e.0.to_string(),
-                line,
-            )),
-        }
-    })?;
-    Ok(line_no)
+    crate::sink::read_file(path, &mut Diagnosed { f, diag, source })
 }
 
 /// Opens a saved trace file (compressed or not) as blocks.

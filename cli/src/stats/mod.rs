@@ -215,11 +215,13 @@ pub fn build(args: &StatsArgs) -> io::Result<Report> {
     } else {
         let mut lt = LockTimes::default();
         for p in &args.trace {
-            traceparse::reader::for_each_line(p, |line| {
-                if let Ok(traceparse::Decoded::Gfs2 { event, .. }) = traceparse::decode_line(line) {
+            let mut gfs2 = traceparse::sink::FnSink(|d: traceparse::Decoded<'_>| {
+                if let traceparse::Decoded::Gfs2 { event, .. } = d {
                     lt.add(&event);
                 }
-            })?;
+                true
+            });
+            traceparse::sink::read_file(p, &mut gfs2)?;
         }
         lt.finish();
         Some(lt)

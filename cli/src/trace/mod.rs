@@ -16,8 +16,9 @@ use traceparse::{decode_line, BlockReader, Decoded, GFS2_EVENTS};
 use tracepipe::{stop, Instance, TraceError, Tracefs};
 
 pub use sink::hostname;
-use sink::Sink;
+use sink::TraceOut;
 use summary::Summary;
+use traceparse::sink::{Decoder, Sink};
 
 #[derive(Debug, clap::Args)]
 pub struct TraceArgs {
@@ -163,33 +164,59 @@ impl Tally {
     }
 }
 
-/// Decodes blocks of lines, feeds the sink and the tally.
+/// Decodes blocks of lines into the output and the tally.
 struct Consumer {
-    sink: Box<dyn Sink + Send>,
+    sink: Box<dyn TraceOut + Send>,
     tally: Tally,
     source: Arc<str>,
+    /// Numbers and decodes the live trace's blocks.
+    decoder: Decoder,
+}
+
+/// The [`Sink`] a consumer's decoder pushes into: the tally counts every line, the output
+/// gets the ones that decode, the diagnostics the others with their numbers.
+struct Feed<'a> {
+    out: &'a mut (dyn TraceOut + Send),
+    tally: &'a mut Tally,
+    source: &'a Arc<str>,
+}
+
+impl Sink for Feed<'_> {
+    fn line(&mut self, n: u64, raw: &[u8], d: Decoded<'_>) -> io::Result<bool> {
+        self.tally.diag.lines = n;
+        self.tally.add(&d);
+        self.out.line(raw, &d)?;
+        Ok(true)
+    }
+
+    fn bad_line(&mut self, n: u64, raw: &[u8], why: traceparse::line::BadLine) -> io::Result<bool> {
+        self.tally.diag.lines = n;
+        let e = ParseError::new(self.source, n, why.0.to_string(), raw);
+        self.tally.diag.error(e);
+        Ok(true)
+    }
 }
 
 impl Consumer {
-    fn block(&mut self, buf: &[u8]) -> io::Result<()> {
-        traceparse::reader::lines(buf).try_for_each(|line| self.line(line))
+    fn feed(&mut self) -> Feed<'_> {
+        Feed {
+            out: self.sink.as_mut(),
+            tally: &mut self.tally,
+            source: &self.source,
+        }
     }
 
-    fn line(&mut self, line: &[u8]) -> io::Result<()> {
-        let t = &mut self.tally;
-        t.diag.lines += 1;
-        match decode_line(line) {
-            Ok(d) => {
-                t.add(&d);
-                self.sink.line(line, &d)?;
-            }
-            Err(e) => {
-                let n = t.diag.lines;
-                t.diag
-                    .error(ParseError::new(&self.source, n, e.0.to_string(), line));
-            }
-        }
-        Ok(())
+    /// A block of the live trace.
+    fn block(&mut self, buf: &[u8]) -> io::Result<()> {
+        let mut decoder = std::mem::take(&mut self.decoder);
+        let r = decoder.block(buf, &mut self.feed());
+        self.decoder = decoder;
+        r
+    }
+
+    /// A saved trace file, its lines numbered from 1.
+    fn file(&mut self, path: &Path) -> io::Result<()> {
+        traceparse::sink::read_file(path, &mut self.feed()).map(drop)
     }
 
     fn report(&mut self, lost_in_buffer: Option<u64>, out: &mut impl Write) -> io::Result<()> {
@@ -232,7 +259,7 @@ impl Consumer {
 }
 
 fn consumer(args: &TraceArgs, source: &str) -> io::Result<Consumer> {
-    let sink: Box<dyn Sink + Send> = match (&args.output, args.summary) {
+    let sink: Box<dyn TraceOut + Send> = match (&args.output, args.summary) {
         (Some(p), _) => sink::for_path(p)?,
         (None, true) => Box::new(sink::NullSink),
         (None, false) => Box::new(sink::TextSink::new(io::BufWriter::with_capacity(
@@ -244,6 +271,7 @@ fn consumer(args: &TraceArgs, source: &str) -> io::Result<Consumer> {
         sink,
         tally: Tally::new(args.summary),
         source: source.into(),
+        decoder: Decoder::new(),
     })
 }
 
@@ -362,15 +390,9 @@ fn offline(args: &TraceArgs) -> io::Result<()> {
             Some(t) => t,
             None => {
                 let was = std::mem::replace(&mut c.tally, Tally::new(args.summary));
-                let mut written = Ok(());
-                let read = traceparse::reader::for_each_line(path, |line| {
-                    if written.is_ok() {
-                        written = c.line(line);
-                    }
-                });
+                let read = c.file(path);
                 let file = std::mem::replace(&mut c.tally, was);
                 read?;
-                written?;
                 file
             }
         };

@@ -64,10 +64,12 @@ impl Output for FileOut {
     }
 }
 
-/// An output for trace lines.
-pub trait Sink {
+/// Where `glk trace` writes the lines it is pushed (text, JSON lines, the raw text,
+/// Parquet through the engine, or nothing): the end of the [`traceparse::sink`] chain.
+pub trait TraceOut {
     /// One input line and what it decoded to.
     fn line(&mut self, raw: &[u8], decoded: &Decoded<'_>) -> io::Result<()>;
+    /// The trace ended: makes the output final.
     fn finish(&mut self) -> io::Result<()>;
 }
 
@@ -86,7 +88,7 @@ impl<W: Output> TextSink<W> {
     }
 }
 
-impl<W: Output> Sink for TextSink<W> {
+impl<W: Output> TraceOut for TextSink<W> {
     fn line(&mut self, _raw: &[u8], d: &Decoded<'_>) -> io::Result<()> {
         self.buf.clear();
         match d {
@@ -137,7 +139,7 @@ impl<W: Output> JsonSink<W> {
     }
 }
 
-impl<W: Output> Sink for JsonSink<W> {
+impl<W: Output> TraceOut for JsonSink<W> {
     fn line(&mut self, _raw: &[u8], d: &Decoded<'_>) -> io::Result<()> {
         self.buf.clear();
         match d {
@@ -165,7 +167,7 @@ pub struct RawSink<W: Output> {
     out: W,
 }
 
-impl<W: Output> Sink for RawSink<W> {
+impl<W: Output> TraceOut for RawSink<W> {
     fn line(&mut self, raw: &[u8], _d: &Decoded<'_>) -> io::Result<()> {
         self.out.write_all(raw)?;
         self.out.write_all(b"\n")
@@ -179,7 +181,7 @@ impl<W: Output> Sink for RawSink<W> {
 /// Discards events (`--summary` without `--output`).
 pub struct NullSink;
 
-impl Sink for NullSink {
+impl TraceOut for NullSink {
     fn line(&mut self, _raw: &[u8], _d: &Decoded<'_>) -> io::Result<()> {
         Ok(())
     }
@@ -230,7 +232,7 @@ impl ParquetSink {
     }
 }
 
-impl Sink for ParquetSink {
+impl TraceOut for ParquetSink {
     fn line(&mut self, raw: &[u8], _d: &Decoded<'_>) -> io::Result<()> {
         let Some(w) = &mut self.stdin else {
             return Ok(());
@@ -265,7 +267,7 @@ pub fn hostname() -> String {
 }
 
 /// The sink for `--output PATH`, chosen by extension.
-pub fn for_path(path: &Path) -> io::Result<Box<dyn Sink + Send>> {
+pub fn for_path(path: &Path) -> io::Result<Box<dyn TraceOut + Send>> {
     let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
     let open = || FileOut::create(path);
     Ok(match ext {
