@@ -18,7 +18,6 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use glockparse::DlmMode;
 use serde::Serialize;
 
 use super::owners::{process, Party, Resolver};
@@ -227,12 +226,9 @@ fn unique(v: &mut Vec<String>) {
     v.retain(|x| seen.insert(x.clone()));
 }
 
+/// Whether granted lock `g` keeps waiting lock `w` waiting ([`glockparse::DlmMode::blocks`]).
 fn conflicts(w: &Dlm, g: &Dlm) -> bool {
-    match (w.rqmode, g.grmode) {
-        (Some(rq), Some(gr)) => !rq.compatible(gr),
-        // No requested mode: a granted lock above NL is taken to block.
-        _ => g.grmode.is_some_and(|m| m != DlmMode::NL),
-    }
+    g.grmode.is_some_and(|gr| gr.blocks(w.rqmode))
 }
 
 /// The cross-node waits and the deadlock cycles of the snapshots' holders and DLM locks.
@@ -772,6 +768,8 @@ mod tests {
             line: 1,
         }
     }
+
+    use glockparse::DlmMode;
 
     fn dlm(node: &str, snap: u32, owner: u64, pid: u64, status: &str, gr: &str, rq: &str) -> Dlm {
         let mode = |m: &str| DlmMode::parse(m.as_bytes());

@@ -45,11 +45,6 @@ pub fn process(pid: i64, comm: Option<&str>) -> String {
     }
 }
 
-/// Whether a holder line names a process.
-pub fn names_a_process(pid: i64, comm: &str) -> bool {
-    pid > 0 && comm != "(none)"
-}
-
 fn file_name(p: &Path) -> String {
     p.file_name().map_or_else(
         || p.display().to_string(),
@@ -240,7 +235,7 @@ impl<'a> Resolver<'a> {
             source: "none",
             cites: vec![self.cite_hold(h)],
         };
-        if names_a_process(h.pid, &h.comm) {
+        if glockparse::record::names_a_process(h.pid, &h.comm) {
             p.pid = Some(h.pid);
             p.comm = Some(h.comm.clone());
             p.source = "glocks";

@@ -75,6 +75,16 @@ impl DlmMode {
         }
     }
 
+    /// Whether a lock granted in `self` keeps a request for `requested` waiting: the one
+    /// rule by which glk finds what blocks a waiter. With no requested mode known, a
+    /// granted lock above NL is taken to block.
+    pub fn blocks(self, requested: Option<DlmMode>) -> bool {
+        match requested {
+            Some(rq) => !self.compatible(rq),
+            None => !matches!(self, DlmMode::IV | DlmMode::NL),
+        }
+    }
+
     /// Whether a lock granted in `self` lets another be granted in `other` (the DLM's
     /// compatibility matrix, `__dlm_compat_matrix` in fs/dlm/lock.c). `IV` holds nothing
     /// and so blocks nothing.

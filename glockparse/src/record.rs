@@ -167,10 +167,22 @@ impl Holder {
         first.split('+').next().unwrap_or(first)
     }
 
-    /// True when the pid names no live task (`(ended)`, `(none)`, or pid ≤ 0).
-    pub fn pid_meaningless(&self) -> bool {
-        self.pid <= 0 || &*self.comm == "(none)" || &*self.comm == "(ended)"
+    /// Whether the line names a process ([`names_a_process`]).
+    pub fn names_a_process(&self) -> bool {
+        names_a_process(self.pid, &self.comm)
     }
+
+    /// True when the pid names no live task: no process, or one that has ended (`(ended)`).
+    pub fn pid_meaningless(&self) -> bool {
+        !self.names_a_process() || &*self.comm == "(ended)"
+    }
+}
+
+/// Whether a holder line's pid and comm name a process: not a GL_NOPID holder (`p:0
+/// [(none)]` on 6.1+, `p:-1` before). A process that has ended since (`(ended)`) is still
+/// the one named. The one rule glk's views and analyses use.
+pub fn names_a_process(pid: i64, comm: &str) -> bool {
+    pid > 0 && comm != "(none)"
 }
 
 /// One ` I:` line (inode and, on ≈5.10+, iopen glocks).

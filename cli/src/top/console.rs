@@ -20,7 +20,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Cell, Clear, Paragraph, Row, Sparkline, Table, TableState, Wrap};
 use ratatui::Frame;
 
-use super::context::DlmWait;
+use super::context::RequestWait;
 use super::keys::{self, Key};
 use super::snapshot::{rank_of, Selection};
 use super::verdict::{self, Field, Verdict};
@@ -627,7 +627,7 @@ fn detail_lines(
             Span::styled("waits for ", bold),
             Span::raw(format!("{}  (age {age})", v.blocker)),
         ]));
-        if let Some(DlmWait {
+        if let Some(RequestWait {
             master: Some(m),
             master_seen: false,
             ..

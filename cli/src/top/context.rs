@@ -333,9 +333,10 @@ impl NodeView {
     }
 }
 
-/// Where a DLM request waits.
+/// How this node's DLM request for a glock waits (live, in glk top), with the granted
+/// locks that block it; a dump's waiting lock row is [`analysis::stuck::DlmWait`].
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DlmWait {
+pub struct RequestWait {
     /// Microseconds the node's lock has been waiting or converting.
     pub age_us: u64,
     pub rqmode: DlmMode,
@@ -388,7 +389,7 @@ impl Context {
     /// How input `i`'s DLM request for `glock` waits, when it does (its lock is waiting
     /// or converting), and who holds the glock on other nodes when the master's dump
     /// tells.
-    pub fn dlm_wait(&self, i: usize, glock: GlockId) -> Option<DlmWait> {
+    pub fn dlm_wait(&self, i: usize, glock: GlockId) -> Option<RequestWait> {
         let node = self.node(i);
         let own = node.own_lock(glock)?;
         if !own.status.is_waiting() {
@@ -404,12 +405,15 @@ impl Context {
             .map(|mv| {
                 mv.locks(glock)
                     .iter()
-                    .filter(|l| l.status == LockStatus::Granted && !l.grmode.compatible(own.rqmode))
+                    .filter(|l| {
+                        let requested = (own.rqmode != DlmMode::IV).then_some(own.rqmode);
+                        l.status == LockStatus::Granted && l.grmode.blocks(requested)
+                    })
                     .copied()
                     .collect()
             })
             .unwrap_or_default();
-        Some(DlmWait {
+        Some(RequestWait {
             age_us: own.age_us,
             rqmode: own.rqmode,
             grmode: own.grmode,

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use clikit::fmt;
 use glockparse::{Glock, Holder};
 
-use super::context::DlmWait;
+use super::context::RequestWait;
 use super::waits::{WaitAge, WaiterKey};
 use super::{Shown, Snapshot};
 
@@ -29,7 +29,7 @@ pub struct Verdict {
     /// Waiters known to have waited longer than `--stuck-after`.
     pub stuck: bool,
     /// The glock's DLM request, when it waits in the DLM.
-    pub dlm: Option<DlmWait>,
+    pub dlm: Option<RequestWait>,
     /// Who the waiters wait for, in words: `node 1 pid 866 EX`, `here pid 12 dd`, ...
     pub blocker: String,
 }
@@ -88,7 +88,7 @@ fn judge_one(
 }
 
 /// Who a request waiting in the DLM waits for.
-fn dlm_blocker(d: &DlmWait) -> String {
+fn dlm_blocker(d: &RequestWait) -> String {
     if !d.blockers.is_empty() {
         return d
             .blockers
