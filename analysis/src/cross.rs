@@ -309,9 +309,15 @@ pub fn analyze(holds: &[Hold], dlm: &[Dlm], res: &Resolver) -> (Vec<CrossNode>, 
             }
         }
     }
-    let cross = b
-        .rows
-        .into_iter()
+    let cross = cross_rows(b.rows);
+    let edges: Vec<Edge> = b.edges.into_iter().collect();
+    (cross, cycles(&edges, res))
+}
+
+/// One row per (glock, waiter, holder) on different nodes, with its first snapshot's
+/// citations.
+fn cross_rows(rows: BTreeMap<RowKey, Acc>) -> Vec<CrossNode> {
+    rows.into_iter()
         .filter_map(|((glock, ..), a)| {
             let (w, h) = (a.waiter?, a.holder?);
             Some(CrossNode {
@@ -333,9 +339,7 @@ pub fn analyze(holds: &[Hold], dlm: &[Dlm], res: &Resolver) -> (Vec<CrossNode>, 
                 cites: a.cites.into_values().next().unwrap_or_default(),
             })
         })
-        .collect();
-    let edges: Vec<Edge> = b.edges.into_iter().collect();
-    (cross, cycles(&edges, res))
+        .collect()
 }
 
 /// A found cycle, with the snapshots it was seen in.

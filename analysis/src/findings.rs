@@ -392,10 +392,38 @@ fn trace_evidence(node: &str, ns: u64, shows: String) -> Evidence {
 
 /// The state around the locks, per node: withdrawal, quorum, DLM recovery.
 fn health_findings(caps: &Captures, out: &mut Vec<Finding>) {
-    let mut withdrawn = finding(FindingCode::Withdrawn, String::new());
-    let mut quorum = finding(FindingCode::NoQuorum, String::new());
-    let mut recovery = finding(FindingCode::DlmRecovery, String::new());
+    let mut h = Health {
+        withdrawn: finding(FindingCode::Withdrawn, String::new()),
+        quorum: finding(FindingCode::NoQuorum, String::new()),
+        recovery: finding(FindingCode::DlmRecovery, String::new()),
+    };
     for n in &caps.nodes {
+        h.sysfs(n);
+        h.kernel_log(n);
+        h.cluster(n);
+    }
+    for (mut f, what) in [
+        (h.withdrawn, "the filesystem is withdrawn"),
+        (h.quorum, "the cluster has no quorum"),
+        (h.recovery, "the DLM is recovering: locking is blocked"),
+    ] {
+        if !f.nodes.is_empty() {
+            f.title = format!("{what} on {}", f.nodes.join(", "));
+            out.push(f);
+        }
+    }
+}
+
+/// The three health findings, gathered node by node.
+struct Health {
+    withdrawn: Finding,
+    quorum: Finding,
+    recovery: Finding,
+}
+
+impl Health {
+    /// The node's last sysfs state: withdrawn, or locking blocked for recovery.
+    fn sysfs(&mut self, n: &bundle::NodeCapture) {
         let last_sysfs = n.snapshots.iter().rev().find_map(|s| {
             Some((
                 s.sysfs.as_ref()?,
@@ -404,14 +432,17 @@ fn health_findings(caps: &Captures, out: &mut Vec<Finding>) {
         });
         if let Some((p, s)) = &last_sysfs {
             if let Some(l) = s.withdrawn() {
-                withdrawn.nodes.push(n.node.clone());
-                withdrawn
-                    .evidence
-                    .push(file_evidence(&n.node, p, Some(l), "withdraw 1".into()));
+                self.withdrawn.nodes.push(n.node.clone());
+                self.withdrawn.evidence.push(file_evidence(
+                    &n.node,
+                    p,
+                    Some(l),
+                    "withdraw 1".into(),
+                ));
             }
             if let Some(l) = s.locking_blocked() {
-                recovery.nodes.push(n.node.clone());
-                recovery.evidence.push(file_evidence(
+                self.recovery.nodes.push(n.node.clone());
+                self.recovery.evidence.push(file_evidence(
                     &n.node,
                     p,
                     Some(l),
@@ -419,17 +450,21 @@ fn health_findings(caps: &Captures, out: &mut Vec<Finding>) {
                 ));
             }
         }
+    }
+
+    /// The node's kernel log: withdraws and consistency errors, a recovery with no end.
+    fn kernel_log(&mut self, n: &bundle::NodeCapture) {
         if let Some(p) = &n.kernel_log {
             if let Ok(ev) = health::kernel_log(p) {
                 for e in ev
                     .iter()
                     .filter(|e| matches!(e.kind, LogKind::Withdraw | LogKind::ConsistencyError))
                 {
-                    if !withdrawn.nodes.contains(&n.node) && e.kind == LogKind::Withdraw {
-                        withdrawn.nodes.push(n.node.clone());
+                    if !self.withdrawn.nodes.contains(&n.node) && e.kind == LogKind::Withdraw {
+                        self.withdrawn.nodes.push(n.node.clone());
                     }
-                    if withdrawn.nodes.contains(&n.node) {
-                        withdrawn.evidence.push(file_evidence(
+                    if self.withdrawn.nodes.contains(&n.node) {
+                        self.withdrawn.evidence.push(file_evidence(
                             &n.node,
                             p,
                             Some(e.line),
@@ -438,17 +473,17 @@ fn health_findings(caps: &Captures, out: &mut Vec<Finding>) {
                     }
                 }
                 if let Some(e) = health::recovery_in_progress(&ev) {
-                    if !recovery.nodes.contains(&n.node) {
-                        recovery.nodes.push(n.node.clone());
+                    if !self.recovery.nodes.contains(&n.node) {
+                        self.recovery.nodes.push(n.node.clone());
                     }
-                    recovery.evidence.push(file_evidence(
+                    self.recovery.evidence.push(file_evidence(
                         &n.node,
                         p,
                         Some(e.line),
                         format!("{} (no `done` after it)", e.text),
                     ));
                     for m in ev.iter().filter(|m| m.kind == LogKind::MemberRemoved) {
-                        recovery.evidence.push(file_evidence(
+                        self.recovery.evidence.push(file_evidence(
                             &n.node,
                             p,
                             Some(m.line),
@@ -458,20 +493,27 @@ fn health_findings(caps: &Captures, out: &mut Vec<Finding>) {
                 }
             }
         }
+    }
+
+    /// The cluster tools' view: no quorum, lockspaces stopped.
+    fn cluster(&mut self, n: &bundle::NodeCapture) {
         if let Some(p) = &n.cluster {
             if let Ok(text) = std::fs::read_to_string(p) {
                 let c = health::Cluster::parse(&text);
                 if let Some((false, l)) = c.quorate {
-                    quorum.nodes.push(n.node.clone());
-                    quorum
-                        .evidence
-                        .push(file_evidence(&n.node, p, Some(l), "Quorate: No".into()));
+                    self.quorum.nodes.push(n.node.clone());
+                    self.quorum.evidence.push(file_evidence(
+                        &n.node,
+                        p,
+                        Some(l),
+                        "Quorate: No".into(),
+                    ));
                 }
                 for (ls, flags, l) in c.stopped {
-                    if !recovery.nodes.contains(&n.node) {
-                        recovery.nodes.push(n.node.clone());
+                    if !self.recovery.nodes.contains(&n.node) {
+                        self.recovery.nodes.push(n.node.clone());
                     }
-                    recovery.evidence.push(file_evidence(
+                    self.recovery.evidence.push(file_evidence(
                         &n.node,
                         p,
                         Some(l),
@@ -479,16 +521,6 @@ fn health_findings(caps: &Captures, out: &mut Vec<Finding>) {
                     ));
                 }
             }
-        }
-    }
-    for (mut f, what) in [
-        (withdrawn, "the filesystem is withdrawn"),
-        (quorum, "the cluster has no quorum"),
-        (recovery, "the DLM is recovering: locking is blocked"),
-    ] {
-        if !f.nodes.is_empty() {
-            f.title = format!("{what} on {}", f.nodes.join(", "));
-            out.push(f);
         }
     }
 }

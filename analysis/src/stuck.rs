@@ -138,6 +138,20 @@ pub fn analyze(
     res: &Resolver,
 ) -> Report {
     let mut r = Report::default();
+    waits(holds, glock_types, res, &mut r);
+    r.growing = growing(glock_types);
+    balance(traces, &mut r);
+    r
+}
+
+/// The waiters of the snapshots, each stuck (still waiting in the node's last of 2+
+/// consecutive snapshots) or progressed.
+fn waits(
+    holds: &[Hold],
+    glock_types: &BTreeMap<(String, u32), BTreeMap<String, u64>>,
+    res: &Resolver,
+    r: &mut Report,
+) {
     // Snapshots per node.
     let mut snaps: BTreeMap<&str, BTreeSet<u32>> = BTreeMap::new();
     for (n, s) in glock_types.keys() {
@@ -193,6 +207,11 @@ pub fn analyze(
             r.progressed.push(w);
         }
     }
+}
+
+/// Glock types whose count only grows, per node, over 3 or more snapshots.
+fn growing(glock_types: &BTreeMap<(String, u32), BTreeMap<String, u64>>) -> Vec<Growth> {
+    let mut out = Vec::new();
     // Types whose glock count only grows.
     let mut series: BTreeMap<(&str, &str), Vec<u64>> = BTreeMap::new();
     for ((node, _), types) in glock_types {
@@ -210,13 +229,18 @@ pub fn analyze(
     }
     for ((node, t), counts) in series {
         if counts.len() >= 3 && counts.windows(2).all(|w| w[1] > w[0]) {
-            r.growing.push(Growth {
+            out.push(Growth {
                 node: node.to_string(),
                 gltype: t.to_string(),
                 counts,
             });
         }
     }
+    out
+}
+
+/// The queue/dequeue balance of each traced glock, and the glocks seen and freed.
+fn balance(traces: &[(&str, &NodeBalance, usize)], r: &mut Report) {
     // Queue/dequeue balance per node and glock, in (node, glock) order.
     let mut bal: BTreeMap<(&str, String), &Balance> = BTreeMap::new();
     for (node, b, _) in traces {
@@ -253,7 +277,6 @@ pub fn analyze(
     }
     r.unbalanced
         .sort_by(|a, b| b.balance.cmp(&a.balance).then(a.glock.cmp(&b.glock)));
-    r
 }
 
 /// Queues, dequeues, and the balance per pid.

@@ -349,6 +349,22 @@ fn text(out: &mut impl Write, r: &Report, paint: clikit::Paint) -> io::Result<()
         .collect();
     writeln!(out, "glk analyze: {}", nodes.join(", "))?;
     writeln!(out)?;
+    contended(out, r)?;
+    writeln!(out)?;
+    storms(out, r)?;
+    writeln!(out)?;
+    slow_and_hold(out, r)?;
+    writeln!(out)?;
+    cross_node(out, r)?;
+    writeln!(out)?;
+    cycles(out, r, paint)?;
+    writeln!(out)?;
+    stuck(out, r, paint)?;
+    causality(out, &r.causality)
+}
+
+/// 1. Contended glocks, each with who held and who waited in its last snapshot.
+fn contended(out: &mut impl Write, r: &Report) -> io::Result<()> {
     writeln!(out, "1. CONTENDED GLOCKS")?;
     table::text_head(out, &CONTENDED)?;
     for c in &r.contended {
@@ -360,7 +376,11 @@ fn text(out: &mut impl Write, r: &Report, paint: clikit::Paint) -> io::Result<()
             writeln!(out, "    waiting  {w}")?;
         }
     }
-    writeln!(out)?;
+    Ok(())
+}
+
+/// 2. Demote storms and ping-pong.
+fn storms(out: &mut impl Write, r: &Report) -> io::Result<()> {
     writeln!(
         out,
         "2. DEMOTE STORMS (remote demote bursts; times in each node's trace clock)"
@@ -393,14 +413,22 @@ fn text(out: &mut impl Write, r: &Report, paint: clikit::Paint) -> io::Result<()
             p.modes.join("/")
         )?;
     }
-    writeln!(out)?;
+    Ok(())
+}
+
+/// 3. and 4. DLM round trips, and hold and wait times.
+fn slow_and_hold(out: &mut impl Write, r: &Report) -> io::Result<()> {
     writeln!(out, "3. SLOW DLM ROUND TRIPS (gfs2_glock_lock_time tdiff)")?;
     table::text(out, &SLOW_TYPES, &r.slow_dlm_types)?;
     table::text(out, &SLOW_GLOCKS, &r.slow_dlm)?;
     writeln!(out)?;
     writeln!(out, "4. HOLD AND WAIT TIMES (traces)")?;
     table::text(out, &HOLD_WAIT, &r.hold_wait)?;
-    writeln!(out)?;
+    Ok(())
+}
+
+/// 5. Cross-node waits, with the lines that show them.
+fn cross_node(out: &mut impl Write, r: &Report) -> io::Result<()> {
     writeln!(out, "5. CROSS-NODE WAITS")?;
     if r.cross_node.is_empty() {
         writeln!(out, "none")?;
@@ -420,7 +448,11 @@ fn text(out: &mut impl Write, r: &Report, paint: clikit::Paint) -> io::Result<()
         )?;
         writeln!(out, "{:<23} {}", "", c.cites.join(" "))?;
     }
-    writeln!(out)?;
+    Ok(())
+}
+
+/// 6. Deadlock cycles.
+fn cycles(out: &mut impl Write, r: &Report, paint: clikit::Paint) -> io::Result<()> {
     writeln!(out, "6. DEADLOCK CYCLES")?;
     if r.cycles.is_empty() {
         writeln!(out, "none")?;
@@ -440,7 +472,11 @@ fn text(out: &mut impl Write, r: &Report, paint: clikit::Paint) -> io::Result<()
         }
         writeln!(out, "  ... held by the first step: back to the start")?;
     }
-    writeln!(out)?;
+    Ok(())
+}
+
+/// 7. Stuck and slow waiters, growth and leaks.
+fn stuck(out: &mut impl Write, r: &Report, paint: clikit::Paint) -> io::Result<()> {
     let s = &r.stuck_and_leaks;
     writeln!(out, "7. STUCK OR SLOW, AND LEAKS")?;
     for w in &s.stuck {
@@ -490,7 +526,7 @@ fn text(out: &mut impl Write, r: &Report, paint: clikit::Paint) -> io::Result<()
             u.node, u.glock, u.balance, u.queued, u.pids
         )?;
     }
-    causality(out, &r.causality)
+    Ok(())
 }
 
 /// Section 8: the cluster clock, DLM latency by master, hand-offs and demote causes.
