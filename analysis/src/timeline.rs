@@ -29,15 +29,7 @@ pub fn write(report: &Report, traces: &[NodeTrace], out: &mut impl Write) -> io:
     };
     let t0 = report.matched.iter().map(start_of).min().unwrap_or(0);
     let us = |t: i64| (t - t0) as f64 / 1000.0;
-    let mut events: Vec<Value> = Vec::new();
-    for (i, t) in traces.iter().enumerate() {
-        events.push(json!({"ph": "M", "name": "process_name", "pid": i + 1,
-            "args": {"name": format!("node {}", t.node)}}));
-        events.push(
-            json!({"ph": "M", "name": "process_sort_index", "pid": i + 1,
-            "args": {"sort_index": i}}),
-        );
-    }
+    let mut events = process_names(traces);
     let mut tracks: HashMap<(usize, GlockId), usize> = HashMap::new();
     let mut track = |events: &mut Vec<Value>, node: usize, g: GlockId| -> usize {
         let n = tracks.len() + 1;
@@ -107,7 +99,27 @@ pub fn write(report: &Report, traces: &[NodeTrace], out: &mut impl Write) -> io:
                 "args": args}));
         }
     }
-    let doc = json!({
+    serde_json::to_writer(&mut *out, &document(events, t0, align))?;
+    writeln!(out)
+}
+
+/// A process per node, named and in the nodes' order.
+fn process_names(traces: &[NodeTrace]) -> Vec<Value> {
+    let mut events = Vec::new();
+    for (i, t) in traces.iter().enumerate() {
+        events.push(json!({"ph": "M", "name": "process_name", "pid": i + 1,
+            "args": {"name": format!("node {}", t.node)}}));
+        events.push(
+            json!({"ph": "M", "name": "process_sort_index", "pid": i + 1,
+            "args": {"sort_index": i}}),
+        );
+    }
+    events
+}
+
+/// The trace document: the events, and where its time zero and clocks come from.
+fn document(events: Vec<Value>, t0: i64, align: &[crate::clock::Alignment]) -> Value {
+    json!({
         "traceEvents": events,
         "displayTimeUnit": "ms",
         "otherData": {
@@ -115,7 +127,5 @@ pub fn write(report: &Report, traces: &[NodeTrace], out: &mut impl Write) -> io:
             "time_zero_ns": t0,
             "clock_alignment": align,
         },
-    });
-    serde_json::to_writer(&mut *out, &doc)?;
-    writeln!(out)
+    })
 }

@@ -290,6 +290,38 @@ fn pack(dir: &Path, file: &Path) -> io::Result<()> {
 
 /// A node directory being written under a private temporary name beside its final one,
 /// renamed into place when the capture ends (so an interrupted or failed capture never
+/// The files that name a node directory's node: `node`, `nodeid`, `kernel.txt` (the
+/// kernel release) and `mountinfo`.
+fn write_node_files(d: &Path, node: &str) -> io::Result<()> {
+    std::fs::write(d.join("node"), format!("{node}\n"))?;
+    if let Some(id) = crate::inputs::local_nodeid() {
+        std::fs::write(d.join("nodeid"), format!("{id}\n"))?;
+    }
+    copy(
+        Path::new("/proc/sys/kernel/osrelease"),
+        &d.join("kernel.txt"),
+    )?;
+    copy(Path::new("/proc/self/mountinfo"), &d.join("mountinfo"))?;
+    Ok(())
+}
+
+/// The state around the locks, once at the end, into every node directory: the kernel's
+/// log and the cluster tools' view.
+fn write_state(dirs: &[PathBuf]) -> io::Result<()> {
+    let klog = kernel_log();
+    let cluster = cluster_state();
+    for d in dirs {
+        match &klog {
+            Ok(k) => std::fs::write(d.join("kernel.log"), k)?,
+            Err(e) => eprintln!("glk: warning: could not read the kernel log: {e}"),
+        }
+        if !cluster.is_empty() {
+            std::fs::write(d.join("cluster.txt"), &cluster)?;
+        }
+    }
+    Ok(())
+}
+
 /// leaves a directory that looks complete); removed if the capture fails.
 struct NodeDir {
     tmp: tempfile::TempDir,
@@ -370,15 +402,7 @@ pub fn run(a: &CaptureArgs) -> io::Result<()> {
         .collect::<io::Result<Vec<NodeDir>>>()?;
     let dirs: Vec<PathBuf> = node_dirs.iter().map(|d| d.path().to_path_buf()).collect();
     for d in &dirs {
-        std::fs::write(d.join("node"), format!("{node}\n"))?;
-        if let Some(id) = crate::inputs::local_nodeid() {
-            std::fs::write(d.join("nodeid"), format!("{id}\n"))?;
-        }
-        copy(
-            Path::new("/proc/sys/kernel/osrelease"),
-            &d.join("kernel.txt"),
-        )?;
-        copy(Path::new("/proc/self/mountinfo"), &d.join("mountinfo"))?;
+        write_node_files(d, &node)?;
     }
     // The trace runs on its own thread for the whole capture.
     let tracer = a.trace.map(|secs| {
@@ -413,18 +437,7 @@ pub fn run(a: &CaptureArgs) -> io::Result<()> {
             .map_err(|_| io::Error::other("trace thread panicked"))??;
         eprintln!("glk: trace: {events} events, {lost} lost");
     }
-    // The state around the locks, once at the end: the kernel's log and the cluster tools.
-    let klog = kernel_log();
-    let cluster = cluster_state();
-    for d in &dirs {
-        match &klog {
-            Ok(k) => std::fs::write(d.join("kernel.log"), k)?,
-            Err(e) => eprintln!("glk: warning: could not read the kernel log: {e}"),
-        }
-        if !cluster.is_empty() {
-            std::fs::write(d.join("cluster.txt"), &cluster)?;
-        }
-    }
+    write_state(&dirs)?;
     let mut written = Vec::new();
     for d in node_dirs {
         written.push(d.commit()?);
