@@ -46,6 +46,14 @@ fn hists_rows(out: &mut impl Write, name: &str, h: &Hists) -> io::Result<()> {
 }
 
 pub fn text(out: &mut impl Write, r: &Report, args: &StatsArgs) -> io::Result<()> {
+    glstats_text(out, r, args)?;
+    sbstats_text(out, r, args)?;
+    delta_text(out, r, args)?;
+    trace_text(out, r, args)
+}
+
+/// The glstats files: the glocks with DLM requests of their own, ranked.
+fn glstats_text(out: &mut impl Write, r: &Report, args: &StatsArgs) -> io::Result<()> {
     if !r.glstats.is_empty() {
         let total: usize = r.glstats.iter().map(|f| f.stats.len()).sum();
         let own: usize = r
@@ -117,6 +125,11 @@ pub fn text(out: &mut impl Write, r: &Report, args: &StatsArgs) -> io::Result<()
         }
         writeln!(out)?;
     }
+    Ok(())
+}
+
+/// Each sbstats file: per glock type, counters summed and means weighted over CPUs.
+fn sbstats_text(out: &mut impl Write, r: &Report, args: &StatsArgs) -> io::Result<()> {
     for f in &r.sbstats {
         writeln!(
             out,
@@ -161,6 +174,11 @@ pub fn text(out: &mut impl Write, r: &Report, args: &StatsArgs) -> io::Result<()
         }
         writeln!(out)?;
     }
+    Ok(())
+}
+
+/// The increases between two glstats snapshots.
+fn delta_text(out: &mut impl Write, r: &Report, args: &StatsArgs) -> io::Result<()> {
     if let Some((secs, deltas)) = &r.delta {
         writeln!(out, "INCREASES over {:.1}s", secs)?;
         writeln!(
@@ -200,6 +218,11 @@ pub fn text(out: &mut impl Write, r: &Report, args: &StatsArgs) -> io::Result<()
         }
         writeln!(out)?;
     }
+    Ok(())
+}
+
+/// DLM round trips from the traces' `gfs2_glock_lock_time` events.
+fn trace_text(out: &mut impl Write, r: &Report, args: &StatsArgs) -> io::Result<()> {
     if let Some(lt) = &r.trace {
         writeln!(out, "DLM ROUND TRIPS from gfs2_glock_lock_time (tdiff)")?;
         writeln!(
