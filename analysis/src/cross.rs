@@ -409,85 +409,9 @@ fn cycles_in(
     res: &Resolver,
     found: &mut BTreeMap<Vec<(Owner, String)>, Found>,
 ) {
-    let mut owners: BTreeSet<&Owner> = BTreeSet::new();
-    for e in edges {
-        owners.insert(&e.from);
-        owners.insert(&e.to);
-    }
-    // Owners numbered in their order, so the smallest number is the smallest owner.
-    let owners: Vec<&Owner> = owners.into_iter().collect();
-    let id = |o: &Owner| {
-        owners
-            .binary_search(&o)
-            .expect("every endpoint is numbered")
-    };
-    // A waiter and its ancestors that hold a lock of this graph are one owner.
-    let mut classes = Classes((0..owners.len()).collect());
-    // Waiter → (ancestor pid, what it holds, the waiter's line in the process table).
-    let mut inherited: BTreeMap<usize, Vec<(i64, String, Option<String>)>> = BTreeMap::new();
-    let holders: BTreeSet<&Owner> = edges.iter().map(|e| &e.to).collect();
-    for e in edges {
-        let Owner::Process { node, pid } = &e.from else {
-            continue;
-        };
-        let Some(table) = res.table(node, snap) else {
-            continue;
-        };
-        for a in table.ancestors(*pid) {
-            let anc = Owner::Process {
-                node: node.clone(),
-                pid: a,
-            };
-            if holders.contains(&anc) {
-                classes.join(id(&e.from), id(&anc));
-                let ancestor = process(a, table.get(a).map(|t| t.comm.as_str()));
-                let held: Vec<&str> = edges
-                    .iter()
-                    .filter(|x| x.to == anc)
-                    .map(|x| x.glock.as_str())
-                    .collect::<BTreeSet<_>>()
-                    .into_iter()
-                    .collect();
-                let cite = table
-                    .get(*pid)
-                    .map(|t| format!("{node}/procs.{snap}:{}", t.line));
-                let v = inherited.entry(id(&e.from)).or_default();
-                if !v.iter().any(|x| x.0 == a) {
-                    let text = format!("{ancestor}, its ancestor, holds {}", held.join(", "));
-                    v.push((a, text, cite));
-                }
-            }
-        }
-    }
-    let n = owners.len();
-    let mut adj: Vec<Vec<ClassEdge>> = (0..n).map(|_| Vec::new()).collect();
-    for e in edges {
-        let (f, t) = (classes.find(id(&e.from)), classes.find(id(&e.to)));
-        adj[f].push(ClassEdge {
-            to: t,
-            edge: e,
-            assumed: false,
-        });
-    }
-    // A node standing for an unknown process waits for whatever its processes wait for.
-    for (v, o) in owners.iter().enumerate() {
-        if let Owner::Node { node } = o {
-            let from = classes.find(v);
-            for e in edges {
-                if e.from.node() == node && e.from != **o {
-                    adj[from].push(ClassEdge {
-                        to: classes.find(id(&e.to)),
-                        edge: e,
-                        assumed: true,
-                    });
-                }
-            }
-        }
-    }
-    for out in &mut adj {
-        out.sort_by(|a, b| (a.to, &a.edge.glock, a.assumed).cmp(&(b.to, &b.edge.glock, b.assumed)));
-        out.dedup_by(|a, b| a.to == b.to && a.edge.glock == b.edge.glock);
-    }
+    let mut g = Graph::new(edges);
+    g.join_inherited(snap, res);
+    let adj = g.class_edges();
     let succ: Vec<Vec<usize>> = adj
         .iter()
         .map(|o| o.iter().map(|e| e.to).collect())
@@ -501,15 +425,139 @@ fn cycles_in(
         let Some(path) = shortest_cycle(start, &adj, &succ, &inside) else {
             continue;
         };
-        let mut members: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
-        for v in 0..n {
-            members.entry(classes.find(v)).or_default().push(v);
+        let (key, f) = g.describe(&path);
+        found.entry(key).or_insert(f).snapshots.insert(snap);
+    }
+}
+
+/// A snapshot's wait-for graph: its owners numbered in order (the smallest number is the
+/// smallest owner), grouped into classes (a waiter and the ancestors whose locks it holds
+/// are one owner), with what each waiter inherited.
+struct Graph<'e> {
+    edges: &'e [&'e Edge],
+    owners: Vec<&'e Owner>,
+    classes: Classes,
+    /// Waiter → (ancestor pid, what it holds, the waiter's line in the process table).
+    inherited: BTreeMap<usize, Vec<(i64, String, Option<String>)>>,
+}
+
+impl<'e> Graph<'e> {
+    fn new(edges: &'e [&'e Edge]) -> Graph<'e> {
+        let mut owners: BTreeSet<&Owner> = BTreeSet::new();
+        for e in edges {
+            owners.insert(&e.from);
+            owners.insert(&e.to);
         }
+        let owners: Vec<&Owner> = owners.into_iter().collect();
+        Graph {
+            edges,
+            classes: Classes((0..owners.len()).collect()),
+            owners,
+            inherited: BTreeMap::new(),
+        }
+    }
+
+    /// An owner's number.
+    fn id(&self, o: &Owner) -> usize {
+        self.owners
+            .binary_search(&o)
+            .expect("every endpoint is numbered")
+    }
+
+    /// Joins each waiting process with its ancestors that hold a lock of this graph (a
+    /// file inherited across fork holds the parent's flock), noting what it inherited.
+    fn join_inherited(&mut self, snap: u32, res: &Resolver) {
+        let edges = self.edges;
+        let holders: BTreeSet<&Owner> = edges.iter().map(|e| &e.to).collect();
+        for e in edges {
+            let Owner::Process { node, pid } = &e.from else {
+                continue;
+            };
+            let Some(table) = res.table(node, snap) else {
+                continue;
+            };
+            for a in table.ancestors(*pid) {
+                let anc = Owner::Process {
+                    node: node.clone(),
+                    pid: a,
+                };
+                if !holders.contains(&anc) {
+                    continue;
+                }
+                let (from, to) = (self.id(&e.from), self.id(&anc));
+                self.classes.join(from, to);
+                let ancestor = process(a, table.get(a).map(|t| t.comm.as_str()));
+                let held: Vec<&str> = edges
+                    .iter()
+                    .filter(|x| x.to == anc)
+                    .map(|x| x.glock.as_str())
+                    .collect::<BTreeSet<_>>()
+                    .into_iter()
+                    .collect();
+                let cite = table
+                    .get(*pid)
+                    .map(|t| format!("{node}/procs.{snap}:{}", t.line));
+                let v = self.inherited.entry(from).or_default();
+                if !v.iter().any(|x| x.0 == a) {
+                    let text = format!("{ancestor}, its ancestor, holds {}", held.join(", "));
+                    v.push((a, text, cite));
+                }
+            }
+        }
+    }
+
+    /// The edges between owner classes; a node standing for an unknown process waits for
+    /// whatever its processes wait for (assumed edges).
+    fn class_edges(&mut self) -> Vec<Vec<ClassEdge<'e>>> {
+        let edges = self.edges;
+        let mut adj: Vec<Vec<ClassEdge>> = (0..self.owners.len()).map(|_| Vec::new()).collect();
+        for e in edges {
+            let (f, t) = (self.id(&e.from), self.id(&e.to));
+            let (f, t) = (self.classes.find(f), self.classes.find(t));
+            adj[f].push(ClassEdge {
+                to: t,
+                edge: e,
+                assumed: false,
+            });
+        }
+        for v in 0..self.owners.len() {
+            let Owner::Node { node } = self.owners[v] else {
+                continue;
+            };
+            let from = self.classes.find(v);
+            for e in edges {
+                if e.from.node() == node && e.from != *self.owners[v] {
+                    let to = self.id(&e.to);
+                    adj[from].push(ClassEdge {
+                        to: self.classes.find(to),
+                        edge: e,
+                        assumed: true,
+                    });
+                }
+            }
+        }
+        for out in &mut adj {
+            out.sort_by(|a, b| {
+                (a.to, &a.edge.glock, a.assumed).cmp(&(b.to, &b.edge.glock, b.assumed))
+            });
+            out.dedup_by(|a, b| a.to == b.to && a.edge.glock == b.edge.glock);
+        }
+        adj
+    }
+
+    /// A cycle in words: its key (lead owner and glock of each step), its steps, how sure
+    /// it is and why.
+    fn describe(&mut self, path: &[(usize, &ClassEdge<'_>)]) -> (Vec<(Owner, String)>, Found) {
+        let mut members: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+        for v in 0..self.owners.len() {
+            members.entry(self.classes.find(v)).or_default().push(v);
+        }
+        let (owners, inherited) = (&self.owners, &self.inherited);
         let mut confidence = "certain";
         let mut why = Vec::new();
         let mut key = Vec::new();
         let mut steps = Vec::new();
-        for (from, ce) in &path {
+        for (from, ce) in path {
             let e = ce.edge;
             let lead = owners[*from];
             key.push((lead.clone(), e.glock.clone()));
@@ -570,13 +618,13 @@ fn cycles_in(
             why.push("every wait names its process, from the snapshot's own files".into());
         }
         why.dedup();
-        let f = found.entry(key).or_insert_with(|| Found {
+        let f = Found {
             steps,
             snapshots: BTreeSet::new(),
             confidence,
             why: why.join("; "),
-        });
-        f.snapshots.insert(snap);
+        };
+        (key, f)
     }
 }
 
