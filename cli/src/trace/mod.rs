@@ -443,9 +443,20 @@ fn set_up(tfs: &Tracefs, inst: &mut Instance, args: &TraceArgs) -> Result<(), Fa
     if wants_gfs2 && !tfs.has_event("gfs2", None) {
         return Err(TraceError::NoGfs2.into());
     }
-    // (system, event) pairs, one per event so a filter can be set on each.
+    let pairs = event_pairs(tfs, &sel)?;
+    if let Some(kb) = args.buffer_kb {
+        inst.set_buffer_kb(kb)?;
+    }
+    warn_unknown_formats(tfs, &pairs);
+    let enabled = enable(inst, tfs, &pairs, args.filter.as_deref())?;
+    enabled.report(args.filter.as_deref())
+}
+
+/// The (system, event) pairs the selection names, one per event so a filter can be set on
+/// each; every one must exist.
+fn event_pairs(tfs: &Tracefs, sel: &[EventSel]) -> Result<Vec<(String, String)>, Failure> {
     let mut pairs: Vec<(String, String)> = Vec::new();
-    for s in &sel {
+    for s in sel {
         match s {
             EventSel::AllGfs2 => pairs.extend(
                 tfs.system_events("gfs2")
@@ -486,10 +497,11 @@ fn set_up(tfs: &Tracefs, inst: &mut Instance, args: &TraceArgs) -> Result<(), Fa
             .into());
         }
     }
-    if let Some(kb) = args.buffer_kb {
-        inst.set_buffer_kb(kb)?;
-    }
-    // Formats the decoder does not know are worth a warning before any event arrives.
+    Ok(pairs)
+}
+
+/// Formats the decoder does not know are worth a warning before any event arrives.
+fn warn_unknown_formats(tfs: &Tracefs, pairs: &[(String, String)]) {
     for (s, e) in pairs.iter().filter(|(s, _)| s == "gfs2") {
         let name = e.trim_start_matches("gfs2_");
         if let Some(f) = tfs
@@ -502,12 +514,28 @@ fn set_up(tfs: &Tracefs, inst: &mut Instance, args: &TraceArgs) -> Result<(), Fa
             }
         }
     }
+}
+
+/// What enabling the events did: how many are traced, those always recorded, and the
+/// filter's rejections grouped by the kernel's message (a bad expression is said once,
+/// not once per event).
+struct Enabled {
+    traced: usize,
+    always: Vec<String>,
+    rejected: Vec<(String, Vec<String>)>,
+}
+
+/// Enables each event in the instance, with the filter when there is one.
+fn enable(
+    inst: &mut Instance,
+    tfs: &Tracefs,
+    pairs: &[(String, String)],
+    filter: Option<&str>,
+) -> Result<Enabled, Failure> {
     let mut traced = 0;
-    // Rejections grouped by the kernel's message: a bad expression is said once, not once
-    // per event.
     let mut rejected: Vec<(String, Vec<String>)> = Vec::new();
     let mut always = Vec::new();
-    for (s, e) in &pairs {
+    for (s, e) in pairs {
         if !tfs.can_enable(s, e) {
             // ftrace's own events (ftrace:print) are always recorded and take no filter.
             always.push(format!("{s}:{e}"));
@@ -515,7 +543,7 @@ fn set_up(tfs: &Tracefs, inst: &mut Instance, args: &TraceArgs) -> Result<(), Fa
             continue;
         }
         inst.enable(s, e)?;
-        if let Some(expr) = &args.filter {
+        if let Some(expr) = filter {
             if let Err(err) = inst.set_filter(s, e, expr) {
                 inst.disable(s, e);
                 let msg = match err {
@@ -531,45 +559,62 @@ fn set_up(tfs: &Tracefs, inst: &mut Instance, args: &TraceArgs) -> Result<(), Fa
         }
         traced += 1;
     }
-    if !always.is_empty() {
-        eprintln!(
-            "glk: {} always recorded (ftrace's own events have no switch{})",
-            always.join(", "),
-            if args.filter.is_some() {
-                " and take no filter"
-            } else {
-                ""
-            }
-        );
-    }
-    let names = |events: &[String]| match events.len() {
-        1..=4 => events.join(", "),
-        n => format!("{}, … ({n} events)", events[..3].join(", ")),
-    };
-    if traced == 0 {
-        let expr = args.filter.as_deref().unwrap_or("");
-        return Err(match rejected.as_slice() {
-            [(msg, events)] => Failure::Io(io::Error::other(format!(
-                "the kernel rejected the filter {expr:?} for {}:\n{msg}",
+    Ok(Enabled {
+        traced,
+        always,
+        rejected,
+    })
+}
+
+impl Enabled {
+    /// Says what is always recorded and what the kernel rejected; an error when nothing
+    /// can be traced.
+    fn report(&self, filter: Option<&str>) -> Result<(), Failure> {
+        let Enabled {
+            traced,
+            always,
+            rejected,
+        } = self;
+        if !always.is_empty() {
+            eprintln!(
+                "glk: {} always recorded (ftrace's own events have no switch{})",
+                always.join(", "),
+                if filter.is_some() {
+                    " and take no filter"
+                } else {
+                    ""
+                }
+            );
+        }
+        let names = |events: &[String]| match events.len() {
+            1..=4 => events.join(", "),
+            n => format!("{}, … ({n} events)", events[..3].join(", ")),
+        };
+        if *traced == 0 {
+            let expr = filter.unwrap_or("");
+            return Err(match rejected.as_slice() {
+                [(msg, events)] => Failure::Io(io::Error::other(format!(
+                    "the kernel rejected the filter {expr:?} for {}:\n{msg}",
+                    names(events)
+                ))),
+                [] => Failure::Io(io::Error::other("no events to trace")),
+                many => Failure::Io(io::Error::other(format!(
+                    "the kernel rejected the filter {expr:?} for every event:\n{}",
+                    many.iter()
+                        .map(|(m, ev)| format!("{}:\n{m}", names(ev)))
+                        .collect::<Vec<_>>()
+                        .join("\n")
+                ))),
+            });
+        }
+        for (msg, events) in rejected {
+            eprintln!(
+                "glk: warning: not tracing {}: the kernel rejected the filter:\n{msg}",
                 names(events)
-            ))),
-            [] => Failure::Io(io::Error::other("no events to trace")),
-            many => Failure::Io(io::Error::other(format!(
-                "the kernel rejected the filter {expr:?} for every event:\n{}",
-                many.iter()
-                    .map(|(m, ev)| format!("{}:\n{m}", names(ev)))
-                    .collect::<Vec<_>>()
-                    .join("\n")
-            ))),
-        });
+            );
+        }
+        Ok(())
     }
-    for (msg, events) in &rejected {
-        eprintln!(
-            "glk: warning: not tracing {}: the kernel rejected the filter:\n{msg}",
-            names(events)
-        );
-    }
-    Ok(())
 }
 
 /// Writes the clock markers `glk analyze` aligns nodes with: `glkmark LABEL node=HOST
