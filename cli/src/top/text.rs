@@ -38,41 +38,7 @@ pub fn write(
         total.glocks, summary.relevant, total.waiting_glocks, total.waiters, total.demoting
     )?;
     writeln!(out)?;
-    writeln!(
-        out,
-        "{:<9} {:>8} {:>8} {:>8} {:>7} {:>7} {:>7} {:>8} {:>8} {:>8}",
-        "TYPE",
-        "GLOCKS",
-        "UNLOCKED",
-        "LOCKED",
-        "HELD-EX",
-        "HELD-SH",
-        "HELD-DF",
-        "WAITING",
-        "WAITERS",
-        "DEMOTING"
-    )?;
-    let row = |out: &mut dyn Write, name: &str, c: &super::snapshot::TypeCounts| {
-        writeln!(
-            out,
-            "{:<9} {:>8} {:>8} {:>8} {:>7} {:>7} {:>7} {:>8} {:>8} {:>8}",
-            name,
-            c.glocks,
-            c.unlocked,
-            c.locked,
-            c.held_ex,
-            c.held_sh,
-            c.held_df,
-            c.waiting_glocks,
-            c.waiters,
-            c.demoting
-        )
-    };
-    for (t, c) in &summary.by_type {
-        row(out, &t.name(), c)?;
-    }
-    row(out, "total", &total)?;
-    writeln!(out)?;
+    type_table(out, &summary, &total)?;
     let (more, held) = snap.hidden();
     if snap.shown.is_empty() {
         if held > 0 {
@@ -126,6 +92,50 @@ pub fn write(
             "({held} glocks only held are not shown; --held shows them)"
         )?;
     }
+    Ok(())
+}
+
+/// The glock counts per type, and their total.
+fn type_table(
+    out: &mut impl Write,
+    summary: &super::snapshot::Summary,
+    total: &super::snapshot::TypeCounts,
+) -> io::Result<()> {
+    writeln!(
+        out,
+        "{:<9} {:>8} {:>8} {:>8} {:>7} {:>7} {:>7} {:>8} {:>8} {:>8}",
+        "TYPE",
+        "GLOCKS",
+        "UNLOCKED",
+        "LOCKED",
+        "HELD-EX",
+        "HELD-SH",
+        "HELD-DF",
+        "WAITING",
+        "WAITERS",
+        "DEMOTING"
+    )?;
+    let row = |out: &mut dyn Write, name: &str, c: &super::snapshot::TypeCounts| {
+        writeln!(
+            out,
+            "{:<9} {:>8} {:>8} {:>8} {:>7} {:>7} {:>7} {:>8} {:>8} {:>8}",
+            name,
+            c.glocks,
+            c.unlocked,
+            c.locked,
+            c.held_ex,
+            c.held_sh,
+            c.held_df,
+            c.waiting_glocks,
+            c.waiters,
+            c.demoting
+        )
+    };
+    for (t, c) in &summary.by_type {
+        row(out, &t.name(), c)?;
+    }
+    row(out, "total", total)?;
+    writeln!(out)?;
     Ok(())
 }
 
