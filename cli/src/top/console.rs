@@ -563,7 +563,6 @@ fn detail_lines(
     ages: &HashMap<WaiterKey, WaitAge>,
 ) -> Vec<Line<'static>> {
     let g = &s.glock;
-    let node = snap.ctx.node(s.input);
     let bold = Style::new().add_modifier(Modifier::BOLD);
     let mut out = vec![Line::from(format!(
         "{} {}  state {} target {}  flags {}  refs {}  min hold {} jiffies  ({} line {})",
@@ -592,35 +591,7 @@ fn detail_lines(
             }
         )));
     }
-    for h in &g.holders {
-        let mut line = format!(
-            "{:<7} {:<2} pid {:<7} {:<15} {}  f:{}",
-            verdict::role(h),
-            h.state.as_str(),
-            verdict::pid(h),
-            &*h.comm,
-            &*h.caller,
-            h.flags
-        );
-        if h.is_waiting() {
-            if let Some(a) = ages
-                .get(&WaiterKey::of(s.input, g, h))
-                .filter(|a| a.refreshes > 1)
-            {
-                line.push_str(&format!(
-                    "  seen waiting {} ({} refreshes)",
-                    fmt::micros((a.seen_secs * 1e6) as u64),
-                    a.refreshes
-                ));
-            }
-        }
-        let style = if h.is_waiting() {
-            Style::new().fg(Color::Yellow)
-        } else {
-            Style::new()
-        };
-        out.push(Line::styled(line, style));
-    }
+    out.extend(holder_lines(g, s.input, ages));
     if g.waiter_count() > 0 {
         let age = verdict::age(v);
         out.push(Line::from(vec![
@@ -638,6 +609,55 @@ fn detail_lines(
             )));
         }
     }
+    out.extend(dlm_and_file_lines(snap, s));
+    out.extend(super::verdict::objects(g).into_iter().map(Line::from));
+    out
+}
+
+/// A line per holder, waiters in yellow with how long glk has seen them wait.
+fn holder_lines(
+    g: &glockparse::Glock,
+    input: usize,
+    ages: &HashMap<WaiterKey, WaitAge>,
+) -> Vec<Line<'static>> {
+    let mut out = Vec::new();
+    for h in &g.holders {
+        let mut line = format!(
+            "{:<7} {:<2} pid {:<7} {:<15} {}  f:{}",
+            verdict::role(h),
+            h.state.as_str(),
+            verdict::pid(h),
+            &*h.comm,
+            &*h.caller,
+            h.flags
+        );
+        if h.is_waiting() {
+            if let Some(a) = ages
+                .get(&WaiterKey::of(input, g, h))
+                .filter(|a| a.refreshes > 1)
+            {
+                line.push_str(&format!(
+                    "  seen waiting {} ({} refreshes)",
+                    fmt::micros((a.seen_secs * 1e6) as u64),
+                    a.refreshes
+                ));
+            }
+        }
+        let style = if h.is_waiting() {
+            Style::new().fg(Color::Yellow)
+        } else {
+            Style::new()
+        };
+        out.push(Line::styled(line, style));
+    }
+    out
+}
+
+/// The glock's DLM lock (and the master's view of it), its glstats and its open files.
+fn dlm_and_file_lines(snap: &Snapshot, s: &super::Shown) -> Vec<Line<'static>> {
+    let g = &s.glock;
+    let node = snap.ctx.node(s.input);
+    let mut out = Vec::new();
     match node.own_lock(g.id) {
         Some(l) => {
             let master = l.master.map_or("this node".into(), |m| format!("node {m}"));
@@ -691,7 +711,6 @@ fn detail_lines(
             fd.pid, fd.fd
         )));
     }
-    out.extend(super::verdict::objects(g).into_iter().map(Line::from));
     out
 }
 
