@@ -307,36 +307,7 @@ impl NodeDlm {
                 mode,
                 flags,
                 res,
-            } => {
-                self.has_lock_events = true;
-                self.release(ts, pid, (ls_id, lkb_id), Some(mode));
-                let glock = res.glock();
-                let queued_ns = glock
-                    .and_then(|g| self.waiting.get(&g))
-                    .and_then(|w| w.first().map(|&(t, _)| t));
-                let convert = flags & LKF_CONVERT != 0;
-                let conversion = match (convert, self.granted_mode.get(&(ls_id, lkb_id))) {
-                    (false, _) => Conversion::New,
-                    (true, Some(g)) if mode.rank() <= g.rank() => Conversion::Down,
-                    (true, _) => Conversion::Up,
-                };
-                self.open.insert((ls_id, lkb_id), self.requests.len());
-                self.requests.push(Request {
-                    glock,
-                    ls_id,
-                    lkb_id,
-                    mode,
-                    conversion,
-                    pid,
-                    queued_ns,
-                    start_ns: ts,
-                    granted_ns: None,
-                    status: 0,
-                    promote_ns: None,
-                    master: Master::Unknown,
-                    sent_seq: None,
-                });
-            }
+            } => self.lock_start(ts, pid, (ls_id, lkb_id), mode, flags, res),
             DlmEvent::UnlockStart { ls_id, lkb_id, .. } => {
                 self.has_lock_events = true;
                 self.granted_mode.remove(&(ls_id, lkb_id));
@@ -348,86 +319,143 @@ impl NodeDlm {
                 lkb_id,
                 status,
                 ..
-            } => {
-                let key = (ls_id, lkb_id);
-                if self.unlocking.remove(&key) {
-                    return;
-                }
-                let Some(i) = self.open.remove(&key) else {
-                    return;
-                };
-                let has_messages = self.has_messages;
-                let r = &mut self.requests[i];
-                r.granted_ns = Some(ts);
-                r.status = status;
-                if status == 0 {
-                    self.granted_mode.insert(key, r.mode);
-                }
-                if r.master == Master::Unknown && has_messages {
-                    r.master = Master::Local;
-                }
-                if let Some(g) = r.glock {
-                    self.last_grant.insert(g, i);
-                    if status == 0 {
-                        self.awaiting_promote.insert(g, i);
-                    }
-                }
-            }
+            } => self.ast(ts, (ls_id, lkb_id), status),
             DlmEvent::Bast {
                 ls_id,
                 lkb_id,
                 mode,
                 res,
-            } => {
-                self.has_lock_events = true;
-                let i = self.basts.len();
-                self.basts.push(Bast {
-                    glock: res.glock(),
-                    ls_id,
-                    lkb_id,
-                    mode,
-                    ts_ns: ts,
-                    dequeue_ns: None,
-                    work_ns: None,
-                    release_ns: None,
-                });
-                self.open_bast.insert((ls_id, lkb_id), i);
-                if let Some(g) = res.glock() {
-                    self.open_bast_glock.insert(g, i);
-                }
-            }
-            DlmEvent::SendMessage(m) if !m.rcom => {
-                self.has_messages = true;
-                *self.nodeid_votes.entry(m.from).or_default() += 1;
-                self.sent.push(msg(ts, &m));
-                if matches!(m.mtype, MsgType::Request | MsgType::Convert) {
-                    if let Some(&i) = self.open.get(&(m.ls_id, m.lkid)) {
-                        let r = &mut self.requests[i];
-                        r.sent_seq = Some((m.seq, m.mtype));
-                        r.master = Master::Remote(m.dst.or(match r.master {
-                            Master::Remote(x) => x,
-                            _ => None,
-                        }));
-                    }
-                }
-            }
-            DlmEvent::RecvMessage(m) if !m.rcom => {
-                self.has_messages = true;
-                self.received.push(msg(ts, &m));
-                // The directory's answer names the master; a later REQUEST goes there.
-                if m.mtype == MsgType::LookupReply {
-                    if let Some(&i) = self.open.get(&(m.ls_id, m.lkid)) {
-                        let r = &mut self.requests[i];
-                        if r.master == Master::Unknown && m.dst != Some(m.nodeid) {
-                            r.master = Master::Remote(Some(m.nodeid));
-                        }
-                    }
-                }
-            }
+            } => self.bast(ts, ls_id, lkb_id, mode, res),
+            DlmEvent::SendMessage(m) if !m.rcom => self.sent_message(ts, &m),
+            DlmEvent::RecvMessage(m) if !m.rcom => self.received_message(ts, &m),
             DlmEvent::SendRcom(m) => {
                 *self.nodeid_votes.entry(m.from).or_default() += 1;
             }
             _ => {}
+        }
+    }
+
+    /// `dlm_lock_start`: a new request (or conversion) opens; a conversion also releases
+    /// what a blocking AST asked for.
+    #[inline]
+    fn lock_start(
+        &mut self,
+        ts: u64,
+        pid: i64,
+        (ls_id, lkb_id): (u32, u32),
+        mode: DlmMode,
+        flags: u32,
+        res: traceparse::Resource,
+    ) {
+        self.has_lock_events = true;
+        self.release(ts, pid, (ls_id, lkb_id), Some(mode));
+        let glock = res.glock();
+        let queued_ns = glock
+            .and_then(|g| self.waiting.get(&g))
+            .and_then(|w| w.first().map(|&(t, _)| t));
+        let convert = flags & LKF_CONVERT != 0;
+        let conversion = match (convert, self.granted_mode.get(&(ls_id, lkb_id))) {
+            (false, _) => Conversion::New,
+            (true, Some(g)) if mode.rank() <= g.rank() => Conversion::Down,
+            (true, _) => Conversion::Up,
+        };
+        self.open.insert((ls_id, lkb_id), self.requests.len());
+        self.requests.push(Request {
+            glock,
+            ls_id,
+            lkb_id,
+            mode,
+            conversion,
+            pid,
+            queued_ns,
+            start_ns: ts,
+            granted_ns: None,
+            status: 0,
+            promote_ns: None,
+            master: Master::Unknown,
+            sent_seq: None,
+        });
+    }
+
+    /// The completion AST: the open request is granted (or failed), an unlock completes.
+    #[inline]
+    fn ast(&mut self, ts: u64, key: (u32, u32), status: i32) {
+        if self.unlocking.remove(&key) {
+            return;
+        }
+        let Some(i) = self.open.remove(&key) else {
+            return;
+        };
+        let has_messages = self.has_messages;
+        let r = &mut self.requests[i];
+        r.granted_ns = Some(ts);
+        r.status = status;
+        if status == 0 {
+            self.granted_mode.insert(key, r.mode);
+        }
+        if r.master == Master::Unknown && has_messages {
+            r.master = Master::Local;
+        }
+        if let Some(g) = r.glock {
+            self.last_grant.insert(g, i);
+            if status == 0 {
+                self.awaiting_promote.insert(g, i);
+            }
+        }
+    }
+
+    /// A blocking AST: another node's request wants this lock.
+    #[inline]
+    fn bast(&mut self, ts: u64, ls_id: u32, lkb_id: u32, mode: DlmMode, res: traceparse::Resource) {
+        self.has_lock_events = true;
+        let i = self.basts.len();
+        self.basts.push(Bast {
+            glock: res.glock(),
+            ls_id,
+            lkb_id,
+            mode,
+            ts_ns: ts,
+            dequeue_ns: None,
+            work_ns: None,
+            release_ns: None,
+        });
+        self.open_bast.insert((ls_id, lkb_id), i);
+        if let Some(g) = res.glock() {
+            self.open_bast_glock.insert(g, i);
+        }
+    }
+
+    /// A message sent: the node's own id, and a request's sequence number and master.
+    #[inline]
+    fn sent_message(&mut self, ts: u64, m: &traceparse::dlm::Message) {
+        self.has_messages = true;
+        *self.nodeid_votes.entry(m.from).or_default() += 1;
+        self.sent.push(msg(ts, m));
+        if matches!(m.mtype, MsgType::Request | MsgType::Convert) {
+            if let Some(&i) = self.open.get(&(m.ls_id, m.lkid)) {
+                let r = &mut self.requests[i];
+                r.sent_seq = Some((m.seq, m.mtype));
+                r.master = Master::Remote(m.dst.or(match r.master {
+                    Master::Remote(x) => x,
+                    _ => None,
+                }));
+            }
+        }
+    }
+
+    /// A message received: a lookup reply names the master of a request.
+    #[inline]
+    fn received_message(&mut self, ts: u64, m: &traceparse::dlm::Message) {
+        self.has_messages = true;
+        self.received.push(msg(ts, m));
+        // The directory's answer names the master; a later REQUEST goes there.
+        if m.mtype == MsgType::LookupReply {
+            if let Some(&i) = self.open.get(&(m.ls_id, m.lkid)) {
+                let r = &mut self.requests[i];
+                if r.master == Master::Unknown && m.dst != Some(m.nodeid) {
+                    r.master = Master::Remote(Some(m.nodeid));
+                }
+            }
         }
     }
 
