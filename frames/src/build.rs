@@ -282,52 +282,17 @@ impl EventCols {
         );
         self.gltype
             .push_opt(g.map(|g| g.glock_type().name()).as_deref());
-        let (mut from, mut to, mut target, mut state, mut flags) = (None, None, None, None, None);
-        let (mut remote, mut queue) = (None, None);
-        let mut lt = None;
+        let EventGfs2Cols {
+            from,
+            to,
+            target,
+            state,
+            flags,
+            remote,
+            queue,
+            lt,
+        } = ev.map(EventGfs2Cols::of).unwrap_or_default();
         let mut flags_text: Option<String> = None;
-        match ev {
-            Some(Gfs2Event::GlockStateChange {
-                from: f,
-                to: t,
-                target: tg,
-                flags: fl,
-                ..
-            }) => {
-                (from, to, target, flags) = (
-                    Some(f.as_str()),
-                    Some(t.as_str()),
-                    Some(tg.as_str()),
-                    Some(*fl),
-                );
-            }
-            Some(Gfs2Event::DemoteRq {
-                from: f,
-                to: t,
-                flags: fl,
-                remote: r,
-                ..
-            }) => {
-                (from, to, flags, remote) = (Some(f.as_str()), Some(t.as_str()), Some(*fl), *r);
-            }
-            Some(Gfs2Event::GlockPut {
-                state: st,
-                flags: fl,
-                ..
-            }) => {
-                (state, flags) = (Some(st.as_str()), Some(*fl));
-            }
-            Some(Gfs2Event::Promote { state: st, .. }) => state = Some(st.as_str()),
-            Some(Gfs2Event::GlockQueue {
-                queue: q,
-                state: st,
-                ..
-            }) => {
-                (state, queue) = (Some(st.as_str()), Some(*q));
-            }
-            Some(Gfs2Event::GlockLockTime(l)) => lt = Some(*l),
-            _ => {}
-        }
         let d = dlm.map(EventDlmCols::of).unwrap_or_default();
         if let Some(f) = d.flags {
             flags_text = Some(traceparse::dlm::lkf_names(f));
@@ -413,6 +378,69 @@ impl EventCols {
             self.body.column("body"),
         ]);
         DataFrame::new_infer_height(columns)
+    }
+}
+
+/// The `events` columns only gfs2 events fill.
+#[derive(Default)]
+struct EventGfs2Cols {
+    from: Option<&'static str>,
+    to: Option<&'static str>,
+    target: Option<&'static str>,
+    state: Option<&'static str>,
+    flags: Option<traceparse::TraceFlags>,
+    remote: Option<bool>,
+    queue: Option<bool>,
+    lt: Option<traceparse::LockTime>,
+}
+
+impl EventGfs2Cols {
+    fn of(e: &Gfs2Event) -> EventGfs2Cols {
+        let mut c = EventGfs2Cols::default();
+        match e {
+            Gfs2Event::GlockStateChange {
+                from: f,
+                to: t,
+                target: tg,
+                flags: fl,
+                ..
+            } => {
+                (c.from, c.to, c.target, c.flags) = (
+                    Some(f.as_str()),
+                    Some(t.as_str()),
+                    Some(tg.as_str()),
+                    Some(*fl),
+                );
+            }
+            Gfs2Event::DemoteRq {
+                from: f,
+                to: t,
+                flags: fl,
+                remote: r,
+                ..
+            } => {
+                (c.from, c.to, c.flags, c.remote) =
+                    (Some(f.as_str()), Some(t.as_str()), Some(*fl), *r);
+            }
+            Gfs2Event::GlockPut {
+                state: st,
+                flags: fl,
+                ..
+            } => {
+                (c.state, c.flags) = (Some(st.as_str()), Some(*fl));
+            }
+            Gfs2Event::Promote { state: st, .. } => c.state = Some(st.as_str()),
+            Gfs2Event::GlockQueue {
+                queue: q,
+                state: st,
+                ..
+            } => {
+                (c.state, c.queue) = (Some(st.as_str()), Some(*q));
+            }
+            Gfs2Event::GlockLockTime(l) => c.lt = Some(*l),
+            _ => {}
+        }
+        c
     }
 }
 
