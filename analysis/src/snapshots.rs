@@ -296,7 +296,7 @@ impl Snapshots {
     }
 
     fn read_dlm(&mut self, p: &std::path::Path, at: &At, local: Option<u64>) -> io::Result<()> {
-        let (v, d) = dlm_locks::read(glockparse::input::open(p)?, &p.display().to_string());
+        let (v, d) = glockparse::input::read_path(p, dlm_locks::read)?;
         self.diagnostics.merge(&d);
         let named = |m: DlmMode| (m != DlmMode::IV).then_some(m);
         self.dlm.extend(v.into_iter().map(|l| Dlm {

@@ -82,10 +82,7 @@ pub fn read<R: Read>(rdr: R, source: &str) -> (Vec<GlStat>, Diagnostics) {
 
 /// Reads a glstats file (compressed or not).
 pub fn read_path(path: &Path) -> std::io::Result<(Vec<GlStat>, Diagnostics)> {
-    Ok(read(
-        glockparse::input::open(path)?,
-        &path.display().to_string(),
-    ))
+    glockparse::input::read_path(path, read)
 }
 
 #[cfg(test)]

@@ -230,10 +230,7 @@ pub fn read<R: Read>(rdr: R, source: &str) -> (SbStats, Diagnostics) {
 
 /// Reads an sbstats (lkstats) file, compressed or not.
 pub fn read_path(path: &Path) -> std::io::Result<(SbStats, Diagnostics)> {
-    Ok(read(
-        glockparse::input::open(path)?,
-        &path.display().to_string(),
-    ))
+    glockparse::input::read_path(path, read)
 }
 
 #[cfg(test)]

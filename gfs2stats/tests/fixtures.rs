@@ -2,19 +2,13 @@
 //! values computed here from the raw text and against PCP's golden output.
 
 use std::collections::HashMap;
-use std::io::Read;
 
 use gfs2stats::lock_time::{distribution, LockTimes};
 use gfs2stats::{glstats, sbstats, Stat};
 use glockparse::GlockType;
 
 fn text(rel: &str) -> String {
-    let mut s = String::new();
-    glockparse::input::open(&testdata::path(rel))
-        .unwrap()
-        .read_to_string(&mut s)
-        .unwrap();
-    s
+    testdata::text(rel)
 }
 
 /// The number after `key` in `line`, allowing the glstats space after the colon.

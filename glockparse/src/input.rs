@@ -65,6 +65,15 @@ pub fn open(path: &Path) -> io::Result<Box<dyn Read + Send>> {
     decompress(file).map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))
 }
 
+/// Opens a file (decompressing it) and hands it to a reader with the file's name, as the
+/// line-oriented readers take a source and a name for their diagnostics.
+pub fn read_path<T>(
+    path: &Path,
+    read: impl FnOnce(Box<dyn Read + Send>, &str) -> T,
+) -> io::Result<T> {
+    Ok(read(open(path)?, &path.display().to_string()))
+}
+
 /// Reads a source on its own thread, a block ahead of the consumer: the kernel formatting
 /// a live debugfs file (or a decompressor) works while the caller parses what came before.
 /// Memory is bounded by its depth ([`Prefetch::BLOCKS`] unless told otherwise) in blocks

@@ -48,14 +48,7 @@ proptest! {
         let lines = real_lines();
         let mut text = Vec::new();
         for (i, pos, byte, op) in picks {
-            let mut l = lines[i % lines.len()].clone();
-            let p = if l.is_empty() { 0 } else { pos % l.len() };
-            match op {
-                0 if !l.is_empty() => l[p] = byte,
-                1 => l.truncate(p),
-                2 => l.insert(p, byte),
-                _ => l.extend_from_within(p..),
-            }
+            let l = testdata::mutate_line(lines[i % lines.len()].clone(), pos, byte, op);
             text.extend_from_slice(&l);
             text.push(b'\n');
         }

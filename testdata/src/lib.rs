@@ -36,6 +36,36 @@ pub fn path(rel: &str) -> PathBuf {
     p
 }
 
+/// A fixture's text by its path below the fixtures folder, decompressed when it is
+/// xz-compressed (`.xz`, as the real traces are kept).
+pub fn text(rel: &str) -> String {
+    use std::io::Read;
+    let p = path(rel);
+    let file = std::fs::File::open(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+    let mut s = String::new();
+    let read = if rel.ends_with(".xz") {
+        liblzma::read::XzDecoder::new(file).read_to_string(&mut s)
+    } else {
+        std::io::BufReader::new(file).read_to_string(&mut s)
+    };
+    read.unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+    s
+}
+
+/// A line changed in one of four ways, for the tests that parsers never panic: byte `pos`
+/// (modulo the length) replaced by `byte` (op 0), the line cut there (1), `byte` inserted
+/// there (2), or the rest from there repeated (3).
+pub fn mutate_line(mut l: Vec<u8>, pos: usize, byte: u8, op: u8) -> Vec<u8> {
+    let p = if l.is_empty() { 0 } else { pos % l.len() };
+    match op {
+        0 if !l.is_empty() => l[p] = byte,
+        1 => l.truncate(p),
+        2 => l.insert(p, byte),
+        _ => l.extend_from_within(p..),
+    }
+    l
+}
+
 /// Every file below `dir` (relative to the fixtures folder) whose name satisfies `keep`,
 /// sorted.
 pub fn files(dir: &str, keep: impl Fn(&str) -> bool) -> Vec<PathBuf> {

@@ -2,18 +2,12 @@
 //! whitespace splitting here, independent of the decoder.
 
 use std::collections::BTreeMap;
-use std::io::Read;
 
 use glockparse::GlockId;
 use traceparse::{decode_line, Decoded, Gfs2Event};
 
 fn text(rel: &str) -> String {
-    let mut s = String::new();
-    glockparse::input::open(&testdata::path(rel))
-        .unwrap()
-        .read_to_string(&mut s)
-        .unwrap();
-    s
+    testdata::text(rel)
 }
 
 /// Event name per line, found as the first word that starts with `gfs2_` and ends with `:`.

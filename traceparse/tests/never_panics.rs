@@ -43,14 +43,7 @@ proptest! {
     #[test]
     fn mutated_real_lines(i in 0usize..10_000, pos in 0usize..300, byte in any::<u8>(), op in 0u8..4) {
         let lines = real_lines();
-        let mut l = lines[i % lines.len()].clone();
-        let p = if l.is_empty() { 0 } else { pos % l.len() };
-        match op {
-            0 if !l.is_empty() => l[p] = byte,
-            1 => l.truncate(p),
-            2 => l.insert(p, byte),
-            _ => l.extend_from_within(p..),
-        }
+        let l = testdata::mutate_line(lines[i % lines.len()].clone(), pos, byte, op);
         let _ = traceparse::decode_line(&l);
     }
 }

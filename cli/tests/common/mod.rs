@@ -2,16 +2,10 @@
 //! part of them).
 #![allow(dead_code)]
 
-use std::io::Read;
 
 /// A fixture's text, decompressed (`rel` below the fixtures folder).
 pub fn fixture_text(rel: &str) -> String {
-    let mut s = String::new();
-    glockparse::input::open(&testdata::path(rel))
-        .unwrap()
-        .read_to_string(&mut s)
-        .unwrap();
-    s
+    testdata::text(rel)
 }
 
 /// The glock of a gfs2 trace line: `glock 2:266268` → `2/4101c`.
