@@ -1,5 +1,5 @@
-//! The analyst's engine, `glk-engine`: a second binary with polars, which `glk` runs for
-//! the commands that need it (`analyze`, `export`, `trace -o FILE.parquet`). It is looked
+//! The polars engine, `glk-engine`: a second binary, which `glk` runs for the commands
+//! that need polars (`export`, `trace -o FILE.parquet`). It is looked
 //! for next to `glk` first (an installed package, a cargo target directory), then on PATH.
 
 use std::ffi::OsString;
@@ -44,11 +44,11 @@ fn missing() -> io::Error {
     io::Error::new(
         io::ErrorKind::NotFound,
         format!(
-            "this command needs glk's analysis engine, `{BINARY}`, which is not installed \
+            "this command needs glk's polars engine, `{BINARY}`, which is not installed \
              (looked next to glk and on PATH). Install the glk-engine package (.deb or .rpm), \
              or build it with `cargo build --release -p glk-engine` and put {BINARY} next \
-             to glk; or copy the capture to a workstation that has it. The node tool glk \
-             itself does top, trace, stats and capture."
+             to glk; or copy the capture to a workstation that has it. glk itself does \
+             every other command, analyze, doctor and report included."
         ),
     )
 }

@@ -24,6 +24,7 @@ mod table;
 mod top;
 mod trace;
 
+/// The command line.
 #[derive(Parser)]
 #[command(
     name = "glk",
@@ -35,7 +36,6 @@ mod trace;
                   Anywhere: analyze, doctor and report on captures. On a workstation: \
                   export to Parquet (run by glk-engine, the polars engine)."
 )]
-/// The command line.
 pub struct Cli {
     /// When to color the output (NO_COLOR is honoured).
     #[arg(long, value_enum, default_value = "auto", global = true)]

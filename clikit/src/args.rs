@@ -61,7 +61,7 @@ pub enum FailOn {
 #[derive(Debug, Clone, clap::Args)]
 pub struct DoctorArgs {
     /// Capture directories, tarballs or loose files; or `live` (on a node: glk takes a
-    /// short capture with a trace itself, then the engine reads it).
+    /// short capture with a trace itself, then reads it).
     #[arg(required = true)]
     pub captures: Vec<PathBuf>,
     /// One JSON document (`findings[]`) instead of text.

@@ -1,7 +1,7 @@
-//! What the node tool (`glk`) and the analyst's engine (`glk-engine`) share, so that they
-//! present one command line: the arguments of the engine's commands (which `glk` lists in
-//! its help, man page and completions, and forwards), text formatting, diagnostics on
-//! stderr and in JSON, and color.
+//! What the node tool (`glk`) and the polars engine (`glk-engine`) share, so that they
+//! present one command line: the arguments of the analysis commands and of `export` (which
+//! `glk` lists in its help, man page and completions, and forwards to the engine), text
+//! formatting, diagnostics on stderr and in JSON, and color.
 //!
 //! This crate has no polars and no tracefs: both binaries link it.
 

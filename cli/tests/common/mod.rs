@@ -2,7 +2,6 @@
 //! part of them).
 #![allow(dead_code)]
 
-
 /// A fixture's text, decompressed (`rel` below the fixtures folder).
 pub fn fixture_text(rel: &str) -> String {
     testdata::text(rel)
