@@ -42,6 +42,14 @@ fn dlm_capture_findings() {
         "0",
     ]);
     let (t1, t2) = (trace("n1"), trace("n2"));
+    phase1_contention(&v, &t1, &t2);
+    phase2_flock_wait(&v);
+    storms_and_slow_dlm(&v, &t1, &t2);
+}
+
+/// Phase 1: the shared directory, contended from both nodes, counted again from the
+/// traces.
+fn phase1_contention(v: &serde_json::Value, t1: &str, t2: &str) {
     // Remote demotes and state changes per glock, both nodes.
     let mut remote: BTreeMap<String, u64> = BTreeMap::new();
     let mut changes: BTreeMap<String, u64> = BTreeMap::new();
@@ -89,8 +97,10 @@ fn dlm_capture_findings() {
     let hw = v["hold_wait"].as_array().unwrap();
     let dir = hw.iter().find(|h| h["glock"] == *top.0).unwrap();
     assert_eq!(dir["wait"]["count"].as_u64().unwrap(), promotes[top.0]);
+}
 
-    // Phase 2: n1 holds the flock, n2 waits; the pids come from the DLM dumps.
+/// Phase 2: n1 holds the flock, n2 waits; the pids come from the DLM dumps.
+fn phase2_flock_wait(v: &serde_json::Value) {
     let cross = v["cross_node"].as_array().unwrap();
     assert_eq!(cross.len(), 1, "{cross:?}");
     let c = &cross[0];
@@ -148,7 +158,10 @@ fn dlm_capture_findings() {
     assert_eq!(slow["pid"], c["waiter_pid"]);
     assert_eq!(slow["pid_source"], "dlm");
     assert!(v["cycles"].as_array().unwrap().is_empty());
+}
 
+/// Demote storms, counted again from the traces, and the slowest DLM round trip.
+fn storms_and_slow_dlm(v: &serde_json::Value, t1: &str, t2: &str) {
     // Demote storms: any 1 s window with >= 5 remote demotes of one glock on one node.
     let mut per: BTreeMap<(String, &str), Vec<u64>> = BTreeMap::new();
     for (node, t) in [("n1", &t1), ("n2", &t2)] {

@@ -58,38 +58,7 @@ fn snapshots_copy_every_file_with_times() {
         .collect();
     assert_eq!(nodes.len(), 1);
     let n = &nodes[0];
-    let mut times = Vec::new();
-    for i in 0..3 {
-        for (f, src) in [
-            ("glocks", "glocks"),
-            ("glstats", "glstats"),
-            ("dlm_locks", "dlm_locks"),
-        ] {
-            let got = std::fs::read(n.join(format!("{f}.{i}"))).unwrap();
-            assert_eq!(
-                got,
-                std::fs::read(testdata::path(&format!("real/dlm2-6.1/n1/{src}.4"))).unwrap()
-            );
-        }
-        // The process table holds this test process, under its real parent.
-        let (tasks, d) = bundle::procs::read(
-            std::fs::File::open(n.join(format!("procs.{i}"))).unwrap(),
-            "procs",
-        );
-        assert!(d.is_clean(), "{d:?}");
-        let me = i64::from(std::process::id());
-        let t = tasks.iter().find(|t| t.tid == me).expect("this process");
-        assert_eq!(t.ppid, i64::from(std::os::unix::process::parent_id()));
-        assert!(n.join(format!("locks.{i}")).is_file());
-        // sysfs state: this machine has no GFS2 mounted, so no key, but the file is there.
-        assert!(n.join(format!("gfs2_sysfs.{i}")).is_file());
-        let t: f64 = std::fs::read_to_string(n.join(format!("time.{i}")))
-            .unwrap()
-            .trim()
-            .parse()
-            .unwrap();
-        times.push(t);
-    }
+    let times: Vec<f64> = (0..3).map(|i| check_snapshot(n, i)).collect();
     assert!(times.windows(2).all(|w| w[1] - w[0] >= 0.15), "{times:?}");
     // The kernel's log buffer, as dmesg prints it: `<N>[ secs] text` lines (root may
     // always read it; others where dmesg_restrict allows).
@@ -130,6 +99,40 @@ fn snapshots_copy_every_file_with_times() {
         .unwrap();
     assert!(!o.status.success());
     assert!(String::from_utf8_lossy(&o.stderr).contains("no GFS2 filesystem \"nosuch\""));
+}
+
+/// Snapshot `i` of a capture of the dlm2-6.1 n1 files: the debugfs copies byte for byte,
+/// the process table (this test process, under its real parent), `locks.N` and
+/// `gfs2_sysfs.N`; returns the snapshot's time.
+fn check_snapshot(n: &Path, i: u32) -> f64 {
+    for (f, src) in [
+        ("glocks", "glocks"),
+        ("glstats", "glstats"),
+        ("dlm_locks", "dlm_locks"),
+    ] {
+        let got = std::fs::read(n.join(format!("{f}.{i}"))).unwrap();
+        assert_eq!(
+            got,
+            std::fs::read(testdata::path(&format!("real/dlm2-6.1/n1/{src}.4"))).unwrap()
+        );
+    }
+    // The process table holds this test process, under its real parent.
+    let (tasks, d) = bundle::procs::read(
+        std::fs::File::open(n.join(format!("procs.{i}"))).unwrap(),
+        "procs",
+    );
+    assert!(d.is_clean(), "{d:?}");
+    let me = i64::from(std::process::id());
+    let t = tasks.iter().find(|t| t.tid == me).expect("this process");
+    assert_eq!(t.ppid, i64::from(std::os::unix::process::parent_id()));
+    assert!(n.join(format!("locks.{i}")).is_file());
+    // sysfs state: this machine has no GFS2 mounted, so no key, but the file is there.
+    assert!(n.join(format!("gfs2_sysfs.{i}")).is_file());
+    std::fs::read_to_string(n.join(format!("time.{i}")))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap()
 }
 
 #[test]

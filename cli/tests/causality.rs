@@ -167,132 +167,154 @@ fn every_handoff_is_in_the_raw_events() {
         let handoffs = v["handoffs"].as_array().unwrap();
         assert!(handoffs.len() > 100, "{fx}: {} hand-offs", handoffs.len());
         for h in handoffs {
-            let g = h["glock"].as_str().unwrap();
-            let mode = h["mode"].as_str().unwrap();
-            let ev = h["evidence"].as_array().unwrap();
-            assert_eq!(ev.len(), 4, "{fx} {h}");
-            let (rn, req_us) = at(&ev[0]);
-            let (hn, bast_us) = at(&ev[1]);
-            let (hn2, rel_us) = at(&ev[2]);
-            let (rn2, grant_us) = at(&ev[3]);
-            assert_eq!(
-                (rn.as_str(), hn.as_str()),
-                (
-                    h["requester_node"].as_str().unwrap(),
-                    h["holder_node"].as_str().unwrap()
-                )
-            );
-            assert_eq!((&rn2, &hn2), (&rn, &hn));
-            assert_ne!(rn, hn);
-            let (rt, ht) = (&traces[&rn], &traces[&hn]);
-            // The request: dlm_lock_start of this glock for this mode.
-            let req = find_mode(rt, req_us, "dlm_lock_start", g, mode);
-            assert_eq!(req.len(), 1, "{fx}: request of {h}");
-            let lkb = &req[0].fields["lkb_id"];
-            // The grant: the dlm_ast of the same lock, status 0.
-            assert!(
-                find(rt, grant_us, "dlm_ast", g)
-                    .iter()
-                    .any(|l| &l.fields["lkb_id"] == lkb && l.fields["sb_status"] == "0"),
-                "{fx}: grant of {h}"
-            );
-            // No other completion of that lock between request and grant.
-            assert!(!rt.iter().any(|l| l.us > req_us
-                && l.us < grant_us
-                && l.event == "dlm_ast"
-                && &l.fields["lkb_id"] == lkb
-                && l.fields.get("res_name").is_some_and(|r| glock(r) == g)));
-            // The bast on the holder wants the request's mode.
-            let bast = find_mode(ht, bast_us, "dlm_bast", g, mode);
-            assert_eq!(bast.len(), 1, "{fx}: bast of {h}");
-            let hlkb = &bast[0].fields["lkb_id"];
-            // The release: the same lock converted to a compatible mode, or unlocked.
-            assert!(
-                find(ht, rel_us, "dlm_lock_start", g)
-                    .iter()
-                    .any(|l| &l.fields["lkb_id"] == hlkb && compatible(&l.fields["mode"], mode))
-                    || find(ht, rel_us, "dlm_unlock_start", g)
-                        .iter()
-                        .any(|l| &l.fields["lkb_id"] == hlkb),
-                "{fx}: release of {h}"
-            );
-            assert!(bast_us <= rel_us && req_us < grant_us);
-            // Holder hops sum to bast → release; cross-node hops use the offsets.
-            let (w, k) = (
-                h["holder_wait_ns"].as_u64().unwrap(),
-                h["holder_work_ns"].as_u64().unwrap(),
-            );
-            assert_eq!(w + k, (rel_us - bast_us) * 1000, "{fx} {h}");
-            let o = offset[&hn] - offset[&rn];
-            assert_eq!(
-                h["request_to_bast_ns"].as_i64().unwrap(),
-                (bast_us as i64 - req_us as i64) * 1000 + o
-            );
-            assert_eq!(
-                h["release_to_grant_ns"].as_i64().unwrap(),
-                (grant_us as i64 - rel_us as i64) * 1000 - o
-            );
-            // The bast lies between request and grant on the aligned clock, within the
-            // uncertainty.
-            let u = h["uncertainty_ns"].as_i64().unwrap();
-            assert!(h["request_to_bast_ns"].as_i64().unwrap() >= -u);
-            assert!(h["release_to_grant_ns"].as_i64().unwrap() >= -u);
-            // The first waiter: a gfs2_glock_queue of this glock on the requester.
-            if let Some(q) = h["queue_ns"].as_u64() {
-                let queued = req_us - q / 1000;
-                assert!(
-                    rt.iter().any(|l| l.us == queued
-                        && l.event == "gfs2_glock_queue"
-                        && l.fields.is_empty()),
-                    "{fx}: queue of {h}"
-                );
-                assert!(gfs2[&rn].iter().any(|(us, line)| *us == queued
-                    && line.contains("gfs2_glock_queue")
-                    && line.contains(" queue ")
-                    && glock_of_gfs2(line) == g));
-            }
-            if let Some(p) = h["grant_to_promote_ns"].as_u64() {
-                let promote = grant_us + p / 1000;
-                assert!(
-                    rt.iter()
-                        .any(|l| l.us == promote && l.event == "gfs2_promote"),
-                    "{fx} {h}"
-                );
-            }
+            check_handoff(fx, h, &traces, &gfs2, &offset);
         }
-        // Every bast is counted once in demote_causes, by node and glock.
-        let mut raw_basts: BTreeMap<(String, String), u64> = BTreeMap::new();
-        for (n, t) in &traces {
-            for l in t.iter().filter(|l| l.event == "dlm_bast") {
-                *raw_basts
-                    .entry((n.clone(), glock(&l.fields["res_name"])))
-                    .or_default() += 1;
-            }
-        }
-        let mut causes: BTreeMap<(String, String), u64> = BTreeMap::new();
-        for c in v["demote_causes"].as_array().unwrap() {
-            assert_eq!(c["source"], "dlm_bast");
-            *causes
-                .entry((
-                    c["node"].as_str().unwrap().into(),
-                    c["glock"].as_str().unwrap().into(),
-                ))
-                .or_default() += c["count"].as_u64().unwrap();
-            // In a two-node cluster the cause, when found, is the other node.
-            if let Some(by) = c["caused_by_node"].as_str() {
-                assert_ne!(by, c["node"].as_str().unwrap());
-            }
-        }
-        assert_eq!(causes, raw_basts, "{fx}");
-        let attributed: u64 = v["demote_causes"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter(|c| !c["caused_by_node"].is_null())
-            .map(|c| c["count"].as_u64().unwrap())
-            .sum();
-        assert_eq!(attributed, handoffs.len() as u64);
+        check_demote_causes(fx, &v, &traces, handoffs.len());
     }
+}
+
+/// One hand-off against the raw events: its four evidence lines are real events of the
+/// right kind, glock and mode, in order on the aligned clock.
+fn check_handoff(
+    fx: &str,
+    h: &serde_json::Value,
+    traces: &BTreeMap<String, Vec<Raw>>,
+    gfs2: &BTreeMap<String, Vec<(u64, String)>>,
+    offset: &HashMap<String, i64>,
+) {
+    let g = h["glock"].as_str().unwrap();
+    let mode = h["mode"].as_str().unwrap();
+    let ev = h["evidence"].as_array().unwrap();
+    assert_eq!(ev.len(), 4, "{fx} {h}");
+    let (rn, req_us) = at(&ev[0]);
+    let (hn, bast_us) = at(&ev[1]);
+    let (hn2, rel_us) = at(&ev[2]);
+    let (rn2, grant_us) = at(&ev[3]);
+    assert_eq!(
+        (rn.as_str(), hn.as_str()),
+        (
+            h["requester_node"].as_str().unwrap(),
+            h["holder_node"].as_str().unwrap()
+        )
+    );
+    assert_eq!((&rn2, &hn2), (&rn, &hn));
+    assert_ne!(rn, hn);
+    let (rt, ht) = (&traces[&rn], &traces[&hn]);
+    // The request: dlm_lock_start of this glock for this mode.
+    let req = find_mode(rt, req_us, "dlm_lock_start", g, mode);
+    assert_eq!(req.len(), 1, "{fx}: request of {h}");
+    let lkb = &req[0].fields["lkb_id"];
+    // The grant: the dlm_ast of the same lock, status 0.
+    assert!(
+        find(rt, grant_us, "dlm_ast", g)
+            .iter()
+            .any(|l| &l.fields["lkb_id"] == lkb && l.fields["sb_status"] == "0"),
+        "{fx}: grant of {h}"
+    );
+    // No other completion of that lock between request and grant.
+    assert!(!rt.iter().any(|l| l.us > req_us
+        && l.us < grant_us
+        && l.event == "dlm_ast"
+        && &l.fields["lkb_id"] == lkb
+        && l.fields.get("res_name").is_some_and(|r| glock(r) == g)));
+    // The bast on the holder wants the request's mode.
+    let bast = find_mode(ht, bast_us, "dlm_bast", g, mode);
+    assert_eq!(bast.len(), 1, "{fx}: bast of {h}");
+    let hlkb = &bast[0].fields["lkb_id"];
+    // The release: the same lock converted to a compatible mode, or unlocked.
+    assert!(
+        find(ht, rel_us, "dlm_lock_start", g)
+            .iter()
+            .any(|l| &l.fields["lkb_id"] == hlkb && compatible(&l.fields["mode"], mode))
+            || find(ht, rel_us, "dlm_unlock_start", g)
+                .iter()
+                .any(|l| &l.fields["lkb_id"] == hlkb),
+        "{fx}: release of {h}"
+    );
+    assert!(bast_us <= rel_us && req_us < grant_us);
+    // Holder hops sum to bast → release; cross-node hops use the offsets.
+    let (w, k) = (
+        h["holder_wait_ns"].as_u64().unwrap(),
+        h["holder_work_ns"].as_u64().unwrap(),
+    );
+    assert_eq!(w + k, (rel_us - bast_us) * 1000, "{fx} {h}");
+    let o = offset[&hn] - offset[&rn];
+    assert_eq!(
+        h["request_to_bast_ns"].as_i64().unwrap(),
+        (bast_us as i64 - req_us as i64) * 1000 + o
+    );
+    assert_eq!(
+        h["release_to_grant_ns"].as_i64().unwrap(),
+        (grant_us as i64 - rel_us as i64) * 1000 - o
+    );
+    // The bast lies between request and grant on the aligned clock, within the
+    // uncertainty.
+    let u = h["uncertainty_ns"].as_i64().unwrap();
+    assert!(h["request_to_bast_ns"].as_i64().unwrap() >= -u);
+    assert!(h["release_to_grant_ns"].as_i64().unwrap() >= -u);
+    // The first waiter: a gfs2_glock_queue of this glock on the requester.
+    if let Some(q) = h["queue_ns"].as_u64() {
+        let queued = req_us - q / 1000;
+        assert!(
+            rt.iter()
+                .any(|l| l.us == queued && l.event == "gfs2_glock_queue" && l.fields.is_empty()),
+            "{fx}: queue of {h}"
+        );
+        assert!(gfs2[&rn].iter().any(|(us, line)| *us == queued
+            && line.contains("gfs2_glock_queue")
+            && line.contains(" queue ")
+            && glock_of_gfs2(line) == g));
+    }
+    if let Some(p) = h["grant_to_promote_ns"].as_u64() {
+        let promote = grant_us + p / 1000;
+        assert!(
+            rt.iter()
+                .any(|l| l.us == promote && l.event == "gfs2_promote"),
+            "{fx} {h}"
+        );
+    }
+}
+
+/// Every blocking AST is counted once in demote_causes, by node and glock, and each
+/// hand-off is one attributed demote.
+fn check_demote_causes(
+    fx: &str,
+    v: &serde_json::Value,
+    traces: &BTreeMap<String, Vec<Raw>>,
+    handoffs: usize,
+) {
+    // Every bast is counted once in demote_causes, by node and glock.
+    let mut raw_basts: BTreeMap<(String, String), u64> = BTreeMap::new();
+    for (n, t) in traces {
+        for l in t.iter().filter(|l| l.event == "dlm_bast") {
+            *raw_basts
+                .entry((n.clone(), glock(&l.fields["res_name"])))
+                .or_default() += 1;
+        }
+    }
+    let mut causes: BTreeMap<(String, String), u64> = BTreeMap::new();
+    for c in v["demote_causes"].as_array().unwrap() {
+        assert_eq!(c["source"], "dlm_bast");
+        *causes
+            .entry((
+                c["node"].as_str().unwrap().into(),
+                c["glock"].as_str().unwrap().into(),
+            ))
+            .or_default() += c["count"].as_u64().unwrap();
+        // In a two-node cluster the cause, when found, is the other node.
+        if let Some(by) = c["caused_by_node"].as_str() {
+            assert_ne!(by, c["node"].as_str().unwrap());
+        }
+    }
+    assert_eq!(causes, raw_basts, "{fx}");
+    let attributed: u64 = v["demote_causes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| !c["caused_by_node"].is_null())
+        .map(|c| c["count"].as_u64().unwrap())
+        .sum();
+    assert_eq!(attributed, handoffs as u64);
 }
 
 /// Requests (lock_start → its ast, unlocks excluded) and which sent a REQUEST/CONVERT

@@ -118,24 +118,7 @@ fn packages_install_and_run() {
     };
     let (node_deb, engine_deb) = (find("glk_", ".deb"), find("glk-engine_", ".deb"));
 
-    // What each package depends on.
-    let field = |deb: &Path, f: &str| {
-        String::from_utf8(run(Command::new("dpkg-deb").args(["-f"]).arg(deb).arg(f)).stdout)
-            .unwrap()
-    };
-    let node_deps = field(&node_deb, "Depends");
-    assert!(
-        node_deps.contains("libtracefs1") && node_deps.contains("libc6 (>= 2."),
-        "{node_deps}"
-    );
-    let engine_deps = field(&engine_deb, "Depends");
-    assert!(
-        engine_deps.trim().starts_with("libc6 (>= 2."),
-        "{engine_deps}"
-    );
-    assert!(!engine_deps.contains("libtracefs"), "{engine_deps}");
-    // glk runs the engine with its own arguments: the two must be of one version.
-    assert!(engine_deps.contains("glk (= "), "{engine_deps}");
+    depends_as_they_should(&node_deb, &engine_deb);
 
     let _purge = Purge;
     run(Command::new("dpkg")
@@ -169,8 +152,37 @@ fn packages_install_and_run() {
     );
     assert!(String::from_utf8_lossy(&analyze.stdout).contains("1. CONTENDED GLOCKS"));
 
-    // Without the engine package, the node tool still analyses, and says what to install
-    // for the one command that needs polars.
+    without_the_engine(&capture, &fixture);
+    if with_rpm {
+        rpm_contents_and_requirements(&find("glk-0", ".rpm"), &find("glk-engine-0", ".rpm"));
+    }
+}
+
+/// What each package depends on: glk on libc and libtracefs, the engine on libc and the
+/// glk of its own version (glk runs it with its own arguments), never on libtracefs.
+fn depends_as_they_should(node_deb: &Path, engine_deb: &Path) {
+    let field = |deb: &Path, f: &str| {
+        String::from_utf8(run(Command::new("dpkg-deb").args(["-f"]).arg(deb).arg(f)).stdout)
+            .unwrap()
+    };
+    let node_deps = field(node_deb, "Depends");
+    assert!(
+        node_deps.contains("libtracefs1") && node_deps.contains("libc6 (>= 2."),
+        "{node_deps}"
+    );
+    let engine_deps = field(engine_deb, "Depends");
+    assert!(
+        engine_deps.trim().starts_with("libc6 (>= 2."),
+        "{engine_deps}"
+    );
+    assert!(!engine_deps.contains("libtracefs"), "{engine_deps}");
+    // glk runs the engine with its own arguments: the two must be of one version.
+    assert!(engine_deps.contains("glk (= "), "{engine_deps}");
+}
+
+/// With the engine package removed, the node tool still analyses, and says what to install
+/// for the one command that needs polars.
+fn without_the_engine(capture: &Path, fixture: &Path) {
     run(Command::new("dpkg").args(["-r", "glk-engine"]));
     for cmd in [&["analyze"][..], &["doctor", "--fail-on", "critical"]] {
         let mut args = cmd.to_vec();
@@ -209,24 +221,23 @@ fn packages_install_and_run() {
     assert!(glk_installed(&["top", fixture.to_str().unwrap()])
         .status
         .success());
+}
 
-    if with_rpm {
-        let node_rpm = find("glk-0", ".rpm");
-        let engine_rpm = find("glk-engine-0", ".rpm");
-        let q = |rpm: &Path, what: &str| {
-            String::from_utf8(run(Command::new("rpm").args(["-qp", what]).arg(rpm)).stdout).unwrap()
-        };
-        let files = q(&node_rpm, "-l");
-        assert!(
-            files.contains("/usr/bin/glk\n") && files.contains("glk.1.gz"),
-            "{files}"
-        );
-        let req = q(&node_rpm, "-R");
-        assert!(req.contains("libtracefs.so.1"), "{req}");
-        let req = q(&engine_rpm, "-R");
-        assert!(
-            !req.contains("libtracefs") && req.contains("libc.so.6"),
-            "{req}"
-        );
-    }
+/// The .rpm files hold the node tool, its man page, and require what the build needs.
+fn rpm_contents_and_requirements(node_rpm: &Path, engine_rpm: &Path) {
+    let q = |rpm: &Path, what: &str| {
+        String::from_utf8(run(Command::new("rpm").args(["-qp", what]).arg(rpm)).stdout).unwrap()
+    };
+    let files = q(node_rpm, "-l");
+    assert!(
+        files.contains("/usr/bin/glk\n") && files.contains("glk.1.gz"),
+        "{files}"
+    );
+    let req = q(node_rpm, "-R");
+    assert!(req.contains("libtracefs.so.1"), "{req}");
+    let req = q(engine_rpm, "-R");
+    assert!(
+        !req.contains("libtracefs") && req.contains("libc.so.6"),
+        "{req}"
+    );
 }

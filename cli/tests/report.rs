@@ -100,6 +100,26 @@ fn charts(html: &str) -> Vec<(String, String)> {
     out
 }
 
+/// A page that fetches nothing from anywhere, whose every table has as many cells in each
+/// row as it has headers.
+fn self_contained_with_whole_tables(fixture: &str, html: &str) {
+    for bad in ["<link", " src=", "url(http", "@import", "https://"] {
+        assert!(!html.contains(bad), "{fixture}: {bad}");
+    }
+    assert_eq!(
+        html.matches("http://").count(),
+        html.matches("xmlns=\"http://www.w3.org/2000/svg\"").count()
+    );
+    for t in html.split("<table class=\"sortable\"").skip(1) {
+        let t = t.split("</table>").next().unwrap();
+        let (head, body) = t.split_once("</thead>").unwrap();
+        let cols = head.matches("<th>").count();
+        for row in body.split("<tr>").skip(1) {
+            assert_eq!(row.matches("<td").count(), cols, "{fixture}: {t:.200}");
+        }
+    }
+}
+
 #[test]
 fn the_report_renders_every_chart() {
     let Some(chrome) = chromium() else {
@@ -130,23 +150,7 @@ fn the_report_renders_every_chart() {
         let name = fixture.replace('/', "_");
         let path = dir.path().join(format!("{name}.html"));
         let html = report(fixture, &path);
-        // Self-contained: nothing fetched from anywhere.
-        for bad in ["<link", " src=", "url(http", "@import", "https://"] {
-            assert!(!html.contains(bad), "{fixture}: {bad}");
-        }
-        assert_eq!(
-            html.matches("http://").count(),
-            html.matches("xmlns=\"http://www.w3.org/2000/svg\"").count()
-        );
-        // Every table has as many cells in each row as it has headers.
-        for t in html.split("<table class=\"sortable\"").skip(1) {
-            let t = t.split("</table>").next().unwrap();
-            let (head, body) = t.split_once("</thead>").unwrap();
-            let cols = head.matches("<th>").count();
-            for row in body.split("<tr>").skip(1) {
-                assert_eq!(row.matches("<td").count(), cols, "{fixture}: {t:.200}");
-            }
-        }
+        self_contained_with_whole_tables(fixture, &html);
         // The findings come before the charts.
         assert!(html.find("id=\"findings\"").unwrap() < html.find("id=\"charts\"").unwrap());
         let found: Vec<(String, String)> = charts(&html);

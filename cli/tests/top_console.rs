@@ -216,7 +216,18 @@ fn console_keys_detail_filter_sort_freeze_and_quit() {
     write_node(n2.parent().unwrap(), "n2", 4);
     t.wait("the waiter to come back", |s| s.contains("1 with waiters"));
 
-    // Freeze: no more reading.
+    freeze_and_thaw(&t);
+
+    // q: exit 0 and the terminal back in canonical mode, off the alternate screen.
+    t.keys(&["q"]);
+    let s = t.wait("glk to exit", mode_printed);
+    assert!(s.contains("EXIT=0"), "{s}");
+    assert!(s.lines().any(|l| l.trim() == "icanon"), "{s}");
+    assert!(!s.contains("GLOCK"), "alternate screen not left:\n{s}");
+}
+
+/// `f` freezes the console (no refresh while frozen) and `f` again thaws it.
+fn freeze_and_thaw(t: &Tmux) {
     t.keys(&["f"]);
     let s = t.wait("frozen", |s| s.contains("FROZEN"));
     let refresh = |s: &str| -> u64 {
@@ -233,13 +244,6 @@ fn console_keys_detail_filter_sort_freeze_and_quit() {
     t.wait("reading again", |s| {
         !s.contains("FROZEN") && refresh(s) > r1
     });
-
-    // q: exit 0 and the terminal back in canonical mode, off the alternate screen.
-    t.keys(&["q"]);
-    let s = t.wait("glk to exit", mode_printed);
-    assert!(s.contains("EXIT=0"), "{s}");
-    assert!(s.lines().any(|l| l.trim() == "icanon"), "{s}");
-    assert!(!s.contains("GLOCK"), "alternate screen not left:\n{s}");
 }
 
 #[test]

@@ -151,69 +151,7 @@ fn lock_time_distributions_and_classification() {
             }
         }
         lt.finish();
-        // Independent, from the text: a reply's class is the `b` flag of the glock's next
-        // state change, else which stats pair changed since its previous reply, else
-        // non-blocking for an unlock reply.
-        let mut all: Vec<u64> = Vec::new();
-        let mut prev: HashMap<String, (String, String)> = HashMap::new();
-        let mut pending: HashMap<String, Vec<(u64, Option<bool>)>> = HashMap::new();
-        let (mut blocking, mut nonblocking) = (0usize, 0usize);
-        let mut tally = |b: bool| if b { blocking += 1 } else { nonblocking += 1 };
-        for l in t.lines() {
-            if l.contains("gfs2_glock_lock_time:") {
-                let g = testdata::trace_glock(l).to_string();
-                let v: u64 = l
-                    .split("tdiff:")
-                    .nth(1)
-                    .unwrap()
-                    .split(' ')
-                    .next()
-                    .unwrap()
-                    .parse()
-                    .unwrap();
-                let pair = |k: &str| {
-                    l.split(k)
-                        .nth(1)
-                        .unwrap()
-                        .split(' ')
-                        .next()
-                        .unwrap()
-                        .to_string()
-                };
-                let now = (pair(" srtt:"), pair(" srttb:"));
-                let by_stats = match prev.get(&g) {
-                    Some(p) if p.0 != now.0 && p.1 == now.1 => Some(false),
-                    Some(p) if p.0 == now.0 && p.1 != now.1 => Some(true),
-                    _ if l.contains("status:-65538 ") => Some(false),
-                    _ => None,
-                };
-                prev.insert(g.clone(), now);
-                all.push(v);
-                pending.entry(g).or_default().push((v, by_stats));
-            } else if l.contains("gfs2_glock_state_change:") {
-                let g = testdata::trace_glock(l);
-                if let Some(vs) = pending.remove(g) {
-                    let letters = l
-                        .split("flags:")
-                        .nth(1)
-                        .unwrap()
-                        .split("0x")
-                        .next()
-                        .unwrap();
-                    for (_, by_stats) in vs {
-                        let by_flag = letters.contains('b');
-                        // The two ways never disagree on this capture.
-                        assert!(by_stats.is_none_or(|s| s == by_flag), "{node}: {l}");
-                        tally(by_flag);
-                    }
-                }
-            }
-        }
-        for (_, by_stats) in pending.into_values().flatten() {
-            if let Some(b) = by_stats {
-                tally(b);
-            }
-        }
+        let (mut all, blocking, nonblocking) = classify_from_text(node, &t);
         let total: u64 = lt.per_type.values().map(|h| h.all.len()).sum();
         assert_eq!(total, all.len() as u64, "{node}");
         let b: u64 = lt.per_type.values().map(|h| h.blocking.len()).sum();
@@ -223,21 +161,93 @@ fn lock_time_distributions_and_classification() {
             lt.by_stats > 1000 && lt.by_flags > 500,
             "{node}: both methods used"
         );
-        // Percentiles agree with exact nearest-rank ones (to HDR's 3 significant digits
-        // once there are more samples than are kept exactly).
-        all.sort_unstable();
-        let exact = |q: f64| all[((q * all.len() as f64).ceil() as usize).max(1) - 1];
-        let mut merged = gfs2stats::dist::Recorder::default();
-        for h in lt.per_type.values() {
-            merged.merge(&h.all);
+        percentiles_agree(node, &lt, &mut all);
+    }
+}
+
+/// Each reply's class, found from the text on its own: the `b` flag of the glock's next
+/// state change, else which stats pair changed since its previous reply, else
+/// non-blocking for an unlock reply. Returns every tdiff and the blocking and non-blocking
+/// counts.
+fn classify_from_text(node: &str, t: &str) -> (Vec<u64>, usize, usize) {
+    let mut all: Vec<u64> = Vec::new();
+    let mut prev: HashMap<String, (String, String)> = HashMap::new();
+    let mut pending: HashMap<String, Vec<(u64, Option<bool>)>> = HashMap::new();
+    let (mut blocking, mut nonblocking) = (0usize, 0usize);
+    let mut tally = |b: bool| if b { blocking += 1 } else { nonblocking += 1 };
+    for l in t.lines() {
+        if l.contains("gfs2_glock_lock_time:") {
+            let g = testdata::trace_glock(l).to_string();
+            let v: u64 = l
+                .split("tdiff:")
+                .nth(1)
+                .unwrap()
+                .split(' ')
+                .next()
+                .unwrap()
+                .parse()
+                .unwrap();
+            let pair = |k: &str| {
+                l.split(k)
+                    .nth(1)
+                    .unwrap()
+                    .split(' ')
+                    .next()
+                    .unwrap()
+                    .to_string()
+            };
+            let now = (pair(" srtt:"), pair(" srttb:"));
+            let by_stats = match prev.get(&g) {
+                Some(p) if p.0 != now.0 && p.1 == now.1 => Some(false),
+                Some(p) if p.0 == now.0 && p.1 != now.1 => Some(true),
+                _ if l.contains("status:-65538 ") => Some(false),
+                _ => None,
+            };
+            prev.insert(g.clone(), now);
+            all.push(v);
+            pending.entry(g).or_default().push((v, by_stats));
+        } else if l.contains("gfs2_glock_state_change:") {
+            let g = testdata::trace_glock(l);
+            if let Some(vs) = pending.remove(g) {
+                let letters = l
+                    .split("flags:")
+                    .nth(1)
+                    .unwrap()
+                    .split("0x")
+                    .next()
+                    .unwrap();
+                for (_, by_stats) in vs {
+                    let by_flag = letters.contains('b');
+                    // The two ways never disagree on this capture.
+                    assert!(by_stats.is_none_or(|s| s == by_flag), "{node}: {l}");
+                    tally(by_flag);
+                }
+            }
         }
-        let d = distribution(&merged);
-        for (q, got) in [(0.5, d.p50_ns), (0.99, d.p99_ns), (1.0, d.max_ns)] {
-            let want = exact(q) as f64;
-            assert!(
-                (got as f64 - want).abs() <= want * 0.001 + 1.0,
-                "{node} q{q}: {got} vs {want}"
-            );
+    }
+    for (_, by_stats) in pending.into_values().flatten() {
+        if let Some(b) = by_stats {
+            tally(b);
         }
+    }
+    (all, blocking, nonblocking)
+}
+
+/// The merged distribution's percentiles agree with exact nearest-rank ones (to HDR's 3
+/// significant digits once there are more samples than are kept exactly).
+fn percentiles_agree(node: &str, lt: &LockTimes, all: &mut [u64]) {
+    all.sort_unstable();
+    let exact = |q: f64| all[((q * all.len() as f64).ceil() as usize).max(1) - 1];
+    let mut merged = gfs2stats::dist::Recorder::default();
+    for h in lt.per_type.values() {
+        merged.merge(&h.all);
+    }
+    let d = distribution(&merged);
+    for (q, got) in [(0.5, d.p50_ns), (0.99, d.p99_ns), (1.0, d.max_ns)] {
+        let want = exact(q) as f64;
+        assert!(
+            (got as f64 - want).abs() <= want * 0.001 + 1.0,
+            "{node} q{q}: {got} vs {want}"
+        );
     }
 }

@@ -893,7 +893,7 @@ mod tests {
     }
 
     #[test]
-    fn every_event_and_version() {
+    fn glock_events_of_every_version() {
         let g = GlockId::new(2, 8498);
         assert_eq!(
             d(
@@ -970,6 +970,10 @@ mod tests {
             Gfs2Event::GlockLockTime(l) => assert_eq!((l.sb_flags, l.tdiff, l.stats.srtt), (5, -5, i64::MIN)),
             e => panic!("{e:?}"),
         }
+    }
+
+    #[test]
+    fn log_events_of_every_version() {
         assert_eq!(
             d("pin", "254,0 log pin 266259/4096 inode 266259"),
             Gfs2Event::Pin {
@@ -1020,6 +1024,10 @@ mod tests {
                 nr_to_write: i64::MAX
             }
         );
+    }
+
+    #[test]
+    fn block_events_of_every_version() {
         assert_eq!(
             d(
                 "bmap",
