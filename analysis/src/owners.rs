@@ -231,13 +231,13 @@ impl<'a> Resolver<'a> {
             node: h.at.node.clone(),
             pid: None,
             comm: None,
-            caller: Some(h.caller.clone()).filter(|c| !c.is_empty()),
+            caller: Some(h.caller.to_string()).filter(|c| !c.is_empty()),
             source: "none",
             cites: vec![self.cite_hold(h)],
         };
         if glockparse::record::names_a_process(h.pid, &h.comm) {
             p.pid = Some(h.pid);
-            p.comm = Some(h.comm.clone());
+            p.comm = Some(h.comm.to_string());
             p.source = "glocks";
             return p;
         }

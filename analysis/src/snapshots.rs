@@ -45,8 +45,8 @@ pub struct GlockRow {
     pub demote_state: LockState,
     /// Microseconds since the demote request (0: none).
     pub demote_us: u64,
-    /// Its flags, as the kernel prints them.
-    pub flags: String,
+    /// Its flags.
+    pub flags: glockparse::GlockFlags,
     /// Its reference count.
     pub refs: i64,
     /// Granted holders.
@@ -93,13 +93,13 @@ pub struct Hold {
     /// The pid the kernel printed (the process that queued the request).
     pub pid: i64,
     /// The command the kernel printed.
-    pub comm: String,
+    pub comm: std::sync::Arc<str>,
     /// The state it holds or asks for.
     pub state: LockState,
-    /// Its flags, as the kernel prints them.
-    pub flags: String,
+    /// Its flags.
+    pub flags: glockparse::HolderFlags,
     /// The call site that queued it.
-    pub caller: String,
+    pub caller: std::sync::Arc<str>,
     /// The error it got.
     pub error: i64,
     /// Its `H:` line in the glocks file.
@@ -236,7 +236,7 @@ impl Snapshots {
             target: g.target,
             demote_state: g.demote_state,
             demote_us: g.demote_us,
-            flags: g.flags.to_string(),
+            flags: g.flags,
             refs: g.refs,
             holders: g.granted_count() as u32,
             waiters: g.waiter_count() as u32,
@@ -256,10 +256,10 @@ impl Snapshots {
                 glock: g.id,
                 role,
                 pid: x.pid,
-                comm: x.comm.to_string(),
+                comm: x.comm.clone(),
                 state: x.state,
-                flags: x.flags.to_string(),
-                caller: x.caller.to_string(),
+                flags: x.flags,
+                caller: x.caller.clone(),
                 error: x.error,
                 line: x.line,
             });

@@ -108,7 +108,7 @@ impl GlockCols {
         self.target.push(g.target.as_str());
         self.demote_state.push(g.demote_state.as_str());
         self.demote_us.push(g.demote_us);
-        self.flags.push(g.flags.clone());
+        self.flags.push(g.flags.to_string());
         self.refs.push(g.refs);
         self.holders.push(g.holders);
         self.waiters.push(g.waiters);
@@ -144,10 +144,10 @@ impl HolderCols {
         self.gltype.push(h.glock.glock_type().name().into_owned());
         self.role.push(h.role.as_str());
         self.pid.push(h.pid);
-        self.comm.push(h.comm.clone());
+        self.comm.push(h.comm.to_string());
         self.state.push(h.state.as_str());
-        self.flags.push(h.flags.clone());
-        self.caller.push(h.caller.clone());
+        self.flags.push(h.flags.to_string());
+        self.caller.push(h.caller.to_string());
         self.error.push(h.error);
         self.line.push(h.line);
     }
