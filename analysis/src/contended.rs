@@ -180,13 +180,13 @@ pub fn analyze(
 
 /// Nodes, object, holders and waiters of the listed glocks.
 fn describe(f: &Snapshots, traces: &[NodeCounts], list: &mut [Contended], holds: &[Hold]) {
-    let idx: HashMap<String, usize> = list
+    let idx: HashMap<glockparse::GlockId, usize> = list
         .iter()
         .enumerate()
-        .map(|(i, c)| (c.glock.clone(), i))
+        .filter_map(|(i, c)| Some((c.glock.parse().ok()?, i)))
         .collect();
     for g in &f.glocks {
-        if let Some(&k) = idx.get(&g.glock.to_string()) {
+        if let Some(&k) = idx.get(&g.glock) {
             let c = &mut list[k];
             if !c.nodes.contains(&g.at.node) {
                 c.nodes.push(g.at.node.clone());
@@ -200,7 +200,7 @@ fn describe(f: &Snapshots, traces: &[NodeCounts], list: &mut [Contended], holds:
     }
     for t in traces {
         for g in t.counts.keys() {
-            if let Some(&k) = idx.get(&g.to_string()) {
+            if let Some(&k) = idx.get(g) {
                 if !list[k].nodes.iter().any(|n| n == t.node) {
                     list[k].nodes.push(t.node.to_string());
                 }
@@ -208,11 +208,6 @@ fn describe(f: &Snapshots, traces: &[NodeCounts], list: &mut [Contended], holds:
         }
     }
     // The last snapshot (per glock) that had any holder or waiter.
-    let idx: HashMap<glockparse::GlockId, usize> = list
-        .iter()
-        .enumerate()
-        .filter_map(|(i, c)| Some((c.glock.parse().ok()?, i)))
-        .collect();
     let mut last: HashMap<glockparse::GlockId, u32> = HashMap::new();
     for h in holds.iter().filter(|h| idx.contains_key(&h.glock)) {
         let e = last.entry(h.glock).or_insert(h.at.snapshot);
