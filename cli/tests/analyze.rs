@@ -4,19 +4,11 @@
 mod common;
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::process::Command;
 
 use common::glock_of_gfs2 as glock_of;
 
 fn analyze(args: &[&str]) -> serde_json::Value {
-    let o = Command::new(env!("CARGO_BIN_EXE_glk"))
-        .arg("analyze")
-        .args(args)
-        .arg("--json")
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    serde_json::from_slice(&o.stdout).unwrap()
+    common::glk_json(&[&["analyze"], args, &["--json"]].concat())
 }
 
 fn trace(node: &str) -> String {

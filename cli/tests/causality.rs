@@ -7,22 +7,25 @@
 mod common;
 
 use std::collections::{BTreeMap, HashMap};
-use std::process::Command;
 
 use common::glock_of_gfs2;
 
 const FIXTURES: [&str; 3] = ["real/dlmev612", "real/handoff-6.1", "real/handoff-6.12"];
 
 fn analyze(fixture: &str, extra: &[&str]) -> serde_json::Value {
-    let o = Command::new(env!("CARGO_BIN_EXE_glk"))
-        .arg("analyze")
-        .arg(testdata::path(fixture))
-        .args(["--json", "--limit", "0"])
-        .args(extra)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    serde_json::from_slice(&o.stdout).unwrap()
+    analyze_dir(&testdata::path(fixture), extra)
+}
+
+/// `glk analyze DIR --json --limit 0 EXTRA...`.
+fn analyze_dir(dir: &std::path::Path, extra: &[&str]) -> serde_json::Value {
+    let mut args = vec![std::ffi::OsStr::new("analyze"), dir.as_os_str()];
+    args.extend(
+        ["--json", "--limit", "0"]
+            .iter()
+            .chain(extra)
+            .map(std::ffi::OsStr::new),
+    );
+    common::glk_json(&args)
 }
 
 /// A node's trace text, decompressed.
@@ -576,14 +579,7 @@ fn repeated_message_keys_pair_in_order() {
         }
         std::fs::write(out.join("trace_pipe.txt"), both).unwrap();
     }
-    let o = Command::new(env!("CARGO_BIN_EXE_glk"))
-        .arg("analyze")
-        .arg(dir.path())
-        .args(["--json", "--limit", "0"])
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let twice: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let twice = analyze_dir(dir.path(), &[]);
     let n2 = |v: &serde_json::Value, k: &str| v["clock_alignment"][1][k].clone();
     assert_eq!(n2(&twice, "method"), "messages");
     assert_eq!(
@@ -619,14 +615,7 @@ fn without_dlm_events_gfs2_demotes_are_attributed() {
         std::fs::create_dir_all(dir.path().join(n)).unwrap();
         std::fs::write(dir.path().join(n).join("trace_pipe.txt"), kept).unwrap();
     }
-    let o = Command::new(env!("CARGO_BIN_EXE_glk"))
-        .arg("analyze")
-        .arg(dir.path())
-        .args(["--json", "--limit", "0"])
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let v = analyze_dir(dir.path(), &[]);
     assert_eq!(v["clock_alignment"][1]["method"], "markers_lower_bound");
     assert!(v["handoffs"].as_array().unwrap().is_empty());
     assert!(v["dlm_latency"].as_array().unwrap().is_empty());

@@ -40,14 +40,10 @@ fn first_difference(a: &serde_json::Value, b: &serde_json::Value, at: &str) -> O
 }
 
 fn check(name: &str, args: &[std::path::PathBuf]) {
-    let o = Command::new(env!("CARGO_BIN_EXE_glk"))
-        .arg("analyze")
-        .args(args)
-        .args(["--json", "--limit", "0"])
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let got: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let mut all = vec![std::ffi::OsString::from("analyze")];
+    all.extend(args.iter().map(|a| a.as_os_str().to_owned()));
+    all.extend(["--json", "--limit", "0"].map(std::ffi::OsString::from));
+    let got = common::glk_json(&all);
     if let Some(d) = first_difference(&got, &golden(name), "") {
         panic!("{name}: the report differs from testdata/golden at {d}");
     }

@@ -6,7 +6,6 @@
 mod common;
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::process::Command;
 
 use common::glock_of_gfs2;
 
@@ -141,14 +140,9 @@ fn dlm2_unbalanced_glocks_are_iopen_glocks_still_held_at_the_end() {
 
 /// `glk analyze --json --limit 0` of any directory.
 fn report_of(dir: &std::path::Path) -> serde_json::Value {
-    let o = Command::new(env!("CARGO_BIN_EXE_glk"))
-        .arg("analyze")
-        .arg(dir)
-        .args(["--json", "--limit", "0"])
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    serde_json::from_slice(&o.stdout).unwrap()
+    let args = [std::ffi::OsStr::new("analyze"), dir.as_os_str()];
+    let limits = ["--json", "--limit", "0"].map(std::ffi::OsStr::new);
+    common::glk_json(&[&args[..], &limits[..]].concat())
 }
 
 /// Per node directory of `dir` (or `dir` itself, node ""): glock types whose `G:` count

@@ -1,16 +1,11 @@
 //! `glk stats` end to end on the real captures.
 
+mod common;
+
 use std::process::Command;
 
 fn stats(args: &[&str]) -> serde_json::Value {
-    let o = Command::new(env!("CARGO_BIN_EXE_glk"))
-        .arg("stats")
-        .args(args)
-        .arg("--json")
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    serde_json::from_slice(&o.stdout).unwrap()
+    common::glk_json(&[&["stats"], args, &["--json"]].concat())
 }
 
 fn p(rel: &str) -> String {

@@ -1,13 +1,8 @@
 //! `glk trace -o FILE.parquet`: glk (no polars) pipes the trace to glk-engine, which writes
 //! the events frame.
 
-#[path = "../../cli/tests/common/mod.rs"]
-mod common;
-
 use std::path::{Path, PathBuf};
 use std::process::Command;
-
-use common::fixture_text as decompressed;
 
 /// `glk trace -i REL -o DIR/events.parquet` through the engine: the directory, the file
 /// and the trace text; `None` (said skipped) when no glk binary is beside the test.
@@ -33,7 +28,7 @@ fn parquet_of(test: &str, rel: &str) -> Option<(tempfile::TempDir, PathBuf, Stri
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    Some((dir, out, decompressed(rel)))
+    Some((dir, out, testdata::text(rel)))
 }
 
 fn frame(path: &Path) -> polars::prelude::DataFrame {
