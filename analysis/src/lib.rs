@@ -12,6 +12,7 @@ pub mod findings;
 pub mod handoff;
 pub mod hold_wait;
 pub mod owners;
+pub mod refresh;
 pub mod slow;
 pub mod snapshots;
 pub mod storms;

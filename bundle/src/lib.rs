@@ -259,6 +259,14 @@ fn is_node_dir(dir: &Path) -> bool {
     })
 }
 
+/// The DLM node id of this machine, from dlm's configfs (`comms/ID/local` is 1).
+pub fn local_nodeid() -> Option<String> {
+    let rd = std::fs::read_dir("/sys/kernel/config/dlm/cluster/comms").ok()?;
+    rd.flatten()
+        .find(|e| std::fs::read_to_string(e.path().join("local")).is_ok_and(|s| s.trim() == "1"))
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+}
+
 /// A node directory's DLM node id: its `nodeid` file, else `our_nodeid N` in its
 /// `dlm_controld.log`.
 pub fn read_nodeid(dir: &Path) -> Option<u64> {

@@ -294,7 +294,7 @@ fn pack(dir: &Path, file: &Path) -> io::Result<()> {
 /// kernel release) and `mountinfo`.
 fn write_node_files(d: &Path, node: &str) -> io::Result<()> {
     std::fs::write(d.join("node"), format!("{node}\n"))?;
-    if let Some(id) = crate::inputs::local_nodeid() {
+    if let Some(id) = bundle::local_nodeid() {
         std::fs::write(d.join("nodeid"), format!("{id}\n"))?;
     }
     copy(

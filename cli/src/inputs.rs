@@ -8,13 +8,7 @@ use std::path::{Path, PathBuf};
 /// debugfs's `statfs` magic number.
 const DEBUGFS_MAGIC: i64 = 0x6462_6720;
 
-/// One file to read.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Input {
-    pub path: PathBuf,
-    /// True for files in debugfs, which change between reads.
-    pub live: bool,
-}
+pub use analysis::refresh::Input;
 
 /// Whether `path` lies on debugfs (a live kernel file rather than a saved copy).
 pub fn is_debugfs(path: &Path) -> bool {
@@ -83,14 +77,6 @@ pub fn label(p: &Path) -> String {
         Some(d) => format!("{}/{file}", d.to_string_lossy()),
         None => file.into_owned(),
     }
-}
-
-/// The DLM node id of this machine, from dlm's configfs (`comms/ID/local` is 1).
-pub fn local_nodeid() -> Option<String> {
-    let rd = std::fs::read_dir("/sys/kernel/config/dlm/cluster/comms").ok()?;
-    rd.flatten()
-        .find(|e| std::fs::read_to_string(e.path().join("local")).is_ok_and(|s| s.trim() == "1"))
-        .map(|e| e.file_name().to_string_lossy().into_owned())
 }
 
 /// Paths with capture tarballs replaced by their extracted directories; the extractions

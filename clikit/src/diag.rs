@@ -77,27 +77,6 @@ pub fn errors(d: &Diagnostics) -> Errors {
     }
 }
 
-/// An error for an input in which nothing was recognised: no record parsed and at least
-/// one malformed line (a file of another kind, or not text at all). `what` names the kind
-/// expected (`a glocks file`). `Ok` when anything parsed, or the input was empty.
-pub fn recognised(d: &Diagnostics, source: &str, what: &str) -> std::io::Result<()> {
-    if d.records > 0 || d.errors == 0 {
-        return Ok(());
-    }
-    let first = d
-        .first_errors
-        .first()
-        .map(|e| format!("; the first: {e}"))
-        .unwrap_or_default();
-    Err(std::io::Error::new(
-        std::io::ErrorKind::InvalidData,
-        format!(
-            "{source}: not {what}, or a damaged one: nothing in it could be read ({} malformed line(s){first})",
-            d.errors
-        ),
-    ))
-}
-
 /// An error when nothing in a set of captures was recognised: `rows` rows were read from
 /// `paths` in all, with the diagnostics `d`.
 pub fn captures_recognised(
@@ -109,28 +88,7 @@ pub fn captures_recognised(
         let names: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
         let mut d = d.clone();
         d.records = 0;
-        recognised(&d, &names.join(", "), "a capture")?;
+        d.recognised(&names.join(", "), "a capture")?;
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn unrecognised_only_when_nothing_parsed() {
-        let mut d = Diagnostics::default();
-        assert!(recognised(&d, "f", "a glocks file").is_ok());
-        d.errors = 3;
-        let e = recognised(&d, "f", "a glocks file")
-            .unwrap_err()
-            .to_string();
-        assert!(
-            e.starts_with("f: not a glocks file, or a damaged one"),
-            "{e}"
-        );
-        d.records = 1;
-        assert!(recognised(&d, "f", "a glocks file").is_ok());
-    }
 }

@@ -60,6 +60,44 @@ pub struct Delta {
     pub new: bool,
 }
 
+/// How much one glock's counters grew between two glstats reads: the one glstats delta
+/// that `glk stats` and `glk top` use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Increase {
+    /// DLM requests issued in between.
+    pub dcount: i64,
+    /// Holders queued in between.
+    pub qcount: i64,
+    /// The glock was not in the old read, or its counters went down (freed and created
+    /// again): the new counters are the increase.
+    pub new: bool,
+}
+
+impl Increase {
+    /// The increase from `old` (the glock's line in the earlier read, if any) to `new`.
+    /// Saturating: the counters come from files and may hold any value.
+    pub fn between(old: Option<&GlStat>, new: &GlStat) -> Increase {
+        let n = &new.stats;
+        match old.map(|o| &o.stats) {
+            Some(o) if n.dcount >= o.dcount && n.qcount >= o.qcount => Increase {
+                dcount: n.dcount.saturating_sub(o.dcount),
+                qcount: n.qcount.saturating_sub(o.qcount),
+                new: false,
+            },
+            _ => Increase::fresh(new),
+        }
+    }
+
+    /// The increase of a glock seen for the first time: all its counts.
+    fn fresh(new: &GlStat) -> Increase {
+        Increase {
+            dcount: new.stats.dcount,
+            qcount: new.stats.qcount,
+            new: true,
+        }
+    }
+}
+
 /// Increases from `old` to `new` over `seconds`, largest DLM increase first. Glocks that
 /// disappeared are left out.
 pub fn deltas(old: &[GlStat], new: &[GlStat], seconds: f64) -> Vec<Delta> {
@@ -68,17 +106,11 @@ pub fn deltas(old: &[GlStat], new: &[GlStat], seconds: f64) -> Vec<Delta> {
     let mut out: Vec<Delta> = new
         .iter()
         .map(|n| {
-            let (dd, dq, fresh) = match before.get(&n.glock) {
-                Some(o) if n.stats.dcount >= o.stats.dcount && n.stats.qcount >= o.stats.qcount => {
-                    // Saturating: counters come from files and may hold any value.
-                    (
-                        n.stats.dcount.saturating_sub(o.stats.dcount),
-                        n.stats.qcount.saturating_sub(o.stats.qcount),
-                        false,
-                    )
-                }
-                _ => (n.stats.dcount, n.stats.qcount, true),
-            };
+            let Increase {
+                dcount: dd,
+                qcount: dq,
+                new: fresh,
+            } = Increase::between(before.get(&n.glock).copied(), n);
             Delta {
                 glock: n.glock,
                 dcount: dd,

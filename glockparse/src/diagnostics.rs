@@ -63,6 +63,28 @@ pub struct Diagnostics {
 }
 
 impl Diagnostics {
+    /// An error for an input in which nothing was recognised: no record parsed and at
+    /// least one malformed line (a file of another kind, or not text at all). `source`
+    /// names the input, `what` the kind expected (`a glocks file`). `Ok` when anything
+    /// parsed, or the input was empty.
+    pub fn recognised(&self, source: &str, what: &str) -> std::io::Result<()> {
+        if self.records > 0 || self.errors == 0 {
+            return Ok(());
+        }
+        let first = self
+            .first_errors
+            .first()
+            .map(|e| format!("; the first: {e}"))
+            .unwrap_or_default();
+        Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!(
+                "{source}: not {what}, or a damaged one: nothing in it could be read ({} malformed line(s){first})",
+                self.errors
+            ),
+        ))
+    }
+
     /// Counts a malformed line, keeping the first ones with their text.
     pub fn error(&mut self, e: ParseError) {
         self.errors += 1;
@@ -91,5 +113,24 @@ impl Diagnostics {
     /// Whether nothing was malformed and nothing failed.
     pub fn is_clean(&self) -> bool {
         self.errors == 0 && self.skipped == 0 && self.fatal.is_none()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unrecognised_only_when_nothing_parsed() {
+        let mut d = Diagnostics::default();
+        assert!(d.recognised("f", "a glocks file").is_ok());
+        d.errors = 3;
+        let e = d.recognised("f", "a glocks file").unwrap_err().to_string();
+        assert!(
+            e.starts_with("f: not a glocks file, or a damaged one"),
+            "{e}"
+        );
+        d.records = 1;
+        assert!(d.recognised("f", "a glocks file").is_ok());
     }
 }

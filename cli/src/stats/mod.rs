@@ -180,9 +180,8 @@ pub fn build(args: &StatsArgs) -> io::Result<Report> {
         resolve(&paths)?
     };
     let mut glstats_out = Vec::new();
-    let check = |d: &Diagnostics, p: &Path, what: &str| {
-        clikit::diag::recognised(d, &p.display().to_string(), what)
-    };
+    let check =
+        |d: &Diagnostics, p: &Path, what: &str| d.recognised(&p.display().to_string(), what);
     for p in glp {
         let (stats, d) = glstats::read_path(&p)?;
         check(&d, &p, "a glstats file")?;

@@ -20,12 +20,15 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Cell, Clear, Paragraph, Row, Sparkline, Table, TableState, Wrap};
 use ratatui::Frame;
 
-use super::context::RequestWait;
+use analysis::refresh::companions::RequestWait;
+use analysis::refresh::rank::{self, rank_of, Selection, Summary, TypeCounts};
+use analysis::refresh::verdict::{self, Verdict};
+use analysis::refresh::waits::{WaitAge, WaiterKey};
+use analysis::refresh::{Reader, Shown, Snapshot};
+
+use super::columns::{self, Field};
 use super::keys::{self, Key};
-use super::snapshot::{rank_of, Selection};
-use super::verdict::{self, Field, Verdict};
-use super::waits::{WaitAge, WaiterKey};
-use super::{pause, Reader, Snapshot, TopArgs};
+use super::{pause, TopArgs};
 
 /// Refreshes kept for the sparklines.
 const HISTORY: usize = 60;
@@ -219,7 +222,7 @@ impl App {
         let mut rows: Vec<usize> = (0..snap.shown.len())
             .filter(|&i| {
                 let s = &snap.shown[i];
-                let rel = super::snapshot::relevance(&Brief::of(&s.glock), &s.facts);
+                let rel = rank::relevance(&Brief::of(&s.glock), &s.facts);
                 self.sel.matches(&s.glock) && self.sel.shows(rel)
             })
             .collect();
@@ -385,7 +388,9 @@ impl App {
                 Style::new().fg(Color::Yellow).add_modifier(Modifier::BOLD),
             ));
         }
-        let labels: Vec<String> = (0..snap.inputs.len()).map(|i| snap.label(i)).collect();
+        let labels: Vec<String> = (0..snap.inputs.len())
+            .map(|i| super::label(snap, i))
+            .collect();
         first.push(Span::raw(format!("  {}", labels.join(" "))));
         let stuck = self.verdicts.iter().filter(|v| v.stuck).count();
         let (more, held) = snap.hidden();
@@ -519,13 +524,13 @@ impl App {
     }
 }
 
-fn draw_summary(f: &mut Frame, area: Rect, summary: &super::snapshot::Summary) {
+fn draw_summary(f: &mut Frame, area: Rect, summary: &Summary) {
     let head = Row::new([
         "TYPE", "GLOCKS", "UNLOCKED", "LOCKED", "HELD-EX", "HELD-SH", "HELD-DF", "WAITING",
         "WAITERS", "DEMOTING",
     ])
     .style(Style::new().add_modifier(Modifier::BOLD));
-    let row = |name: String, c: &super::snapshot::TypeCounts| {
+    let row = |name: String, c: &TypeCounts| {
         Row::new(
             [
                 name,
@@ -558,7 +563,7 @@ fn draw_summary(f: &mut Frame, area: Rect, summary: &super::snapshot::Summary) {
 /// Everything known about one glock, as the detail pane's lines.
 fn detail_lines(
     snap: &Snapshot,
-    s: &super::Shown,
+    s: &Shown,
     v: &Verdict,
     ages: &HashMap<WaiterKey, WaitAge>,
 ) -> Vec<Line<'static>> {
@@ -577,7 +582,7 @@ fn detail_lines(
         },
         g.refs,
         g.hold_jiffies,
-        snap.label(s.input),
+        super::label(snap, s.input),
         g.line
     ))];
     if g.demote_requested() {
@@ -593,7 +598,7 @@ fn detail_lines(
     }
     out.extend(holder_lines(g, s.input, ages));
     if g.waiter_count() > 0 {
-        let age = verdict::age(v);
+        let age = columns::age(v);
         out.push(Line::from(vec![
             Span::styled("waits for ", bold),
             Span::raw(format!("{}  (age {age})", v.blocker)),
@@ -610,7 +615,7 @@ fn detail_lines(
         }
     }
     out.extend(dlm_and_file_lines(snap, s));
-    out.extend(super::verdict::objects(g).into_iter().map(Line::from));
+    out.extend(columns::objects(g).into_iter().map(Line::from));
     out
 }
 
@@ -624,9 +629,9 @@ fn holder_lines(
     for h in &g.holders {
         let mut line = format!(
             "{:<7} {:<2} pid {:<7} {:<15} {}  f:{}",
-            verdict::role(h),
+            columns::role(h),
             h.state.as_str(),
-            verdict::pid(h),
+            columns::pid(h),
             &*h.comm,
             &*h.caller,
             h.flags
@@ -654,7 +659,7 @@ fn holder_lines(
 }
 
 /// The glock's DLM lock (and the master's view of it), its glstats and its open files.
-fn dlm_and_file_lines(snap: &Snapshot, s: &super::Shown) -> Vec<Line<'static>> {
+fn dlm_and_file_lines(snap: &Snapshot, s: &Shown) -> Vec<Line<'static>> {
     let g = &s.glock;
     let node = snap.ctx.node(s.input);
     let mut out = Vec::new();
@@ -716,7 +721,7 @@ fn dlm_and_file_lines(snap: &Snapshot, s: &super::Shown) -> Vec<Line<'static>> {
 
 /// A DLM lock's queue and modes in words: `granted EX`, `waiting for EX`,
 /// `converting PR to EX`.
-fn lock_state(l: &super::context::Lock) -> String {
+fn lock_state(l: &analysis::refresh::companions::Lock) -> String {
     use glockparse::dlm_locks::LockStatus;
     match l.status {
         LockStatus::Granted => format!("granted {}", l.grmode),

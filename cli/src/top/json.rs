@@ -7,10 +7,12 @@ use std::io::{self, Write};
 use glockparse::Holder;
 use serde::Serialize;
 
-use super::snapshot::{Summary, TypeCounts};
-use super::verdict::{AgeSource, Verdict};
-use super::waits::{WaitAge, WaiterKey};
-use super::{Page, Shown};
+use analysis::refresh::rank::{Summary, TypeCounts};
+use analysis::refresh::verdict::{AgeSource, Verdict};
+use analysis::refresh::waits::{WaitAge, WaiterKey};
+use analysis::refresh::Shown;
+
+use super::Page;
 use clikit::fmt;
 
 #[derive(Serialize)]
@@ -229,7 +231,7 @@ fn glock<'a>(
             AgeSource::Seen => "seen",
         }),
         stuck: v.stuck,
-        waits_for: (g.waiter_count() > 0).then(|| v.blocker.clone()),
+        waits_for: (g.waiter_count() > 0).then(|| v.blocker.to_string()),
         dlm: v.dlm.as_ref().map(|d| JDlm {
             rqmode: d.rqmode.as_str(),
             grmode: d.grmode.as_str(),

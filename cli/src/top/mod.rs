@@ -1,26 +1,24 @@
 //! `glk top`: the glocks that matter, ranked, from saved or live glocks files: a
 //! full-screen console on a terminal ([`console`]), plain text or JSON otherwise.
 
+mod columns;
 mod console;
-pub mod context;
 mod json;
 mod keys;
-pub mod snapshot;
 mod text;
-mod verdict;
-mod waits;
 
+use std::collections::HashMap;
 use std::io::{self, Write};
 use std::path::PathBuf;
-use std::sync::Arc;
-use std::time::{Duration, Instant, SystemTime};
+use std::time::Duration;
 
-use glockparse::{Glock, GlockType};
+use analysis::refresh::rank::{Selection, SortKey};
+use analysis::refresh::verdict::{self, Verdict};
+use analysis::refresh::waits::{WaitAge, WaiterKey};
+use analysis::refresh::{Reader, Snapshot};
+use glockparse::GlockType;
 
-use crate::inputs::{self, Input};
-use context::{Context, Sources};
-use snapshot::{Facts, FileSnapshot, Lookup, Selection, SortKey};
-pub use waits::WaitTracker;
+use crate::inputs;
 
 #[derive(Debug, clap::Args)]
 pub struct TopArgs {
@@ -50,7 +48,7 @@ pub struct TopArgs {
     pub stuck: clikit::args::StuckArgs,
     /// Table columns, comma-separated (default: glock,type,state,demote,held,wait,age,blocker,dlm,rtt,flags).
     #[arg(long, value_enum, value_delimiter = ',')]
-    pub fields: Vec<verdict::Field>,
+    pub fields: Vec<columns::Field>,
     /// Explain flag letters in words.
     #[arg(long)]
     pub flag_names: bool,
@@ -90,170 +88,17 @@ fn parse_delay(s: &str) -> Result<f64, String> {
     }
 }
 
-/// A glock chosen for display, with the input it came from.
-#[derive(Debug, Clone)]
-pub struct Shown {
-    pub input: usize,
-    pub glock: Glock,
-    pub facts: Facts,
-}
-
-/// Everything one refresh shows.
-pub struct Snapshot {
-    pub taken: SystemTime,
-    pub iteration: u64,
-    pub inputs: Vec<Input>,
-    pub files: Vec<FileSnapshot>,
-    pub shown: Vec<Shown>,
-    /// The DLM lock dumps, glstats and glockfd read with the glocks files.
-    pub ctx: Arc<Context>,
-    /// How long reading every file took.
-    pub read_time: Duration,
-}
-
-impl Snapshot {
-    pub fn summary(&self) -> snapshot::Summary {
-        let mut s = snapshot::Summary::default();
-        for f in &self.files {
-            s.merge(&f.summary);
-        }
-        s
-    }
-
-    pub fn diagnostics(&self) -> glockparse::Diagnostics {
-        let mut d = glockparse::Diagnostics::default();
-        for f in &self.files {
-            d.merge(&f.diagnostics);
-        }
-        d
-    }
-
-    /// Glocks that matter but are not shown (the limit), and glocks only held.
-    pub fn hidden(&self) -> (usize, u64) {
-        let matching: u64 = self.files.iter().map(|f| f.matching).sum();
-        let held: u64 = self.files.iter().map(|f| f.held_hidden).sum();
-        ((matching as usize).saturating_sub(self.shown.len()), held)
-    }
-
-    /// A short name for input `i`: its directory and file name.
-    pub fn label(&self, i: usize) -> String {
-        inputs::label(&self.inputs[i].path)
-    }
+/// A short name for input `i` of `snap`: its directory and file name.
+pub fn label(snap: &Snapshot, i: usize) -> String {
+    inputs::label(&snap.inputs[i].path)
 }
 
 /// One refresh as the views show it: the snapshot, the waiters' ages across refreshes,
 /// and the verdict on each shown glock (parallel to `snap.shown`).
 pub struct Page<'a> {
     pub snap: &'a Snapshot,
-    pub ages: &'a std::collections::HashMap<waits::WaiterKey, waits::WaitAge>,
-    pub verdicts: &'a [verdict::Verdict],
-}
-
-/// Reads every input (and the files beside it) once.
-pub struct Reader {
-    inputs: Vec<Input>,
-    sources: Vec<Sources>,
-    prev: Option<Arc<Context>>,
-    iteration: u64,
-    /// Waiters across refreshes.
-    pub waits: WaitTracker,
-}
-
-impl Reader {
-    pub fn new(inputs: Vec<Input>) -> Reader {
-        let sources = inputs.iter().map(Sources::find).collect();
-        Reader {
-            inputs,
-            sources,
-            prev: None,
-            iteration: 0,
-            waits: WaitTracker::default(),
-        }
-    }
-
-    /// Takes the next snapshot; returns it with the waiters' ages. `track`: count this
-    /// read as a refresh for the waiters' "seen waiting" times (not when a saved file is
-    /// read again for a new selection).
-    pub fn take(
-        &mut self,
-        sel: &Selection,
-        track: bool,
-    ) -> io::Result<(
-        Snapshot,
-        std::collections::HashMap<waits::WaiterKey, waits::WaitAge>,
-    )> {
-        self.iteration += 1;
-        let start = Instant::now();
-        let taken = SystemTime::now();
-        // Live files are produced by the kernel walking every glock, and so are glstats
-        // and the DLM dump beside them: start reading the glocks files before the others,
-        // so that the walks overlap.
-        let opened: Vec<io::Result<_>> = self
-            .inputs
-            .iter()
-            .map(|i| snapshot::open_file(&i.path, i.live))
-            .collect();
-        let ctx = Arc::new(Context::load(&self.sources, self.prev.as_deref()));
-        let mut files = Vec::with_capacity(self.inputs.len());
-        for (n, (i, file)) in self.inputs.iter().zip(opened).enumerate() {
-            let look = Lookup {
-                ctx: &ctx,
-                input: n,
-                seen_waiting: self.waits.seen_waiting(),
-                now: taken,
-            };
-            let f = snapshot::take_file(file?, sel, &look)?;
-            let name = i.path.display().to_string();
-            clikit::diag::recognised(&f.diagnostics, &name, "a glocks file")?;
-            files.push(f);
-        }
-        // Merge the per-file best lists into one ranking; among equals, input order
-        // then glock id, so that rows keep their places between refreshes.
-        let mut shown: Vec<Shown> = files
-            .iter()
-            .enumerate()
-            .flat_map(|(n, f)| {
-                f.glocks.iter().map(move |(g, facts)| Shown {
-                    input: n,
-                    glock: g.clone(),
-                    facts: *facts,
-                })
-            })
-            .collect();
-        if self.inputs.len() > 1 {
-            shown.sort_by_key(|s| {
-                (
-                    std::cmp::Reverse(snapshot::rank_of(
-                        &glockparse::Brief::of(&s.glock),
-                        &s.facts,
-                        sel.sort,
-                    )),
-                    s.input,
-                    s.glock.id,
-                )
-            });
-            if sel.limit > 0 {
-                shown.truncate(sel.limit);
-            }
-        }
-        let snap = Snapshot {
-            taken,
-            iteration: self.iteration,
-            inputs: self.inputs.clone(),
-            files,
-            shown,
-            ctx,
-            read_time: start.elapsed(),
-        };
-        let ages = if track {
-            self.waits.update(&snap)
-        } else {
-            std::collections::HashMap::new()
-        };
-        // The glstats counts of this refresh make the next one's rates.
-        self.prev = Some(snap.ctx.clone());
-        Ok((snap, ages))
-    }
+    pub ages: &'a HashMap<WaiterKey, WaitAge>,
+    pub verdicts: &'a [Verdict],
 }
 
 /// The pause before the next refresh: the delay, but never less than the last read
@@ -289,7 +134,7 @@ pub fn run(args: &TopArgs, color: clikit::Color) -> io::Result<()> {
         1
     };
     let mut out = io::BufWriter::new(io::stdout().lock());
-    let fields = verdict::Field::chosen(&args.fields);
+    let fields = columns::Field::chosen(&args.fields);
     for iteration in 1..=count {
         let (snap, ages) = reader.take(&sel, true)?;
         let verdicts = verdict::judge(&snap, &ages, args.stuck.stuck_after);

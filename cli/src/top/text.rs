@@ -5,9 +5,13 @@ use std::io::{self, Write};
 
 use glockparse::{Glock, Holder};
 
-use super::verdict::{self, Field, Verdict};
-use super::waits::{WaitAge, WaiterKey};
-use super::{Page, Shown, TopArgs};
+use analysis::refresh::rank::{Summary, TypeCounts};
+use analysis::refresh::verdict::Verdict;
+use analysis::refresh::waits::{WaitAge, WaiterKey};
+use analysis::refresh::Shown;
+
+use super::columns::{self, Field};
+use super::{Page, TopArgs};
 use clikit::fmt;
 
 pub fn write(
@@ -21,7 +25,9 @@ pub fn write(
     let snap = page.snap;
     let summary = snap.summary();
     let total = summary.total();
-    let sources: Vec<String> = (0..snap.inputs.len()).map(|i| snap.label(i)).collect();
+    let sources: Vec<String> = (0..snap.inputs.len())
+        .map(|i| super::label(snap, i))
+        .collect();
     write!(out, "glk top  {}  ", fmt::utc(snap.taken))?;
     if refreshing {
         write!(out, "refresh {}  ", snap.iteration)?;
@@ -58,7 +64,7 @@ pub fn write(
     }
     let head: Vec<String> = fields
         .iter()
-        .map(|f| verdict::fit(f.title(), f.width(), f.right()))
+        .map(|f| columns::fit(f.title(), f.width(), f.right()))
         .collect();
     writeln!(out, "{}", head.join(" ").trim_end())?;
     for (s, v) in snap.shown.iter().zip(page.verdicts) {
@@ -70,7 +76,7 @@ pub fn write(
                     // Never cut a file name or a node: pad only.
                     format!("{c:<w$}", w = f.width())
                 } else {
-                    verdict::fit(&c, f.width(), f.right())
+                    columns::fit(&c, f.width(), f.right())
                 }
             })
             .collect();
@@ -96,11 +102,7 @@ pub fn write(
 }
 
 /// The glock counts per type, and their total.
-fn type_table(
-    out: &mut impl Write,
-    summary: &super::snapshot::Summary,
-    total: &super::snapshot::TypeCounts,
-) -> io::Result<()> {
+fn type_table(out: &mut impl Write, summary: &Summary, total: &TypeCounts) -> io::Result<()> {
     writeln!(
         out,
         "{:<9} {:>8} {:>8} {:>8} {:>7} {:>7} {:>7} {:>8} {:>8} {:>8}",
@@ -115,7 +117,7 @@ fn type_table(
         "WAITERS",
         "DEMOTING"
     )?;
-    let row = |out: &mut dyn Write, name: &str, c: &super::snapshot::TypeCounts| {
+    let row = |out: &mut dyn Write, name: &str, c: &TypeCounts| {
         writeln!(
             out,
             "{:<9} {:>8} {:>8} {:>8} {:>7} {:>7} {:>7} {:>8} {:>8} {:>8}",
@@ -179,7 +181,7 @@ fn glock(
     for f in node.open_files(g.id) {
         writeln!(out, "    open: pid {} fd {}", f.pid, f.fd)?;
     }
-    for o in super::verdict::objects(g) {
+    for o in columns::objects(g) {
         writeln!(out, "    {o}")?;
     }
     Ok(())
@@ -194,8 +196,8 @@ fn holder(
     flag_names: bool,
     paint: clikit::Paint,
 ) -> io::Result<()> {
-    let role = verdict::role(h);
-    let pid = verdict::pid(h);
+    let role = columns::role(h);
+    let pid = columns::pid(h);
     let mut tail = String::new();
     if h.error != 0 {
         tail.push_str(&format!("  error {}", h.error));

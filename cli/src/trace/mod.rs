@@ -399,7 +399,7 @@ fn offline(args: &TraceArgs) -> io::Result<()> {
         // Nothing but malformed lines: not a trace at all (said once the rest is done).
         if file.events() + file.lost_lines == 0 && file.diag.errors > 0 {
             let name = path.display().to_string();
-            unrecognised.extend(clikit::diag::recognised(&file.diag, &name, "a trace").err());
+            unrecognised.extend(file.diag.recognised(&name, "a trace").err());
         }
         c.tally.merge(file);
     }

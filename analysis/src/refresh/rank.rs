@@ -10,10 +10,11 @@ use std::path::Path;
 
 use glockparse::{parallel, Brief, Diagnostics, Glock, GlockId, GlockReader, GlockType, LockState};
 
-use super::context::Context;
+use super::companions::Context;
 
 /// How glocks are ranked.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum SortKey {
     /// What hurts first: glocks with waiters (the longest wait first), then demotes
     /// (the oldest first), then glocks the DLM was asked for since the last refresh
@@ -79,10 +80,13 @@ pub struct Facts {
 
 /// Where facts come from for the glocks of one input.
 pub struct Lookup<'a> {
+    /// The companions of every input.
     pub ctx: &'a Context,
+    /// The index of the input.
     pub input: usize,
     /// Since when glk has seen each glock of this input with waiters.
     pub seen_waiting: &'a std::collections::HashMap<(usize, GlockId), std::time::SystemTime>,
+    /// When this refresh began.
     pub now: std::time::SystemTime,
 }
 
@@ -116,12 +120,15 @@ impl Lookup<'_> {
 /// Why a glock is shown: the first of these that applies.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Relevance {
+    /// Nothing held, nothing pending: not shown.
     Idle = 0,
     /// Granted holders and nothing pending: the normal state of an open inode.
     Held = 1,
     /// The DLM was asked for it since the last refresh.
     Busy = 2,
+    /// A demote is requested or under way.
     Demoting = 3,
+    /// Holders wait for it.
     Waiting = 4,
 }
 
@@ -170,12 +177,17 @@ pub fn rank_of(g: &Brief, f: &Facts, key: SortKey) -> Rank {
 /// Counts for one glock type, like glocktop's summary table.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
 pub struct TypeCounts {
+    /// Glocks of the type.
     pub glocks: u64,
+    /// Glocks in UN.
     pub unlocked: u64,
+    /// Glocks in another state than UN.
     pub locked: u64,
     /// Glocks in EX / SH / DF with at least one granted holder.
     pub held_ex: u64,
+    /// Glocks in SH with at least one granted holder.
     pub held_sh: u64,
+    /// Glocks in DF with at least one granted holder.
     pub held_df: u64,
     /// Glocks with at least one waiting holder.
     pub waiting_glocks: u64,
@@ -222,11 +234,14 @@ impl TypeCounts {
 /// Per-type counts plus the number of glocks that matter (held, demoting or waited on).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Summary {
+    /// Counts per glock type.
     pub by_type: BTreeMap<GlockType, TypeCounts>,
+    /// Glocks that matter: held, demoting, waited on or asked of the DLM.
     pub relevant: u64,
 }
 
 impl Summary {
+    /// The counts over every type.
     pub fn total(&self) -> TypeCounts {
         let mut t = TypeCounts::default();
         for c in self.by_type.values() {
@@ -235,6 +250,7 @@ impl Summary {
         t
     }
 
+    /// Adds the counts of `o`.
     pub fn merge(&mut self, o: &Summary) {
         for (t, c) in &o.by_type {
             self.by_type.entry(*t).or_default().merge(c);
@@ -246,6 +262,7 @@ impl Summary {
 /// What to keep from one file.
 #[derive(Debug, Clone)]
 pub struct Selection {
+    /// The ordering.
     pub sort: SortKey,
     /// 0 keeps every glock shown.
     pub limit: usize,
@@ -310,6 +327,7 @@ fn contains_ignore_case(hay: &[u8], needle: &[u8]) -> bool {
 /// One file's snapshot.
 #[derive(Debug, Clone)]
 pub struct FileSnapshot {
+    /// Counts over every glock of the file.
     pub summary: Summary,
     /// Glocks shown before the limit: they matter and pass the filters.
     pub matching: u64,
@@ -317,6 +335,7 @@ pub struct FileSnapshot {
     pub held_hidden: u64,
     /// Best first, with their facts.
     pub glocks: Vec<(Glock, Facts)>,
+    /// What could not be read.
     pub diagnostics: Diagnostics,
 }
 

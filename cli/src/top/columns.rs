@@ -1,112 +1,10 @@
-//! What the views say about each shown glock beyond its record: how long its waiters
-//! have waited and whether that is stuck, who holds the glock (here or on which node),
-//! and the table's columns, shared by the text output and the console.
+//! The words the views give each shown glock beyond its record, and the columns of the
+//! glocks table, shared by the text output and the console.
 
-use std::collections::HashMap;
-
+use analysis::refresh::verdict::{process_pid, AgeSource, Verdict};
+use analysis::refresh::{Shown, Snapshot};
 use clikit::fmt;
 use glockparse::{Glock, Holder};
-
-use super::context::RequestWait;
-use super::waits::{WaitAge, WaiterKey};
-use super::{Shown, Snapshot};
-
-/// Where a waiter's age comes from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum AgeSource {
-    /// The DLM lock dump: the glock's request has been in the DLM's queue that long.
-    Dlm,
-    /// glk has seen the waiter that long (a lower bound).
-    Seen,
-}
-
-/// The judgement on one shown glock.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Verdict {
-    /// The longest wait known, µs (0 when nothing waits or no age is known yet).
-    pub wait_us: u64,
-    pub source: Option<AgeSource>,
-    /// Waiters known to have waited longer than `--stuck-after`.
-    pub stuck: bool,
-    /// The glock's DLM request, when it waits in the DLM.
-    pub dlm: Option<RequestWait>,
-    /// Who the waiters wait for, in words: `node 1 pid 866 EX`, `here pid 12 dd`, ...
-    pub blocker: String,
-}
-
-/// Judges every shown glock of `snap`.
-pub fn judge(
-    snap: &Snapshot,
-    ages: &HashMap<WaiterKey, WaitAge>,
-    stuck_after: f64,
-) -> Vec<Verdict> {
-    snap.shown
-        .iter()
-        .map(|s| judge_one(snap, s, ages, stuck_after))
-        .collect()
-}
-
-fn judge_one(
-    snap: &Snapshot,
-    s: &Shown,
-    ages: &HashMap<WaiterKey, WaitAge>,
-    stuck_after: f64,
-) -> Verdict {
-    let g = &s.glock;
-    if g.waiter_count() == 0 {
-        return Verdict {
-            wait_us: 0,
-            source: None,
-            stuck: false,
-            dlm: None,
-            blocker: "-".into(),
-        };
-    }
-    let dlm = snap.ctx.dlm_wait(s.input, g.id);
-    let seen = g
-        .waiters()
-        .filter_map(|h| ages.get(&WaiterKey::of(s.input, g, h)))
-        .map(|a| (a.seen_secs * 1e6) as u64)
-        .max()
-        .unwrap_or(0);
-    let (wait_us, source) = match &dlm {
-        Some(d) if d.age_us >= seen => (d.age_us, Some(AgeSource::Dlm)),
-        _ if seen > 0 => (seen, Some(AgeSource::Seen)),
-        _ => (0, None),
-    };
-    let blocker = match &dlm {
-        Some(d) => dlm_blocker(d),
-        None => local_blocker(g),
-    };
-    Verdict {
-        wait_us,
-        source,
-        stuck: source.is_some() && analysis::stuck::is_stuck(wait_us as f64 / 1e6, stuck_after),
-        dlm,
-        blocker,
-    }
-}
-
-/// Who a request waiting in the DLM waits for.
-fn dlm_blocker(d: &RequestWait) -> String {
-    if !d.blockers.is_empty() {
-        return d
-            .blockers
-            .iter()
-            .map(|b| {
-                let node = b.owner.map_or("node ?".into(), |n| format!("node {n}"));
-                format!("{node} pid {} {}", b.pid, b.grmode)
-            })
-            .collect::<Vec<_>>()
-            .join(", ");
-    }
-    match d.master {
-        // The holder is known only to the master, whose dump is not among the inputs.
-        Some(m) if !d.master_seen => format!("node {m} (master)"),
-        Some(m) => format!("DLM queue on node {m}"),
-        None => "DLM queue here".into(),
-    }
-}
 
 /// The inode or resource group behind a glock, in words, for the text view and the
 /// console's detail pane alike.
@@ -148,26 +46,7 @@ pub fn role(h: &Holder) -> &'static str {
 
 /// A holder's pid as shown: `-` when it names no process (GL_NOPID, -1).
 pub fn pid(h: &Holder) -> String {
-    if h.pid_meaningless() && h.pid <= 0 {
-        "-".to_string()
-    } else {
-        h.pid.to_string()
-    }
-}
-
-/// Who a waiter whose glock does not wait in the DLM waits for: a holder here, or the
-/// glock's own state change.
-fn local_blocker(g: &Glock) -> String {
-    if let Some(h) = g.granted().next() {
-        return format!("here pid {} {}", pid(h), h.comm);
-    }
-    if g.demote_requested() {
-        return format!("here: demote to {}", g.demote_state.as_str());
-    }
-    if g.flags.locked() {
-        return format!("here: state change to {}", g.target.as_str());
-    }
-    "here".into()
+    process_pid(h).map_or_else(|| "-".to_string(), |p| p.to_string())
 }
 
 /// A column of the glocks table.
@@ -293,7 +172,7 @@ impl Field {
             Field::Held => g.granted_count().to_string(),
             Field::Wait => g.waiter_count().to_string(),
             Field::Age => age(v),
-            Field::Blocker => v.blocker.clone(),
+            Field::Blocker => v.blocker.to_string(),
             Field::Dlm if s.facts.dlm_per_s > 0.0 => format!("{:.1}", s.facts.dlm_per_s),
             Field::Dlm => "-".into(),
             Field::Rtt if s.facts.srttb_ns > 0 => fmt::nanos(s.facts.srttb_ns),
@@ -305,7 +184,7 @@ impl Field {
                 .holders
                 .first()
                 .map_or("-".into(), |h| format!("{} {}", h.pid, h.comm)),
-            Field::Source => snap.label(s.input),
+            Field::Source => super::label(snap, s.input),
         }
     }
 }

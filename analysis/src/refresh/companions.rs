@@ -14,18 +14,22 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use gfs2stats::glstats::{self, GlStat};
+use gfs2stats::metrics::Increase;
 use glockparse::dlm_locks::{self, LockStatus};
 use glockparse::{Diagnostics, DlmMode, GlockFd, GlockId};
 
 use bundle::FileKind;
 
-use crate::inputs::Input;
+use super::Input;
 
 /// The files beside one glocks input.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Sources {
+    /// The glstats file.
     pub glstats: Option<PathBuf>,
+    /// The glockfd file.
     pub glockfd: Option<PathBuf>,
+    /// The DLM lock dump (`FS_locks` or `dlm_locks.N`).
     pub dlm_locks: Option<PathBuf>,
     /// This node's DLM node id: configfs when live, the capture's `nodeid` (or
     /// `dlm_controld.log`) when saved.
@@ -56,7 +60,7 @@ impl Sources {
                 glstats: existing(dir.join("glstats")),
                 glockfd: existing(dir.join("glockfd")),
                 dlm_locks: dlm.and_then(existing),
-                nodeid: crate::inputs::local_nodeid().and_then(|s| s.parse().ok()),
+                nodeid: bundle::local_nodeid().and_then(|s| s.parse().ok()),
                 fs: Some(table.to_string()),
             };
         }
@@ -85,6 +89,7 @@ impl Sources {
 /// One DLM lock of a glock, as one node's dump shows it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Lock {
+    /// The glock the lock backs.
     pub glock: GlockId,
     /// The node that owns the lock: for a master copy the dump's `nodeid`; for the node's
     /// own lock, the node itself (None when its id is unknown).
@@ -94,8 +99,11 @@ pub struct Lock {
     /// The owning process on the owner node (for GFS2, whichever process last asked the
     /// DLM for the lock: a hint, not the holder).
     pub pid: u64,
+    /// Which queue the lock is in.
     pub status: LockStatus,
+    /// The granted mode.
     pub grmode: DlmMode,
+    /// The requested mode (IV when none).
     pub rqmode: DlmMode,
     /// Microseconds in the current queue.
     pub age_us: u64,
@@ -106,13 +114,16 @@ pub struct Lock {
 /// DLM requests and holder queueing per second between two refreshes (glstats deltas).
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct Rates {
+    /// DLM requests per second.
     pub dlm_per_s: f64,
+    /// Holders queued per second.
     pub queued_per_s: f64,
 }
 
 /// One glocks input's companions, as read at one refresh.
 #[derive(Debug, Default)]
 pub struct NodeView {
+    /// The files read.
     pub sources: Sources,
     /// Sorted by glock.
     locks: Vec<Lock>,
@@ -211,17 +222,13 @@ fn load_stats(path: &Path, prev: Option<&NodeView>) -> Loaded<Stats> {
     let mut rates = ByGlock::default();
     if let (Some(prev), Some(secs)) = (prev, elapsed) {
         for (id, s) in &stats {
-            if let Some(o) = prev.stats.get(id) {
-                // Saturating: the counts come from files and may hold any i64 (a glock
-                // freed and made again starts from zero: no increase).
-                let r = Rates {
-                    dlm_per_s: s.stats.dcount.saturating_sub(o.stats.dcount).max(0) as f64 / secs,
-                    queued_per_s: s.stats.qcount.saturating_sub(o.stats.qcount).max(0) as f64
-                        / secs,
-                };
-                if r != Rates::default() {
-                    rates.insert(*id, r);
-                }
+            let grew = Increase::between(prev.stats.get(id), s);
+            let r = Rates {
+                dlm_per_s: grew.dcount.max(0) as f64 / secs,
+                queued_per_s: grew.qcount.max(0) as f64 / secs,
+            };
+            if r != Rates::default() {
+                rates.insert(*id, r);
             }
         }
     }
@@ -334,12 +341,14 @@ impl NodeView {
 }
 
 /// How this node's DLM request for a glock waits (live, in glk top), with the granted
-/// locks that block it; a dump's waiting lock row is [`analysis::stuck::DlmWait`].
+/// locks that block it; a dump's waiting lock row is [`crate::stuck::DlmWait`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RequestWait {
     /// Microseconds the node's lock has been waiting or converting.
     pub age_us: u64,
+    /// The mode requested.
     pub rqmode: DlmMode,
+    /// The mode granted so far (IV when none).
     pub grmode: DlmMode,
     /// The process the node's DLM lock carries (the one that last asked the DLM: for a
     /// flock, GL_NOPID in the glocks file, the process that wants the lock).
@@ -356,6 +365,7 @@ pub struct RequestWait {
 /// The companions of every input, by input index, for one refresh.
 #[derive(Debug, Default)]
 pub struct Context {
+    /// Each input's view, by input index.
     pub nodes: Vec<NodeView>,
 }
 
@@ -557,5 +567,13 @@ mod tests {
         assert!(r > 0.0 && r < 5.0 / 0.05, "{r}");
         let (s, rates) = second.node(0).stat(GlockId::new(2, 0x1a)).unwrap();
         assert_eq!((s.stats.srttb, rates.unwrap().queued_per_s), (200, 0.0));
+        // Freed and made again: its counters start over, and all of them are new (the
+        // rule glk stats uses, gfs2stats' Increase), never a negative rate.
+        std::thread::sleep(Duration::from_millis(50));
+        std::fs::write(&st, line(3, 4)).unwrap();
+        let third = Context::load(&[Sources::find(&inp)], Some(&second));
+        let (_, rates) = third.node(0).stat(GlockId::new(2, 0x1a)).unwrap();
+        let r = rates.unwrap();
+        assert!(r.dlm_per_s > 0.0 && r.queued_per_s > r.dlm_per_s, "{r:?}");
     }
 }

@@ -11,9 +11,13 @@ use super::Snapshot;
 /// A waiter's identity across refreshes.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct WaiterKey {
+    /// The index of the input.
     pub input: usize,
+    /// The glock waited for.
     pub glock: GlockId,
+    /// The waiter's pid.
     pub pid: i64,
+    /// The waiter's call site.
     pub caller: Arc<str>,
 }
 
@@ -32,6 +36,7 @@ impl WaiterKey {
 /// How long a waiter has been seen.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct WaitAge {
+    /// When glk first saw it waiting.
     pub first_seen: SystemTime,
     /// Seconds from the first refresh that saw it to this one.
     pub seen_secs: f64,

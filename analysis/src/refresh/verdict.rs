@@ -1,0 +1,177 @@
+//! The judgement on each shown glock beyond its record: how long its waiters have
+//! waited and whether that is stuck ([`crate::stuck::is_stuck`]), and whom they wait
+//! for, here or on which node.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::Arc;
+
+use glockparse::{Glock, Holder, LockState};
+
+use super::companions::{Lock, RequestWait};
+use super::waits::{WaitAge, WaiterKey};
+use super::{Shown, Snapshot};
+
+/// Where a waiter's age comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AgeSource {
+    /// The DLM lock dump: the glock's request has been in the DLM's queue that long.
+    Dlm,
+    /// glk has seen the waiter that long (a lower bound).
+    Seen,
+}
+
+/// Whom a glock's waiters wait for. Its [`fmt::Display`] is the words the views show:
+/// `node 1 pid 866 EX`, `here pid 12 dd`, ...
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Blocker {
+    /// Nothing waits.
+    Nothing,
+    /// Locks granted on the resource's master in modes that block the request.
+    Granted(Vec<Lock>),
+    /// The request waits on node `0`, the master, whose dump is not among the inputs.
+    Master(u64),
+    /// The request waits in the queue of master node `0`, behind no granted lock.
+    QueueOn(u64),
+    /// The request waits in this node's own DLM queue (it masters the resource).
+    QueueHere,
+    /// A holder granted here: its pid ([`process_pid`]) and command.
+    Holder(Option<i64>, Arc<str>),
+    /// The glock's demote to this state, here.
+    Demote(LockState),
+    /// The glock's state change to this state, here.
+    StateChange(LockState),
+    /// Something here, not known what.
+    Here,
+}
+
+impl fmt::Display for Blocker {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Blocker::Nothing => f.write_str("-"),
+            Blocker::Granted(locks) => {
+                for (i, b) in locks.iter().enumerate() {
+                    let sep = if i > 0 { ", " } else { "" };
+                    match b.owner {
+                        Some(n) => write!(f, "{sep}node {n} pid {} {}", b.pid, b.grmode)?,
+                        None => write!(f, "{sep}node ? pid {} {}", b.pid, b.grmode)?,
+                    }
+                }
+                Ok(())
+            }
+            Blocker::Master(m) => write!(f, "node {m} (master)"),
+            Blocker::QueueOn(m) => write!(f, "DLM queue on node {m}"),
+            Blocker::QueueHere => f.write_str("DLM queue here"),
+            Blocker::Holder(pid, comm) => match pid {
+                Some(p) => write!(f, "here pid {p} {comm}"),
+                None => write!(f, "here pid - {comm}"),
+            },
+            Blocker::Demote(s) => write!(f, "here: demote to {}", s.as_str()),
+            Blocker::StateChange(s) => write!(f, "here: state change to {}", s.as_str()),
+            Blocker::Here => f.write_str("here"),
+        }
+    }
+}
+
+/// The judgement on one shown glock.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Verdict {
+    /// The longest wait known, µs (0 when nothing waits or no age is known yet).
+    pub wait_us: u64,
+    /// Where that wait comes from (None when no age is known).
+    pub source: Option<AgeSource>,
+    /// Waiters known to have waited longer than the stuck threshold.
+    pub stuck: bool,
+    /// The glock's DLM request, when it waits in the DLM.
+    pub dlm: Option<RequestWait>,
+    /// Whom the waiters wait for.
+    pub blocker: Blocker,
+}
+
+/// Judges every shown glock of `snap`: `ages` are the waiters' ages across refreshes,
+/// `stuck_after` the stuck threshold in seconds.
+pub fn judge(
+    snap: &Snapshot,
+    ages: &HashMap<WaiterKey, WaitAge>,
+    stuck_after: f64,
+) -> Vec<Verdict> {
+    snap.shown
+        .iter()
+        .map(|s| judge_one(snap, s, ages, stuck_after))
+        .collect()
+}
+
+/// The verdict on one shown glock.
+fn judge_one(
+    snap: &Snapshot,
+    s: &Shown,
+    ages: &HashMap<WaiterKey, WaitAge>,
+    stuck_after: f64,
+) -> Verdict {
+    let g = &s.glock;
+    if g.waiter_count() == 0 {
+        return Verdict {
+            wait_us: 0,
+            source: None,
+            stuck: false,
+            dlm: None,
+            blocker: Blocker::Nothing,
+        };
+    }
+    let dlm = snap.ctx.dlm_wait(s.input, g.id);
+    let seen = g
+        .waiters()
+        .filter_map(|h| ages.get(&WaiterKey::of(s.input, g, h)))
+        .map(|a| (a.seen_secs * 1e6) as u64)
+        .max()
+        .unwrap_or(0);
+    let (wait_us, source) = match &dlm {
+        Some(d) if d.age_us >= seen => (d.age_us, Some(AgeSource::Dlm)),
+        _ if seen > 0 => (seen, Some(AgeSource::Seen)),
+        _ => (0, None),
+    };
+    let blocker = match &dlm {
+        Some(d) => dlm_blocker(d),
+        None => local_blocker(g),
+    };
+    Verdict {
+        wait_us,
+        source,
+        stuck: source.is_some() && crate::stuck::is_stuck(wait_us as f64 / 1e6, stuck_after),
+        dlm,
+        blocker,
+    }
+}
+
+/// Whom a request waiting in the DLM waits for.
+fn dlm_blocker(d: &RequestWait) -> Blocker {
+    if !d.blockers.is_empty() {
+        return Blocker::Granted(d.blockers.clone());
+    }
+    match d.master {
+        // The holder is known only to the master, whose dump is not among the inputs.
+        Some(m) if !d.master_seen => Blocker::Master(m),
+        Some(m) => Blocker::QueueOn(m),
+        None => Blocker::QueueHere,
+    }
+}
+
+/// Whom a waiter whose glock does not wait in the DLM waits for: a holder here, or the
+/// glock's own state change.
+fn local_blocker(g: &Glock) -> Blocker {
+    if let Some(h) = g.granted().next() {
+        return Blocker::Holder(process_pid(h), h.comm.clone());
+    }
+    if g.demote_requested() {
+        return Blocker::Demote(g.demote_state);
+    }
+    if g.flags.locked() {
+        return Blocker::StateChange(g.target);
+    }
+    Blocker::Here
+}
+
+/// A holder's pid, None when it names no live task (GL_NOPID, -1).
+pub fn process_pid(h: &Holder) -> Option<i64> {
+    (!(h.pid_meaningless() && h.pid <= 0)).then_some(h.pid)
+}
