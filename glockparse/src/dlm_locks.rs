@@ -15,10 +15,10 @@
 use std::io::Read;
 
 use crate::diagnostics::Diagnostics;
+use crate::grammar::{self, whole};
 use crate::id::GlockId;
 use crate::lines::{parse_records, Parsed};
 use crate::mode::DlmMode;
-use crate::num::{parse_hex_u64, parse_i64, parse_u64};
 
 /// DLM_IFL_MSTCPY.
 pub const MASTER_COPY: u64 = 0x10000;
@@ -114,26 +114,19 @@ impl DlmLock {
 
 /// Parses one lock line.
 pub fn parse_line(line: &[u8]) -> Result<DlmLock, String> {
-    let q = line
-        .iter()
-        .position(|&b| b == b'"')
-        .ok_or("no quoted resource name")?;
-    let name = line[q + 1..]
-        .strip_suffix(b"\"")
-        .ok_or("resource name not closed by '\"'")?;
-    let f: Vec<&[u8]> = line[..q]
-        .split(|&b| b == b' ')
-        .filter(|t| !t.is_empty())
-        .collect();
+    let (f, name) = crate::grammar::dlm_lock_line(line)?;
     if f.len() != 13 {
         return Err(format!(
             "expected 13 fields before the name, found {}",
             f.len()
         ));
     }
-    let hex = |i: usize| parse_hex_u64(f[i]).ok_or_else(|| format!("bad hex field {}", i + 1));
-    let dec = |i: usize| parse_u64(f[i]).ok_or_else(|| format!("bad number field {}", i + 1));
-    let sdec = |i: usize| parse_i64(f[i]).ok_or_else(|| format!("bad number field {}", i + 1));
+    let hex =
+        |i: usize| whole(grammar::hex, f[i]).ok_or_else(|| format!("bad hex field {}", i + 1));
+    let dec =
+        |i: usize| whole(grammar::dec, f[i]).ok_or_else(|| format!("bad number field {}", i + 1));
+    let sdec =
+        |i: usize| whole(grammar::sdec, f[i]).ok_or_else(|| format!("bad number field {}", i + 1));
     let mode = |i: usize| {
         DlmMode::from_number(sdec(i)?).ok_or_else(|| format!("bad lock mode in field {}", i + 1))
     };

@@ -28,6 +28,7 @@ pub mod diagnostics;
 pub mod dlm_locks;
 pub mod flags;
 pub mod glockfd;
+pub mod grammar;
 pub mod id;
 pub mod input;
 mod intern;

@@ -4,22 +4,11 @@
 
 use crate::cursor::Cursor;
 use crate::flags::{GlockFlags, HolderFlags};
+use crate::grammar::{self, fields_of, whole};
 use crate::id::GlockId;
 use crate::intern::Interner;
-use crate::num::{parse_hex_u64, parse_i64, parse_u64};
 use crate::record::{Glock, Holder, InodeInfo, Reservation, RgrpInfo, RgrpLvb, Token};
 use crate::state::LockState;
-
-/// Splits a line body into space-separated `key:value` tokens (a token without `:`
-/// yields `(token, None)`). Runs of spaces are skipped.
-pub(crate) fn tokens(s: &[u8]) -> impl Iterator<Item = (&[u8], Option<&[u8]>)> {
-    s.split(|&b| b == b' ')
-        .filter(|t| !t.is_empty())
-        .map(|t| match memchr::memchr(b':', t) {
-            Some(i) => (&t[..i], Some(&t[i + 1..])),
-            None => (t, None),
-        })
-}
 
 fn keep_token(extra: &mut Vec<Token>, key: &[u8], value: Option<&[u8]>) {
     extra.push(Token {
@@ -29,7 +18,7 @@ fn keep_token(extra: &mut Vec<Token>, key: &[u8], value: Option<&[u8]>) {
 }
 
 fn state(v: &[u8], what: &'static str) -> Result<LockState, String> {
-    LockState::parse(v).ok_or_else(|| format!("bad {what} state \"{}\"", lossy(v)))
+    whole(grammar::state, v).ok_or_else(|| format!("bad {what} state \"{}\"", lossy(v)))
 }
 
 /// A value from the input, quoted for a message (control bytes never reach a terminal).
@@ -38,20 +27,21 @@ fn lossy(v: &[u8]) -> String {
 }
 
 fn num_u(v: &[u8], key: &str) -> Result<u64, String> {
-    parse_u64(v).ok_or_else(|| format!("bad number in {key}:{}", lossy(v)))
+    whole(grammar::dec, v).ok_or_else(|| format!("bad number in {key}:{}", lossy(v)))
 }
 
 fn num_i(v: &[u8], key: &str) -> Result<i64, String> {
-    parse_i64(v).ok_or_else(|| format!("bad number in {key}:{}", lossy(v)))
+    whole(grammar::sdec, v).ok_or_else(|| format!("bad number in {key}:{}", lossy(v)))
 }
 
 fn num_hex(v: &[u8], key: &str) -> Result<u64, String> {
-    parse_hex_u64(v).ok_or_else(|| format!("bad hex number in {key}:{}", lossy(v)))
+    whole(grammar::hex, v).ok_or_else(|| format!("bad hex number in {key}:{}", lossy(v)))
 }
 
 fn pair<'a>(v: &'a [u8], key: &str) -> Result<(&'a [u8], &'a [u8]), String> {
-    let i = memchr::memchr(b'/', v).ok_or_else(|| format!("expected A/B in {key}:{}", lossy(v)))?;
-    Ok((&v[..i], &v[i + 1..]))
+    grammar::halves(v)
+        .map(|(_, halves)| halves)
+        .map_err(|_| format!("expected A/B in {key}:{}", lossy(v)))
 }
 
 /// The kernel's exact `G:` layout, every version:
@@ -95,8 +85,13 @@ pub(crate) fn glock_line(body: &[u8], g: &mut Glock) -> Result<(), String> {
         return Ok(());
     }
     g.clear();
+    glock_line_general(body, g)
+}
+
+/// [`glock_line`] by the general rule alone: the fields of [`grammar`] in any order.
+fn glock_line_general(body: &[u8], g: &mut Glock) -> Result<(), String> {
     let (mut have_s, mut have_n) = (false, false);
-    for (key, value) in tokens(body) {
+    for (key, value) in fields_of(body) {
         let Some(v) = value else {
             keep_token(&mut g.extra, key, None);
             continue;
@@ -107,7 +102,7 @@ pub(crate) fn glock_line(body: &[u8], g: &mut Glock) -> Result<(), String> {
                 have_s = true;
             }
             b"n" => {
-                g.id = GlockId::parse_hex(v)
+                g.id = whole(grammar::glock_id, v)
                     .ok_or_else(|| format!("bad glock number n:{}", lossy(v)))?;
                 have_n = true;
             }
@@ -201,6 +196,12 @@ pub(crate) fn holder_line(body: &[u8], interner: &mut Interner) -> Result<Holder
         };
         return holder_tail(h, rest, interner);
     }
+    holder_line_general(body, interner)
+}
+
+/// [`holder_line`] by the general rule alone: [`grammar::holder_head`]'s fields in any
+/// order, then the `[comm]` and caller.
+fn holder_line_general(body: &[u8], interner: &mut Interner) -> Result<Holder, String> {
     let mut h = Holder {
         state: LockState::Unlocked,
         flags: HolderFlags::default(),
@@ -210,23 +211,12 @@ pub(crate) fn holder_line(body: &[u8], interner: &mut Interner) -> Result<Holder
         caller: interner.empty(),
         line: 0,
     };
+    let (fields, rest) = grammar::holder_head(body);
     let (mut have_s, mut have_p) = (false, false);
-    let mut pos = 0;
-    while pos < body.len() {
-        if body[pos] == b' ' {
-            pos += 1;
-            continue;
-        }
-        if body[pos] == b'[' {
-            break;
-        }
-        let end = memchr::memchr(b' ', &body[pos..]).map_or(body.len(), |i| pos + i);
-        let tok = &body[pos..end];
-        pos = end;
-        let Some(colon) = memchr::memchr(b':', tok) else {
-            return Err(format!("unexpected token \"{}\" in H: line", lossy(tok)));
+    for (key, value) in fields {
+        let Some(v) = value else {
+            return Err(format!("unexpected token \"{}\" in H: line", lossy(key)));
         };
-        let (key, v) = (&tok[..colon], &tok[colon + 1..]);
         match key {
             b"s" => {
                 h.state = state(v, "s:")?;
@@ -247,10 +237,7 @@ pub(crate) fn holder_line(body: &[u8], interner: &mut Interner) -> Result<Holder
     if !have_s || !have_p {
         return Err("H: line without s: and p: fields".into());
     }
-    let rest = &body[pos..];
-    if rest.first() != Some(&b'[') {
-        return Err("H: line without [comm]".into());
-    }
+    let rest = rest.ok_or("H: line without [comm]")?;
     holder_tail(h, rest, interner)
 }
 
@@ -312,12 +299,17 @@ fn inode_line_fast(body: &[u8]) -> Option<InodeInfo> {
 
 /// Parses the body of an ` I:` line.
 pub(crate) fn inode_line(body: &[u8]) -> Result<InodeInfo, String> {
-    if let Some(i) = inode_line_fast(body) {
-        return Ok(i);
+    match inode_line_fast(body) {
+        Some(i) => Ok(i),
+        None => inode_line_general(body),
     }
+}
+
+/// [`inode_line`] by the general rule alone.
+fn inode_line_general(body: &[u8]) -> Result<InodeInfo, String> {
     let mut i = InodeInfo::default();
     let mut have_n = false;
-    for (key, value) in tokens(body) {
+    for (key, value) in fields_of(body) {
         let Some(v) = value else {
             keep_token(&mut i.extra, key, None);
             continue;
@@ -348,7 +340,7 @@ pub(crate) fn inode_line(body: &[u8]) -> Result<InodeInfo, String> {
 pub(crate) fn rgrp_line(body: &[u8]) -> Result<RgrpInfo, String> {
     let mut r = RgrpInfo::default();
     let mut have_n = false;
-    for (key, value) in tokens(body) {
+    for (key, value) in fields_of(body) {
         let Some(v) = value else {
             keep_token(&mut r.extra, key, None);
             continue;
@@ -380,7 +372,7 @@ pub(crate) fn rgrp_line(body: &[u8]) -> Result<RgrpInfo, String> {
 /// Parses the body of an `  L:` line.
 pub(crate) fn lvb_line(body: &[u8]) -> Result<RgrpLvb, String> {
     let mut l = RgrpLvb::default();
-    for (key, value) in tokens(body) {
+    for (key, value) in fields_of(body) {
         match (key, value) {
             (b"f", Some(v)) => l.flags = num_hex(v, "f")?,
             (b"b", Some(v)) => l.free = num_u(v, "b")?,
@@ -395,7 +387,7 @@ pub(crate) fn lvb_line(body: &[u8]) -> Result<RgrpLvb, String> {
 pub(crate) fn reservation_line(body: &[u8]) -> Result<Reservation, String> {
     let mut b = Reservation::default();
     let mut have_n = false;
-    for (key, value) in tokens(body) {
+    for (key, value) in fields_of(body) {
         match (key, value) {
             (b"n", Some(v)) => {
                 b.inode = num_u(v, "n")?;
@@ -416,6 +408,90 @@ pub(crate) fn reservation_line(body: &[u8]) -> Result<Reservation, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every `G:`, `H:` and `I:` line of every glocks fixture that the exact kernel
+    /// layouts read gives what the general grammar gives, field for field.
+    #[test]
+    fn fast_layouts_read_every_fixture_line_as_the_grammar_does() {
+        let files = testdata::files("", |name| {
+            name.contains("glocks") || name.ends_with(".txt") || name.ends_with(".log")
+        });
+        let mut interner = Interner::default();
+        let (mut checked, mut fast) = (0u64, 0u64);
+        for path in &files {
+            let text = glockparse_text(path);
+            for line in text.split(|&b| b == b'\n') {
+                let t = line.trim_ascii_start();
+                let Some((tag, body)) = t.split_at_checked(2) else {
+                    continue;
+                };
+                checked += 1;
+                fast += u64::from(match tag {
+                    b"G:" => same_glock(body, path),
+                    b"H:" => same_holder(body, &mut interner, path),
+                    b"I:" => same_inode(body, path),
+                    _ => false,
+                });
+            }
+        }
+        // 47,109 of 50,107 tagged lines in 206 files when this was written.
+        assert!(
+            fast > 40_000,
+            "{fast} fast lines of {checked} in {} files",
+            files.len()
+        );
+    }
+
+    /// A fixture's bytes, decompressed when it is compressed.
+    fn glockparse_text(path: &std::path::Path) -> Vec<u8> {
+        let mut v = Vec::new();
+        std::io::Read::read_to_end(&mut crate::input::open(path).unwrap(), &mut v).unwrap();
+        v
+    }
+
+    fn same_glock(body: &[u8], path: &std::path::Path) -> bool {
+        let mut g = Glock::default();
+        if glock_line_fast(body, &mut g).is_none() {
+            return false;
+        }
+        let mut general = Glock::default();
+        glock_line_general(body, &mut general).unwrap();
+        assert_eq!(g, general, "{}: G:{}", path.display(), lossy(body));
+        true
+    }
+
+    fn same_holder(body: &[u8], interner: &mut Interner, path: &std::path::Path) -> bool {
+        let Some((state, flags, error, pid, rest)) = holder_prefix_fast(body) else {
+            return false;
+        };
+        let h = Holder {
+            state,
+            flags,
+            error,
+            pid,
+            comm: interner.empty(),
+            caller: interner.empty(),
+            line: 0,
+        };
+        let fast = holder_tail(h, rest, interner);
+        let general = holder_line_general(body, interner);
+        assert_eq!(fast, general, "{}: H:{}", path.display(), lossy(body));
+        true
+    }
+
+    fn same_inode(body: &[u8], path: &std::path::Path) -> bool {
+        let Some(fast) = inode_line_fast(body) else {
+            return false;
+        };
+        assert_eq!(
+            Ok(fast),
+            inode_line_general(body),
+            "{}: I:{}",
+            path.display(),
+            lossy(body)
+        );
+        true
+    }
 
     #[test]
     fn offsets_are_found_wherever_they_are() {
