@@ -14,6 +14,7 @@
 pub mod dlm;
 pub mod event;
 pub mod format;
+pub mod grammar;
 pub mod line;
 pub mod parallel;
 pub mod reader;

@@ -14,6 +14,8 @@
 
 use glockparse::num::parse_u64;
 
+use crate::grammar;
+
 /// One parsed ftrace line, borrowing from the input.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TraceLine<'a> {
@@ -151,45 +153,10 @@ fn token(s: &[u8], from: usize) -> Option<(&[u8], usize)> {
     Some((&s[start..end], end))
 }
 
-/// `secs.frac:` or a counter `N:` as nanoseconds: in one pass, as
-/// [`parse_u64`] reads each part (at most 20 digits of seconds, no overflow; 1 to 9 digits
-/// of fraction).
+/// `secs.frac:` or a counter `N:` as nanoseconds, by the general rule
+/// ([`grammar::timestamp`]).
 fn timestamp(tok: &[u8]) -> Option<u64> {
-    let tok = tok.strip_suffix(b":")?;
-    let mut i = 0;
-    let mut secs: u64 = 0;
-    while let Some(&b) = tok.get(i) {
-        let d = b.wrapping_sub(b'0');
-        if d > 9 {
-            break;
-        }
-        // 19 digits cannot overflow: only the 20th is checked.
-        secs = if i < 19 {
-            secs * 10 + u64::from(d)
-        } else {
-            secs.checked_mul(10)?.checked_add(u64::from(d))?
-        };
-        i += 1;
-    }
-    if i == 0 || i > 20 {
-        return None;
-    }
-    let Some(frac) = tok[i..].strip_prefix(b".") else {
-        return (i == tok.len()).then_some(secs);
-    };
-    if frac.is_empty() || frac.len() > 9 {
-        return None;
-    }
-    let mut f: u64 = 0;
-    for &b in frac {
-        let d = b.wrapping_sub(b'0');
-        if d > 9 {
-            return None;
-        }
-        f = f * 10 + u64::from(d);
-    }
-    secs.checked_mul(1_000_000_000)?
-        .checked_add(f * POW10[9 - frac.len()])
+    grammar::timestamp(tok).ok().map(|(_, ns)| ns)
 }
 
 /// The usual timestamp token, `secs.micros:`, read where it starts (`s[at]`) rather
@@ -295,15 +262,6 @@ fn ident_len(s: &[u8]) -> usize {
     #[cfg(not(target_arch = "x86_64"))]
     let done = 0;
     done + first_where(&s[done..], |b| !IDENT[usize::from(b)]).unwrap_or(s.len() - done)
-}
-
-/// Stricter, for lines with no context prefix: tracepoint names are lower-case
-/// identifiers (`print`, `sched_switch`, `gfs2_pin`), which `G:`/`H:` dump lines are not.
-fn is_bare_event_name(s: &[u8]) -> bool {
-    s.len() >= 3
-        && s[0].is_ascii_lowercase()
-        && s.iter()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'_')
 }
 
 /// `s` without the white space at its end.
@@ -456,21 +414,11 @@ fn general_head(line: &[u8]) -> Result<Prefix<'_>, BadLine> {
     if t.is_empty() || t[0] == b'#' || t.starts_with(b"cpus=") || t.starts_with(b"version =") {
         return Ok(Prefix::Whole(Line::Header));
     }
-    if let Some(rest) = t.strip_prefix(b"CPU:") {
-        if let Some(sp) = find(b' ', rest) {
-            let tail = &rest[sp..];
-            if let (Some(cpu), Some(n)) = (
-                parse_u64(&rest[..sp]),
-                tail.strip_prefix(b" [LOST ")
-                    .and_then(|x| x.strip_suffix(b" EVENTS]"))
-                    .and_then(parse_u64),
-            ) {
-                return Ok(Prefix::Whole(Line::Lost {
-                    cpu: cpu as u32,
-                    events: n,
-                }));
-            }
-        }
+    if let Ok((_, (cpu, events))) = grammar::lost(t) {
+        return Ok(Prefix::Whole(Line::Lost {
+            cpu: cpu as u32,
+            events,
+        }));
     }
     // Find the `[cpu]` field: a `[` preceded by a space and followed by digits and `]`.
     // The task before it starts where the trimmed line does (its padding is skipped once).
@@ -481,9 +429,9 @@ fn general_head(line: &[u8]) -> Result<Prefix<'_>, BadLine> {
         };
         let i = from + off;
         if i > 0 && line[i - 1] == b' ' {
-            if let Some((cpu, after)) = cpu_field(line, i) {
+            if let Ok((after, cpu)) = grammar::cpu_field(&line[i..]) {
                 if let Some(t) = task(&line[lead.min(i)..i]) {
-                    break Some((t, cpu, after));
+                    break Some((t, cpu, line.len() - after.len()));
                 }
             }
         }
@@ -493,11 +441,8 @@ fn general_head(line: &[u8]) -> Result<Prefix<'_>, BadLine> {
         Some(((comm, pid, tgid), cpu, after)) => (comm, pid, tgid, Some(cpu), &line[after..]),
         None => {
             // nocontext-info: `event: body`.
-            let colon =
-                memchr::memchr(b':', t).ok_or(BadLine("no [cpu] field and no event name"))?;
-            if !is_bare_event_name(&t[..colon]) || t.get(colon + 1) != Some(&b' ') {
-                return Err(BadLine("no [cpu] field and no event name"));
-            }
+            let (_, (event, body)) =
+                grammar::bare_event(t).map_err(|_| BadLine("no [cpu] field and no event name"))?;
             return Ok(Prefix::Whole(Line::Event(TraceLine {
                 comm: b"",
                 pid: 0,
@@ -505,8 +450,8 @@ fn general_head(line: &[u8]) -> Result<Prefix<'_>, BadLine> {
                 cpu: None,
                 irq_flags: b"",
                 ts_ns: 0,
-                event: &t[..colon],
-                body: trim(&t[colon + 2..]),
+                event,
+                body: trim(body),
             })));
         }
     };

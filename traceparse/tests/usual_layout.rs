@@ -1,6 +1,7 @@
 //! `line::parse` reads the usual layout at its places and every other line by the general
 //! rules: it must give what `line::parse_general` gives for every line, on every line of
 //! the real captures and on lines changed a byte at a time where the layout is decided.
+//! The hand-written body decoder is held the same way to the `TP_printk` grammars.
 
 use std::io::Read;
 
@@ -101,4 +102,49 @@ fn lines_changed_a_byte_at_a_time_read_as_the_general_reading_reads_them() {
         }
     }
     assert!(checked > 100_000, "{checked}");
+}
+
+/// Every gfs2 event body of every capture that the decoder reads is one its event's
+/// `TP_printk` grammar reads (`grammar::printk` over the formats of every kernel the
+/// decoder knows), with the same device and, for glock events, the same glock; and every
+/// body such a grammar reads, the decoder reads.
+#[test]
+fn every_gfs2_body_reads_as_its_printk_grammar_reads_it() {
+    use traceparse::grammar::{printk, Arg};
+    let mut bodies = 0;
+    for (name, text) in captures() {
+        for (n, line) in text.split(|&b| b == b'\n').enumerate() {
+            let Ok(traceparse::line::Line::Event(e)) = parse(line) else {
+                continue;
+            };
+            let Some(event) = e.event.strip_prefix(b"gfs2_") else {
+                continue;
+            };
+            let event = std::str::from_utf8(event).unwrap();
+            let decoded = traceparse::event::decode(e.event, e.body);
+            let read = traceparse::format::known_formats(event)
+                .iter()
+                .find_map(|f| printk(f, e.body));
+            let at = format!("{name}:{}: {}", n + 1, String::from_utf8_lossy(line));
+            assert_eq!(decoded.is_some(), read.is_some(), "{at}");
+            let (Some((dev, ev)), Some(args)) = (decoded, read) else {
+                continue;
+            };
+            let num = |i: usize| match args[i] {
+                Arg::Unsigned(v) | Arg::Hex(v) => v as i64,
+                Arg::Signed(v) => v,
+                Arg::Text(_) => panic!("{at}: argument {i} is text"),
+            };
+            assert_eq!(
+                (num(0), num(1)),
+                (dev.major.into(), dev.minor.into()),
+                "{at}"
+            );
+            if let Some(g) = ev.glock() {
+                assert_eq!((num(2), num(3)), (g.gltype.into(), g.number as i64), "{at}");
+            }
+            bodies += 1;
+        }
+    }
+    assert!(bodies > 300_000, "{bodies}");
 }
