@@ -5,24 +5,13 @@
 # the waiter appears, grows past --stuck-after, is opened in the detail pane, and goes away.
 # Needs in $S: glk, tmux and its libraries in lib/ (libevent_core, libutempter; the lab
 # userland is bookworm, like the host's tmux). Screens land in out-TAG-NODE/screen-*.txt.
-set -x
-N=$(hostname); S=/mnt/share; TAG=$(cat $S/tag); OUT=$S/out-$TAG-$N; rm -rf $OUT; mkdir -p $OUT
-case $N in n1) IP=10.99.0.1;; n2) IP=10.99.0.2;; esac
-uname -r > $OUT/kernel.txt
-ip link set lo up; ip link set eth0 up; ip addr add $IP/24 dev eth0
-corosync -f > $OUT/corosync.log 2>&1 &
-i=0; until corosync-quorumtool -s 2>/dev/null | grep -q 'Quorate: *Yes'; do sleep 1; i=$((i+1)); [ $i -gt 180 ] && break; done
-mkdir -p /dev/misc; for d in dlm-control dlm-monitor dlm_plock; do m=$(awk -v n=$d '$2==n{print $1}' /proc/misc); [ -n "$m" ] && mknod /dev/misc/$d c 10 $m; done
-dlm_controld -D 1 --enable_fencing 0 -r tcp > $OUT/dlm_controld.log 2>&1 &
-i=0; until dlm_tool status 2>/dev/null | grep -q 'quorate 1'; do sleep 1; i=$((i+1)); [ $i -gt 180 ] && break; done
-sleep 2
-if [ $N = n1 ]; then mkfs.gfs2 -O -p lock_dlm -t lab:gfs -j 2 /dev/vda > $OUT/mkfs.txt 2>&1; touch $S/mark.mkfs; fi
-while [ ! -f $S/mark.mkfs ]; do sleep 1; done
-mkdir -p /gfs; i=0; until mount -t gfs2 /dev/vda /gfs; do sleep 2; i=$((i+1)); [ $i -gt 60 ] && { echo MOUNT FAILED; poweroff -f; }; done
+. /mnt/share/cluster.sh
+lab_network
+lab_cluster
+lab_mount
 cp $S/glk /usr/bin/glk; cp $S/tmux /usr/bin/tmux; chmod +x /usr/bin/glk /usr/bin/tmux
 export LD_LIBRARY_PATH=$S/lib TERM=xterm-256color
-touch $S/mark.mounted.$N
-while [ ! -f $S/mark.mounted.n1 -o ! -f $S/mark.mounted.n2 ]; do sleep 1; done
+lab_barrier mounted
 mkdir -p /gfs/shared; touch /gfs/shared/lockfile
 screen() { tmux capture-pane -p -t top > $OUT/screen-$1.txt; }
 # The console, live, refreshed every second; waits over 15 s are stuck.
@@ -30,10 +19,9 @@ tmux new-session -d -s top -x 150 -y 46 "glk top -d 1 --stuck-after 15 2> $OUT/t
 sleep 4; screen 0-start
 # Some contention first: both nodes append to one file (DLM traffic, remote demotes).
 i=0; while [ $i -lt 60 ]; do echo "$N $i" >> /gfs/shared/log; i=$((i+1)); done
-touch $S/mark.work.$N
-while [ ! -f $S/mark.work.n1 -o ! -f $S/mark.work.n2 ]; do sleep 1; done
+lab_barrier work
 if [ $N = n1 ]; then flock -x /gfs/shared/lockfile sleep 45 & F=$!; touch $S/mark.flock; fi
-while [ ! -f $S/mark.flock ]; do sleep 1; done
+lab_wait flock
 if [ $N = n2 ]; then sleep 2; flock -x /gfs/shared/lockfile sleep 3 & F=$!; fi
 sleep 6; screen 1-waiting
 glk top --once --json > $OUT/top-once.json 2> $OUT/top-once.stderr
@@ -49,7 +37,6 @@ cat $OUT/top-exit.txt
 tmux new-session -d -s term -x 150 -y 46 "glk top -d 1; echo EXIT=\$? > $OUT/term-exit.txt; stty -a > $OUT/term-stty.txt"
 sleep 4; pkill -TERM -x glk; sleep 2
 cat $OUT/term-exit.txt; grep -o -- '-\?icanon' $OUT/term-stty.txt
-touch $S/mark.done.$N
-while [ ! -f $S/mark.done.n1 -o ! -f $S/mark.done.n2 ]; do sleep 1; done
+lab_barrier done
 umount /gfs
 ls -la $OUT

@@ -1,6 +1,8 @@
 //! `glk capture` against a debugfs-shaped directory built from the real fixtures (this
 //! machine has no GFS2), and its bundle read back by `glk analyze`.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -22,6 +24,14 @@ fn fake_debugfs(root: &Path) {
 }
 
 /// A scratch directory, removed when dropped (also when a test fails).
+/// `glk capture --debugfs ROOT ARGS... -o OUT`: how it ended.
+fn capture(root: &Path, out: &Path, args: &[&str]) -> std::process::Output {
+    let mut all = vec!["capture", "--debugfs", root.to_str().unwrap()];
+    all.extend_from_slice(args);
+    all.extend(["-o", out.to_str().unwrap()]);
+    glk().args(all).output().unwrap()
+}
+
 fn tmp(name: &str) -> tempfile::TempDir {
     tempfile::Builder::new()
         .prefix(&format!("glk-capture-{name}-"))
@@ -36,20 +46,7 @@ fn snapshots_copy_every_file_with_times() {
     let root = d.join("debugfs");
     fake_debugfs(&root);
     let out = d.join("bundle");
-    let o = glk()
-        .args([
-            "capture",
-            "--debugfs",
-            root.to_str().unwrap(),
-            "--count",
-            "3",
-            "--interval",
-            "0.2",
-            "-o",
-            out.to_str().unwrap(),
-        ])
-        .output()
-        .unwrap();
+    let o = capture(&root, &out, &["--count", "3", "--interval", "0.2"]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let nodes: Vec<PathBuf> = std::fs::read_dir(&out)
         .unwrap()
@@ -76,27 +73,11 @@ fn snapshots_copy_every_file_with_times() {
         );
     }
     // The bundle is an analyze input.
-    let a = glk()
-        .args(["analyze", out.to_str().unwrap(), "--json"])
-        .output()
-        .unwrap();
-    assert!(a.status.success(), "{}", String::from_utf8_lossy(&a.stderr));
-    let v: serde_json::Value = serde_json::from_slice(&a.stdout).unwrap();
+    let v = common::glk_json(&["analyze", out.to_str().unwrap(), "--json"]);
     assert_eq!(v["nodes"][0]["snapshots"], 3);
     assert_eq!(v["errors"]["count"], 0);
     // A filesystem that is not there is named.
-    let o = glk()
-        .args([
-            "capture",
-            "--debugfs",
-            root.to_str().unwrap(),
-            "--fs",
-            "nosuch",
-            "-o",
-            d.join("x").to_str().unwrap(),
-        ])
-        .output()
-        .unwrap();
+    let o = capture(&root, &d.join("x"), &["--fs", "nosuch"]);
     assert!(!o.status.success());
     assert!(String::from_utf8_lossy(&o.stderr).contains("no GFS2 filesystem \"nosuch\""));
 }
@@ -169,12 +150,7 @@ fn packed_bundle_with_a_trace() {
     Command::new("true").status().unwrap();
     let o = child.wait_with_output().unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let a = glk()
-        .args(["analyze", out.to_str().unwrap(), "--json"])
-        .output()
-        .unwrap();
-    assert!(a.status.success(), "{}", String::from_utf8_lossy(&a.stderr));
-    let v: serde_json::Value = serde_json::from_slice(&a.stdout).unwrap();
+    let v = common::glk_json(&["analyze", out.to_str().unwrap(), "--json"]);
     assert_eq!(v["nodes"][0]["snapshots"], 2);
     assert_eq!(v["nodes"][0]["traces"], 1);
     // The trace holds the exec of `true`, and the export sees it.
@@ -194,29 +170,9 @@ fn top_and_stats_read_a_packed_bundle() {
     let root = d.join("debugfs");
     fake_debugfs(&root);
     let out = d.join("b.tar.zst");
-    let o = glk()
-        .args([
-            "capture",
-            "--debugfs",
-            root.to_str().unwrap(),
-            "--count",
-            "1",
-            "-o",
-            out.to_str().unwrap(),
-        ])
-        .output()
-        .unwrap();
+    let o = capture(&root, &out, &["--count", "1"]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let top = glk()
-        .args(["top", "--json", out.to_str().unwrap()])
-        .output()
-        .unwrap();
-    assert!(
-        top.status.success(),
-        "{}",
-        String::from_utf8_lossy(&top.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&top.stdout).unwrap();
+    let v = common::glk_json(&["top", "--json", out.to_str().unwrap()]);
     let want = std::fs::read_to_string(testdata::path("real/dlm2-6.1/n1/glocks.4"))
         .unwrap()
         .lines()
@@ -224,16 +180,7 @@ fn top_and_stats_read_a_packed_bundle() {
         .count();
     assert_eq!(v["summary"]["total"]["glocks"], want);
     assert_eq!(v["errors"]["count"], 0);
-    let stats = glk()
-        .args(["stats", "--json", out.to_str().unwrap()])
-        .output()
-        .unwrap();
-    assert!(
-        stats.status.success(),
-        "{}",
-        String::from_utf8_lossy(&stats.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&stats.stdout).unwrap();
+    let v = common::glk_json(&["stats", "--json", out.to_str().unwrap()]);
     assert!(!v["glocks"].as_array().unwrap().is_empty());
     assert_eq!(v["types"].as_array().unwrap().len(), 10);
 }

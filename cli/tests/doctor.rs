@@ -3,6 +3,8 @@
 //! quorum, lost events, a corrupt line): the findings, their evidence against the files
 //! they cite, and the exit status.
 
+mod common;
+
 use std::path::Path;
 use std::process::Command;
 
@@ -36,6 +38,12 @@ fn codes(v: &serde_json::Value) -> Vec<String> {
 fn cited(root: &Path, source: &str, line: u64) -> String {
     let text = std::fs::read_to_string(root.join(source)).unwrap();
     text.lines().nth(line as usize - 1).unwrap().to_string()
+}
+
+/// The line one piece of a finding's evidence cites.
+fn cited_by(root: &Path, evidence: &serde_json::Value) -> String {
+    let source = evidence["source"].as_str().unwrap();
+    cited(root, source, evidence["line"].as_u64().unwrap())
 }
 
 /// Copies a fixture's node directories (files only, traces decompressed on the way).
@@ -111,12 +119,7 @@ fn a_stuck_flock_waiter_names_its_holder() {
     assert!(!codes(&v).contains(&"GLK-STUCK-WAITER".to_string()));
     let (v, code) = doctor(&root, &["--stuck-secs", "2"]);
     assert_eq!(code, 3, "error is above warning");
-    let f = v["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["code"] == "GLK-STUCK-WAITER")
-        .unwrap();
+    let f = common::find(&v["findings"], "code", "GLK-STUCK-WAITER");
     assert_eq!(f["severity"], "error");
     assert_eq!(f["glocks"], serde_json::json!(["6/223a"]));
     assert_eq!(
@@ -128,12 +131,8 @@ fn a_stuck_flock_waiter_names_its_holder() {
     // Between 3 s (two snapshots) and 8 s, only the DLM dump's queue age shows it: the
     // waiting lock of pid 238 in the last dump, which the test reads back.
     let (v, _) = doctor(&root, &["--stuck-secs", "5"]);
-    let f = v["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["code"] == "GLK-STUCK-WAITER")
-        .expect("a stuck waiter from the DLM dump's age");
+    // A stuck waiter from the DLM dump's age.
+    let f = common::find(&v["findings"], "code", "GLK-STUCK-WAITER");
     assert!(
         f["title"]
             .as_str()
@@ -142,11 +141,7 @@ fn a_stuck_flock_waiter_names_its_holder() {
         "{f}"
     );
     let e = &f["evidence"][0];
-    let line = cited(
-        &root,
-        e["source"].as_str().unwrap(),
-        e["line"].as_u64().unwrap(),
-    );
+    let line = cited_by(&root, e);
     let cols: Vec<&str> = line.split_whitespace().collect();
     assert_eq!(cols[3], "238", "{line}");
     // `time_ms` in the header, microseconds in fact (glockparse::dlm_locks).
@@ -264,19 +259,7 @@ fn the_cluster_state_comes_before_any_glock() {
     );
     let f = &v["findings"];
     assert_eq!(f[0]["nodes"], serde_json::json!(["n2"]));
-    let ev = |i: usize| -> Vec<(String, u64)> {
-        f[i]["evidence"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|e| {
-                (
-                    e["source"].as_str().unwrap().to_string(),
-                    e["line"].as_u64().unwrap(),
-                )
-            })
-            .collect()
-    };
+    let ev = |i: usize| common::evidence(&f[i]);
     assert_eq!(
         ev(0),
         [
@@ -305,12 +288,7 @@ fn the_cluster_state_comes_before_any_glock() {
         "block, the unfinished recovery and the member that left"
     );
     // The glock findings are still there, marked as happening in an unhealthy cluster.
-    let hot = f
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|x| x["code"] == "GLK-HOT-GLOCK")
-        .unwrap();
+    let hot = common::find(f, "code", "GLK-HOT-GLOCK");
     assert!(hot["title"]
         .as_str()
         .unwrap()
@@ -423,11 +401,7 @@ fn a_lab_deadlock_with_its_real_surroundings() {
     for s in stuck {
         assert!(want.contains(&s["pids"][0].as_i64().unwrap()), "{s}");
         let e = &s["evidence"][0];
-        let line = cited(
-            &root,
-            e["source"].as_str().unwrap(),
-            e["line"].as_u64().unwrap(),
-        );
+        let line = cited_by(&root, e);
         let cols: Vec<&str> = line.split_whitespace().collect();
         assert_eq!(cols[3], s["pids"][0].to_string(), "{line}");
         assert!(cols[10].parse::<u64>().unwrap() > 30_000_000, "{line}");

@@ -67,12 +67,7 @@ fn slowest_glocks_and_types_on_the_dlm_capture() {
         .map(|g| g["srttb_ns"].as_i64().unwrap())
         .collect();
     assert!(sorted.windows(2).all(|w| w[0] >= w[1]));
-    let inode = v["types"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|t| t["type"] == "inode")
-        .unwrap();
+    let inode = common::find(&v["types"], "type", "inode");
     assert_eq!(inode["dlm"], 1953);
     assert_eq!(inode["queue"], 10766);
 }

@@ -7,6 +7,16 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+/// `glk trace -i INPUT [-o OUT]... ARGS...`: how it ended.
+fn trace_file(input: &Path, outs: &[&Path], args: &[&str]) -> std::process::Output {
+    let mut all = vec!["trace", "-i", input.to_str().unwrap()];
+    for o in outs {
+        all.extend(["-o", o.to_str().unwrap()]);
+    }
+    all.extend_from_slice(args);
+    glk().args(all).output().unwrap()
+}
+
 fn glk() -> Command {
     Command::new(env!("CARGO_BIN_EXE_glk"))
 }
@@ -38,16 +48,7 @@ fn offline_jsonl_matches_the_text_line_for_line() {
         "real/dlm2-6.1/n2/trace_pipe.txt.xz",
     ] {
         let out = dir.join("events.jsonl");
-        let o = glk()
-            .args([
-                "trace",
-                "--input",
-                testdata::path(rel).to_str().unwrap(),
-                "--output",
-                out.to_str().unwrap(),
-            ])
-            .output()
-            .unwrap();
+        let o = trace_file(&testdata::path(rel), &[&out], &[]);
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         let stderr = String::from_utf8_lossy(&o.stderr);
         assert!(!stderr.contains("warning"), "{stderr}");
@@ -96,16 +97,7 @@ fn offline_dlm_events_in_jsonl_text_and_summary() {
     ] {
         let input = testdata::path(rel);
         let out = dir.join("events.jsonl");
-        let o = glk()
-            .args([
-                "trace",
-                "-i",
-                input.to_str().unwrap(),
-                "-o",
-                out.to_str().unwrap(),
-            ])
-            .output()
-            .unwrap();
+        let o = trace_file(&input, &[&out], &[]);
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(err.contains(" dlm, ") && !err.contains("warning"), "{err}");
@@ -151,10 +143,7 @@ fn offline_dlm_events_in_jsonl_text_and_summary() {
         }
         assert!(dlm_lines > 3000, "{rel}");
         // Text: the glock id, not the hex name.
-        let o = glk()
-            .args(["trace", "-i", input.to_str().unwrap()])
-            .output()
-            .unwrap();
+        let o = trace_file(&input, &[], &[]);
         let t = String::from_utf8_lossy(&o.stdout);
         let bast = t.lines().find(|l| l.contains("dlm_bast ")).unwrap();
         assert!(
@@ -162,10 +151,7 @@ fn offline_dlm_events_in_jsonl_text_and_summary() {
             "{bast}"
         );
         // Summary: the dlm events by name and the blocking ASTs per glock.
-        let o = glk()
-            .args(["trace", "-i", input.to_str().unwrap(), "--summary"])
-            .output()
-            .unwrap();
+        let o = trace_file(&input, &[], &["--summary"]);
         let s = String::from_utf8_lossy(&o.stdout);
         let basts = text.lines().filter(|l| l.contains(" dlm_bast: ")).count();
         assert!(
@@ -189,17 +175,7 @@ fn offline_txt_keeps_lines_as_read_and_bad_lines_are_reported() {
     lines.insert(500, "CPU:0 [LOST 7 EVENTS]");
     std::fs::write(&input, lines.join("\n") + "\n").unwrap();
     let out = dir.join("copy.txt");
-    let o = glk()
-        .args([
-            "trace",
-            "-i",
-            input.to_str().unwrap(),
-            "-o",
-            out.to_str().unwrap(),
-            "--summary",
-        ])
-        .output()
-        .unwrap();
+    let o = trace_file(&input, &[&out], &["--summary"]);
     assert!(o.status.success());
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert!(
@@ -285,18 +261,8 @@ fn parallel_summary_matches_the_sequential_one() {
 
 #[test]
 fn unknown_output_format_is_refused() {
-    let o = glk()
-        .args([
-            "trace",
-            "-i",
-            testdata::path("real/dlm2-6.1/n2/trace_pipe.txt.xz")
-                .to_str()
-                .unwrap(),
-            "-o",
-            "/tmp/x.csv",
-        ])
-        .output()
-        .unwrap();
+    let input = testdata::path("real/dlm2-6.1/n2/trace_pipe.txt.xz");
+    let o = trace_file(&input, &[Path::new("/tmp/x.csv")], &[]);
     assert!(!o.status.success());
     assert!(String::from_utf8_lossy(&o.stderr).contains("unknown output format"));
 }

@@ -159,6 +159,44 @@ impl<'a> Cursor<'a> {
         self.i += n;
         Some(v)
     }
+
+    /// The literal `l`, then an unsigned decimal: a printed `l%u` field.
+    #[inline(always)]
+    pub fn lit_uint(&mut self, l: &[u8]) -> Option<u64> {
+        self.lit(l)?;
+        self.uint()
+    }
+
+    /// The literal `l`, then a signed decimal: a printed `l%d` field.
+    #[inline(always)]
+    pub fn lit_int(&mut self, l: &[u8]) -> Option<i64> {
+        self.lit(l)?;
+        self.int()
+    }
+
+    /// The literal `l`, then hex digits: a printed `l%x` field.
+    #[inline(always)]
+    pub fn lit_hex(&mut self, l: &[u8]) -> Option<u64> {
+        self.lit(l)?;
+        self.hex()
+    }
+
+    /// The literal `l`, then `%u/%u` (a block and a length, say).
+    #[inline(always)]
+    pub fn lit_uint_pair(&mut self, l: &[u8]) -> Option<(u64, u64)> {
+        let a = self.lit_uint(l)?;
+        Some((a, self.lit_uint(b"/")?))
+    }
+
+    /// A field printed only by some kernels: `Some(None)` when `l` is not there,
+    /// `Some(Some(v))` for `l%u`, `None` when `l` is there without a number.
+    #[inline(always)]
+    pub fn opt_lit_uint(&mut self, l: &[u8]) -> Option<Option<u64>> {
+        match self.lit(l) {
+            Some(()) => self.uint().map(Some),
+            None => Some(None),
+        }
+    }
 }
 
 /// The value of a hex digit (either case).

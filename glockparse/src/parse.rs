@@ -38,6 +38,12 @@ fn num_hex(v: &[u8], key: &str) -> Result<u64, String> {
     whole(grammar::hex, v).ok_or_else(|| format!("bad hex number in {key}:{}", lossy(v)))
 }
 
+/// `A/B`, both unsigned decimals.
+fn num_pair(v: &[u8], key: &str) -> Result<(u64, u64), String> {
+    let (a, b) = pair(v, key)?;
+    Ok((num_u(a, key)?, num_u(b, key)?))
+}
+
 fn pair<'a>(v: &'a [u8], key: &str) -> Result<(&'a [u8], &'a [u8]), String> {
     grammar::halves(v)
         .map(|(_, halves)| halves)
@@ -63,17 +69,11 @@ fn glock_line_fast(body: &[u8], g: &mut Glock) -> Option<()> {
     g.demote_state = LockState::parse(c.take(2)?)?;
     c.byte(b'/')?;
     g.demote_us = c.uint()?;
-    c.lit(b" a:")?;
-    g.ail = c.int()?;
-    c.lit(b" v:")?;
-    g.revokes = c.int()?;
-    c.lit(b" r:")?;
-    g.refs = c.int()?;
-    c.lit(b" m:")?;
-    g.hold_jiffies = c.int()?;
-    if c.lit(b" p:").is_some() {
-        g.nrpages = Some(c.uint()?);
-    }
+    g.ail = c.lit_int(b" a:")?;
+    g.revokes = c.lit_int(b" v:")?;
+    g.refs = c.lit_int(b" r:")?;
+    g.hold_jiffies = c.lit_int(b" m:")?;
+    g.nrpages = c.opt_lit_uint(b" p:")?;
     c.at_end().then_some(())
 }
 
@@ -172,10 +172,8 @@ fn holder_prefix_fast(body: &[u8]) -> Option<(LockState, HolderFlags, i64, i64, 
     let state = LockState::parse(c.take(2)?)?;
     c.lit(b" f:")?;
     let flags = HolderFlags::parse(c.word())?;
-    c.lit(b" e:")?;
-    let error = c.int()?;
-    c.lit(b" p:")?;
-    let pid = c.int()?;
+    let error = c.lit_int(b" e:")?;
+    let pid = c.lit_int(b" p:")?;
     c.byte(b' ')?;
     let rest = c.rest();
     (rest.first() == Some(&b'[')).then_some((state, flags, error, pid, rest))
@@ -269,22 +267,12 @@ fn holder_tail(mut h: Holder, rest: &[u8], interner: &mut Interner) -> Result<Ho
 fn inode_line_fast(body: &[u8]) -> Option<InodeInfo> {
     let mut c = Cursor::new(body);
     c.skip_spaces();
-    c.lit(b"n:")?;
-    let formal_ino = c.uint()?;
-    c.byte(b'/')?;
-    let addr = c.uint()?;
-    c.lit(b" t:")?;
-    let dtype = c.uint()?;
-    c.lit(b" f:0x")?;
-    let iflags = c.hex()?;
-    c.lit(b" d:0x")?;
-    let diskflags = c.hex()?;
-    c.lit(b" s:")?;
-    let size = c.uint()?;
-    let nrpages = match c.lit(b" p:") {
-        Some(()) => Some(c.uint()?),
-        None => None,
-    };
+    let (formal_ino, addr) = c.lit_uint_pair(b"n:")?;
+    let dtype = c.lit_uint(b" t:")?;
+    let iflags = c.lit_hex(b" f:0x")?;
+    let diskflags = c.lit_hex(b" d:0x")?;
+    let size = c.lit_uint(b" s:")?;
+    let nrpages = c.opt_lit_uint(b" p:")?;
     c.at_end().then_some(InodeInfo {
         formal_ino,
         addr,
@@ -316,9 +304,7 @@ fn inode_line_general(body: &[u8]) -> Result<InodeInfo, String> {
         };
         match key {
             b"n" => {
-                let (a, b) = pair(v, "n")?;
-                i.formal_ino = num_u(a, "n")?;
-                i.addr = num_u(b, "n")?;
+                (i.formal_ino, i.addr) = num_pair(v, "n")?;
                 have_n = true;
             }
             b"t" => i.dtype = num_u(v, "t")?,
@@ -352,9 +338,7 @@ pub(crate) fn rgrp_line(body: &[u8]) -> Result<RgrpInfo, String> {
             }
             b"f" => r.flags = num_hex(v, "f")?,
             b"b" => {
-                let (a, b) = pair(v, "b")?;
-                r.free = num_u(a, "b")?;
-                r.free_clone = num_u(b, "b")?;
+                (r.free, r.free_clone) = num_pair(v, "b")?;
             }
             b"i" => r.dinodes = num_u(v, "i")?,
             b"q" => r.requested = Some(num_u(v, "q")?),

@@ -14,36 +14,24 @@
 #    tracefs-after.txt), and `glk trace --events gfs2,dlm --duration 4 --summary`.
 # Output: out-TAG-NODE/cap/NODE (the capture), inodes.txt, formats/, tc.txt, date.txt,
 # live.jsonl, live-stderr.txt, summary.txt, tracefs-*.txt.
-set -x
-N=$(hostname); S=/mnt/share; TAG=$(cat $S/tag); OUT=$S/out-$TAG-$N; rm -rf $OUT; mkdir -p $OUT
+. /mnt/share/cluster.sh
 DELAY=$(cat $S/delay_ms 2>/dev/null || echo 25)
-case $N in n1) IP=10.99.0.1;; n2) IP=10.99.0.2;; esac
-uname -r > $OUT/kernel.txt
-ip link set lo up; ip link set eth0 up; ip addr add $IP/24 dev eth0
+lab_network
 [ $N = n2 ] && tc qdisc add dev eth0 root netem delay ${DELAY}ms
 tc qdisc show dev eth0 > $OUT/tc.txt
-corosync -f > $OUT/corosync.log 2>&1 &
-i=0; until corosync-quorumtool -s 2>/dev/null | grep -q 'Quorate: *Yes'; do sleep 1; i=$((i+1)); [ $i -gt 180 ] && break; done
-mkdir -p /dev/misc; for d in dlm-control dlm-monitor dlm_plock; do m=$(awk -v n=$d '$2==n{print $1}' /proc/misc); [ -n "$m" ] && mknod /dev/misc/$d c 10 $m; done
-dlm_controld -D 1 --enable_fencing 0 -r tcp > $OUT/dlm_controld.log 2>&1 &
-i=0; until dlm_tool status 2>/dev/null | grep -q 'quorate 1'; do sleep 1; i=$((i+1)); [ $i -gt 180 ] && break; done
-sleep 2
-if [ $N = n1 ]; then mkfs.gfs2 -O -p lock_dlm -t lab:gfs -j 2 /dev/vda > $OUT/mkfs.txt 2>&1; touch $S/mark.mkfs; fi
-while [ ! -f $S/mark.mkfs ]; do sleep 1; done
-mkdir -p /gfs; i=0; until mount -t gfs2 /dev/vda /gfs; do sleep 2; i=$((i+1)); [ $i -gt 60 ] && { echo MOUNT FAILED; poweroff -f; }; done
+lab_cluster
+lab_mount
 cp $S/glk /usr/bin/glk; chmod +x /usr/bin/glk
 T=/sys/kernel/tracing; [ -d $T/events ] || T=/sys/kernel/debug/tracing
 mkdir -p $OUT/formats; for f in $T/events/dlm/*/format $T/events/gfs2/*/format; do [ -f $f ] && cp $f $OUT/formats/$(basename $(dirname $f)); done
 ls $T/events/dlm > $OUT/dlm-events.txt 2>&1
-touch $S/mark.mounted.$N
-while [ ! -f $S/mark.mounted.n1 -o ! -f $S/mark.mounted.n2 ]; do sleep 1; done
+lab_barrier mounted
 if [ $N = n1 ]; then mkdir -p /gfs/shared; touch /gfs/shared/log0 /gfs/shared/log1; touch $S/mark.files; fi
-while [ ! -f $S/mark.files ]; do sleep 1; done
+lab_wait files
 mkdir -p /gfs/own-$N
 ls -li /gfs/shared > $OUT/inodes.txt
 date +%s.%N > $OUT/date.txt
-touch $S/mark.ready.$N
-while [ ! -f $S/mark.ready.n1 -o ! -f $S/mark.ready.n2 ]; do sleep 1; done
+lab_barrier ready
 glk capture --trace 40 --count 4 --interval 10 -o $OUT/cap 2> $OUT/capture.txt & C=$!
 sleep 3
 writer() {
@@ -66,8 +54,7 @@ writer a & A=$!; writer b & B=$!; private & P=$!
 wait $A; wait $B; wait $P
 wait $C; echo "capture rc=$?" >> $OUT/capture.txt
 date +%s.%N >> $OUT/date.txt
-touch $S/mark.phase2.$N
-while [ ! -f $S/mark.phase2.n1 -o ! -f $S/mark.phase2.n2 ]; do sleep 1; done
+lab_barrier phase2
 tstate() { ls $T/instances; cat $T/events/dlm/enable $T/events/gfs2/enable $T/tracing_on; }
 tstate > $OUT/tracefs-before.txt 2>&1
 writer c 12 & A=$!
@@ -76,6 +63,5 @@ sleep 8; kill -INT $G; wait $G; echo "trace rc=$?" >> $OUT/live-stderr.txt
 tstate > $OUT/tracefs-after.txt 2>&1
 glk trace --events gfs2,dlm --duration 4 --summary > $OUT/summary.txt 2>&1; echo "summary rc=$?" >> $OUT/summary.txt
 wait $A
-touch $S/mark.done.$N
-while [ ! -f $S/mark.done.n1 -o ! -f $S/mark.done.n2 ]; do sleep 1; done
+lab_barrier done
 ls -laR $OUT

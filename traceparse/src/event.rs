@@ -591,23 +591,17 @@ fn glock_queue(c: &mut Cursor<'_>) -> Option<Gfs2Event> {
 #[inline]
 fn glock_lock_time(c: &mut Cursor<'_>) -> Option<Gfs2Event> {
     let glock = glock(c)?;
-    c.lit(b" status:")?;
-    let status = c.int()?;
-    c.lit(b" flags:")?;
-    let sb_flags = u8::try_from(c.hex()?).ok()?;
-    let mut field = |key: &[u8]| -> Option<i64> {
-        c.lit(key)?;
-        c.int()
-    };
-    let tdiff = field(b" tdiff:")?;
-    let srtt = field(b" srtt:")?;
-    let srttvar = field(b"/")?;
-    let srttb = field(b" srttb:")?;
-    let srttvarb = field(b"/")?;
-    let sirt = field(b" sirt:")?;
-    let sirtvar = field(b"/")?;
-    let dcount = field(b" dcnt:")?;
-    let qcount = field(b" qcnt:")?;
+    let status = c.lit_int(b" status:")?;
+    let sb_flags = u8::try_from(c.lit_hex(b" flags:")?).ok()?;
+    let tdiff = c.lit_int(b" tdiff:")?;
+    let srtt = c.lit_int(b" srtt:")?;
+    let srttvar = c.lit_int(b"/")?;
+    let srttb = c.lit_int(b" srttb:")?;
+    let srttvarb = c.lit_int(b"/")?;
+    let sirt = c.lit_int(b" sirt:")?;
+    let sirtvar = c.lit_int(b"/")?;
+    let dcount = c.lit_int(b" dcnt:")?;
+    let qcount = c.lit_int(b" qcnt:")?;
     done(
         c,
         Gfs2Event::GlockLockTime(LockTime {
@@ -634,11 +628,8 @@ fn glock_lock_time(c: &mut Cursor<'_>) -> Option<Gfs2Event> {
 fn pin(c: &mut Cursor<'_>) -> Option<Gfs2Event> {
     c.lit(b" log ")?;
     let pin = choice(c, &[(b"pin ", true), (b"unpin ", false)])?;
-    let block = c.uint()?;
-    c.byte(b'/')?;
-    let len = c.uint()?;
-    c.lit(b" inode ")?;
-    let ino = c.uint()?;
+    let (block, len) = c.lit_uint_pair(b"")?;
+    let ino = c.lit_uint(b" inode ")?;
     done(
         c,
         Gfs2Event::Pin {
@@ -699,16 +690,10 @@ fn ail_flush(c: &mut Cursor<'_>) -> Option<Gfs2Event> {
 /// `gfs2_bmap` after the device: `bmap %llu map %llu/%lu to %llu flags:%08lx [no]create %d`.
 #[inline]
 fn bmap(c: &mut Cursor<'_>) -> Option<Gfs2Event> {
-    c.lit(b" bmap ")?;
-    let inum = c.uint()?;
-    c.lit(b" map ")?;
-    let lblock = c.uint()?;
-    c.byte(b'/')?;
-    let len = c.uint()?;
-    c.lit(b" to ")?;
-    let pblock = c.uint()?;
-    c.lit(b" flags:")?;
-    let bh_state = c.hex()?;
+    let inum = c.lit_uint(b" bmap ")?;
+    let (lblock, len) = c.lit_uint_pair(b" map ")?;
+    let pblock = c.lit_uint(b" to ")?;
+    let bh_state = c.lit_hex(b" flags:")?;
     c.byte(b' ')?;
     // "create " has a trailing space: "create  0" / "nocreate 0".
     let create = choice(c, &[(b"create ", true), (b"nocreate", false)])?;
@@ -731,14 +716,9 @@ fn bmap(c: &mut Cursor<'_>) -> Option<Gfs2Event> {
 /// `gfs2_iomap_start` after the device: `bmap %llu iomap start %llu/%lu flags:%08x`.
 #[inline]
 fn iomap_start(c: &mut Cursor<'_>) -> Option<Gfs2Event> {
-    c.lit(b" bmap ")?;
-    let inum = c.uint()?;
-    c.lit(b" iomap start ")?;
-    let pos = c.uint()?;
-    c.byte(b'/')?;
-    let length = c.uint()?;
-    c.lit(b" flags:")?;
-    let flags = c.hex()?;
+    let inum = c.lit_uint(b" bmap ")?;
+    let (pos, length) = c.lit_uint_pair(b" iomap start ")?;
+    let flags = c.lit_hex(b" flags:")?;
     done(
         c,
         Gfs2Event::IomapStart {
@@ -753,22 +733,12 @@ fn iomap_start(c: &mut Cursor<'_>) -> Option<Gfs2Event> {
 /// `gfs2_iomap_end` after the device: `bmap %llu iomap end %llu/%lu[ to %llu] ty:%d flags:%08x rc:%d`.
 #[inline]
 fn iomap_end(c: &mut Cursor<'_>) -> Option<Gfs2Event> {
-    c.lit(b" bmap ")?;
-    let inum = c.uint()?;
-    c.lit(b" iomap end ")?;
-    let pos = c.uint()?;
-    c.byte(b'/')?;
-    let length = c.uint()?;
-    let pblock = match c.lit(b" to ") {
-        Some(()) => Some(c.uint()?),
-        None => None,
-    };
-    c.lit(b" ty:")?;
-    let ty = c.int()?;
-    c.lit(b" flags:")?;
-    let flags = c.hex()?;
-    c.lit(b" rc:")?;
-    let rc = c.int()?;
+    let inum = c.lit_uint(b" bmap ")?;
+    let (pos, length) = c.lit_uint_pair(b" iomap end ")?;
+    let pblock = c.opt_lit_uint(b" to ")?;
+    let ty = c.lit_int(b" ty:")?;
+    let flags = c.lit_hex(b" flags:")?;
+    let rc = c.lit_int(b" rc:")?;
     done(
         c,
         Gfs2Event::IomapEnd {
@@ -786,12 +756,8 @@ fn iomap_end(c: &mut Cursor<'_>) -> Option<Gfs2Event> {
 /// `gfs2_block_alloc` after the device: `bmap %llu alloc %llu/%lu %s rg:%llu rf:%u[ rq:%u] rr:%u`.
 #[inline]
 fn block_alloc(c: &mut Cursor<'_>) -> Option<Gfs2Event> {
-    c.lit(b" bmap ")?;
-    let inum = c.uint()?;
-    c.lit(b" alloc ")?;
-    let start = c.uint()?;
-    c.byte(b'/')?;
-    let len = c.uint()?;
+    let inum = c.lit_uint(b" bmap ")?;
+    let (start, len) = c.lit_uint_pair(b" alloc ")?;
     c.byte(b' ')?;
     let state = choice(
         c,
@@ -802,16 +768,10 @@ fn block_alloc(c: &mut Cursor<'_>) -> Option<Gfs2Event> {
             (b"dinode", BlockState::Dinode),
         ],
     )?;
-    c.lit(b" rg:")?;
-    let rg = c.uint()?;
-    c.lit(b" rf:")?;
-    let rf = c.uint()?;
-    let rq = match c.lit(b" rq:") {
-        Some(()) => Some(c.uint()?),
-        None => None,
-    };
-    c.lit(b" rr:")?;
-    let rr = c.uint()?;
+    let rg = c.lit_uint(b" rg:")?;
+    let rf = c.lit_uint(b" rf:")?;
+    let rq = c.opt_lit_uint(b" rq:")?;
+    let rr = c.lit_uint(b" rr:")?;
     done(
         c,
         Gfs2Event::BlockAlloc {
@@ -830,20 +790,12 @@ fn block_alloc(c: &mut Cursor<'_>) -> Option<Gfs2Event> {
 /// `gfs2_rs` after the device: `bmap %llu resrv %llu rg:%llu rf:%u[ rq:%u] rr:%u %s f:%lu` or `… q:%u r:%u`.
 #[inline]
 fn rs(c: &mut Cursor<'_>) -> Option<Gfs2Event> {
-    c.lit(b" bmap ")?;
-    let inum = c.uint()?;
-    c.lit(b" resrv ")?;
-    let start = c.uint()?;
-    c.lit(b" rg:")?;
-    let rg = c.uint()?;
-    c.lit(b" rf:")?;
-    let rf = c.uint()?;
-    let rq = match c.lit(b" rq:") {
-        Some(()) => Some(c.uint()?),
-        None => None,
-    };
-    c.lit(b" rr:")?;
-    let rr = c.uint()?;
+    let inum = c.lit_uint(b" bmap ")?;
+    let start = c.lit_uint(b" resrv ")?;
+    let rg = c.lit_uint(b" rg:")?;
+    let rf = c.lit_uint(b" rf:")?;
+    let rq = c.opt_lit_uint(b" rq:")?;
+    let rr = c.lit_uint(b" rr:")?;
     c.byte(b' ')?;
     let func = choice(
         c,

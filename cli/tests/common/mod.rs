@@ -23,3 +23,27 @@ pub fn glk_json<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> serde_json::Value {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     serde_json::from_slice(&o.stdout).unwrap()
 }
+
+/// The element of JSON array `v` whose `key` is `want` (panics naming them when none is).
+pub fn find<'a>(v: &'a serde_json::Value, key: &str, want: &str) -> &'a serde_json::Value {
+    v.as_array()
+        .unwrap_or_else(|| panic!("not an array: {v}"))
+        .iter()
+        .find(|x| x[key] == want)
+        .unwrap_or_else(|| panic!("no element with {key} {want:?} in {v}"))
+}
+
+/// A finding's evidence as (source, line) pairs.
+pub fn evidence(f: &serde_json::Value) -> Vec<(String, u64)> {
+    f["evidence"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            (
+                e["source"].as_str().unwrap().to_string(),
+                e["line"].as_u64().unwrap(),
+            )
+        })
+        .collect()
+}

@@ -1,0 +1,50 @@
+# Sourced by the lab jobs (../shared/lab, run-cluster.sh, two nodes n1 and n2): what every
+# job does to bring up its node, so that each job says only what it tests. Copy this file
+# into the lab's share/ beside job.sh; a job starts with `. /mnt/share/cluster.sh`.
+#
+# Sets N (this node), S (the share), TAG, OUT (share/out-TAG-NODE, made empty).
+set -x
+N=$(hostname); S=/mnt/share; TAG=$(cat $S/tag); OUT=$S/out-$TAG-$N; rm -rf $OUT; mkdir -p $OUT
+case $N in n1) IP=10.99.0.1;; n2) IP=10.99.0.2;; esac
+uname -r > $OUT/kernel.txt
+
+# The node's network: loopback and eth0 at 10.99.0.N.
+lab_network() {
+  ip link set lo up; ip link set eth0 up; ip addr add $IP/24 dev eth0
+}
+
+# Waits up to $2 tries, a second apart, for the command $1 to succeed.
+lab_until() {
+  i=0; until sh -c "$1" 2>/dev/null; do sleep 1; i=$((i+1)); [ $i -gt $2 ] && return 1; done
+}
+
+# corosync and dlm_controld, each waited for until quorate (3 minutes at most).
+lab_cluster() {
+  corosync -f > $OUT/corosync.log 2>&1 &
+  lab_until "corosync-quorumtool -s | grep -q 'Quorate: *Yes'" 180
+  mkdir -p /dev/misc
+  for d in dlm-control dlm-monitor dlm_plock; do
+    m=$(awk -v n=$d '$2==n{print $1}' /proc/misc); [ -n "$m" ] && mknod /dev/misc/$d c 10 $m
+  done
+  dlm_controld -D 1 --enable_fencing 0 -r tcp > $OUT/dlm_controld.log 2>&1 &
+  lab_until "dlm_tool status | grep -q 'quorate 1'" 180
+  sleep 2
+}
+
+# n1 makes the filesystem (lock_dlm, table lab:gfs, two journals); both mount it on /gfs.
+lab_mount() {
+  if [ $N = n1 ]; then mkfs.gfs2 -O -p lock_dlm -t lab:gfs -j 2 /dev/vda > $OUT/mkfs.txt 2>&1; touch $S/mark.mkfs; fi
+  lab_wait mkfs
+  mkdir -p /gfs; i=0; until mount -t gfs2 /dev/vda /gfs; do sleep 2; i=$((i+1)); [ $i -gt 60 ] && { echo MOUNT FAILED; poweroff -f; }; done
+}
+
+# Waits for share/mark.$1, made by one node.
+lab_wait() {
+  while [ ! -f $S/mark.$1 ]; do sleep 1; done
+}
+
+# Marks this node at step $1 and waits until both nodes are.
+lab_barrier() {
+  touch $S/mark.$1.$N
+  while [ ! -f $S/mark.$1.n1 -o ! -f $S/mark.$1.n2 ]; do sleep 1; done
+}
