@@ -228,7 +228,7 @@ fn unique(v: &mut Vec<String>) {
 
 /// Whether granted lock `g` keeps waiting lock `w` waiting ([`glockparse::DlmMode::blocks`]).
 fn conflicts(w: &Dlm, g: &Dlm) -> bool {
-    g.grmode.is_some_and(|gr| gr.blocks(w.rqmode))
+    g.granted().is_some_and(|gr| gr.blocks(w.requested()))
 }
 
 /// The cross-node waits and the deadlock cycles of the snapshots' holders and DLM locks.
@@ -824,27 +824,31 @@ mod tests {
     use glockparse::DlmMode;
 
     fn dlm(node: &str, snap: u32, owner: u64, pid: u64, status: &str, gr: &str, rq: &str) -> Dlm {
-        let mode = |m: &str| DlmMode::parse(m.as_bytes());
+        let mode = |m: &str| DlmMode::parse(m.as_bytes()).unwrap_or(DlmMode::IV);
         Dlm {
             at: at(node, snap),
-            glock: Some("2/99".parse().unwrap()),
-            resource: String::new(),
-            lkid: 0,
-            nodeid: 0,
             owner_nodeid: Some(owner),
-            master_copy: false,
-            pid,
-            status: match status {
-                "granted" => LockStatus::Granted,
-                "waiting" => LockStatus::Waiting,
-                "converting" => LockStatus::Converting,
-                _ => LockStatus::Other(0),
+            lock: glockparse::dlm_locks::DlmLock {
+                id: 0,
+                nodeid: 0,
+                remid: 0,
+                pid,
+                exflags: 0,
+                flags: 0,
+                status: match status {
+                    "granted" => LockStatus::Granted,
+                    "waiting" => LockStatus::Waiting,
+                    "converting" => LockStatus::Converting,
+                    _ => LockStatus::Other(0),
+                },
+                grmode: mode(gr),
+                rqmode: mode(rq),
+                age_us: 0,
+                master_nodeid: 0,
+                resource: String::new(),
+                glock: Some("2/99".parse().unwrap()),
+                line: 1,
             },
-            grmode: mode(gr),
-            rqmode: mode(rq),
-            master_nodeid: 0,
-            age_us: 0,
-            line: 1,
         }
     }
 

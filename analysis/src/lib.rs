@@ -327,8 +327,8 @@ fn dlm_waits(dlm: &[snapshots::Dlm]) -> Vec<stuck::DlmWait> {
                 glock: d.glock?.to_string(),
                 owner_nodeid: d.owner_nodeid,
                 pid: d.pid,
-                rqmode: d.rqmode.map(|m| m.as_str().to_string()),
-                grmode: d.grmode.map(|m| m.as_str().to_string()),
+                rqmode: d.requested().map(|m| m.as_str().to_string()),
+                grmode: d.granted().map(|m| m.as_str().to_string()),
                 age_us: d.age_us,
                 line: d.line,
             })

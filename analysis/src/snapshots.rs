@@ -4,8 +4,8 @@
 
 use std::io;
 
-use glockparse::dlm_locks::{self, LockStatus};
-use glockparse::{Diagnostics, DlmMode, Glock, GlockId, GlockReader, LockState};
+use glockparse::dlm_locks::{self, DlmLock};
+use glockparse::{Diagnostics, Glock, GlockId, GlockReader, LockState};
 
 use bundle::{Captures, NodeCapture, Snapshot};
 
@@ -106,37 +106,24 @@ pub struct Hold {
     pub line: u64,
 }
 
-/// One DLM lock of a snapshot's lock dump.
+/// One DLM lock of a snapshot's lock dump: the lock as glockparse reads it (the one
+/// model of a DLM lock, whose fields it derefs to), where it was read and whose it is.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Dlm {
     /// Node and snapshot.
     pub at: At,
-    /// The glock its resource names, when it names one.
-    pub glock: Option<GlockId>,
-    /// The resource name.
-    pub resource: String,
-    /// The lock id.
-    pub lkid: u64,
-    /// The dump's node id (the owner's for a master copy, else the remote lock's).
-    pub nodeid: u64,
     /// The node that owns the lock, when known (the dumping node's own id for its locks).
     pub owner_nodeid: Option<u64>,
-    /// The resource's master (0: the node whose dump this is).
-    pub master_nodeid: u64,
-    /// The master's copy of another node's lock.
-    pub master_copy: bool,
-    /// The pid that made it.
-    pub pid: u64,
-    /// Granted, waiting or converting.
-    pub status: LockStatus,
-    /// The granted mode (none: `IV`).
-    pub grmode: Option<DlmMode>,
-    /// The requested mode (none: `IV`).
-    pub rqmode: Option<DlmMode>,
-    /// Microseconds in its current queue (how long a waiting lock has waited).
-    pub age_us: u64,
-    /// Its line in the dump.
-    pub line: u64,
+    /// The lock.
+    pub lock: DlmLock,
+}
+
+impl std::ops::Deref for Dlm {
+    type Target = DlmLock;
+
+    fn deref(&self) -> &DlmLock {
+        &self.lock
+    }
 }
 
 /// One glock's line of a glstats snapshot: the eight DLM statistics.
@@ -298,26 +285,10 @@ impl Snapshots {
     fn read_dlm(&mut self, p: &std::path::Path, at: &At, local: Option<u64>) -> io::Result<()> {
         let (v, d) = glockparse::input::read_path(p, dlm_locks::read)?;
         self.diagnostics.merge(&d);
-        let named = |m: DlmMode| (m != DlmMode::IV).then_some(m);
         self.dlm.extend(v.into_iter().map(|l| Dlm {
             at: at.clone(),
-            glock: l.glock,
-            owner_nodeid: if l.is_master_copy() {
-                Some(l.nodeid)
-            } else {
-                local
-            },
-            master_copy: l.is_master_copy(),
-            lkid: l.id,
-            nodeid: l.nodeid,
-            master_nodeid: l.master_nodeid,
-            pid: l.pid,
-            status: l.status,
-            grmode: named(l.grmode),
-            rqmode: named(l.rqmode),
-            age_us: l.age_us,
-            line: l.line,
-            resource: l.resource,
+            owner_nodeid: l.owner_nodeid_or(local),
+            lock: l,
         }));
         Ok(())
     }

@@ -673,14 +673,14 @@ impl DlmCols {
             .push(l.glock.map(|g| g.glock_type().name().into_owned()));
         self.owner_nodeid.push(l.owner_nodeid);
         self.resource.push(l.resource.clone());
-        self.lkid.push(l.lkid);
+        self.lkid.push(l.id);
         self.nodeid.push(l.nodeid);
         self.master_nodeid.push(l.master_nodeid);
-        self.master_copy.push(l.master_copy);
+        self.master_copy.push(l.is_master_copy());
         self.pid.push(l.pid);
         self.status.push(l.status.name());
-        self.grmode.push(l.grmode.map(|m| m.as_str()));
-        self.rqmode.push(l.rqmode.map(|m| m.as_str()));
+        self.grmode.push(l.granted().map(|m| m.as_str()));
+        self.rqmode.push(l.requested().map(|m| m.as_str()));
         self.age_us.push(l.age_us);
         self.line.push(l.line);
     }

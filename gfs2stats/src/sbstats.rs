@@ -65,21 +65,11 @@ impl Stat {
     }
 }
 
-/// sbstats labels types by `gfs2_gltype[ln_type + 1]`.
+/// sbstats labels types by `gfs2_gltype[ln_type + 1]`: lower-case names (`nondisk`,
+/// `inode`...), read as glocks files name types ([`GlockType::from_name`]), never numbers.
 fn type_from_label(s: &str) -> Option<GlockType> {
-    Some(match s {
-        "reserved" => GlockType::Reserved,
-        "nondisk" => GlockType::Trans,
-        "inode" => GlockType::Inode,
-        "rgrp" => GlockType::Rgrp,
-        "meta" => GlockType::Meta,
-        "iopen" => GlockType::Iopen,
-        "flock" => GlockType::Flock,
-        "plock" => GlockType::Plock,
-        "quota" => GlockType::Quota,
-        "journal" => GlockType::Journal,
-        _ => return None,
-    })
+    let named = !s.is_empty() && s.bytes().all(|b| b.is_ascii_lowercase() || b == b'-');
+    GlockType::from_name(s).filter(|_| named)
 }
 
 /// One type's eight rows, one value per CPU column.

@@ -102,6 +102,26 @@ impl DlmLock {
         self.flags & MASTER_COPY != 0
     }
 
+    /// The granted mode, None for `IV` (nothing granted).
+    pub fn granted(&self) -> Option<DlmMode> {
+        (self.grmode != DlmMode::IV).then_some(self.grmode)
+    }
+
+    /// The requested mode, None for `IV` (nothing requested).
+    pub fn requested(&self) -> Option<DlmMode> {
+        (self.rqmode != DlmMode::IV).then_some(self.rqmode)
+    }
+
+    /// The node id that owns the lock, given this node's own id when known: the owner's
+    /// for a master copy, else `local`.
+    pub fn owner_nodeid_or(&self, local: Option<u64>) -> Option<u64> {
+        if self.is_master_copy() {
+            Some(self.nodeid)
+        } else {
+            local
+        }
+    }
+
     /// The node id that owns the lock, given this node's own id.
     pub fn owner_nodeid(&self, local: u64) -> u64 {
         if self.is_master_copy() {

@@ -10,6 +10,22 @@ use crate::intern::Interner;
 use crate::record::{Glock, Holder, InodeInfo, Reservation, RgrpInfo, RgrpLvb, Token};
 use crate::state::LockState;
 
+/// Reads the fields of `body` in order: `known` takes each `key:value` and says whether
+/// it knew the key; unknown fields and bare words are kept in `extra` as they are.
+fn read_fields(
+    body: &[u8],
+    extra: &mut Vec<Token>,
+    mut known: impl FnMut(&[u8], &[u8]) -> Result<bool, String>,
+) -> Result<(), String> {
+    for (key, value) in fields_of(body) {
+        match value {
+            Some(v) if known(key, v)? => {}
+            _ => keep_token(extra, key, value),
+        }
+    }
+    Ok(())
+}
+
 fn keep_token(extra: &mut Vec<Token>, key: &[u8], value: Option<&[u8]>) {
     extra.push(Token {
         key: String::from_utf8_lossy(key).into(),
@@ -91,11 +107,7 @@ pub(crate) fn glock_line(body: &[u8], g: &mut Glock) -> Result<(), String> {
 /// [`glock_line`] by the general rule alone: the fields of [`grammar`] in any order.
 fn glock_line_general(body: &[u8], g: &mut Glock) -> Result<(), String> {
     let (mut have_s, mut have_n) = (false, false);
-    for (key, value) in fields_of(body) {
-        let Some(v) = value else {
-            keep_token(&mut g.extra, key, None);
-            continue;
-        };
+    read_fields(body, &mut g.extra, |key, v| {
         match key {
             b"s" => {
                 g.state = state(v, "s:")?;
@@ -121,9 +133,10 @@ fn glock_line_general(body: &[u8], g: &mut Glock) -> Result<(), String> {
             b"r" => g.refs = num_i(v, "r")?,
             b"m" => g.hold_jiffies = num_i(v, "m")?,
             b"p" => g.nrpages = Some(num_u(v, "p")?),
-            _ => keep_token(&mut g.extra, key, Some(v)),
+            _ => return Ok(false),
         }
-    }
+        Ok(true)
+    })?;
     match (have_s, have_n) {
         (true, true) => Ok(()),
         (false, _) => Err("G: line without s: state".into()),
@@ -297,11 +310,7 @@ pub(crate) fn inode_line(body: &[u8]) -> Result<InodeInfo, String> {
 fn inode_line_general(body: &[u8]) -> Result<InodeInfo, String> {
     let mut i = InodeInfo::default();
     let mut have_n = false;
-    for (key, value) in fields_of(body) {
-        let Some(v) = value else {
-            keep_token(&mut i.extra, key, None);
-            continue;
-        };
+    read_fields(body, &mut i.extra, |key, v| {
         match key {
             b"n" => {
                 (i.formal_ino, i.addr) = num_pair(v, "n")?;
@@ -313,44 +322,38 @@ fn inode_line_general(body: &[u8]) -> Result<InodeInfo, String> {
             // RHEL6-era kernels printed s:size/disksize.
             b"s" => i.size = num_u(v.split(|&b| b == b'/').next().unwrap_or(v), "s")?,
             b"p" => i.nrpages = Some(num_u(v, "p")?),
-            _ => keep_token(&mut i.extra, key, Some(v)),
+            _ => return Ok(false),
         }
-    }
-    if !have_n {
-        return Err("I: line without n:".into());
-    }
-    Ok(i)
+        Ok(true)
+    })?;
+    have_n
+        .then_some(i)
+        .ok_or_else(|| "I: line without n:".into())
 }
 
 /// Parses the body of an ` R:` line.
 pub(crate) fn rgrp_line(body: &[u8]) -> Result<RgrpInfo, String> {
     let mut r = RgrpInfo::default();
     let mut have_n = false;
-    for (key, value) in fields_of(body) {
-        let Some(v) = value else {
-            keep_token(&mut r.extra, key, None);
-            continue;
-        };
+    read_fields(body, &mut r.extra, |key, v| {
         match key {
             b"n" => {
                 r.addr = num_u(v, "n")?;
                 have_n = true;
             }
             b"f" => r.flags = num_hex(v, "f")?,
-            b"b" => {
-                (r.free, r.free_clone) = num_pair(v, "b")?;
-            }
+            b"b" => (r.free, r.free_clone) = num_pair(v, "b")?,
             b"i" => r.dinodes = num_u(v, "i")?,
             b"q" => r.requested = Some(num_u(v, "q")?),
             b"r" => r.reserved = Some(num_u(v, "r")?),
             b"e" => r.extfail = Some(num_u(v, "e")?),
-            _ => keep_token(&mut r.extra, key, Some(v)),
+            _ => return Ok(false),
         }
-    }
-    if !have_n {
-        return Err("R: line without n:".into());
-    }
-    Ok(r)
+        Ok(true)
+    })?;
+    have_n
+        .then_some(r)
+        .ok_or_else(|| "R: line without n:".into())
 }
 
 /// Parses the body of an `  L:` line.
