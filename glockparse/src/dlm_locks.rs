@@ -102,6 +102,11 @@ impl DlmLock {
         self.flags & MASTER_COPY != 0
     }
 
+    /// The resource's master node, None when the node whose dump this is masters it.
+    pub fn master(&self) -> Option<u64> {
+        (self.master_nodeid != 0).then_some(self.master_nodeid)
+    }
+
     /// The granted mode, None for `IV` (nothing granted).
     pub fn granted(&self) -> Option<DlmMode> {
         (self.grmode != DlmMode::IV).then_some(self.grmode)

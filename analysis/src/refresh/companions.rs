@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use gfs2stats::glstats::{self, GlStat};
 use gfs2stats::metrics::Increase;
-use glockparse::dlm_locks::{self, LockStatus};
+use glockparse::dlm_locks::{self, DlmLock, LockStatus};
 use glockparse::{Diagnostics, DlmMode, GlockFd, GlockId};
 
 use bundle::FileKind;
@@ -86,29 +86,25 @@ impl Sources {
     }
 }
 
-/// One DLM lock of a glock, as one node's dump shows it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// One DLM lock of a glock, as one node's dump shows it: glockparse's lock (the one model
+/// of a DLM lock, whose fields it derefs to) and whose it is.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Lock {
-    /// The glock the lock backs.
-    pub glock: GlockId,
     /// The node that owns the lock: for a master copy the dump's `nodeid`; for the node's
-    /// own lock, the node itself (None when its id is unknown).
+    /// own lock, the node itself (None when its id is unknown). Its `pid` is the owning
+    /// process on that node (for GFS2, whichever process last asked the DLM for the lock:
+    /// a hint, not the holder).
     pub owner: Option<u64>,
-    /// The master's copy of another node's lock.
-    pub copy: bool,
-    /// The owning process on the owner node (for GFS2, whichever process last asked the
-    /// DLM for the lock: a hint, not the holder).
-    pub pid: u64,
-    /// Which queue the lock is in.
-    pub status: LockStatus,
-    /// The granted mode.
-    pub grmode: DlmMode,
-    /// The requested mode (IV when none).
-    pub rqmode: DlmMode,
-    /// Microseconds in the current queue.
-    pub age_us: u64,
-    /// The resource's master node, None when the node whose dump this is masters it.
-    pub master: Option<u64>,
+    /// The lock.
+    pub lock: DlmLock,
+}
+
+impl std::ops::Deref for Lock {
+    type Target = DlmLock;
+
+    fn deref(&self) -> &DlmLock {
+        &self.lock
+    }
 }
 
 /// DLM requests and holder queueing per second between two refreshes (glstats deltas).
@@ -178,24 +174,13 @@ fn load_locks(path: &Path, me: Option<u64>) -> Loaded<Vec<Lock>> {
     let (locks, d) = dlm_locks::read(r, &path.display().to_string());
     let mut problems = Vec::new();
     named_problems(path, &d, &mut problems);
+    // Only the locks of glocks: their resource names one.
     let mut locks: Vec<Lock> = locks
         .into_iter()
-        .filter_map(|l| {
-            Some(Lock {
-                glock: l.glock?,
-                owner: if l.is_master_copy() {
-                    Some(l.nodeid)
-                } else {
-                    me
-                },
-                copy: l.is_master_copy(),
-                pid: l.pid,
-                status: l.status,
-                grmode: l.grmode,
-                rqmode: l.rqmode,
-                age_us: l.age_us,
-                master: (l.master_nodeid != 0).then_some(l.master_nodeid),
-            })
+        .filter(|l| l.glock.is_some())
+        .map(|l| Lock {
+            owner: l.owner_nodeid_or(me),
+            lock: l,
         })
         .collect();
     locks.sort_by_key(|l| l.glock);
@@ -292,14 +277,14 @@ impl NodeView {
     /// Every lock this node's dump shows on `glock` (its own, and on the master the
     /// copies of other nodes' locks).
     pub fn locks(&self, glock: GlockId) -> &[Lock] {
-        let lo = self.locks.partition_point(|l| l.glock < glock);
-        let hi = self.locks.partition_point(|l| l.glock <= glock);
+        let lo = self.locks.partition_point(|l| l.glock < Some(glock));
+        let hi = self.locks.partition_point(|l| l.glock <= Some(glock));
         &self.locks[lo..hi]
     }
 
     /// This node's own DLM lock on `glock`.
     pub fn own_lock(&self, glock: GlockId) -> Option<&Lock> {
-        self.locks(glock).iter().find(|l| !l.copy)
+        self.locks(glock).iter().find(|l| !l.is_master_copy())
     }
 
     /// The glock's glstats line and its rates since the previous refresh.
@@ -405,7 +390,7 @@ impl Context {
         if !own.status.is_waiting() {
             return None;
         }
-        let master_view = match own.master {
+        let master_view = match own.master() {
             None => Some(node),
             Some(m) => self.by_nodeid(m, node),
         };
@@ -415,11 +400,8 @@ impl Context {
             .map(|mv| {
                 mv.locks(glock)
                     .iter()
-                    .filter(|l| {
-                        let requested = (own.rqmode != DlmMode::IV).then_some(own.rqmode);
-                        l.status == LockStatus::Granted && l.grmode.blocks(requested)
-                    })
-                    .copied()
+                    .filter(|l| l.status == LockStatus::Granted && l.grmode.blocks(own.requested()))
+                    .cloned()
                     .collect()
             })
             .unwrap_or_default();
@@ -428,7 +410,7 @@ impl Context {
             rqmode: own.rqmode,
             grmode: own.grmode,
             pid: own.pid,
-            master: own.master,
+            master: own.master(),
             blockers,
             master_seen: master_view.is_some_and(NodeView::has_dlm),
         })
@@ -438,7 +420,7 @@ impl Context {
     /// `i`'s own when it masters the resource).
     pub fn master_locks(&self, i: usize, glock: GlockId) -> Vec<Lock> {
         let node = self.node(i);
-        let master = node.own_lock(glock).and_then(|l| l.master);
+        let master = node.own_lock(glock).and_then(|l| l.master());
         let view = match master {
             None => Some(node),
             Some(m) => self.by_nodeid(m, node),
@@ -447,7 +429,7 @@ impl Context {
             v.locks(glock)
                 .iter()
                 .filter(|l| l.owner.is_none() || l.owner != node.nodeid())
-                .copied()
+                .cloned()
                 .collect()
         })
         .unwrap_or_default()
@@ -496,9 +478,9 @@ mod tests {
         );
         assert!(w.master_seen);
         assert_eq!(w.blockers.len(), 1);
-        let b = w.blockers[0];
+        let b = &w.blockers[0];
         assert_eq!(
-            (b.owner, b.pid, b.grmode, b.copy),
+            (b.owner, b.pid, b.grmode, b.is_master_copy()),
             (Some(1), 866, DlmMode::EX, false)
         );
         // n1 does not wait; its view of the master's queue shows n2's waiting copy.

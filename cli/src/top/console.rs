@@ -665,7 +665,9 @@ fn dlm_and_file_lines(snap: &Snapshot, s: &Shown) -> Vec<Line<'static>> {
     let mut out = Vec::new();
     match node.own_lock(g.id) {
         Some(l) => {
-            let master = l.master.map_or("this node".into(), |m| format!("node {m}"));
+            let master = l
+                .master()
+                .map_or("this node".into(), |m| format!("node {m}"));
             out.push(Line::from(format!(
                 "DLM lock: {} for {}  master {}  (pid {})",
                 lock_state(l),
