@@ -685,6 +685,7 @@ impl Rules<'_> {
                 continue;
             }
             let owner = w.owner_nodeid.map_or_else(|| w.node.clone(), name_of);
+            let glock = w.glock.to_string();
             let evidence = Evidence {
                 source: format!("{}/dlm_locks.{}", w.node, w.snapshot),
                 line: Some(w.line),
@@ -694,13 +695,13 @@ impl Rules<'_> {
             // The same wait seen before (in the snapshots, or in another node's dump: the
             // master lists other nodes' locks): one more piece of evidence.
             if let Some(f) = out.iter_mut().find(|f| {
-                f.code == FindingCode::StuckWaiter && f.glocks[0] == w.glock && f.nodes[0] == owner
+                f.code == FindingCode::StuckWaiter && f.glocks[0] == glock && f.nodes[0] == owner
             }) {
                 f.evidence.push(evidence);
                 continue;
             }
             let mut f = finding(FindingCode::StuckWaiter, String::new());
-            f.glocks.push(w.glock.clone());
+            f.glocks.push(glock.clone());
             f.nodes.push(owner.clone());
             if w.pid > 0 {
                 f.pids.push(w.pid as i64);
@@ -713,9 +714,8 @@ impl Rules<'_> {
                     String::new()
                 },
                 w.glock,
-                w.rqmode.as_deref().unwrap_or("?"),
+                w.rqmode.map_or("?", |m| m.as_str()),
                 w.grmode
-                    .as_deref()
                     .map(|g| format!(", {g} granted"))
                     .unwrap_or_default()
             ));
@@ -724,7 +724,7 @@ impl Rules<'_> {
                 .r
                 .cross_node
                 .iter()
-                .filter(|x| x.glock == w.glock && x.waiter_node == owner)
+                .filter(|x| x.glock == glock && x.waiter_node == owner)
             {
                 f.evidence
                     .extend(x.cites.iter().map(|c| cite(c, "the wait and who holds it")));

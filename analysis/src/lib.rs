@@ -324,11 +324,11 @@ fn dlm_waits(dlm: &[snapshots::Dlm]) -> Vec<stuck::DlmWait> {
             Some(stuck::DlmWait {
                 node: d.at.node.clone(),
                 snapshot: d.at.snapshot,
-                glock: d.glock?.to_string(),
+                glock: d.glock?,
                 owner_nodeid: d.owner_nodeid,
                 pid: d.pid,
-                rqmode: d.requested().map(|m| m.as_str().to_string()),
-                grmode: d.granted().map(|m| m.as_str().to_string()),
+                rqmode: d.requested(),
+                grmode: d.granted(),
                 age_us: d.age_us,
                 line: d.line,
             })

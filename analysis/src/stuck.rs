@@ -18,7 +18,7 @@ pub fn is_stuck(waited_secs: f64, after: f64) -> bool {
     waited_secs >= after
 }
 
-use glockparse::GlockId;
+use glockparse::{DlmMode, GlockId};
 
 use super::GlockMap;
 use traceparse::Gfs2Event;
@@ -95,15 +95,15 @@ pub struct DlmWait {
     /// The snapshot.
     pub snapshot: u32,
     /// The glock.
-    pub glock: String,
+    pub glock: GlockId,
     /// The node that asked (a master's dump lists other nodes' locks).
     pub owner_nodeid: Option<u64>,
     /// The process that made the request.
     pub pid: u64,
     /// The mode requested.
-    pub rqmode: Option<String>,
+    pub rqmode: Option<DlmMode>,
     /// The mode granted, for a conversion.
-    pub grmode: Option<String>,
+    pub grmode: Option<DlmMode>,
     /// Microseconds in the queue.
     pub age_us: u64,
     /// Its line in the dump.
