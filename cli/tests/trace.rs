@@ -397,6 +397,69 @@ fn live_markers_then_signal(signal: i32) {
     assert_eq!(markers, (0..N).collect::<Vec<_>>());
 }
 
+/// System call events print no `name:` (`sys_getppid()`, `sys_getppid -> 0x1f`): every one
+/// is kept under its tracefs name, none reported malformed. This thread's own calls are
+/// counted.
+#[test]
+fn live_system_calls_keep_their_names() {
+    if !root("live_system_calls_keep_their_names") {
+        return;
+    }
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let scratch = tmp("syscalls");
+    let out = scratch.path().join("calls.jsonl");
+    const CALLS: usize = 1000;
+    let me: i64 = std::fs::read_link("/proc/thread-self")
+        .unwrap()
+        .file_name()
+        .unwrap()
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let events = "syscalls:sys_enter_getppid,syscalls:sys_exit_getppid";
+    let child = glk()
+        .args(["trace", "--events", events, "--duration", "1.5"])
+        .args(["-o", out.to_str().unwrap()])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(700));
+    let parent = std::os::unix::process::parent_id();
+    for _ in 0..CALLS {
+        assert_eq!(std::os::unix::process::parent_id(), parent);
+    }
+    let o = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        !err.contains("malformed") && !err.contains("no event name"),
+        "{err}"
+    );
+    let mut by_name: BTreeMap<String, usize> = BTreeMap::new();
+    for l in std::fs::read_to_string(&out).unwrap().lines() {
+        let v: serde_json::Value = serde_json::from_str(l).unwrap();
+        if v["pid"] == me {
+            *by_name
+                .entry(v["event"].as_str().unwrap().to_string())
+                .or_default() += 1;
+            if v["event"] == "sys_exit_getppid" {
+                let ret = format!("{:#x}", parent);
+                assert_eq!(v["body"], ret, "{l}");
+            }
+        }
+    }
+    // The calls in the loop and the one before it.
+    let want: BTreeMap<String, usize> = [
+        ("sys_enter_getppid", CALLS + 1),
+        ("sys_exit_getppid", CALLS + 1),
+    ]
+    .into_iter()
+    .map(|(k, n)| (k.to_string(), n))
+    .collect();
+    assert_eq!(by_name, want);
+}
+
 #[test]
 fn live_duration_filter_and_missing_gfs2() {
     if !root("live_duration_filter_and_missing_gfs2") {

@@ -6,6 +6,7 @@ use std::io;
 use analysis::snapshots::{At, Dlm, GlStatRow, GlockRow, Hold, SbStatRow, Snapshots};
 use glockparse::{Diagnostics, LkStats};
 use polars::prelude::*;
+use traceparse::line::Naming;
 use traceparse::{Decoded, DlmEvent, Gfs2Event};
 
 use bundle::Captures;
@@ -256,10 +257,14 @@ impl EventCols {
         self.pid.push(line.pid);
         match (ev, dlm) {
             (Some(e), _) => self.event.push(e.name()),
-            (None, Some(_)) | (None, None) => match std::str::from_utf8(line.event) {
-                Ok(e) => self.event.push(e),
-                Err(_) => self.event.push(&text(line.event)),
-            },
+            (None, Some(_)) | (None, None) => {
+                match (line.naming, std::str::from_utf8(line.event)) {
+                    (Naming::Named, Ok(e)) => self.event.push(e),
+                    (Naming::Named, Err(_)) => self.event.push(&text(line.event)),
+                    // A system call: its tracefs event name.
+                    _ => self.event.push(&line.event_name()),
+                }
+            }
         }
         let mut opt_fmt = |col: &mut StrCol, v: Option<&dyn std::fmt::Display>| match v {
             Some(v) => {

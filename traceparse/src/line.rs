@@ -32,10 +32,42 @@ pub struct TraceLine<'a> {
     /// Timestamp in nanoseconds (the trace clock's seconds.micros scaled; a counter
     /// clock's raw value).
     pub ts_ns: u64,
-    /// Event name (`gfs2_glock_queue`, `print`, `sched_switch`, ...).
+    /// Event name (`gfs2_glock_queue`, `print`, `sched_switch`, ...) as the line prints it:
+    /// for a system call, its name (`sys_getppid`); [`TraceLine::event_name`] gives the
+    /// tracefs event's.
     pub event: &'a [u8],
-    /// The event's TP_printk text.
+    /// The event's TP_printk text (a system call's arguments, or its return value).
     pub body: &'a [u8],
+    /// How the line names its event.
+    pub naming: Naming,
+}
+
+/// How a line names its event. Most events print `name: body` (their `TP_printk`); the
+/// system call events print themselves (kernel/trace/trace_syscalls.c):
+/// `print_syscall_enter` writes `sys_NAME(arg: value, ...)` and `print_syscall_exit`
+/// writes `sys_NAME -> 0xRET`, with no event name at all.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Naming {
+    /// `name: body`.
+    Named,
+    /// A system call's entry: tracefs event `syscalls:sys_enter_NAME`.
+    SyscallEnter,
+    /// A system call's return: tracefs event `syscalls:sys_exit_NAME`.
+    SyscallExit,
+}
+
+impl<'a> TraceLine<'a> {
+    /// The tracefs name of the line's event: [`TraceLine::event`] as printed, or for a
+    /// system call `sys_enter_NAME` / `sys_exit_NAME` (as `--events syscalls:...` names it).
+    pub fn event_name(&self) -> std::borrow::Cow<'a, str> {
+        let printed = String::from_utf8_lossy(self.event);
+        let call = || printed.strip_prefix("sys_").unwrap_or(&printed).to_string();
+        match self.naming {
+            Naming::Named => printed,
+            Naming::SyscallEnter => format!("sys_enter_{}", call()).into(),
+            Naming::SyscallExit => format!("sys_exit_{}", call()).into(),
+        }
+    }
 }
 
 /// What a line of trace text is.
@@ -452,6 +484,7 @@ fn general_head(line: &[u8]) -> Result<Prefix<'_>, BadLine> {
                 ts_ns: 0,
                 event,
                 body: trim(body),
+                naming: Naming::Named,
             })));
         }
     };
@@ -493,10 +526,15 @@ fn event(h: Head<'_>) -> Result<Line<'_>, BadLine> {
     }
     // The event name runs to the first `:`, checked as it is scanned.
     let name = ident_len(ev);
-    let colon = match ev.get(name) {
-        Some(b':') if name > 0 => name,
-        Some(_) if find(b':', ev).is_some() => return Err(BadLine("bad event name")),
-        _ => return Err(BadLine("no event name")),
+    let (naming, body) = if name > 0 && ev.get(name) == Some(&b':') {
+        (Naming::Named, trim(&ev[name + 1..]))
+    } else if let Some(call) = syscall(ev, name) {
+        // A system call's own layout (whose arguments may hold `:`).
+        call
+    } else if name < ev.len() && find(b':', ev).is_some() {
+        return Err(BadLine("bad event name"));
+    } else {
+        return Err(BadLine("no event name"));
     };
     Ok(Line::Event(TraceLine {
         comm: h.comm,
@@ -505,9 +543,26 @@ fn event(h: Head<'_>) -> Result<Line<'_>, BadLine> {
         cpu: h.cpu,
         irq_flags: h.irq_flags,
         ts_ns: h.ts_ns,
-        event: &ev[..colon],
-        body: trim(&ev[colon + 1..]),
+        event: &ev[..name],
+        body,
+        naming,
     }))
+}
+
+/// A system call's entry `sys_NAME(args)` or return `sys_NAME -> 0xRET` ([`Naming`]),
+/// `ev[..name]` being `sys_NAME`: how it names itself and its body (the arguments
+/// without the parentheses, or the return value).
+#[inline(never)]
+fn syscall(ev: &[u8], name: usize) -> Option<(Naming, &[u8])> {
+    if !ev.starts_with(b"sys_") || name <= 4 {
+        return None;
+    }
+    let rest = trim_end(&ev[name..]);
+    if let Some(args) = rest.strip_prefix(b"(").and_then(|r| r.strip_suffix(b")")) {
+        return Some((Naming::SyscallEnter, args));
+    }
+    let ret = rest.strip_prefix(b" -> ")?;
+    ret.starts_with(b"0x").then_some((Naming::SyscallExit, ret))
 }
 
 #[cfg(test)]
@@ -742,5 +797,36 @@ mod tests {
         assert!(parse(b"G:  s:EX n:2/3347 f:DyIqob t:EX d:UN/0 a:0 v:0 r:3 m:150").is_err());
         assert!(parse(b" H: s:EX f:H e:0 p:1 [a] f+0x1/0x2").is_err());
         assert!(parse(b"x-1 [000] ..... notatime: ev: b").is_err());
+    }
+
+    /// System call events print themselves without a name (kernel/trace/trace_syscalls.c).
+    #[test]
+    fn system_calls_are_named_by_their_tracefs_events() {
+        let enter = ev("         python3-3964    [001] ..... 24366.080074: sys_openat(dfd: ffffff9c, filename: 7ffd, flags: 80000, mode: 0)");
+        assert_eq!(
+            (enter.event, enter.naming),
+            (&b"sys_openat"[..], Naming::SyscallEnter)
+        );
+        assert_eq!(enter.event_name(), "sys_enter_openat");
+        assert_eq!(
+            enter.body,
+            b"dfd: ffffff9c, filename: 7ffd, flags: 80000, mode: 0"
+        );
+        let exit = ev("         python3-3964    [001] ..... 24366.080076: sys_getppid -> 0xf75");
+        assert_eq!(
+            (exit.event_name(), exit.body),
+            ("sys_exit_getppid".into(), &b"0xf75"[..])
+        );
+        let none = ev("         python3-3964    [001] ..... 24366.080074: sys_getppid()");
+        assert_eq!(
+            (none.event_name(), none.body),
+            ("sys_enter_getppid".into(), &b""[..])
+        );
+        assert_eq!(ev("  x-1 [000] ..... 1.0: print: a").event_name(), "print");
+        // Not a system call's layout: still no event name.
+        for bad in ["sys_x(", "sys_ -> 0x1", "sys_x -> 1", "other(a)"] {
+            let line = format!("  x-1 [000] ..... 1.0: {bad}");
+            assert!(parse(line.as_bytes()).is_err(), "{line}");
+        }
     }
 }

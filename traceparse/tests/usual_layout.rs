@@ -39,6 +39,9 @@ const VARIANTS: &[&str] = &[
     "  CPU:1-1                [000] .....    40.694895: print: x",
     "               #-1       [000] .....    40.694895: print: x",
     "CPU:1 [LOST 5 EVENTS]",
+    // System calls, which print no event name.
+    "         python3-3964    [001] ..... 24366.080074: sys_openat(dfd: ffffff9c, filename: 7ffd)",
+    "         python3-3964    [001] ..... 24366.080076: sys_getppid -> 0xf75",
     // A comm holding what reads as a task and a `[cpu]` field.
     "         a-1 [2]-77      [003] d..2.     5.000001: tracing_mark_write: x",
     // A pid filling its seven columns (a deleted space leaves none before `[`).

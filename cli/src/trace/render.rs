@@ -168,7 +168,7 @@ pub fn json(out: &mut String, l: &TraceLine<'_>, dev: Dev, e: &Gfs2Event) {
 
 /// One JSON object for an event glk does not decode (or a gfs2 body it could not).
 pub fn json_raw(out: &mut String, l: &TraceLine<'_>, undecoded: bool) {
-    json_head(out, l, &lossy(l.event));
+    json_head(out, l, &l.event_name());
     out.push_str(",\"body\":");
     json_str(out, l.body);
     if undecoded {

@@ -103,8 +103,10 @@ impl<W: Output> TraceOut for TextSink<W> {
             Decoded::Undecoded(line) | Decoded::Other(line) => {
                 render::prefix(&mut self.buf, line);
                 // Foreign bodies are quoted: control bytes never reach the terminal.
-                self.buf
-                    .push_str(&glockparse::quote::quote(line.event, usize::MAX));
+                self.buf.push_str(&glockparse::quote::quote(
+                    line.event_name().as_bytes(),
+                    usize::MAX,
+                ));
                 self.buf.push_str(": ");
                 self.buf
                     .push_str(&glockparse::quote::quote(line.body, usize::MAX));

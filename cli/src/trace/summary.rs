@@ -85,11 +85,9 @@ impl Summary {
                     c.bast += 1;
                 }
             }
-            Decoded::Undecoded(l) => {
-                self.count_other(format!("{} (undecoded)", String::from_utf8_lossy(l.event)))
-            }
+            Decoded::Undecoded(l) => self.count_other(format!("{} (undecoded)", l.event_name())),
             Decoded::Other(l) => {
-                let name = String::from_utf8_lossy(l.event);
+                let name = l.event_name();
                 match self.per_other.get_mut(name.as_ref()) {
                     Some(n) => *n += 1,
                     None => self.count_other(name.into_owned()),
