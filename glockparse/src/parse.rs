@@ -195,19 +195,25 @@ fn holder_prefix_fast(body: &[u8]) -> Option<(LockState, HolderFlags, i64, i64, 
 /// Parses the body of an ` H:` line. The comm may contain spaces and `]`, so it is taken
 /// as whatever lies between `p:N [` and the caller found from the right.
 pub(crate) fn holder_line(body: &[u8], interner: &mut Interner) -> Result<Holder, String> {
-    if let Some((state, flags, error, pid, rest)) = holder_prefix_fast(body) {
-        let h = Holder {
-            state,
-            flags,
-            error,
-            pid,
-            comm: interner.empty(),
-            caller: interner.empty(),
-            line: 0,
-        };
-        return holder_tail(h, rest, interner);
+    match holder_line_fast(body, interner) {
+        Some(h) => h,
+        None => holder_line_general(body, interner),
     }
-    holder_line_general(body, interner)
+}
+
+/// [`holder_line`] by the kernel's exact layout alone: None when the line is not in it.
+fn holder_line_fast(body: &[u8], interner: &mut Interner) -> Option<Result<Holder, String>> {
+    let (state, flags, error, pid, rest) = holder_prefix_fast(body)?;
+    let h = Holder {
+        state,
+        flags,
+        error,
+        pid,
+        comm: interner.empty(),
+        caller: interner.empty(),
+        line: 0,
+    };
+    Some(holder_tail(h, rest, interner))
 }
 
 /// [`holder_line`] by the general rule alone: [`grammar::holder_head`]'s fields in any
@@ -448,19 +454,9 @@ mod tests {
     }
 
     fn same_holder(body: &[u8], interner: &mut Interner, path: &std::path::Path) -> bool {
-        let Some((state, flags, error, pid, rest)) = holder_prefix_fast(body) else {
+        let Some(fast) = holder_line_fast(body, interner) else {
             return false;
         };
-        let h = Holder {
-            state,
-            flags,
-            error,
-            pid,
-            comm: interner.empty(),
-            caller: interner.empty(),
-            line: 0,
-        };
-        let fast = holder_tail(h, rest, interner);
         let general = holder_line_general(body, interner);
         assert_eq!(fast, general, "{}: H:{}", path.display(), lossy(body));
         true
