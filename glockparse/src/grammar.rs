@@ -113,7 +113,7 @@ pub fn whole<'a, T>(
 pub fn holder_head(i: Input) -> (Vec<(Input, Option<Input>)>, Option<Input>) {
     // `separated_list0` always succeeds: no word at all is an empty list.
     let (rest, ws) = head_words(i).unwrap_or((i, Vec::new()));
-    let rest = rest.trim_ascii_start_spaces();
+    let rest = &rest[rest.iter().take_while(|&&b| b == b' ').count()..];
     let tail = (rest.first() == Some(&b'[')).then_some(rest);
     (ws.into_iter().map(field).collect(), tail)
 }
@@ -125,19 +125,6 @@ fn head_words(i: Input) -> Res<Vec<Input>> {
         take_till1(|b| b == b' '),
     ));
     preceded(space0, separated_list0(space1, word)).parse(i)
-}
-
-/// Bytes without the spaces that begin them.
-trait TrimSpaces {
-    /// `self` after its leading spaces.
-    fn trim_ascii_start_spaces(&self) -> &Self;
-}
-
-impl TrimSpaces for [u8] {
-    fn trim_ascii_start_spaces(&self) -> &[u8] {
-        let n = self.iter().take_while(|&&b| b == b' ').count();
-        &self[n..]
-    }
 }
 
 /// A DLM lock dump line: the words before the resource name (thirteen in a good line:
