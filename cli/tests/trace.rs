@@ -460,6 +460,31 @@ fn live_system_calls_keep_their_names() {
     assert_eq!(by_name, want);
 }
 
+/// A trace-cmd trace.dat is binary: glk trace and glk analyze say what it is and how to
+/// make text of it, where its few text-like bytes (`entries: 5`) used to read as events.
+#[test]
+fn a_trace_dat_is_named_not_misread() {
+    let scratch = tmp("dat");
+    let dat = scratch.path().join("trace.dat");
+    let mut bytes = b"\x17\x08\x44tracing6\0\0\0\x08\0\0\0".to_vec();
+    bytes.extend_from_slice(b"\0\0CPU: 0\nentries: 5\noverrun: 0\n\0\x01\x02");
+    std::fs::write(&dat, &bytes).unwrap();
+    for args in [&["trace", "--summary", "-i"][..], &["analyze"][..]] {
+        let o = glk().args(args).arg(&dat).output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success(), "{args:?}: {err}");
+        assert!(
+            err.contains("a trace-cmd trace.dat") && err.contains("trace-cmd report -i"),
+            "{args:?}: {err}"
+        );
+        assert!(
+            o.stdout.is_empty(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&o.stdout)
+        );
+    }
+}
+
 #[test]
 fn live_duration_filter_and_missing_gfs2() {
     if !root("live_duration_filter_and_missing_gfs2") {
