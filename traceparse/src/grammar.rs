@@ -10,9 +10,9 @@
 //! decoder reads is one that its event's `TP_printk` grammar reads, with the same device
 //! and glock.
 
-use glockparse::grammar::{dec, hex, Input, Res};
+use glockparse::grammar::{dec, hex, sdec, Input, Res};
 use nom::bytes::complete::{tag, take_till, take_until, take_while_m_n};
-use nom::character::complete::{char, digit1, satisfy};
+use nom::character::complete::{char, satisfy};
 use nom::combinator::{all_consuming, map_opt, opt, recognize, rest};
 use nom::sequence::{delimited, preceded, terminated};
 use nom::Parser;
@@ -116,15 +116,6 @@ fn pieces(fmt: &str) -> Vec<Piece<'_>> {
     out
 }
 
-/// The signed decimal of `%d`, `%ld`, `%lld`.
-fn signed(i: Input) -> Res<i64> {
-    map_opt(
-        recognize((opt(char('-')), digit1)),
-        glockparse::num::parse_i64,
-    )
-    .parse(i)
-}
-
 /// The body `fmt` prints, read by the grammar `fmt` stands for: its literals as they are,
 /// its numbers by their conversions, each `%s` up to the literal after it (the rest of
 /// the body when it comes last). `None` when the body is not one `fmt` prints.
@@ -157,7 +148,7 @@ fn conversion<'a>(
 ) -> Option<(Input<'a>, Option<Arg<'a>>)> {
     let (after, arg) = match c {
         b'u' => dec(input).map(|(r, v)| (r, Arg::Unsigned(v))),
-        b'd' => signed(input).map(|(r, v)| (r, Arg::Signed(v))),
+        b'd' => sdec(input).map(|(r, v)| (r, Arg::Signed(v))),
         b'x' => hex(input).map(|(r, v)| (r, Arg::Hex(v))),
         b's' => text(next, input).map(|(r, v)| (r, Arg::Text(v))),
         _ => return None,
