@@ -1,7 +1,9 @@
 //! The questions people debug GFS2 with, answered without polars: the snapshots are read
 //! into typed rows ([`snapshots`]), the traces in one pass ([`trace`]), and each analysis is
 //! a function from those to a part of [`Report`], which serialises to the documented JSON.
-//! [`findings`] turns a report into findings with stable codes.
+//! [`findings`] turns a report into findings with stable codes. [`refresh`] is what
+//! `glk top` sees at each refresh of live or saved glocks files: the same rules (one stuck
+//! threshold, one blocking rule, one DLM lock), read again every few seconds.
 
 #![forbid(unsafe_code)]
 
