@@ -95,6 +95,14 @@ pub struct Request {
     sent_seq: Option<(u32, MsgType)>,
 }
 
+impl Request {
+    /// When the wait it serves began: the first local holder's queueing, or the DLM
+    /// request itself when that came first or no queued holder was seen.
+    pub fn first_ns(&self) -> u64 {
+        self.queued_ns.unwrap_or(self.start_ns).min(self.start_ns)
+    }
+}
+
 /// One blocking AST a node's lock received.
 #[derive(Debug, Clone)]
 pub struct Bast {
@@ -1058,9 +1066,7 @@ impl<'a> Cluster<'a> {
                 .release_ns
                 .map(|rel| (granted as i64 + oa) - (rel as i64 + ob)),
             grant_to_promote_ns: r.promote_ns.map(|p| p - granted),
-            total_ns: r
-                .promote_ns
-                .map(|p| p - r.queued_ns.unwrap_or(r.start_ns).min(r.start_ns)),
+            total_ns: r.promote_ns.map(|p| p - r.first_ns()),
             uncertainty_ns: self.unc2(m.requester, m.holder) as u64,
             evidence,
         }

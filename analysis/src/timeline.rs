@@ -22,10 +22,7 @@ pub fn write(report: &Report, traces: &[NodeTrace], out: &mut impl Write) -> io:
     let at = |i: usize, ts: u64| ts as i64 + off(i);
     let start_of = |m: &Matched| {
         let r = &traces[m.requester].dlm.requests[m.request];
-        at(
-            m.requester,
-            r.queued_ns.unwrap_or(r.start_ns).min(r.start_ns),
-        )
+        at(m.requester, r.first_ns())
     };
     let t0 = report.matched.iter().map(start_of).min().unwrap_or(0);
     let spans = spans(report, traces, &at);
@@ -143,7 +140,6 @@ fn spans<'a>(
         else {
             continue;
         };
-        let first = r.queued_ns.unwrap_or(r.start_ns).min(r.start_ns);
         let end = r.promote_ns.unwrap_or(granted).max(granted);
         out.push(Span {
             matched: m,
@@ -151,7 +147,7 @@ fn spans<'a>(
             glock,
             granted,
             release,
-            wait: (a, at(a, first), at(a, end)),
+            wait: (a, at(a, r.first_ns()), at(a, end)),
             demote: (b, at(b, x.ts_ns), at(b, release.max(x.ts_ns)) + 1),
         });
     }

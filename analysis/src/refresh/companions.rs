@@ -168,12 +168,22 @@ fn loaded<T>(r: Option<Loaded<T>>, problems: &mut Vec<String>) -> Option<T> {
     }
 }
 
-/// Reads a DLM lock dump: the locks of glocks, sorted by glock.
-fn load_locks(path: &Path, me: Option<u64>) -> Loaded<Vec<Lock>> {
-    let r = glockparse::input::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let (locks, d) = dlm_locks::read(r, &path.display().to_string());
+/// Reads a companion file with its line reader: the records, and its unparsed lines as
+/// one problem naming the file.
+fn read_companion<T>(
+    path: &Path,
+    read: impl FnOnce(Box<dyn std::io::Read + Send>, &str) -> (T, Diagnostics),
+) -> Loaded<T> {
+    let (records, d) =
+        glockparse::input::read_path(path, read).map_err(|e| format!("{}: {e}", path.display()))?;
     let mut problems = Vec::new();
     named_problems(path, &d, &mut problems);
+    Ok((records, problems))
+}
+
+/// Reads a DLM lock dump: the locks of glocks, sorted by glock.
+fn load_locks(path: &Path, me: Option<u64>) -> Loaded<Vec<Lock>> {
+    let (locks, problems) = read_companion(path, dlm_locks::read)?;
     // Only the locks of glocks: their resource names one.
     let mut locks: Vec<Lock> = locks
         .into_iter()
@@ -195,9 +205,7 @@ type Stats = (ByGlock<GlStat>, ByGlock<Rates>, Instant);
 
 /// Reads glstats, with rates against the previous refresh's counts.
 fn load_stats(path: &Path, prev: Option<&NodeView>) -> Loaded<Stats> {
-    let (stats, d) = glstats::read_path(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let mut problems = Vec::new();
-    named_problems(path, &d, &mut problems);
+    let (stats, problems) = read_companion(path, glstats::read)?;
     let now = Instant::now();
     let elapsed = prev
         .and_then(|p| p.stats_at)
@@ -222,10 +230,7 @@ fn load_stats(path: &Path, prev: Option<&NodeView>) -> Loaded<Stats> {
 
 /// Reads glockfd, sorted by glock.
 fn load_fds(path: &Path) -> Loaded<Vec<GlockFd>> {
-    let r = glockparse::input::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let (mut fds, d) = glockparse::glockfd::read_all(r, &path.display().to_string());
-    let mut problems = Vec::new();
-    named_problems(path, &d, &mut problems);
+    let (mut fds, problems) = read_companion(path, glockparse::glockfd::read_all)?;
     fds.sort_by_key(|f| (f.glock, f.pid, f.fd));
     Ok((fds, problems))
 }
@@ -381,6 +386,16 @@ impl Context {
             .find(|n| n.nodeid() == Some(id) && n.sources.fs == like.sources.fs)
     }
 
+    /// The view holding the master's copy of the resource of `own`, `node`'s own lock
+    /// (`node` itself when it masters it or holds no lock): None when the master is not
+    /// among the inputs.
+    fn master_view<'a>(&'a self, node: &'a NodeView, own: Option<&Lock>) -> Option<&'a NodeView> {
+        match own.and_then(|l| l.master()) {
+            None => Some(node),
+            Some(m) => self.by_nodeid(m, node),
+        }
+    }
+
     /// How input `i`'s DLM request for `glock` waits, when it does (its lock is waiting
     /// or converting), and who holds the glock on other nodes when the master's dump
     /// tells.
@@ -390,10 +405,7 @@ impl Context {
         if !own.status.is_waiting() {
             return None;
         }
-        let master_view = match own.master() {
-            None => Some(node),
-            Some(m) => self.by_nodeid(m, node),
-        };
+        let master_view = self.master_view(node, Some(own));
         // The request itself is waiting or converting, never granted, so it is not
         // among the granted locks that block it.
         let blockers = master_view
@@ -420,11 +432,7 @@ impl Context {
     /// `i`'s own when it masters the resource).
     pub fn master_locks(&self, i: usize, glock: GlockId) -> Vec<Lock> {
         let node = self.node(i);
-        let master = node.own_lock(glock).and_then(|l| l.master());
-        let view = match master {
-            None => Some(node),
-            Some(m) => self.by_nodeid(m, node),
-        };
+        let view = self.master_view(node, node.own_lock(glock));
         view.map(|v| {
             v.locks(glock)
                 .iter()
