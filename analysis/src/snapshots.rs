@@ -287,7 +287,7 @@ impl Snapshots {
         self.diagnostics.merge(&d);
         self.dlm.extend(v.into_iter().map(|l| Dlm {
             at: at.clone(),
-            owner_nodeid: l.owner_nodeid_or(local),
+            owner_nodeid: l.owner_nodeid(local),
             lock: l,
         }));
         Ok(())

@@ -111,7 +111,7 @@ fn glockfd(bytes: &[u8]) {
 fn dlm_locks(bytes: &[u8]) {
     let (locks, d) = glockparse::dlm_locks::read(bytes, "fuzz");
     for l in &locks {
-        let _ = l.owner_nodeid(1);
+        let _ = l.owner_nodeid(Some(1));
     }
     check_lines(&d, bytes);
 }

@@ -119,18 +119,9 @@ impl DlmLock {
 
     /// The node id that owns the lock, given this node's own id when known: the owner's
     /// for a master copy, else `local`.
-    pub fn owner_nodeid_or(&self, local: Option<u64>) -> Option<u64> {
+    pub fn owner_nodeid(&self, local: Option<u64>) -> Option<u64> {
         if self.is_master_copy() {
             Some(self.nodeid)
-        } else {
-            local
-        }
-    }
-
-    /// The node id that owns the lock, given this node's own id.
-    pub fn owner_nodeid(&self, local: u64) -> u64 {
-        if self.is_master_copy() {
-            self.nodeid
         } else {
             local
         }
@@ -199,13 +190,16 @@ mod tests {
         .unwrap();
         assert!(w.is_master_copy());
         assert_eq!(
-            (w.owner_nodeid(1), w.pid, w.status, w.rqmode),
-            (2, 860, LockStatus::Waiting, DlmMode::EX)
+            (w.owner_nodeid(Some(1)), w.pid, w.status, w.rqmode),
+            (Some(2), 860, LockStatus::Waiting, DlmMode::EX)
         );
         assert_eq!(w.glock, Some(GlockId::new(6, 0x60af5)));
         let g = parse_line(br#"42d 0 0 866 0 0 0 2 5 -1 12826031 0 24 "       6           60af5""#)
             .unwrap();
-        assert_eq!((g.owner_nodeid(1), g.grmode, g.id), (1, DlmMode::EX, 0x42d));
+        assert_eq!(
+            (g.owner_nodeid(Some(1)), g.grmode, g.id),
+            (Some(1), DlmMode::EX, 0x42d)
+        );
         assert_eq!((g.rqmode, g.age_us), (DlmMode::IV, 12_826_031));
         assert!(parse_line(b"1 2 3").is_err());
         let (v, d) = read(&b"id nodeid remid pid xid exflags flags sts grmode rqmode time_ms r_nodeid r_len r_name\nbad\n"[..], "x");

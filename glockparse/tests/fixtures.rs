@@ -256,5 +256,5 @@ fn dlm_lock_dumps_parse_and_name_glocks() {
         .any(|l| !l.is_master_copy() && l.pid == 866 && l.grmode == glockparse::DlmMode::EX));
     assert!(flock
         .iter()
-        .any(|l| l.owner_nodeid(1) == 2 && l.pid == 860 && l.status.is_waiting()));
+        .any(|l| l.owner_nodeid(Some(1)) == Some(2) && l.pid == 860 && l.status.is_waiting()));
 }

@@ -189,7 +189,7 @@ fn load_locks(path: &Path, me: Option<u64>) -> Loaded<Vec<Lock>> {
         .into_iter()
         .filter(|l| l.glock.is_some())
         .map(|l| Lock {
-            owner: l.owner_nodeid_or(me),
+            owner: l.owner_nodeid(me),
             lock: l,
         })
         .collect();

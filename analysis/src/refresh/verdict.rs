@@ -171,7 +171,8 @@ fn local_blocker(g: &Glock) -> Blocker {
     Blocker::Here
 }
 
-/// A holder's pid, None when it names no live task (GL_NOPID, -1).
+/// A holder's pid as the views show it, None for a GL_NOPID holder (`p:0` or `p:-1`);
+/// an ended process keeps its pid.
 pub fn process_pid(h: &Holder) -> Option<i64> {
-    (!(h.pid_meaningless() && h.pid <= 0)).then_some(h.pid)
+    (h.pid > 0).then_some(h.pid)
 }
