@@ -1,0 +1,29 @@
+#!/bin/sh
+# Lab job (../shared/lab, run-cluster.sh, two nodes; copy cluster.sh into share/ too): glk top
+# live on both nodes during a cross-node flock wait, with the truth beside it. n1 holds an
+# flock on shared/A (flock -x A sh -c "sleep 60"); n2 asks for it 2 s later and waits. 20 s
+# in, each node writes `glk top --plain/--json --once --stuck-after 10` (top.txt, top.json)
+# and, made without glk, /proc/locks, ps (state, wchan), glockfd, the DLM lock dump and the
+# tracing instances (none may be left).
+. /mnt/share/cluster.sh
+lab_network
+lab_cluster
+lab_mount
+cp $S/glk /usr/bin/glk; chmod +x /usr/bin/glk
+lab_barrier mounted
+if [ $N = n1 ]; then mkdir -p /gfs/shared; touch /gfs/shared/A; touch $S/mark.files; fi
+lab_wait files
+ls -li /gfs/shared > $OUT/inodes.txt
+if [ $N = n1 ]; then flock -x /gfs/shared/A sh -c 'sleep 60' & touch $S/mark.held; fi
+lab_wait held
+if [ $N = n2 ]; then sleep 2; flock -x /gfs/shared/A true & W=$!; echo $W > $OUT/waiter.pid; fi
+sleep 20
+glk top --plain --once --stuck-after 10 > $OUT/top.txt 2> $OUT/top.err; echo $? > $OUT/top.rc
+glk top --json --once --stuck-after 10 > $OUT/top.json 2>> $OUT/top.err
+cat /proc/locks > $OUT/proc-locks.txt
+ps -eo pid,ppid,stat,wchan:32,comm > $OUT/ps.txt
+cat /sys/kernel/debug/gfs2/*/glockfd > $OUT/glockfd.txt 2>&1
+cat /sys/kernel/debug/dlm/gfs_locks > $OUT/dlm_locks.txt 2>&1
+ls /sys/kernel/tracing/instances > $OUT/instances.txt 2>&1
+lab_barrier done
+poweroff -f
