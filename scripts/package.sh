@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Builds the two packages of glk, as .deb (dpkg-deb) and .rpm (rpmbuild, when installed:
 # Debian's package `rpm`):
-#   glk         the node tool (top, trace, stats, capture, analyze, doctor, report):
-#               /usr/bin/glk, the man page, bash/zsh/fish completions.
+#   glk         the node tool (top, trace, stats, capture, analyze, doctor, report,
+#               exporter): /usr/bin/glk, the man page, bash/zsh/fish completions, the
+#               exporter's systemd unit and its defaults file (/etc/default/glk-exporter in
+#               the .deb, /etc/sysconfig/glk-exporter in the .rpm), its Prometheus alert
+#               rules and Grafana dashboard in /usr/share/glk.
 #   glk-engine  the polars engine (export, trace -o .parquet): /usr/bin/glk-engine;
 #               depends on glk.
 #
@@ -176,7 +179,7 @@ stage_common_doc() {
     copyright "$name" > "$root/usr/share/doc/$name/copyright"
 }
 stage_glk() {
-    local root="$1"
+    local root="$1" format="$2"
     install -D -m 0755 "$bin_glk/glk" "$root/usr/bin/glk"
     strip --strip-unneeded "$root/usr/bin/glk" 2>/dev/null || true
     mkdir -p "$root/usr/share/man/man1"
@@ -188,6 +191,18 @@ stage_glk() {
     "$bin_glk/glk" generate fish > "$root/usr/share/fish/vendor_completions.d/glk.fish"
     stage_common_doc "$root" glk
     install -m 0644 README.md "$root/usr/share/doc/glk/README.md"
+    # Debian before 13 looks for units in /lib (lintian says so); RHEL in /usr/lib.
+    local units=/lib/systemd/system defaults=/etc/default/glk-exporter
+    [ "$format" = rpm ] && units=/usr/lib/systemd/system defaults=/etc/sysconfig/glk-exporter
+    install -D -m 0644 packaging/systemd/glk-exporter.service \
+        "$root$units/glk-exporter.service"
+    install -D -m 0644 packaging/systemd/glk-exporter.default "$root$defaults"
+    install -D -m 0644 -t "$root/usr/share/glk/prometheus" \
+        packaging/prometheus/glk-alerts.yml packaging/prometheus/glk-alerts.test.yml
+    install -D -m 0644 -t "$root/usr/share/glk/grafana" packaging/grafana/glk-dashboard.json
+    if [ "$format" = deb ]; then
+        install -D -m 0644 packaging/lintian-overrides "$root/usr/share/lintian/overrides/glk"
+    fi
 }
 stage_engine() {
     local root="$1"
@@ -200,10 +215,13 @@ stage_engine() {
 
 deb() {
     local name="$1" desc="$2" relations="$4" root="$stage/deb-$1" deps
-    "stage_${3}" "$root"
+    "stage_${3}" "$root" deb
     gzip -9nc packaging/changelog > "$root/usr/share/doc/$name/changelog.Debian.gz"
     deps=$(deb_deps_of "$root/usr/bin/$name")
     mkdir -p "$root/DEBIAN"
+    # Files under /etc are the administrator's: kept on upgrade and removal.
+    (cd "$root" && find . -path './etc/*' -type f | sed 's|^\.||' | sort) > "$root/DEBIAN/conffiles"
+    [ -s "$root/DEBIAN/conffiles" ] || rm "$root/DEBIAN/conffiles"
     {
         echo "Package: $name"
         echo "Version: $deb_version"
@@ -242,9 +260,11 @@ rpmpkg() {
     local name="$1" summary="$2" relations="$4" licence="$5" top="$stage/rpm-$1"
     mkdir -p "$top"/{BUILD,BUILDROOT,RPMS,SPECS,SOURCES,SRPMS}
     local root="$top/root"
-    "stage_${3}" "$root"
+    "stage_${3}" "$root" rpm
     local files
-    files=$(cd "$root" && find . -type f | sed 's|^\.||' | sort)
+    # Files under /etc are the administrator's: an edited one is kept on upgrade.
+    files=$(cd "$root" && find . -type f | sed 's|^\.||' | sort |
+        sed 's|^/etc/|%config(noreplace) /etc/|')
     cat > "$top/SPECS/$name.spec" <<SPEC
 Name: $name
 Version: $version

@@ -2,7 +2,9 @@
 # Installs the system packages glk needs to build, package and test (with GLK_TEST_SETUP
 # set, also tmux, which drives the console tests, chromium, which renders glk report's HTML
 # in its tests, debootstrap, which makes the Debian userlands the packages are tested in,
-# and lintian, which checks the .deb files), on Debian/Ubuntu (apt-get)
+# lintian, which checks the .deb files, prometheus (with promtool), which scrapes glk
+# exporter and checks its rules, and openssl, which makes the exporter's test certificate),
+# on Debian/Ubuntu (apt-get)
 # or RHEL/Fedora (dnf/yum). Does nothing when they are already there.
 set -euo pipefail
 
@@ -13,7 +15,7 @@ sudo_if_needed() {
 if command -v dpkg-query >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
     pkgs=(pkg-config gcc libc6-dev libtracefs-dev libtraceevent-dev xz-utils rpm binutils
         dpkg-dev python3-venv)
-    [ -n "${GLK_TEST_SETUP:-}" ] && pkgs+=(tmux chromium debootstrap lintian)
+    [ -n "${GLK_TEST_SETUP:-}" ] && pkgs+=(tmux chromium debootstrap lintian openssl)
     missing=()
     for p in "${pkgs[@]}"; do
         dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -23,6 +25,13 @@ if command -v dpkg-query >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; 
         export DEBIAN_FRONTEND=noninteractive
         sudo_if_needed apt-get update -qq
         sudo_if_needed apt-get install -y -qq "${missing[@]}" >/dev/null
+    fi
+    # Without its recommends: they would bring a node exporter, started as a service.
+    if [ -n "${GLK_TEST_SETUP:-}" ] && ! dpkg-query -W -f='${Status}' prometheus 2>/dev/null | grep -q "install ok installed"; then
+        echo "setup: installing prometheus" >&2
+        export DEBIAN_FRONTEND=noninteractive
+        sudo_if_needed apt-get update -qq
+        sudo_if_needed apt-get install -y -qq --no-install-recommends prometheus >/dev/null
     fi
 elif command -v dnf >/dev/null 2>&1 || command -v yum >/dev/null 2>&1; then
     pm=$(command -v dnf || command -v yum)

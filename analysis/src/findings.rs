@@ -342,6 +342,20 @@ impl Default for Thresholds {
     }
 }
 
+impl Thresholds {
+    /// The GLK-HOT-GLOCK rule: a glock demoted at least `hot_demotes` times at other
+    /// nodes' request.
+    pub fn is_hot(&self, remote_demotes: u64) -> bool {
+        remote_demotes >= self.hot_demotes
+    }
+
+    /// The GLK-RGRP-CONTENTION rule for a resource group glock: hot, or 2+ holders
+    /// waiting for it at once.
+    pub fn is_rgrp_contended(&self, max_waiters: u64, remote_demotes: u64) -> bool {
+        self.is_hot(remote_demotes) || max_waiters >= 2
+    }
+}
+
 fn finding(c: FindingCode, title: String) -> Finding {
     let k = c.info();
     Finding {
@@ -757,8 +771,12 @@ impl Rules<'_> {
         });
         for c in &self.r.contended {
             let rgrp = c.gltype == "rgrp";
-            let hot = c.remote_demotes >= self.t.hot_demotes;
-            if !(hot || rgrp && c.max_waiters >= 2) {
+            let shown = if rgrp {
+                self.t.is_rgrp_contended(c.max_waiters, c.remote_demotes)
+            } else {
+                self.t.is_hot(c.remote_demotes)
+            };
+            if !shown {
                 continue;
             }
             let mut f = finding(

@@ -16,6 +16,7 @@
 
 pub mod atomic;
 pub mod health;
+pub mod live;
 pub mod mounts;
 pub mod procs;
 

@@ -12,6 +12,7 @@
 //! `cluster.txt` (`corosync-quorumtool -s` and `dlm_tool ls`, where installed). With several filesystems, `DIR/FS/NODE/`. `-o X.tar.zst`
 //! packs the same tree.
 
+use bundle::live::Filesystem;
 use bundle::FileKind;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
@@ -46,48 +47,6 @@ pub struct CaptureArgs {
     pub debugfs: Option<PathBuf>,
 }
 
-/// A filesystem to capture: its debugfs dir and its DLM lockspace name.
-struct Fs {
-    table: String,
-    dir: PathBuf,
-    lockspace: String,
-}
-
-fn filesystems(root: &Path, only: Option<&str>) -> io::Result<Vec<Fs>> {
-    let gfs2 = root.join("gfs2");
-    let mut out: Vec<Fs> = std::fs::read_dir(&gfs2)
-        .map_err(|e| {
-            io::Error::new(
-                e.kind(),
-                format!("{}: {e} (is a GFS2 filesystem mounted?)", gfs2.display()),
-            )
-        })?
-        .flatten()
-        .filter(|e| e.path().is_dir())
-        .map(|e| {
-            let table = e.file_name().to_string_lossy().into_owned();
-            let lockspace = table.rsplit(':').next().unwrap_or(&table).to_string();
-            Fs {
-                dir: e.path(),
-                table,
-                lockspace,
-            }
-        })
-        .filter(|f| only.is_none_or(|o| f.table == o || f.lockspace == o))
-        .collect();
-    out.sort_by(|a, b| a.table.cmp(&b.table));
-    if out.is_empty() {
-        return Err(io::Error::new(
-            io::ErrorKind::NotFound,
-            match only {
-                Some(o) => format!("no GFS2 filesystem {o:?} in {}", gfs2.display()),
-                None => format!("no GFS2 filesystem in {}", gfs2.display()),
-            },
-        ));
-    }
-    Ok(out)
-}
-
 /// Copies a (possibly huge, possibly debugfs) file by streaming; a missing source is skipped.
 fn copy(from: &Path, to: &Path) -> io::Result<bool> {
     let mut src = match std::fs::File::open(from) {
@@ -104,7 +63,7 @@ fn copy(from: &Path, to: &Path) -> io::Result<bool> {
 
 /// Snapshot `n` of one filesystem, with the node's tasks (read once for all filesystems).
 fn snapshot(
-    fs: &Fs,
+    fs: &Filesystem,
     root: &Path,
     out: &Path,
     n: u32,
@@ -143,27 +102,11 @@ fn snapshot(
     Ok(())
 }
 
-/// The sysfs files of a filesystem that say whether it can make progress, as `KEY VALUE`
-/// lines (files that do not exist on this kernel are left out), then its mount point and
-/// `statvfs` figures (`mount`, `statfs_*`).
+/// The sysfs files of a filesystem that say whether it can make progress
+/// ([`bundle::live::sysfs_values`]), then its mount point and `statvfs` figures (`mount`,
+/// `statfs_*`).
 fn sysfs_state(dir: &Path) -> String {
-    const KEYS: [&str; 9] = [
-        "withdraw",
-        "frozen",
-        "lock_module/block",
-        "lock_module/withdraw",
-        "lock_module/jid",
-        "lock_module/first_done",
-        "lock_module/recover_done",
-        "lock_module/recover_status",
-        "lock_module/proto_name",
-    ];
-    let mut out = String::new();
-    for k in KEYS {
-        if let Ok(v) = std::fs::read_to_string(dir.join(k)) {
-            out.push_str(&format!("{k} {}\n", v.trim()));
-        }
-    }
+    let mut out = bundle::live::sysfs_values(dir);
     // Where it is mounted (by its device, `id` is MAJOR:MINOR) and how full it is.
     let id = std::fs::read_to_string(dir.join("id")).unwrap_or_default();
     let dev = id
@@ -213,30 +156,11 @@ fn kernel_log() -> io::Result<Vec<u8>> {
 fn cluster_state() -> String {
     let mut out = String::new();
     for cmd in [&["corosync-quorumtool", "-s"][..], &["dlm_tool", "ls"][..]] {
-        let Ok(mut child) = std::process::Command::new(cmd[0])
-            .args(&cmd[1..])
-            .stdin(std::process::Stdio::null())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-        else {
-            continue;
-        };
-        let due = Instant::now() + Duration::from_secs(5);
-        while child.try_wait().ok().flatten().is_none() && Instant::now() < due {
-            std::thread::sleep(Duration::from_millis(20));
+        match bundle::live::run_tool(cmd, Duration::from_secs(5)) {
+            Ok(None) => {}
+            Ok(Some(text)) => out.push_str(&format!("## {}\n{text}", cmd.join(" "))),
+            Err(e) => out.push_str(&format!("## {} ({e})\n", cmd.join(" "))),
         }
-        if child.try_wait().ok().flatten().is_none() {
-            let _ = child.kill();
-            let _ = child.wait();
-            out.push_str(&format!("## {} (no answer in 5 s)\n", cmd.join(" ")));
-            continue;
-        }
-        let mut text = String::new();
-        if let Some(mut o) = child.stdout.take() {
-            let _ = io::Read::read_to_string(&mut o, &mut text);
-        }
-        out.push_str(&format!("## {}\n{text}", cmd.join(" ")));
     }
     out
 }
@@ -378,7 +302,7 @@ pub fn run(a: &CaptureArgs) -> io::Result<()> {
             )
         })?,
     };
-    let fss = filesystems(&root, a.fs.as_deref())?;
+    let fss = bundle::live::filesystems(&root, a.fs.as_deref())?;
     let packed = a.output.to_string_lossy().ends_with(".tar.zst");
     // A packed bundle is assembled in a private temporary directory.
     let staging = if packed {

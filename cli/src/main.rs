@@ -1,7 +1,7 @@
 //! glk: make GFS2 cluster-filesystem locking visible.
 //!
 //! This is the node tool, with no polars in the binary: `top`, `trace`, `stats`, `capture`,
-//! `analyze`, `doctor` and `report` run here. `export` and `trace -o FILE.parquet` are
+//! `analyze`, `doctor`, `report` and `exporter` run here. `export` and `trace -o FILE.parquet` are
 //! listed with their options like every other command, and run by the analyst's engine,
 //! `glk-engine` (see [`engine`]).
 
@@ -15,6 +15,7 @@ mod analyze;
 mod capture;
 mod doctor;
 mod engine;
+mod exporter;
 mod generate;
 mod inputs;
 mod report;
@@ -68,6 +69,9 @@ enum Command {
     /// One self-contained HTML report of capture bundles: findings first, then charts and
     /// sortable tables.
     Report(ReportArgs),
+    /// Prometheus/OpenMetrics metrics of this node's glocks, DLM locks and findings,
+    /// served over HTTP(S) or written for node_exporter's textfile collector.
+    Exporter(exporter::ExporterArgs),
     /// The man page (one page for every command and option) or shell completions, on stdout.
     Generate(generate::GenerateArgs),
 }
@@ -103,6 +107,7 @@ fn main() -> ExitCode {
         Command::Capture(a) => capture::run(a),
         Command::Analyze(a) => analyze::run(a, cli.color),
         Command::Report(a) => report::run(a),
+        Command::Exporter(a) => exporter::run(a),
         Command::Doctor(a) => {
             let live = a.captures.len() == 1 && a.captures[0].as_os_str() == "live";
             match if live { doctor_live(a) } else { doctor::run(a) } {

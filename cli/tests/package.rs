@@ -132,6 +132,11 @@ fn packages_install_and_run() {
         "/usr/share/bash-completion/completions/glk",
         "/usr/share/zsh/vendor-completions/_glk",
         "/usr/share/fish/vendor_completions.d/glk.fish",
+        "/lib/systemd/system/glk-exporter.service",
+        "/etc/default/glk-exporter",
+        "/usr/share/glk/prometheus/glk-alerts.yml",
+        "/usr/share/glk/prometheus/glk-alerts.test.yml",
+        "/usr/share/glk/grafana/glk-dashboard.json",
     ] {
         assert!(Path::new(f).is_file(), "{f} not installed");
     }
@@ -143,6 +148,12 @@ fn packages_install_and_run() {
         String::from_utf8_lossy(&top.stderr)
     );
     assert!(String::from_utf8_lossy(&top.stdout).contains("6/60af5"));
+    let conffiles =
+        run(Command::new("dpkg-query").args(["-W", "-f", "${Conffiles}", "glk"])).stdout;
+    assert!(
+        String::from_utf8_lossy(&conffiles).contains("/etc/default/glk-exporter "),
+        "the defaults file is a conffile"
+    );
     let capture = testdata::path("real/dlm2-6.1");
     let analyze = glk_installed(&["analyze", capture.to_str().unwrap()]);
     assert!(
@@ -233,6 +244,12 @@ fn rpm_contents_and_requirements(node_rpm: &Path, engine_rpm: &Path) {
         files.contains("/usr/bin/glk\n") && files.contains("glk.1.gz"),
         "{files}"
     );
+    assert!(
+        files.contains("/usr/lib/systemd/system/glk-exporter.service\n"),
+        "{files}"
+    );
+    let config = q(node_rpm, "-c");
+    assert_eq!(config, "/etc/sysconfig/glk-exporter\n");
     let req = q(node_rpm, "-R");
     assert!(req.contains("libtracefs.so.1"), "{req}");
     let req = q(engine_rpm, "-R");

@@ -287,6 +287,16 @@ impl NodeView {
         &self.locks[lo..hi]
     }
 
+    /// Every lock of a glock in the dump, sorted by glock.
+    pub fn all_locks(&self) -> &[Lock] {
+        &self.locks
+    }
+
+    /// Every glstats line read, in no order.
+    pub fn all_stats(&self) -> impl Iterator<Item = &GlStat> {
+        self.stats.values()
+    }
+
     /// This node's own DLM lock on `glock`.
     pub fn own_lock(&self, glock: GlockId) -> Option<&Lock> {
         self.locks(glock).iter().find(|l| !l.is_master_copy())

@@ -100,6 +100,13 @@ impl Reader {
     /// A reader of `inputs`, their companions found once.
     pub fn new(inputs: Vec<Input>) -> Reader {
         let sources = inputs.iter().map(Sources::find).collect();
+        Reader::with_sources(inputs, sources)
+    }
+
+    /// A reader of `inputs` with the companions given (one [`Sources`] per input, in
+    /// order): for readers that want fewer of them than [`Sources::find`] finds.
+    pub fn with_sources(inputs: Vec<Input>, sources: Vec<Sources>) -> Reader {
+        assert_eq!(inputs.len(), sources.len(), "one Sources per input");
         Reader {
             inputs,
             sources,

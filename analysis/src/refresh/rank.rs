@@ -195,6 +195,12 @@ pub struct TypeCounts {
     pub waiters: u64,
     /// Glocks with a demote requested or in progress.
     pub demoting: u64,
+    /// Granted holders.
+    #[serde(skip)]
+    pub holders: u64,
+    /// Glocks per state, indexed by [`LockState`] (UN, SH, DF, EX, unknown).
+    #[serde(skip)]
+    pub by_state: [u64; 5],
 }
 
 impl TypeCounts {
@@ -202,6 +208,7 @@ impl TypeCounts {
     fn add(&mut self, g: &Brief) {
         self.add_kind(Kind::of(g), 1);
         self.waiters += u64::from(g.waiters);
+        self.holders += u64::from(g.granted);
     }
 
     /// Counts `n` glocks of one [`Kind`] (their waiting holders are added apart).
@@ -211,6 +218,7 @@ impl TypeCounts {
         self.glocks += n;
         self.unlocked += of(unlocked);
         self.locked += of(!unlocked);
+        self.by_state[k.state as usize] += n;
         self.held_ex += of(k.held && k.state == LockState::Exclusive);
         self.held_sh += of(k.held && k.state == LockState::Shared);
         self.held_df += of(k.held && k.state == LockState::Deferred);
@@ -228,6 +236,10 @@ impl TypeCounts {
         self.waiting_glocks += o.waiting_glocks;
         self.waiters += o.waiters;
         self.demoting += o.demoting;
+        self.holders += o.holders;
+        for (s, n) in self.by_state.iter_mut().zip(o.by_state) {
+            *s += n;
+        }
     }
 }
 
@@ -482,6 +494,7 @@ struct Counter {
     /// Indexed by type << 6 | [`Kind::index`].
     tally: Box<[u64; 16 << 6]>,
     waiters: [u64; 16],
+    holders: [u64; 16],
     other: BTreeMap<GlockType, TypeCounts>,
 }
 
@@ -490,6 +503,7 @@ impl Default for Counter {
         Counter {
             tally: Box::new([0; 16 << 6]),
             waiters: [0; 16],
+            holders: [0; 16],
             other: BTreeMap::new(),
         }
     }
@@ -501,6 +515,7 @@ impl Counter {
         if t < 16 {
             self.tally[t << 6 | Kind::of(b).index()] += 1;
             self.waiters[t] += u64::from(b.waiters);
+            self.holders[t] += u64::from(b.granted);
         } else {
             self.other.entry(b.glock_type()).or_default().add(b);
         }
@@ -511,6 +526,7 @@ impl Counter {
         for (t, tallies) in self.tally.chunks_exact(64).enumerate() {
             let mut c = TypeCounts {
                 waiters: self.waiters[t],
+                holders: self.holders[t],
                 ..TypeCounts::default()
             };
             for (i, &n) in tallies.iter().enumerate().filter(|&(_, &n)| n > 0) {
@@ -651,6 +667,9 @@ mod tests {
         assert_eq!(got, one_by_one);
         for want in one_by_one.values() {
             assert!(want.held_ex > 0 && want.demoting > 0 && want.waiters > want.waiting_glocks);
+            assert!(want.holders > want.held_ex);
+            assert_eq!(want.by_state.iter().sum::<u64>(), want.glocks);
+            assert!(want.by_state.iter().all(|&n| n > 0));
         }
     }
 

@@ -1,0 +1,208 @@
+//! What a live node shows of its GFS2 filesystems: the debugfs directory of each (one per
+//! lock table) and the sysfs files that say whether it can make progress. `glk capture`
+//! copies these; `glk exporter` reads them at every collection.
+
+use std::io;
+use std::path::{Path, PathBuf};
+
+/// One mounted GFS2 filesystem as debugfs shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Filesystem {
+    /// Its lock table, `CLUSTER:FSNAME` (the debugfs and sysfs directory name).
+    pub table: String,
+    /// Its debugfs directory, `DEBUGFS/gfs2/TABLE`.
+    pub dir: PathBuf,
+    /// Its DLM lockspace (the table's part after `:`).
+    pub lockspace: String,
+}
+
+impl Filesystem {
+    /// The filesystem of debugfs directory `dir`.
+    pub fn of_dir(dir: PathBuf) -> Filesystem {
+        let table = dir
+            .file_name()
+            .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+        let lockspace = table.rsplit(':').next().unwrap_or(&table).to_string();
+        Filesystem {
+            table,
+            dir,
+            lockspace,
+        }
+    }
+
+    /// Its DLM lock dump, `DEBUGFS/dlm/LOCKSPACE_locks` (given the debugfs root).
+    pub fn dlm_locks(&self, debugfs: &Path) -> PathBuf {
+        debugfs
+            .join("dlm")
+            .join(format!("{}_locks", self.lockspace))
+    }
+}
+
+/// The GFS2 filesystems in debugfs root `root` (`ROOT/gfs2/*`), sorted by table; `only`
+/// keeps the one whose table or lockspace it names. An error when `ROOT/gfs2` cannot be
+/// read or nothing is left.
+pub fn filesystems(root: &Path, only: Option<&str>) -> io::Result<Vec<Filesystem>> {
+    let gfs2 = root.join("gfs2");
+    let out: Vec<Filesystem> = mounted(root)?
+        .into_iter()
+        .filter(|f| only.is_none_or(|o| f.table == o || f.lockspace == o))
+        .collect();
+    if out.is_empty() {
+        return Err(io::Error::new(
+            io::ErrorKind::NotFound,
+            match only {
+                Some(o) => format!("no GFS2 filesystem {o:?} in {}", gfs2.display()),
+                None => format!("no GFS2 filesystem in {}", gfs2.display()),
+            },
+        ));
+    }
+    Ok(out)
+}
+
+/// The GFS2 filesystems in debugfs root `root`, sorted by table; none is not an error
+/// (nothing mounted now), an unreadable `ROOT/gfs2` is.
+pub fn mounted(root: &Path) -> io::Result<Vec<Filesystem>> {
+    let gfs2 = root.join("gfs2");
+    let mut out: Vec<Filesystem> = std::fs::read_dir(&gfs2)
+        .map_err(|e| {
+            io::Error::new(
+                e.kind(),
+                format!("{}: {e} (is a GFS2 filesystem mounted?)", gfs2.display()),
+            )
+        })?
+        .flatten()
+        .filter(|e| e.path().is_dir())
+        .map(|e| Filesystem::of_dir(e.path()))
+        .collect();
+    out.sort_by(|a, b| a.table.cmp(&b.table));
+    Ok(out)
+}
+
+/// The sysfs files of a filesystem (`SYSFS/fs/gfs2/TABLE`) that say whether it can make
+/// progress, as the `KEY VALUE` lines [`crate::health::Sysfs`] reads; files this kernel
+/// does not have are left out. Only sysfs is read, never the mount point.
+pub fn sysfs_values(dir: &Path) -> String {
+    const KEYS: [&str; 9] = [
+        "withdraw",
+        "frozen",
+        "lock_module/block",
+        "lock_module/withdraw",
+        "lock_module/jid",
+        "lock_module/first_done",
+        "lock_module/recover_done",
+        "lock_module/recover_status",
+        "lock_module/proto_name",
+    ];
+    let mut out = String::new();
+    for k in KEYS {
+        if let Ok(v) = std::fs::read_to_string(dir.join(k)) {
+            out.push_str(&format!("{k} {}\n", v.trim()));
+        }
+    }
+    out
+}
+
+/// Runs a cluster tool (`corosync-quorumtool -s`, `dlm_tool ls`) with no input and gives
+/// its standard output; a tool that is not installed is `Ok(None)`. A tool that has not
+/// ended `within` the time given is killed and named in the error: a hung corosync must
+/// not hang glk.
+pub fn run_tool(cmd: &[&str], within: std::time::Duration) -> io::Result<Option<String>> {
+    use std::process::{Command, Stdio};
+    use std::time::{Duration, Instant};
+    let mut child = match Command::new(cmd[0])
+        .args(&cmd[1..])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+    {
+        Ok(c) => c,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(io::Error::new(e.kind(), format!("{}: {e}", cmd[0]))),
+    };
+    // Read as it comes, so that a long output cannot fill the pipe and stall the tool.
+    let mut stdout = child.stdout.take().expect("stdout is piped");
+    let reader = std::thread::spawn(move || {
+        let mut text = Vec::new();
+        let _ = io::Read::read_to_end(&mut stdout, &mut text);
+        text
+    });
+    let due = Instant::now() + within;
+    while child.try_wait()?.is_none() {
+        if Instant::now() >= due {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(io::Error::new(
+                io::ErrorKind::TimedOut,
+                format!(
+                    "`{}` did not answer in {:.1} s",
+                    cmd.join(" "),
+                    within.as_secs_f64()
+                ),
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let text = reader.join().unwrap_or_default();
+    Ok(Some(String::from_utf8_lossy(&text).into_owned()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn filesystems_by_table_and_lockspace() {
+        let d = tempfile::tempdir().unwrap();
+        for t in ["lab:gfs", "lab:data"] {
+            std::fs::create_dir_all(d.path().join("gfs2").join(t)).unwrap();
+        }
+        std::fs::write(d.path().join("gfs2/stray"), "").unwrap();
+        let all = filesystems(d.path(), None).unwrap();
+        let tables: Vec<_> = all.iter().map(|f| f.table.as_str()).collect();
+        assert_eq!(tables, ["lab:data", "lab:gfs"]);
+        assert_eq!(all[1].lockspace, "gfs");
+        assert_eq!(all[1].dlm_locks(d.path()), d.path().join("dlm/gfs_locks"));
+        assert_eq!(filesystems(d.path(), Some("data")).unwrap().len(), 1);
+        let e = filesystems(d.path(), Some("x")).unwrap_err().to_string();
+        assert!(e.contains("no GFS2 filesystem \"x\""), "{e}");
+        let e = mounted(&d.path().join("none")).unwrap_err().to_string();
+        assert!(e.contains("is a GFS2 filesystem mounted?"), "{e}");
+    }
+
+    #[test]
+    fn tools_answer_or_are_named() {
+        use std::time::Duration;
+        let out = run_tool(
+            &["sh", "-c", "head -c 200000 /dev/zero | tr '\\0' x"],
+            Duration::from_secs(20),
+        );
+        assert_eq!(
+            out.unwrap().unwrap().len(),
+            200_000,
+            "a long output does not stall"
+        );
+        assert!(run_tool(&["glk-no-such-tool"], Duration::from_secs(1))
+            .unwrap()
+            .is_none());
+        let e = run_tool(&["sleep", "10"], Duration::from_millis(200)).unwrap_err();
+        assert_eq!(e.kind(), std::io::ErrorKind::TimedOut);
+        assert!(
+            e.to_string().contains("`sleep 10` did not answer in 0.2 s"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn sysfs_values_lists_what_exists() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(d.path().join("lock_module")).unwrap();
+        std::fs::write(d.path().join("withdraw"), "0\n").unwrap();
+        std::fs::write(d.path().join("lock_module/block"), "1\n").unwrap();
+        let v = sysfs_values(d.path());
+        assert_eq!(v, "withdraw 0\nlock_module/block 1\n");
+        let s = crate::health::Sysfs::parse(&v);
+        assert_eq!(s.locking_blocked(), Some(2));
+        assert_eq!(s.withdrawn(), None);
+    }
+}

@@ -1,0 +1,179 @@
+//! `glk exporter`: the node's glock and DLM metrics for Prometheus, served over HTTP(S)
+//! (exporter-toolkit's flags and web configuration file) or written to a `*.prom` file for
+//! node_exporter's textfile collector. The work is the `exporter` crate's; this wires it.
+
+use std::io::{self, Write};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use analysis::findings::Thresholds;
+use exporter::collect::{self, Config};
+use exporter::exposition::{encode, Format};
+use exporter::hub::{Hub, Timing};
+use exporter::serve::{self, Server};
+use exporter::web::WebConfig;
+
+use crate::inputs;
+
+#[derive(Debug, clap::Args)]
+pub struct ExporterArgs {
+    /// Where to listen: HOST:PORT, [V6]:PORT, or :PORT for every address (repeat for
+    /// several).
+    #[arg(
+        long = "web.listen-address",
+        value_name = "ADDRESS",
+        default_value = ":9929"
+    )]
+    pub listen: Vec<String>,
+    /// The path the metrics are served on (`/` is a landing page linking to it).
+    #[arg(
+        long = "web.telemetry-path",
+        value_name = "PATH",
+        default_value = "/metrics"
+    )]
+    pub telemetry_path: String,
+    /// TLS and basic authentication, in Prometheus exporter-toolkit's format
+    /// (`tls_server_config`, `basic_auth_users` with bcrypt hashes).
+    #[arg(long = "web.config.file", value_name = "FILE")]
+    pub web_config: Option<PathBuf>,
+    /// Connections served at once at most; more are answered 503.
+    #[arg(long = "web.max-connections", value_name = "N", default_value_t = 16,
+          value_parser = clap::value_parser!(u16).range(1..))]
+    pub max_connections: u16,
+    /// Scrapes within this many seconds of the last collection are served that collection
+    /// (a glocks file of a million glocks is not read again for every scraper).
+    #[arg(long, value_name = "SECS", default_value_t = 5.0, value_parser = clikit::args::seconds)]
+    pub min_interval: f64,
+    /// How long a collector may read before its collection counts as failed (a stuck
+    /// debugfs read never holds a scrape longer).
+    #[arg(long = "collector.timeout", value_name = "SECS", default_value_t = 10.0,
+          value_parser = clikit::args::seconds)]
+    pub collector_timeout: f64,
+    #[command(flatten)]
+    pub stuck: clikit::args::StuckArgs,
+    /// Write the metrics to this `*.prom` file (atomically, every --min-interval seconds)
+    /// for node_exporter's textfile collector, instead of listening on a port.
+    #[arg(long, value_name = "FILE.prom")]
+    pub textfile: Option<PathBuf>,
+    /// Collect once and exit: the metrics on stdout (text format 0.0.4), or in the
+    /// --textfile file (for a cron job or a systemd timer).
+    #[arg(long)]
+    pub once: bool,
+    /// The debugfs root to read (default: the mounted debugfs).
+    #[arg(long, value_name = "DIR")]
+    pub debugfs: Option<PathBuf>,
+    /// The sysfs root to read.
+    #[arg(long, value_name = "DIR", default_value = "/sys")]
+    pub sysfs: PathBuf,
+}
+
+pub fn run(a: &ExporterArgs) -> io::Result<()> {
+    let debugfs = match &a.debugfs {
+        Some(d) => d.clone(),
+        None => inputs::debugfs_mounts().into_iter().next().ok_or_else(|| {
+            io::Error::new(
+                io::ErrorKind::NotFound,
+                "debugfs is not mounted: mount it with `mount -t debugfs none /sys/kernel/debug`",
+            )
+        })?,
+    };
+    let cfg = Config {
+        debugfs,
+        sysfs: a.sysfs.clone(),
+        thresholds: Thresholds {
+            stuck_after: a.stuck.stuck_after,
+            ..Thresholds::default()
+        },
+        judged_per_fs: 1000,
+    };
+    let timing = Timing {
+        min_interval: Duration::from_secs_f64(a.min_interval),
+        deadline: Duration::from_secs_f64(a.collector_timeout),
+    };
+    // Checked before anything starts: a bad file must not leave an open port behind.
+    let web = match &a.web_config {
+        Some(p) => WebConfig::load(p)?,
+        None => WebConfig::default(),
+    };
+    let hub = Arc::new(Hub::new(collect::all(&cfg), timing));
+    if a.once {
+        let c = hub.scrape();
+        report_failures(&c);
+        return match &a.textfile {
+            Some(p) => exporter::textfile::write(p, &c.families),
+            None => io::stdout()
+                .lock()
+                .write_all(encode(&c.families, Format::Text).as_bytes()),
+        };
+    }
+    if let Some(p) = &a.textfile {
+        loop {
+            let c = hub.scrape();
+            report_failures(&c);
+            exporter::textfile::write(p, &c.families)?;
+            std::thread::sleep(timing.min_interval);
+        }
+    }
+    serve(a, hub, web)
+}
+
+/// Listens on every address and serves until the process ends.
+fn serve(a: &ExporterArgs, hub: Arc<Hub>, web: WebConfig) -> io::Result<()> {
+    if !a.telemetry_path.starts_with('/') || a.telemetry_path == "/" {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!(
+                "--web.telemetry-path {:?}: a path starting with / (and not / itself)",
+                a.telemetry_path
+            ),
+        ));
+    }
+    let mut listeners = Vec::new();
+    for spec in &a.listen {
+        for addr in serve::listen_addresses(spec)? {
+            listeners.push(serve::bind(addr)?);
+        }
+    }
+    let tls = web.tls.is_some();
+    let auth = !web.users.is_empty();
+    let server = Server::new(
+        hub.clone(),
+        serve::Options {
+            telemetry_path: a.telemetry_path.clone(),
+            max_connections: usize::from(a.max_connections),
+            web,
+        },
+    );
+    for l in &listeners {
+        eprintln!(
+            "glk exporter: serving {}{} on {}://{} (collectors: {})",
+            a.telemetry_path,
+            if auth { " with basic auth" } else { "" },
+            if tls { "https" } else { "http" },
+            l.local_addr()?,
+            hub.collectors().join(", ")
+        );
+    }
+    let threads: Vec<_> = listeners
+        .into_iter()
+        .map(|l| {
+            let s = server.clone();
+            std::thread::spawn(move || s.run(l))
+        })
+        .collect();
+    for t in threads {
+        t.join()
+            .map_err(|_| io::Error::other("a listener thread panicked"))??;
+    }
+    Ok(())
+}
+
+/// Names each collector that failed, on stderr.
+fn report_failures(c: &exporter::hub::Collection) {
+    for o in &c.outcomes {
+        if let Some(e) = &o.error {
+            eprintln!("glk exporter: collector {} failed: {e}", o.collector);
+        }
+    }
+}
