@@ -10,10 +10,12 @@
 //! bench export [--copies 10]           # Parquet export rows/s
 //! bench analyze [--capture dlm2-6.1] [--nodes 2] [--copies 10] [--runs 3] [--python] [--against OLD]   # glk analyze at scale
 //! bench instructions [--glocks 100000]  # callgrind instruction counts of top and trace
+//! bench exporter [--glocks 1000000] [--scrapers 50] [--secs 60] [--min-interval 5]  # scrape load
 //! ```
 
 mod analyze;
 mod export;
+mod exporter;
 mod gen;
 mod instructions;
 mod measure;
@@ -23,7 +25,7 @@ use std::path::{Path, PathBuf};
 
 fn usage() -> ! {
     eprintln!(
-        "usage: bench gen-glocks --glocks N --out FILE\n       bench top [--glocks N] [--file FILE] [--glk PATH]\n       bench trace [--copies N] [--glk PATH]\n       bench live [--rate N] [--secs S] [--glk PATH]\n       bench export [--copies N]\n       bench analyze [--capture NAME] [--nodes N] [--copies N] [--runs N] [--python] [--glk PATH] [--against PATH]\n       bench instructions [--glocks N] [--glk PATH]"
+        "usage: bench gen-glocks --glocks N --out FILE\n       bench top [--glocks N] [--file FILE] [--glk PATH]\n       bench trace [--copies N] [--glk PATH]\n       bench live [--rate N] [--secs S] [--glk PATH]\n       bench export [--copies N]\n       bench analyze [--capture NAME] [--nodes N] [--copies N] [--runs N] [--python] [--glk PATH] [--against PATH]\n       bench instructions [--glocks N] [--glk PATH]\n       bench exporter [--glocks N] [--scrapers N] [--secs S] [--min-interval S] [--glk PATH]"
     );
     std::process::exit(2)
 }
@@ -128,6 +130,20 @@ fn main() -> std::io::Result<()> {
                 copies: num("--copies", 10),
                 runs: num("--runs", 3),
                 python: args.iter().any(|a| a == "--python"),
+            })?;
+        }
+        Some("exporter") => {
+            let glocks = glocks_file(count(&args))?;
+            let glk = arg(&args, "--glk").map_or_else(sibling_glk, PathBuf::from);
+            let num = |name: &str, default: f64| {
+                arg(&args, name).map_or(default, |s| s.parse().unwrap_or_else(|_| usage()))
+            };
+            exporter::run(&exporter::Load {
+                glk: &glk,
+                glocks: &glocks,
+                scrapers: num("--scrapers", 50.0) as usize,
+                secs: num("--secs", 60.0),
+                min_interval: num("--min-interval", 5.0),
             })?;
         }
         _ => usage(),

@@ -38,7 +38,7 @@ pub struct ExporterArgs {
     #[arg(long = "web.config.file", value_name = "FILE")]
     pub web_config: Option<PathBuf>,
     /// Connections served at once at most; more are answered 503.
-    #[arg(long = "web.max-connections", value_name = "N", default_value_t = 16,
+    #[arg(long = "web.max-connections", value_name = "N", default_value_t = 40,
           value_parser = clap::value_parser!(u16).range(1..))]
     pub max_connections: u16,
     /// Scrapes within this many seconds of the last collection are served that collection

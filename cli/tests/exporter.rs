@@ -354,10 +354,19 @@ fn serve(t: &Tree, port: u16, args: &[&str]) -> Running {
         .unwrap();
     let r = Running(child);
     let due = Instant::now() + Duration::from_secs(20);
-    while TcpStream::connect(&addr).is_err() {
+    // A whole exchange (answered, or refused by TLS), so that the probe's connection is
+    // over when the test starts.
+    let probe = || {
+        TcpStream::connect(&addr).is_ok_and(|mut s| {
+            let _ = s.write_all(b"GET / HTTP/1.1\r\n\r\n");
+            let _ = s.read_to_end(&mut Vec::new());
+            true
+        })
+    };
+    while !probe() {
         assert!(
             Instant::now() < due,
-            "glk exporter does not listen on {addr}"
+            "glk exporter does not answer on {addr}"
         );
         std::thread::sleep(Duration::from_millis(50));
     }
@@ -862,4 +871,15 @@ fn the_systemd_unit_is_valid_and_confined() {
         .unwrap_or_else(|| panic!("{out}"));
     let score: f64 = level.split_whitespace().next().unwrap().parse().unwrap();
     assert!(score < 3.0, "exposure {level}");
+}
+
+#[test]
+fn a_client_that_reconnects_at_once_is_not_refused() {
+    // One place: each scrape's connection must be freed before the client sees it close,
+    // or the next one, made at once, would be answered 503.
+    let t = Tree::new("Yes");
+    let port = free_port();
+    let _e = serve(&t, port, &["--web.max-connections", "1"]);
+    let codes: Vec<u16> = (0..300).map(|_| get(port, "/metrics", "").0).collect();
+    assert!(codes.iter().all(|&c| c == 200), "{codes:?}");
 }

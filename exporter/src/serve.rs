@@ -150,8 +150,11 @@ impl Server {
             let spawned = std::thread::Builder::new()
                 .name("glk-http".into())
                 .spawn(move || {
-                    me.connection(stream);
+                    me.connection(&stream);
+                    // The place is free before the client sees the connection close: a
+                    // client that connects again at once is not refused.
                     me.active.fetch_sub(1, Ordering::SeqCst);
+                    drop(stream);
                 });
             if spawned.is_err() {
                 self.active.fetch_sub(1, Ordering::SeqCst);
@@ -161,7 +164,7 @@ impl Server {
     }
 
     /// Serves one connection (one request), over TLS when configured.
-    fn connection(&self, stream: TcpStream) {
+    fn connection(&self, stream: &TcpStream) {
         let _ = stream.set_read_timeout(Some(READ_TIMEOUT));
         let _ = stream.set_write_timeout(Some(WRITE_TIMEOUT));
         let _ = stream.set_nodelay(true);

@@ -1,0 +1,217 @@
+//! `bench exporter`: concurrent scrapers against `glk exporter` serving a debugfs-shaped tree
+//! whose glocks file has N glocks (and the real capture's sbstats and DLM dump). Prints the
+//! scrapes served and failed, their latency, the collections made, the exporter's peak RSS and
+//! its CPU per collection and per scrape.
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// What a run is asked for.
+pub struct Load<'a> {
+    /// The glk binary.
+    pub glk: &'a Path,
+    /// The glocks file (N glocks).
+    pub glocks: &'a Path,
+    /// Concurrent scrapers.
+    pub scrapers: usize,
+    /// How long they scrape.
+    pub secs: f64,
+    /// `--min-interval` of the exporter.
+    pub min_interval: f64,
+}
+
+/// The debugfs-shaped tree: `DIR/gfs2/bench:fs/{glocks,sbstats}`, `DIR/dlm/fs_locks`.
+fn tree(glocks: &Path) -> std::io::Result<PathBuf> {
+    let dir = PathBuf::from("bench/out/exporter-debugfs");
+    let fs = dir.join("gfs2/bench:fs");
+    std::fs::create_dir_all(&fs)?;
+    std::fs::create_dir_all(dir.join("dlm"))?;
+    let link = fs.join("glocks");
+    let _ = std::fs::remove_file(&link);
+    std::os::unix::fs::symlink(std::fs::canonicalize(glocks)?, &link)?;
+    std::fs::copy(
+        testdata::path("real/dlm2-6.1/n2/sbstats.4"),
+        fs.join("sbstats"),
+    )?;
+    std::fs::copy(
+        testdata::path("real/dlm2-6.1/n2/dlm_locks.4"),
+        dir.join("dlm/fs_locks"),
+    )?;
+    Ok(dir)
+}
+
+/// A child killed when dropped.
+struct Running(Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// One scrape: its status code (0: no answer) and body size.
+fn scrape(port: u16) -> (u16, usize) {
+    let Ok(mut s) = TcpStream::connect(("127.0.0.1", port)) else {
+        return (0, 0);
+    };
+    let _ = s.set_read_timeout(Some(Duration::from_secs(60)));
+    if s
+        .write_all(b"GET /metrics HTTP/1.1\r\nHost: bench\r\nAccept: application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5\r\n\r\n")
+        .is_err()
+    {
+        return (0, 0);
+    }
+    let mut buf = Vec::new();
+    let _ = s.read_to_end(&mut buf);
+    let code = std::str::from_utf8(&buf[..buf.len().min(16)])
+        .ok()
+        .and_then(|h| h.split(' ').nth(1))
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    (code, buf.len())
+}
+
+/// `(utime + stime) ticks, VmHWM KiB` of a process.
+fn usage(pid: u32) -> (u64, u64) {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let after = stat.rsplit_once(')').map_or("", |(_, r)| r);
+    let f: Vec<&str> = after.split_whitespace().collect();
+    let ticks = f.get(11).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0)
+        + f.get(12).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
+    let hwm = std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0);
+    (ticks, hwm)
+}
+
+/// The value of `name` (a sample line's start) in an exposition.
+fn sample(text: &str, name: &str) -> Option<f64> {
+    text.lines()
+        .find(|l| l.starts_with(name))
+        .and_then(|l| l.rsplit(' ').next()?.parse().ok())
+}
+
+pub fn run(l: &Load) -> std::io::Result<()> {
+    let debugfs = tree(l.glocks)?;
+    let port = {
+        let s = std::net::TcpListener::bind("127.0.0.1:0")?;
+        s.local_addr()?.port()
+    };
+    let child = Command::new(l.glk)
+        .args(["exporter", "--debugfs"])
+        .arg(&debugfs)
+        .args(["--sysfs", "/nonexistent", "--web.listen-address"])
+        .arg(format!("127.0.0.1:{port}"))
+        .arg("--min-interval")
+        .arg(l.min_interval.to_string())
+        .arg("--web.max-connections")
+        .arg(l.scrapers.max(1).to_string())
+        .stderr(Stdio::null())
+        .spawn()?;
+    let pid = child.id();
+    let _running = Running(child);
+    let due = Instant::now() + Duration::from_secs(20);
+    while TcpStream::connect(("127.0.0.1", port)).is_err() {
+        if Instant::now() > due {
+            return Err(std::io::Error::other("glk exporter does not listen"));
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let size = std::fs::metadata(l.glocks)?.len();
+    println!(
+        "glocks file     {} ({:.1} MiB), {} scrapers for {} s, --min-interval {} s",
+        l.glocks.display(),
+        size as f64 / (1 << 20) as f64,
+        l.scrapers,
+        l.secs,
+        l.min_interval
+    );
+    let (ticks0, _) = usage(pid);
+    let stop = Arc::new(AtomicBool::new(false));
+    let start = Instant::now();
+    let threads: Vec<_> = (0..l.scrapers)
+        .map(|_| {
+            let stop = stop.clone();
+            std::thread::spawn(move || {
+                let mut lat = Vec::new();
+                let mut failed = 0u64;
+                let mut bytes = 0usize;
+                while !stop.load(Ordering::Relaxed) {
+                    let t = Instant::now();
+                    let (code, n) = scrape(port);
+                    if code == 200 {
+                        lat.push(t.elapsed());
+                        bytes = n;
+                    } else {
+                        failed += 1;
+                    }
+                }
+                (lat, failed, bytes)
+            })
+        })
+        .collect();
+    std::thread::sleep(Duration::from_secs_f64(l.secs));
+    stop.store(true, Ordering::Relaxed);
+    let mut lat: Vec<Duration> = Vec::new();
+    let (mut failed, mut bytes) = (0u64, 0usize);
+    for t in threads {
+        let (l, f, b) = t.join().expect("a scraper thread");
+        lat.extend(l);
+        failed += f;
+        bytes = bytes.max(b);
+    }
+    let wall = start.elapsed().as_secs_f64();
+    let (ticks1, hwm) = usage(pid);
+    let mut body = Vec::new();
+    if let Ok(mut s) = TcpStream::connect(("127.0.0.1", port)) {
+        let _ = s.write_all(b"GET /metrics HTTP/1.1\r\n\r\n");
+        let _ = s.read_to_end(&mut body);
+    }
+    let text = String::from_utf8_lossy(&body);
+    let collections = sample(&text, "glk_exporter_collections_total").unwrap_or(0.0);
+    let collect_s = sample(
+        &text,
+        "glk_exporter_collector_duration_seconds{collector=\"glocks\"}",
+    )
+    .unwrap_or(0.0);
+    lat.sort();
+    let pct = |p: f64| {
+        lat.get(((lat.len() as f64 * p) as usize).min(lat.len().saturating_sub(1)))
+            .map_or(0.0, |d| d.as_secs_f64() * 1e3)
+    };
+    // SAFETY: sysconf has no preconditions.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
+    let cpu = (ticks1 - ticks0) as f64 / hz;
+    println!(
+        "scrapes         {} served ({:.0}/s), {} failed; response {} bytes",
+        lat.len(),
+        lat.len() as f64 / wall,
+        failed,
+        bytes
+    );
+    println!(
+        "latency         p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms",
+        pct(0.5),
+        pct(0.99),
+        pct(1.0)
+    );
+    println!(
+        "collections     {collections:.0} (the glocks collector's last took {:.0} ms)",
+        collect_s * 1e3
+    );
+    println!(
+        "exporter CPU    {cpu:.2} s over {wall:.0} s: {:.3} ms per scrape served (its share of the collections included)",
+        cpu * 1e3 / (lat.len().max(1) as f64)
+    );
+    println!("exporter RSS    peak {:.1} MiB", hwm as f64 / 1024.0);
+    Ok(())
+}
