@@ -73,11 +73,74 @@ pub struct Times {
     pub failed: u64,
 }
 
-#[derive(Default)]
-struct GlockState {
+/// What one event ended, by the pairing rules above.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ended {
+    /// A wait: queue to promote, ns.
+    Wait(u64),
+    /// A hold: promote to dequeue, ns.
+    Hold(u64),
+    /// A demote: request to state change, ns.
+    Demote(u64),
+    /// A dequeue of a holder never granted (a failed try lock).
+    Failed,
+}
+
+/// One glock's holders waiting and granted, and its pending demote, as its events pair
+/// them: the one pairing rule, for a whole trace ([`Pairing`]) or a stream that never ends
+/// (`glk exporter --trace`, which keeps a state only while a glock has holders).
+#[derive(Debug, Default)]
+pub struct GlockState {
     waiting: VecDeque<(u64, DlmMode, i64)>,
     granted: Vec<(u64, DlmMode, i64)>,
     demote_since: Option<u64>,
+}
+
+impl GlockState {
+    /// Feeds one event of the glock (at `ts_ns`, by `pid`); what it ended, if anything.
+    pub fn step(&mut self, ts_ns: u64, pid: i64, e: &Gfs2Event) -> Option<Ended> {
+        match *e {
+            Gfs2Event::GlockQueue { queue, state, .. } => {
+                if queue {
+                    self.waiting.push_back((ts_ns, state, pid));
+                    None
+                } else if let Some(i) = self
+                    .granted
+                    .iter()
+                    .position(|(_, m, p)| *m == state && *p == pid)
+                    .or_else(|| self.granted.iter().position(|(_, m, _)| *m == state))
+                {
+                    let (since, _, _) = self.granted.remove(i);
+                    Some(Ended::Hold(ts_ns.saturating_sub(since)))
+                } else if let Some(i) = self.waiting.iter().position(|(_, m, _)| *m == state) {
+                    self.waiting.remove(i);
+                    Some(Ended::Failed)
+                } else {
+                    None
+                }
+            }
+            Gfs2Event::Promote { state, .. } => {
+                let i = self.waiting.iter().position(|(_, m, _)| *m == state)?;
+                let (since, m, pid) = self.waiting.remove(i).expect("index from position");
+                self.granted.push((ts_ns, m, pid));
+                Some(Ended::Wait(ts_ns.saturating_sub(since)))
+            }
+            Gfs2Event::DemoteRq { .. } => {
+                self.demote_since.get_or_insert(ts_ns);
+                None
+            }
+            Gfs2Event::GlockStateChange { .. } => self
+                .demote_since
+                .take()
+                .map(|since| Ended::Demote(ts_ns.saturating_sub(since))),
+            _ => None,
+        }
+    }
+
+    /// Nothing waits, is held or is being demoted: the state can be dropped.
+    pub fn is_idle(&self) -> bool {
+        self.waiting.is_empty() && self.granted.is_empty() && self.demote_since.is_none()
+    }
 }
 
 /// One node's pairing, fed its events in time order.
@@ -93,39 +156,12 @@ impl Pairing {
     pub fn add(&mut self, ts_ns: u64, pid: i64, glock: GlockId, e: &Gfs2Event) {
         let s = self.st.entry(glock).or_default();
         let t = self.times.entry(glock).or_default();
-        match *e {
-            Gfs2Event::GlockQueue { queue, state, .. } => {
-                if queue {
-                    s.waiting.push_back((ts_ns, state, pid));
-                } else if let Some(i) = s
-                    .granted
-                    .iter()
-                    .position(|(_, m, p)| *m == state && *p == pid)
-                    .or_else(|| s.granted.iter().position(|(_, m, _)| *m == state))
-                {
-                    let (since, _, _) = s.granted.remove(i);
-                    t.hold.add(ts_ns.saturating_sub(since));
-                } else if let Some(i) = s.waiting.iter().position(|(_, m, _)| *m == state) {
-                    s.waiting.remove(i);
-                    t.failed += 1;
-                }
-            }
-            Gfs2Event::Promote { state, .. } => {
-                if let Some(i) = s.waiting.iter().position(|(_, m, _)| *m == state) {
-                    let (since, m, pid) = s.waiting.remove(i).expect("index from position");
-                    t.wait.add(ts_ns.saturating_sub(since));
-                    s.granted.push((ts_ns, m, pid));
-                }
-            }
-            Gfs2Event::DemoteRq { .. } => {
-                s.demote_since.get_or_insert(ts_ns);
-            }
-            Gfs2Event::GlockStateChange { .. } => {
-                if let Some(since) = s.demote_since.take() {
-                    t.demote.add(ts_ns.saturating_sub(since));
-                }
-            }
-            _ => {}
+        match s.step(ts_ns, pid, e) {
+            Some(Ended::Wait(ns)) => t.wait.add(ns),
+            Some(Ended::Hold(ns)) => t.hold.add(ns),
+            Some(Ended::Demote(ns)) => t.demote.add(ns),
+            Some(Ended::Failed) => t.failed += 1,
+            None => {}
         }
     }
 

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use analysis::findings::Thresholds;
+use exporter::collect::trace::Tracer;
 use exporter::collect::{self, Config};
 use exporter::exposition::{encode, Format};
 use exporter::hub::{Hub, Timing};
@@ -52,6 +53,15 @@ pub struct ExporterArgs {
     pub collector_timeout: f64,
     #[command(flatten)]
     pub stuck: clikit::args::StuckArgs,
+    /// With --trace: a glock demoted at other nodes' request at least this many times in
+    /// the last one to two minutes is hot (GLK-HOT-GLOCK, glk doctor's threshold).
+    #[arg(long, value_name = "N", default_value_t = 20)]
+    pub hot_demotes: u64,
+    /// Also read the gfs2 tracepoints, in a private tracefs instance removed on every exit:
+    /// histograms of DLM round trips and of glock waits and holds, remote demote counts and
+    /// GLK-HOT-GLOCK. Needs root.
+    #[arg(long)]
+    pub trace: bool,
     /// Write the metrics to this `*.prom` file (atomically, every --min-interval seconds)
     /// for node_exporter's textfile collector, instead of listening on a port.
     #[arg(long, value_name = "FILE.prom")]
@@ -83,6 +93,7 @@ pub fn run(a: &ExporterArgs) -> io::Result<()> {
         sysfs: a.sysfs.clone(),
         thresholds: Thresholds {
             stuck_after: a.stuck.stuck_after,
+            hot_demotes: a.hot_demotes,
             ..Thresholds::default()
         },
         judged_per_fs: 1000,
@@ -96,8 +107,14 @@ pub fn run(a: &ExporterArgs) -> io::Result<()> {
         Some(p) => WebConfig::load(p)?,
         None => WebConfig::default(),
     };
-    let hub = Arc::new(Hub::new(collect::all(&cfg), timing));
     if a.once {
+        if a.trace {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "--trace reads events over time: not with --once",
+            ));
+        }
+        let hub = Hub::new(collect::all(&cfg), timing);
         let c = hub.scrape();
         report_failures(&c);
         return match &a.textfile {
@@ -107,18 +124,43 @@ pub fn run(a: &ExporterArgs) -> io::Result<()> {
                 .write_all(encode(&c.families, Format::Text).as_bytes()),
         };
     }
-    if let Some(p) = &a.textfile {
-        loop {
-            let c = hub.scrape();
-            report_failures(&c);
-            exporter::textfile::write(p, &c.families)?;
-            std::thread::sleep(timing.min_interval);
-        }
+    // From here on, Ctrl-C, SIGTERM and SIGHUP end the exporter cleanly (tracing off and
+    // its instance removed first).
+    tracepipe::stop::install();
+    let mut collectors = collect::all(&cfg);
+    let tracer = if a.trace {
+        let t = Tracer::start(&cfg.sysfs)?;
+        collectors.push(Box::new(t.collector(cfg.thresholds)));
+        Some(t)
+    } else {
+        None
+    };
+    let hub = Arc::new(Hub::new(collectors, timing));
+    let served = match &a.textfile {
+        Some(p) => write_textfile(p, &hub, timing.min_interval),
+        None => serve(a, hub, web),
+    };
+    if let Some(t) = tracer {
+        t.stop()?;
     }
-    serve(a, hub, web)
+    served
 }
 
-/// Listens on every address and serves until the process ends.
+/// Writes the textfile every `interval` until a stop signal.
+fn write_textfile(path: &std::path::Path, hub: &Hub, interval: Duration) -> io::Result<()> {
+    while !tracepipe::stop::requested() {
+        let c = hub.scrape();
+        report_failures(&c);
+        exporter::textfile::write(path, &c.families)?;
+        let due = std::time::Instant::now() + interval;
+        while std::time::Instant::now() < due && !tracepipe::stop::requested() {
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+    Ok(())
+}
+
+/// Listens on every address and serves until a stop signal.
 fn serve(a: &ExporterArgs, hub: Arc<Hub>, web: WebConfig) -> io::Result<()> {
     if !a.telemetry_path.starts_with('/') || a.telemetry_path == "/" {
         return Err(io::Error::new(
@@ -162,9 +204,15 @@ fn serve(a: &ExporterArgs, hub: Arc<Hub>, web: WebConfig) -> io::Result<()> {
             std::thread::spawn(move || s.run(l))
         })
         .collect();
-    for t in threads {
-        t.join()
-            .map_err(|_| io::Error::other("a listener thread panicked"))??;
+    // The listeners run until the process ends; a stop signal ends it here.
+    while !tracepipe::stop::requested() {
+        if let Some(t) = threads.iter().position(|t| t.is_finished()) {
+            let t = threads.into_iter().nth(t).expect("a finished thread");
+            t.join()
+                .map_err(|_| io::Error::other("a listener thread panicked"))??;
+            return Err(io::Error::other("a listener stopped accepting"));
+        }
+        std::thread::sleep(Duration::from_millis(200));
     }
     Ok(())
 }

@@ -35,8 +35,6 @@ struct Worker {
     busy_since: Option<Instant>,
     failures: u64,
     malformed: u64,
-    /// The codes it judged at its last success.
-    judges: Vec<FindingCode>,
 }
 
 impl Worker {
@@ -63,7 +61,6 @@ impl Worker {
             busy_since: None,
             failures: 0,
             malformed: 0,
-            judges: Vec::new(),
         }
     }
 }
@@ -176,7 +173,6 @@ fn collect(st: &mut State, deadline: Duration) -> Collection {
             {
                 Ok((Ok(c), took)) => {
                     w.malformed += c.malformed;
-                    w.judges = c.findings.iter().map(|(k, _)| *k).collect();
                     findings.extend(c.findings);
                     for f in c.families {
                         add_family(&mut families, f);

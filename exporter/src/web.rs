@@ -256,3 +256,65 @@ fn versions(min: &str, max: &str) -> Option<Vec<&'static rustls::SupportedProtoc
     let v: Vec<_> = all[lo..=hi.max(lo)].to_vec();
     (lo <= hi).then_some(v)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> io::Result<WebConfig> {
+        WebConfig::parse(text, Path::new("/etc/glk/web.yml"))
+    }
+
+    #[test]
+    fn basic_auth_users_with_bcrypt_hashes() {
+        let hash = bcrypt::hash("s3cret", 4).unwrap();
+        let c = parse(&format!("basic_auth_users:\n  alice: {hash}\n")).unwrap();
+        let b64 = |s: &str| base64::engine::general_purpose::STANDARD.encode(s);
+        assert!(c.authorized(Some(&format!("Basic {}", b64("alice:s3cret")))));
+        assert!(!c.authorized(Some(&format!("Basic {}", b64("alice:wrong")))));
+        assert!(!c.authorized(Some(&format!("Basic {}", b64("bob:s3cret")))));
+        assert!(!c.authorized(Some("Bearer x")));
+        assert!(!c.authorized(Some("Basic !!!")));
+        assert!(!c.authorized(None));
+        // No users: no authentication.
+        assert!(parse("").unwrap().authorized(None));
+        // The hash an unknown user is checked against is a valid one.
+        assert_eq!(bcrypt::verify("x", NOBODY).ok(), Some(false));
+    }
+
+    #[test]
+    fn what_is_not_applied_is_an_error_naming_the_file() {
+        for (text, says) in [
+            (
+                "basic_auth_users:\n  alice: plain\n",
+                "is not a bcrypt hash",
+            ),
+            (
+                "http_server_config:\n  http2: false\n",
+                "\"http_server_config\" is not supported",
+            ),
+            (
+                "tls_server_config:\n  cert_file: a.pem\n",
+                "needs cert_file and key_file",
+            ),
+            (
+                "tls_server_config:\n  cipher_suites: [x]\n",
+                "needs a value",
+            ),
+            (
+                "tls_server_config:\n  client_auth_type: Maybe\n  cert_file: a\n  key_file: b\n",
+                "glk knows NoClientCert",
+            ),
+            (
+                "tls_server_config:\n  cert_file: /nonexistent.pem\n  key_file: k.pem\n",
+                "/nonexistent.pem: no certificate read",
+            ),
+            ("basic_auth_users: [a, b]\n", "must be a mapping"),
+            ("a: [\n", "not YAML"),
+        ] {
+            let e = parse(text).unwrap_err().to_string();
+            assert!(e.contains(says), "{text:?}: {e}");
+            assert!(e.contains("web.yml") || e.contains(".pem"), "{e}");
+        }
+    }
+}

@@ -19,7 +19,7 @@ tracefs_state() {
   echo "set_event:"; cat $T/set_event; echo "instances:"; ls $T/instances
 }
 tracefs_state > $OUT/tracefs-before.txt 2>&1
-glk exporter --stuck-after 15 --min-interval 1 > $OUT/exporter.out 2> $OUT/exporter.err &
+glk exporter --trace --stuck-after 15 --min-interval 1 > $OUT/exporter.out 2> $OUT/exporter.err &
 E=$!
 lab_until "curl -sf http://127.0.0.1:9929/metrics > /dev/null" 30
 lab_barrier mounted
@@ -28,6 +28,9 @@ lab_wait files
 if [ $N = n1 ]; then flock -x /gfs/shared/A sh -c 'sleep 50' & touch $S/mark.held; fi
 lab_wait held
 if [ $N = n2 ]; then sleep 2; flock -x /gfs/shared/A true & echo $! > $OUT/waiter.pid; fi
+( end=$(($(date +%s) + 20)); i=0
+  while [ $(date +%s) -lt $end ]; do i=$((i+1)); echo "$N $i" >> /gfs/shared/log; stat /gfs/shared > /dev/null; done
+  echo $i > $OUT/appends.txt ) &
 for t in 0 5 10 15 20 25 30 35; do
   curl -s -w '%{http_code} %{time_total}\n' -o $OUT/scrape-$t.prom http://127.0.0.1:9929/metrics >> $OUT/curl.txt
   sleep 5
@@ -40,5 +43,6 @@ glk exporter --once --textfile $OUT/glk.prom --stuck-after 15 2> $OUT/textfile.e
 lab_barrier scraped
 kill -TERM $E; wait $E; echo $? > $OUT/exporter.rc
 tracefs_state > $OUT/tracefs-after.txt 2>&1
+ls /sys/kernel/tracing/instances > $OUT/instances-after.txt 2>&1
 lab_barrier done
 poweroff -f

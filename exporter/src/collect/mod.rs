@@ -7,6 +7,7 @@ pub mod glocks;
 pub mod quorum;
 pub mod sbstats;
 pub mod sysfs;
+pub mod trace;
 
 use std::io;
 use std::path::PathBuf;
