@@ -293,15 +293,7 @@ impl NodeDir {
 
 pub fn run(a: &CaptureArgs) -> io::Result<()> {
     tracepipe::stop::install();
-    let root = match &a.debugfs {
-        Some(d) => d.clone(),
-        None => inputs::debugfs_mounts().into_iter().next().ok_or_else(|| {
-            io::Error::new(
-                io::ErrorKind::NotFound,
-                "debugfs is not mounted: mount it with `mount -t debugfs none /sys/kernel/debug`",
-            )
-        })?,
-    };
+    let root = inputs::debugfs_root(a.debugfs.as_deref())?;
     let fss = bundle::live::filesystems(&root, a.fs.as_deref())?;
     let packed = a.output.to_string_lossy().ends_with(".tar.zst");
     // A packed bundle is assembled in a private temporary directory.

@@ -79,15 +79,7 @@ pub struct ExporterArgs {
 }
 
 pub fn run(a: &ExporterArgs) -> io::Result<()> {
-    let debugfs = match &a.debugfs {
-        Some(d) => d.clone(),
-        None => inputs::debugfs_mounts().into_iter().next().ok_or_else(|| {
-            io::Error::new(
-                io::ErrorKind::NotFound,
-                "debugfs is not mounted: mount it with `mount -t debugfs none /sys/kernel/debug`",
-            )
-        })?,
-    };
+    let debugfs = inputs::debugfs_root(a.debugfs.as_deref())?;
     let cfg = Config {
         debugfs,
         sysfs: a.sysfs.clone(),

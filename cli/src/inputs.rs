@@ -28,6 +28,19 @@ pub fn debugfs_mounts() -> Vec<PathBuf> {
     bundle::mounts::points_of(&bundle::mounts::of_this_process(), "debugfs")
 }
 
+/// The debugfs root: the one given, else the first mounted.
+pub fn debugfs_root(given: Option<&Path>) -> io::Result<PathBuf> {
+    match given {
+        Some(d) => Ok(d.to_path_buf()),
+        None => debugfs_mounts().into_iter().next().ok_or_else(|| {
+            io::Error::new(
+                io::ErrorKind::NotFound,
+                "debugfs is not mounted: mount it with `mount -t debugfs none /sys/kernel/debug`",
+            )
+        }),
+    }
+}
+
 /// GFS2 mount points, for error messages.
 fn gfs2_mounts() -> Vec<PathBuf> {
     bundle::mounts::points_of(&bundle::mounts::of_this_process(), "gfs2")

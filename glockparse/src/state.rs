@@ -19,6 +19,15 @@ pub enum LockState {
 }
 
 impl LockState {
+    /// Every state, in discriminant order (`state as usize` is its index).
+    pub const ALL: [LockState; 5] = [
+        LockState::Unlocked,
+        LockState::Shared,
+        LockState::Deferred,
+        LockState::Exclusive,
+        LockState::Unknown,
+    ];
+
     /// Parses the glocks-file token. Returns `None` for anything else.
     pub fn parse(s: &[u8]) -> Option<LockState> {
         Some(match s {

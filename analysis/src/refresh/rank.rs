@@ -198,7 +198,7 @@ pub struct TypeCounts {
     /// Granted holders.
     #[serde(skip)]
     pub holders: u64,
-    /// Glocks per state, indexed by [`LockState`] (UN, SH, DF, EX, unknown).
+    /// Glocks per state, indexed as [`LockState::ALL`] (UN, SH, DF, EX, unknown).
     #[serde(skip)]
     pub by_state: [u64; 5],
 }
@@ -449,14 +449,6 @@ struct Kind {
 }
 
 impl Kind {
-    const STATES: [LockState; 5] = [
-        LockState::Unlocked,
-        LockState::Shared,
-        LockState::Deferred,
-        LockState::Exclusive,
-        LockState::Unknown,
-    ];
-
     fn of(g: &Brief) -> Kind {
         Kind {
             state: g.state,
@@ -466,7 +458,7 @@ impl Kind {
         }
     }
 
-    /// The kind as 6 bits: the state (its place in [`Kind::STATES`], which is its
+    /// The kind as 6 bits: the state (its place in [`LockState::ALL`], which is its
     /// discriminant), then the three facts.
     fn index(self) -> usize {
         (self.state as usize) << 3
@@ -478,7 +470,7 @@ impl Kind {
     /// The kind of [`Kind::index`] `i`, if any.
     fn from_index(i: usize) -> Option<Kind> {
         Some(Kind {
-            state: *Kind::STATES.get(i >> 3)?,
+            state: *LockState::ALL.get(i >> 3)?,
             held: i & 4 != 0,
             waiting: i & 2 != 0,
             demoting: i & 1 != 0,
@@ -632,14 +624,14 @@ mod tests {
     /// not cover.
     #[test]
     fn tallied_counts_are_the_counts_one_by_one() {
-        for (i, s) in Kind::STATES.iter().enumerate() {
-            assert_eq!(*s as usize, i, "STATES in discriminant order");
+        for (i, s) in LockState::ALL.iter().enumerate() {
+            assert_eq!(*s as usize, i, "ALL in discriminant order");
         }
         let mut counter = Counter::default();
         let mut one_by_one: BTreeMap<GlockType, TypeCounts> = BTreeMap::new();
         let mut n = 0u64;
         for gltype in [1, 2, 5, 15, 16, 300] {
-            for state in Kind::STATES {
+            for state in LockState::ALL {
                 for (holders, waiters, granted) in [(0, 0, 0), (1, 0, 1), (3, 2, 1), (2, 2, 0)] {
                     for (flags, demote_us) in [(&b""[..], 0), (b"D", 0), (b"q", 7), (b"p", 0)] {
                         n += 1;

@@ -195,7 +195,7 @@ impl Collector for Glocks {
             for (ty, n) in &file.summary.by_type {
                 let ty = ty.name();
                 let l = [("fs", fs), ("type", &*ty)];
-                for (state, count) in STATES.iter().zip(n.by_state) {
+                for (state, count) in LockState::ALL.iter().zip(n.by_state) {
                     if count > 0 || *state != LockState::Unknown {
                         fam.glocks
                             .add(&[l[0], l[1], ("state", state.as_str())], count as f64);
@@ -224,15 +224,6 @@ impl Collector for Glocks {
         Ok(c)
     }
 }
-
-/// The glock states in [`LockState`] order (the index of `TypeCounts::by_state`).
-const STATES: [LockState; 5] = [
-    LockState::Unlocked,
-    LockState::Shared,
-    LockState::Deferred,
-    LockState::Exclusive,
-    LockState::Unknown,
-];
 
 /// The DLM locks of each lockspace's dump by queue and master, and the longest wait.
 fn dlm_locks(snap: &analysis::refresh::Snapshot, lockspaces: &[String], fam: &mut Families) {
