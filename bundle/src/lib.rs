@@ -422,7 +422,7 @@ pub fn sniff_line(first: &[u8]) -> Sniffed {
         })
     } else if first.starts_with(b"type") {
         Sniffed::Kind(FileKind::Sbstats)
-    } else if first.starts_with(b"id nodeid") {
+    } else if first.starts_with(b"id nodeid") || glockparse::dlm_locks::lockdebug::starts(first) {
         Sniffed::Kind(FileKind::DlmLocks)
     } else if first.starts_with(b"# tracer")
         || traceparse::line::parse(first).is_ok_and(|l| matches!(l, traceparse::Line::Event(_)))

@@ -11,6 +11,9 @@
 //! (DLM_IFL_MSTCPY) is the master node's copy of another node's lock: `nodeid` is the
 //! owner's node id and `pid` the owner's process there. Otherwise the lock is this node's
 //! own (then `nodeid` is the master's id, 0 when this node masters the resource).
+//!
+//! [`read`] also reads the same locks as `dlm_tool lockdebug -svw LOCKSPACE` prints them
+//! (what sos reports and gfs2_lockcapture keep), recognised by content: see [`lockdebug`].
 
 use std::io::Read;
 
@@ -165,22 +168,376 @@ pub fn parse_line(line: &[u8]) -> Result<DlmLock, String> {
     })
 }
 
-/// Reads a whole lock dump; the header line is skipped, bad lines reported.
+/// Reads a whole lock dump, in the debugfs layout or as `dlm_tool lockdebug -svw` prints
+/// it (whichever its first line shows); headers are skipped, bad lines reported.
 pub fn read<R: Read>(rdr: R, source: &str) -> (Vec<DlmLock>, Diagnostics) {
-    parse_records(rdr, source, |n, line| {
+    let mut layout: Option<lockdebug::Reader> = None;
+    let mut table = false;
+    let (records, d) = parse_records(rdr, source, |n, line| {
+        if !table && layout.is_none() {
+            if line.iter().all(u8::is_ascii_whitespace) {
+                return Parsed::Ignored;
+            }
+            if lockdebug::starts(line) {
+                layout = Some(lockdebug::Reader::default());
+            } else {
+                table = true;
+            }
+        }
+        if let Some(r) = layout.as_mut() {
+            return r.line(n, line);
+        }
         if line.starts_with(b"id ") {
             return Parsed::Ignored;
         }
         match parse_line(line) {
-            Ok(l) => Parsed::Record(DlmLock { line: n, ..l }),
+            Ok(l) => Parsed::Record((DlmLock { line: n, ..l }, None)),
             Err(m) => Parsed::Bad(m),
         }
-    })
+    });
+    (lockdebug::with_ages(records), d)
+}
+
+/// `dlm_tool lockdebug -svw LOCKSPACE` (dlm_tool/main.c, `print_rsb` and `print_lkb`):
+/// a resource, its master, then its locks by queue:
+///
+/// ```text
+/// Resource len 24  "       6           4101c"
+/// Master           flags 000000c8 first_lkid 0 root 0 recover 0 locks 0
+/// Granted
+/// 00000037 EX                                    time 0000052607644773 flags 00000000 00000000 bast 5 55172451104 pid 250
+/// Waiting
+/// 0000003d -- (EX) Remote:   2 0000001f          time 0000055172220472 flags 00000000 00010000 bast -1 0 pid 256
+/// ```
+///
+/// `Master:N` names the master node (`Master` alone: this node); on a lock line `Remote: N
+/// REMID` is another node's lock (this node masters it: a master copy) and `Master: N
+/// REMID` this node's lock mastered on node N. `time` is the lock's timestamp on the node's
+/// monotonic clock, in ns; the text has no "now", so a lock's age is known only as a lower
+/// bound: how much older it is than the newest lock of the dump (0 for that one). LVB rows
+/// and the summary (`-s`) are skipped, and so are dlm_tool's complaints about the debugfs
+/// header lines (`print_rsb error rv 2 line "…` up to a line `"`, on stderr): captured with
+/// the output, as sos does, a complaint can land in the middle of a lock line, whose two
+/// parts are joined again.
+pub mod lockdebug {
+    use super::{DlmLock, LockStatus, MASTER_COPY};
+    use crate::lines::Parsed;
+    use crate::mode::DlmMode;
+    use crate::GlockId;
+
+    /// Whether a dump's first line is lockdebug's.
+    pub fn starts(line: &[u8]) -> bool {
+        line.starts_with(b"Resource len")
+            || line.starts_with(b"print_rsb")
+            || line.starts_with(b"print_lkb")
+    }
+
+    /// The resource being read.
+    #[derive(Debug, Default)]
+    struct Resource {
+        name: String,
+        glock: Option<GlockId>,
+        /// 0: this node masters it.
+        master: u64,
+    }
+
+    /// Reads lockdebug lines in order (a lock belongs to the resource and queue above it).
+    #[derive(Debug, Default)]
+    pub struct Reader {
+        resource: Option<Resource>,
+        status: Option<LockStatus>,
+        /// In an LVB's hex rows.
+        lvb: bool,
+        /// Inside one of dlm_tool's complaints (until its closing `"` line).
+        complaint: bool,
+        /// The start of a line a complaint cut, and its line number.
+        cut: Option<(u64, String)>,
+    }
+
+    /// Where one of dlm_tool's complaints (`print_rsb error rv 2 line "…`) starts in a line.
+    fn complaint_at(line: &str) -> Option<usize> {
+        let at = line.find("print_")?;
+        line[at..]
+            .split_whitespace()
+            .nth(1)
+            .is_some_and(|w| w == "error")
+            .then_some(at)
+    }
+
+    /// A lock and its timestamp (ns), before ages are known.
+    pub type Stamped = (DlmLock, Option<u64>);
+
+    impl Reader {
+        /// One line: a lock, or a line that only sets what the following ones belong to.
+        pub fn line(&mut self, n: u64, line: &[u8]) -> Parsed<Stamped> {
+            let text = String::from_utf8_lossy(line);
+            if self.complaint {
+                self.complaint = text.trim() != "\"";
+                return Parsed::Ignored;
+            }
+            if let Some(at) = complaint_at(&text) {
+                self.complaint = true;
+                if !text[..at].trim().is_empty() {
+                    self.cut = Some((n, text[..at].to_string()));
+                }
+                return Parsed::Ignored;
+            }
+            let (n, joined) = match self.cut.take() {
+                Some((start, head)) => (start, format!("{head}{text}")),
+                None => (n, text.into_owned()),
+            };
+            let t = joined.trim();
+            if let Some(rest) = t.strip_prefix("Resource len") {
+                self.lvb = false;
+                self.status = None;
+                return match resource_name(rest) {
+                    Some(name) => {
+                        self.resource = Some(Resource {
+                            glock: GlockId::parse_dlm_resource(&name),
+                            name,
+                            master: 0,
+                        });
+                        Parsed::Ignored
+                    }
+                    None => Parsed::Bad("a Resource line without a name".into()),
+                };
+            }
+            let first = t.split_whitespace().next().unwrap_or("");
+            match first {
+                "Granted" | "Convert" | "Waiting" | "Lookup" if t == first => {
+                    self.lvb = false;
+                    self.status = Some(match first {
+                        "Granted" => LockStatus::Granted,
+                        "Convert" => LockStatus::Converting,
+                        _ => LockStatus::Waiting,
+                    });
+                    return Parsed::Ignored;
+                }
+                "LVB" => {
+                    self.lvb = true;
+                    return Parsed::Ignored;
+                }
+                _ => {}
+            }
+            if let Some(m) = first.strip_prefix("Master") {
+                if let Some(r) = self.resource.as_mut() {
+                    r.master = m
+                        .strip_prefix(':')
+                        .and_then(|v| v.parse().ok())
+                        .unwrap_or(0);
+                }
+                return Parsed::Ignored;
+            }
+            let lock_like = first.len() == 8 && first.bytes().all(|b| b.is_ascii_hexdigit());
+            if !lock_like || self.status.is_none() {
+                // LVB rows, the -s summary, dlm_tool's complaints, blank lines.
+                return Parsed::Ignored;
+            }
+            self.lvb = false;
+            match self.lock(t, n) {
+                Ok(l) => Parsed::Record(l),
+                Err(e) => Parsed::Bad(e),
+            }
+        }
+
+        /// A lock line of the current resource and queue.
+        fn lock(&self, t: &str, n: u64) -> Result<Stamped, String> {
+            let r = self
+                .resource
+                .as_ref()
+                .ok_or("a lock line before any Resource line")?;
+            let status = self.status.ok_or("a lock line before its queue")?;
+            let mut tok = t.split_whitespace().peekable();
+            let id =
+                u64::from_str_radix(tok.next().unwrap_or(""), 16).map_err(|_| "bad lock id")?;
+            let gr = tok.next().ok_or("no granted mode")?;
+            let grmode = match gr {
+                "--" | "XX" => DlmMode::IV,
+                m => {
+                    DlmMode::parse(m.as_bytes()).ok_or_else(|| format!("bad granted mode {m:?}"))?
+                }
+            };
+            let mut rqmode = DlmMode::IV;
+            if let Some(rq) = tok.peek().and_then(|s| s.strip_prefix('(')) {
+                let rq = rq.strip_suffix(')').ok_or("bad requested mode")?;
+                rqmode = DlmMode::parse(rq.as_bytes()).unwrap_or(DlmMode::IV);
+                tok.next();
+            }
+            let (mut nodeid, mut remid, mut remote) = (0u64, 0u64, false);
+            if let Some(&w) = tok.peek() {
+                if w == "Remote:" || w == "Master:" {
+                    remote = w == "Remote:";
+                    tok.next();
+                    nodeid = tok
+                        .next()
+                        .and_then(|v| v.parse().ok())
+                        .ok_or("bad node id")?;
+                    remid = tok
+                        .next()
+                        .and_then(|v| u64::from_str_radix(v, 16).ok())
+                        .ok_or("bad remote id")?;
+                }
+            }
+            let (mut ts, mut exflags, mut flags, mut pid) = (None, 0, None, 0);
+            while let Some(w) = tok.next() {
+                match w {
+                    "time" => ts = tok.next().and_then(|v| v.parse().ok()),
+                    "flags" => {
+                        exflags = hex(tok.next())?;
+                        flags = Some(hex(tok.next())?);
+                    }
+                    "pid" => pid = tok.next().and_then(|v| v.parse().ok()).ok_or("bad pid")?,
+                    _ => {}
+                }
+            }
+            // Without -v there are no flags: a lock of another node here is a master copy.
+            let flags = flags.unwrap_or(if remote && r.master == 0 {
+                MASTER_COPY
+            } else {
+                0
+            });
+            Ok((
+                DlmLock {
+                    id,
+                    nodeid,
+                    remid,
+                    pid,
+                    exflags,
+                    flags,
+                    status,
+                    grmode,
+                    rqmode,
+                    age_us: 0,
+                    master_nodeid: r.master,
+                    resource: r.name.clone(),
+                    glock: r.glock,
+                    line: n,
+                },
+                ts,
+            ))
+        }
+    }
+
+    fn hex(v: Option<&str>) -> Result<u64, String> {
+        v.and_then(|v| u64::from_str_radix(v, 16).ok())
+            .ok_or_else(|| "bad flags".to_string())
+    }
+
+    /// The name of `len NN  "NAME"` (quoted, spaces kept) or `len NN hex HEX`.
+    fn resource_name(rest: &str) -> Option<String> {
+        let rest = rest.trim_start();
+        let rest = rest
+            .trim_start_matches(|c: char| c.is_ascii_digit())
+            .trim_start();
+        if let Some(q) = rest.strip_prefix('"') {
+            return Some(q.strip_suffix('"').unwrap_or(q).to_string());
+        }
+        rest.strip_prefix("hex ").map(|h| h.trim().to_string())
+    }
+
+    /// The locks with their ages: for lockdebug's, how much older each is than the newest
+    /// (a lower bound); the debugfs layout's ages are kept.
+    pub fn with_ages(records: Vec<Stamped>) -> Vec<DlmLock> {
+        let newest = records.iter().filter_map(|(_, ts)| *ts).max();
+        records
+            .into_iter()
+            .map(|(mut l, ts)| {
+                if let (Some(ts), Some(newest)) = (ts, newest) {
+                    l.age_us = newest.saturating_sub(ts) / 1000;
+                }
+                l
+            })
+            .collect()
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The same moment in both layouts (`real/support-6.12`): every lock of the debugfs dump
+    /// is the lockdebug lock of the same id, with the same owner, modes, queue, master and
+    /// resource; lockdebug's ages are lower bounds of the dump's.
+    #[test]
+    fn lockdebug_is_the_debugfs_dump_in_another_layout() {
+        for node in ["n1", "n2"] {
+            let dir = testdata_dir().join(format!("real/support-6.12/{node}"));
+            let open = |f: &str| std::fs::File::open(dir.join(f)).unwrap();
+            let (table, d1) = read(open("dlm_gfs_locks.txt"), "table");
+            let (debug, d2) = read(open("lockdebug-svw.txt"), "lockdebug");
+            assert_eq!(
+                (d1.errors, d2.errors),
+                (0, 0),
+                "{node}: {:?}",
+                d2.first_errors
+            );
+            assert!(table.len() > 25, "{node}");
+            assert_eq!(table.len(), debug.len(), "{node}");
+            for t in &table {
+                let l = debug
+                    .iter()
+                    .find(|l| l.id == t.id)
+                    .unwrap_or_else(|| panic!("{node}: no lock {:x}", t.id));
+                assert_eq!(
+                    (l.nodeid, l.remid, l.pid, l.exflags, l.flags, l.status),
+                    (t.nodeid, t.remid, t.pid, t.exflags, t.flags, t.status),
+                    "{node} {:x}",
+                    t.id
+                );
+                assert_eq!(
+                    (l.grmode, l.rqmode, l.master_nodeid, &l.resource, l.glock),
+                    (t.grmode, t.rqmode, t.master_nodeid, &t.resource, t.glock),
+                    "{node} {:x}",
+                    t.id
+                );
+                assert_eq!(l.is_master_copy(), t.is_master_copy());
+            }
+            // n2's flock request waits in node 1's queue, pid 256; on n1 its master copy.
+            let w: Vec<&DlmLock> = debug.iter().filter(|l| l.status.is_waiting()).collect();
+            assert_eq!(w.len(), 1, "{node}");
+            assert_eq!(
+                (w[0].glock, w[0].pid, w[0].rqmode),
+                (Some(GlockId::new(6, 0x4101c)), 256, DlmMode::EX)
+            );
+            assert_eq!(w[0].is_master_copy(), node == "n1");
+            let newest = debug.iter().map(|l| l.age_us).min();
+            assert_eq!(newest, Some(0));
+        }
+    }
+
+    fn testdata_dir() -> std::path::PathBuf {
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/fixtures")
+    }
+
+    #[test]
+    fn lockdebug_lines_that_are_not_locks() {
+        let text = "print_rsb error rv 2 line \"rsb ptr nodeid len\n\"\n\n\
+                    Resource len 24  \"       2           4101c\"\n\
+                    Master:1         flags 000000c8 first_lkid 0 root 0 recover 0 locks 0\n\
+                    LVB len 32 seq 1\n\
+                    00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00\n\
+                    Convert\n\
+                    0000001e PR (EX) Master:   1 0000003c          time 0000051208178134 flags 00000008 00000000 bast -1 0 pid 254\n\
+                    00000020 ZZ\n\
+                    \n\
+                    rsb\n  active        34\n";
+        let (v, d) = read(text.as_bytes(), "x");
+        assert_eq!(v.len(), 1);
+        assert_eq!(
+            (
+                v[0].status,
+                v[0].grmode,
+                v[0].rqmode,
+                v[0].master(),
+                v[0].line
+            ),
+            (LockStatus::Converting, DlmMode::PR, DlmMode::EX, Some(1), 9)
+        );
+        assert_eq!(d.errors, 1, "the bad mode is named");
+        assert!(d.first_errors[0]
+            .to_string()
+            .contains("bad granted mode \"ZZ\""));
+    }
 
     #[test]
     fn master_copy_and_own_locks() {
