@@ -19,6 +19,7 @@ pub mod health;
 pub mod live;
 pub mod mounts;
 pub mod procs;
+pub mod sos;
 
 use std::collections::BTreeMap;
 use std::io::{self, Read};
@@ -195,6 +196,9 @@ impl NodeCapture {
 pub struct Captures {
     /// Every node, in the order found.
     pub nodes: Vec<NodeCapture>,
+    /// What inputs made by other tools lack that glk reads (a sos report without a glocks
+    /// dump...), one line each, naming the input and what would have collected it.
+    pub lacks: Vec<String>,
     extracted: Vec<Unpacked>,
 }
 
@@ -510,10 +514,17 @@ pub fn discover(paths: &[PathBuf]) -> io::Result<Captures> {
             caps.nodes.push(node_dir(&dir)?);
             continue;
         }
+        if sos::is_report(&dir) {
+            caps.push_sos(&dir, p)?;
+            continue;
+        }
         // A cluster directory (possibly one level down, as a tarball usually is).
         let mut found = false;
         for sd in &subdirs(&dir)? {
-            if is_node_dir(sd) {
+            if sos::is_report(sd) {
+                caps.push_sos(sd, if dir == *p { sd } else { p })?;
+                found = true;
+            } else if is_node_dir(sd) {
                 caps.nodes.push(node_dir(sd)?);
                 found = true;
             } else if let Ok(inner) = subdirs(sd) {
@@ -527,13 +538,23 @@ pub fn discover(paths: &[PathBuf]) -> io::Result<Captures> {
             return Err(io::Error::new(
                 io::ErrorKind::NotFound,
                 format!(
-                    "{}: no capture here (no glocks, glstats or trace files)",
+                    "{}: no capture here (no glocks, glstats or trace files, no sos report)",
                     p.display()
                 ),
             ));
         }
     }
     Ok(caps)
+}
+
+impl Captures {
+    /// Adds the node of the sos report at `dir` (from the input `given`), and what it lacks.
+    fn push_sos(&mut self, dir: &Path, given: &Path) -> io::Result<()> {
+        let r = sos::read(dir, given)?;
+        self.nodes.push(r.node);
+        self.lacks.extend(r.lacks);
+        Ok(())
+    }
 }
 
 fn merge(into: &mut Snapshot, s: Snapshot) {

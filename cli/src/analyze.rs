@@ -37,6 +37,9 @@ impl Loaded {
 /// both.
 pub(crate) fn load_for_analysis(paths: &[std::path::PathBuf]) -> io::Result<Loaded> {
     let caps = bundle::discover(paths)?;
+    for l in &caps.lacks {
+        eprintln!("glk: {l}");
+    }
     let snapshots = Snapshots::load(&caps)?;
     let (traces, folded, d) = analyze::trace::read(&caps, &progress)?;
     let events: u64 = traces.iter().map(|t| t.events).sum();

@@ -104,3 +104,62 @@ fn lockdebug_text_is_read_as_the_dlm_dump() {
     let table = std::fs::read_to_string(fixture.join("n2/dlm_gfs_locks.txt")).unwrap();
     assert_eq!(v["input"]["dlm_lock_rows"], table.lines().count() - 1);
 }
+
+/// Two sos reports (Debian 12's sos 4.0, `-o gfs2,dlm,process` with both lock dump
+/// options), given as the tarballs sos wrote: each is one node, named and numbered as the
+/// cluster knows it, and the cross-node wait is found from their DLM dumps alone (the
+/// waiter on n2, the holder on n1, the flock's glock); what they lack is said once per
+/// report, naming the tarball and the option that would have collected it.
+#[test]
+fn sos_reports_are_nodes() {
+    let fixture = testdata::path("real/support-6.12");
+    let tarball = |n: &str| {
+        std::fs::read_dir(fixture.join(n))
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .find(|p| p.to_string_lossy().ends_with(".tar.gz"))
+            .unwrap()
+    };
+    let (t1, t2) = (tarball("n1"), tarball("n2"));
+    let o = Command::new(GLK)
+        .args(["analyze", "--json"])
+        .args([&t1, &t2])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let nodes: Vec<(String, i64)> = v["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| {
+            (
+                n["node"].as_str().unwrap().into(),
+                n["nodeid"].as_i64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(nodes, [("n1".into(), 1), ("n2".into(), 2)]);
+    let w = &v["cross_node"];
+    assert_eq!(w.as_array().unwrap().len(), 1, "{w}");
+    let waiter = std::fs::read_to_string(fixture.join("n2/waiter.pid")).unwrap();
+    assert_eq!(
+        (&w[0]["glock"], &w[0]["waiter_node"], &w[0]["holder_node"]),
+        (&"6/4101c".into(), &"n2".into(), &"n1".into())
+    );
+    assert_eq!(w[0]["waiter_pid"], waiter.trim().parse::<i64>().unwrap());
+    // n1's ps: the flock holding it is pid 250.
+    let ps = std::fs::read_to_string(fixture.join("n1/ps.txt")).unwrap();
+    assert!(ps
+        .lines()
+        .any(|l| l.split_whitespace().next() == Some("250") && l.ends_with("flock")));
+    assert_eq!(w[0]["holder_pid"], 250);
+    let err = String::from_utf8_lossy(&o.stderr);
+    for t in [&t1, &t2] {
+        let lack = format!("(sos report {}): no GFS2 glocks dump", t.display());
+        assert_eq!(err.matches(&lack).count(), 1, "{err}");
+    }
+    assert_eq!(err.matches("-k gfs2.lockdump=on").count(), 2, "{err}");
+    assert!(!err.contains("no DLM lock dump"), "{err}");
+}

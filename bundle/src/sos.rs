@@ -1,0 +1,207 @@
+//! sos reports (`sos report`, Red Hat's and others' support bundle) read as one node's
+//! capture: recognised by content (a directory with `sos_commands/` and `sos_reports/` or
+//! `sos_logs/`, or a tarball holding one), whatever the archive is named.
+//!
+//! What glk reads from one (see sosreport/sos `sos/report/plugins/{gfs2,dlm}.py`):
+//! - the gfs2 plugin's copy of `/sys/kernel/debug/gfs2/*` (`glocks`, `glstats`, `sbstats`,
+//!   `glockfd`) when the report was made with `-k gfs2.lockdump=on`;
+//! - the dlm plugin's `dlm_tool lockdebug -svw LOCKSPACE` (`sos_commands/dlm/dlm_locks_LS`,
+//!   with `-k dlm.lockdump=on`), read as the DLM lock dump
+//!   ([`glockparse::dlm_locks::lockdebug`]);
+//! - the node's DLM node id from `dlm_tool dump` (`our_nodeid N`);
+//! - the node's name from the report's `hostname`, else the archive's name.
+//!
+//! What a report lacks is said once, with the option that would have collected it
+//! ([`Report::lacks`]). sos 4.0 (Debian 12's) declares the gfs2 option `lockdump` but reads
+//! it as `gfs2lockdump`, so its reports never hold a glocks dump.
+
+use std::io;
+use std::path::{Path, PathBuf};
+
+use crate::{NodeCapture, Snapshot};
+
+/// A sos report read as a node.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Report {
+    /// The node, with one snapshot of what the report holds.
+    pub node: NodeCapture,
+    /// What the report does not hold that glk reads, each with how to collect it.
+    pub lacks: Vec<String>,
+}
+
+/// Whether `dir` is the top of a sos report.
+pub fn is_report(dir: &Path) -> bool {
+    dir.join("sos_commands").is_dir()
+        && (dir.join("sos_reports").is_dir() || dir.join("sos_logs").is_dir())
+}
+
+/// The node's name: the report's `hostname` (host plugin), else its directory's name
+/// without `sosreport-`, the date and random suffix sos adds, and the `--label` or
+/// `--case-id` the report was made with (its manifest's command line).
+fn node_name(dir: &Path) -> String {
+    for f in ["hostname", "sos_commands/host/hostname", "etc/hostname"] {
+        if let Ok(s) = std::fs::read_to_string(dir.join(f)) {
+            let s = s.trim();
+            if !s.is_empty() {
+                return s.to_string();
+            }
+        }
+    }
+    let name = dir
+        .file_name()
+        .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+    let stem = name.strip_prefix("sosreport-").unwrap_or(&name);
+    // NAME-YYYY-MM-DD-RANDOM
+    let parts: Vec<&str> = stem.split('-').collect();
+    let dated = parts.len() >= 5
+        && parts[parts.len() - 4].len() == 4
+        && parts[parts.len() - 4].bytes().all(|b| b.is_ascii_digit());
+    let mut name = if dated {
+        parts[..parts.len() - 4].join("-")
+    } else {
+        stem.to_string()
+    };
+    let manifest =
+        std::fs::read_to_string(dir.join("sos_reports/manifest.json")).unwrap_or_default();
+    for opt in ["--case-id", "--label"] {
+        let given = manifest
+            .split(&format!("{opt} "))
+            .nth(1)
+            .or_else(|| manifest.split(&format!("{opt}=")).nth(1))
+            .and_then(|v| v.split([' ', '"']).next());
+        if let Some(v) = given.filter(|v| !v.is_empty()) {
+            if let Some(host) = name.strip_suffix(&format!("-{v}")) {
+                name = host.to_string();
+            }
+        }
+    }
+    name
+}
+
+/// `our_nodeid N` of the dlm plugin's `dlm_tool dump`.
+fn nodeid(dir: &Path) -> Option<u64> {
+    let dump = std::fs::read_to_string(dir.join("sos_commands/dlm/dlm_tool_dump")).ok()?;
+    dump.lines()
+        .find_map(|l| l.split("our_nodeid ").nth(1))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+}
+
+/// The files of a directory, sorted.
+fn files(dir: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|rd| rd.flatten().map(|e| e.path()).collect())
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+/// Reads the sos report at `dir`; `given` is the input that held it (the tarball, or
+/// `dir`), which the lacks name.
+pub fn read(dir: &Path, given: &Path) -> io::Result<Report> {
+    let name = node_name(dir);
+    let mut s = Snapshot::default();
+    let mut lacks = Vec::new();
+    let at = format!("{name} (sos report {})", given.display());
+    // The gfs2 plugin's copy of debugfs: one directory per filesystem.
+    let gfs2: Vec<PathBuf> = files(&dir.join("sys/kernel/debug/gfs2"))
+        .into_iter()
+        .filter(|p| p.is_dir())
+        .collect();
+    let lockspace = gfs2.first().and_then(|fs| {
+        s.glocks = Some(fs.join("glocks")).filter(|p| p.is_file());
+        s.glstats = Some(fs.join("glstats")).filter(|p| p.is_file());
+        s.sbstats = Some(fs.join("sbstats")).filter(|p| p.is_file());
+        s.glockfd = Some(fs.join("glockfd")).filter(|p| p.is_file());
+        let table = fs.file_name()?.to_string_lossy().into_owned();
+        Some(table.rsplit(':').next().unwrap_or(&table).to_string())
+    });
+    if gfs2.len() > 1 {
+        lacks.push(format!(
+            "{at}: {} GFS2 filesystems; only {} is read",
+            gfs2.len(),
+            gfs2[0].display()
+        ));
+    }
+    if s.glocks.is_none() {
+        lacks.push(format!(
+            "{at}: no GFS2 glocks dump: sos collects it with `-k gfs2.lockdump=on` (sos 4.0's \
+             gfs2 plugin ignores that option; `cat /sys/kernel/debug/gfs2/*/glocks` or \
+             `glk capture` collect it)"
+        ));
+    }
+    // The dlm plugin's lockdebug of each lockspace: the filesystem's, else the first.
+    let dumps: Vec<PathBuf> = files(&dir.join("sos_commands/dlm"))
+        .into_iter()
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("dlm_locks_"))
+        })
+        .collect();
+    s.dlm_locks = lockspace
+        .and_then(|ls| {
+            dumps
+                .iter()
+                .find(|p| {
+                    p.file_name().and_then(|n| n.to_str()) == Some(&format!("dlm_locks_{ls}"))
+                })
+                .cloned()
+        })
+        .or_else(|| dumps.first().cloned());
+    if s.dlm_locks.is_none() {
+        lacks.push(format!(
+            "{at}: no DLM lock dump: sos collects it with `-k dlm.lockdump=on` (dlm_tool \
+             lockdebug -svw)"
+        ));
+    }
+    lacks.push(format!(
+        "{at}: no gfs2 or dlm trace (sos records none): `glk capture --trace SECS` records one"
+    ));
+    Ok(Report {
+        node: NodeCapture {
+            node: name,
+            nodeid: nodeid(dir),
+            snapshots: vec![s],
+            ..NodeCapture::default()
+        },
+        lacks,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_from_the_report_or_its_directory() {
+        let d = tempfile::tempdir().unwrap();
+        let r = d.path().join("sosreport-node-a-lab-2026-11-25-gtgzarz");
+        std::fs::create_dir_all(r.join("sos_commands/dlm")).unwrap();
+        std::fs::create_dir_all(r.join("sos_logs")).unwrap();
+        assert!(is_report(&r));
+        assert!(!is_report(d.path()));
+        assert_eq!(node_name(&r), "node-a-lab");
+        std::fs::create_dir_all(r.join("sos_reports")).unwrap();
+        std::fs::write(
+            r.join("sos_reports/manifest.json"),
+            r#"{"version": "4.0", "cmdline": "report --batch --label lab"}"#,
+        )
+        .unwrap();
+        assert_eq!(node_name(&r), "node-a");
+        std::fs::write(r.join("hostname"), "node-a\n").unwrap();
+        assert_eq!(node_name(&r), "node-a");
+        std::fs::write(
+            r.join("sos_commands/dlm/dlm_tool_dump"),
+            "4:42 our_nodeid 3\n",
+        )
+        .unwrap();
+        let rep = read(&r, &r).unwrap();
+        assert_eq!(
+            (rep.node.node.as_str(), rep.node.nodeid),
+            ("node-a", Some(3))
+        );
+        assert_eq!(rep.lacks.len(), 3, "{:?}", rep.lacks);
+        assert!(rep.lacks[0].contains("-k gfs2.lockdump=on"));
+        assert!(rep.lacks[1].contains("-k dlm.lockdump=on"));
+    }
+}
