@@ -17,6 +17,7 @@
 pub mod atomic;
 pub mod health;
 pub mod live;
+pub mod lockcapture;
 pub mod mounts;
 pub mod procs;
 pub mod sos;
@@ -249,9 +250,11 @@ pub fn subdirs(dir: &Path) -> io::Result<Vec<PathBuf>> {
 /// Whether a path names a tarball, by its extension.
 pub fn is_tarball(path: &Path) -> bool {
     let n = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-    [".tar", ".tar.zst", ".tar.gz", ".tgz", ".tar.xz"]
-        .iter()
-        .any(|e| n.ends_with(e))
+    [
+        ".tar", ".tar.zst", ".tar.gz", ".tgz", ".tar.xz", ".tar.bz2", ".tbz2",
+    ]
+    .iter()
+    .any(|e| n.ends_with(e))
 }
 
 fn is_node_dir(dir: &Path) -> bool {
@@ -518,11 +521,19 @@ pub fn discover(paths: &[PathBuf]) -> io::Result<Captures> {
             caps.push_sos(&dir, p)?;
             continue;
         }
+        if lockcapture::is_capture(&dir) {
+            caps.push_lockcapture(&dir, p)?;
+            continue;
+        }
         // A cluster directory (possibly one level down, as a tarball usually is).
         let mut found = false;
         for sd in &subdirs(&dir)? {
+            let given = if dir == *p { sd } else { p };
             if sos::is_report(sd) {
-                caps.push_sos(sd, if dir == *p { sd } else { p })?;
+                caps.push_sos(sd, given)?;
+                found = true;
+            } else if lockcapture::is_capture(sd) {
+                caps.push_lockcapture(sd, given)?;
                 found = true;
             } else if is_node_dir(sd) {
                 caps.nodes.push(node_dir(sd)?);
@@ -538,7 +549,7 @@ pub fn discover(paths: &[PathBuf]) -> io::Result<Captures> {
             return Err(io::Error::new(
                 io::ErrorKind::NotFound,
                 format!(
-                    "{}: no capture here (no glocks, glstats or trace files, no sos report)",
+                    "{}: no capture here (no glocks, glstats or trace files, no sos report or gfs2_lockcapture output)",
                     p.display()
                 ),
             ));
@@ -553,6 +564,14 @@ impl Captures {
         let r = sos::read(dir, given)?;
         self.nodes.push(r.node);
         self.lacks.extend(r.lacks);
+        Ok(())
+    }
+
+    /// Adds the nodes of gfs2_lockcapture's output at `dir` (from the input `given`).
+    fn push_lockcapture(&mut self, dir: &Path, given: &Path) -> io::Result<()> {
+        let (nodes, lacks) = lockcapture::read(dir, given)?;
+        self.nodes.extend(nodes);
+        self.lacks.extend(lacks);
         Ok(())
     }
 }

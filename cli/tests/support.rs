@@ -163,3 +163,54 @@ fn sos_reports_are_nodes() {
     assert_eq!(err.matches("-k gfs2.lockdump=on").count(), 2, "{err}");
     assert!(!err.contains("no DLM lock dump"), "{err}");
 }
+
+/// gfs2_lockcapture's tarballs (`.tar.bz2`, one run each): each node named and numbered
+/// from its `hostinformation.txt`, its glocks and DLM dumps read as a snapshot, and the same
+/// cross-node wait found, now with the call sites from the glocks dumps.
+#[test]
+fn gfs2_lockcapture_tarballs_are_nodes() {
+    let fixture = testdata::path("real/support-6.12");
+    let tarball = |n: &str| {
+        std::fs::read_dir(fixture.join(n))
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .find(|p| p.to_string_lossy().ends_with(".tar.bz2"))
+            .unwrap()
+    };
+    let o = Command::new(GLK)
+        .args(["analyze", "--json"])
+        .args([tarball("n1"), tarball("n2")])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let nodes: Vec<(String, i64, i64)> = v["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| {
+            (
+                n["node"].as_str().unwrap().into(),
+                n["nodeid"].as_i64().unwrap(),
+                n["snapshots"].as_i64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(nodes, [("n1".into(), 1, 1), ("n2".into(), 2, 1)]);
+    let w = &v["cross_node"];
+    assert_eq!(w.as_array().unwrap().len(), 1, "{w}");
+    assert_eq!(
+        (&w[0]["glock"], &w[0]["waiter_pid"], &w[0]["holder_pid"]),
+        (&"6/4101c".into(), &256.into(), &250.into())
+    );
+    assert_eq!(w[0]["waiter_caller"], "__do_sys_flock+0x11c/0x1e0");
+    let err = String::from_utf8_lossy(&o.stderr);
+    for n in ["n1", "n2"] {
+        let lack = format!(
+            "{n} (gfs2_lockcapture {}): no gfs2 or dlm trace",
+            tarball(n).display()
+        );
+        assert_eq!(err.matches(&lack).count(), 1, "{err}");
+    }
+}

@@ -1,4 +1,4 @@
-//! Opening inputs: plain, gzip, xz or zstd, recognised by magic bytes, never by name.
+//! Opening inputs: plain, gzip, xz, zstd or bzip2, recognised by magic bytes, never by name.
 
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read};
@@ -17,6 +17,8 @@ pub enum Compression {
     Xz,
     /// zstd.
     Zstd,
+    /// bzip2 (gfs2_lockcapture's tarballs).
+    Bzip2,
 }
 
 impl Compression {
@@ -28,6 +30,9 @@ impl Compression {
             Compression::Xz
         } else if magic.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]) {
             Compression::Zstd
+        } else if magic.len() >= 4 && magic.starts_with(b"BZh") && (b'1'..=b'9').contains(&magic[3])
+        {
+            Compression::Bzip2
         } else {
             Compression::None
         }
@@ -36,7 +41,8 @@ impl Compression {
 
 const BUF: usize = 256 * 1024;
 
-/// Wraps a reader, decompressing it if its first bytes are a gzip, xz or zstd header.
+/// Wraps a reader, decompressing it if its first bytes are a gzip, xz, zstd or bzip2
+/// header.
 pub fn decompress<R: Read + Send + 'static>(inner: R) -> io::Result<Box<dyn Read + Send>> {
     let mut br = BufReader::with_capacity(BUF, inner);
     let kind = {
@@ -55,6 +61,7 @@ pub fn decompress<R: Read + Send + 'static>(inner: R) -> io::Result<Box<dyn Read
         Compression::Gzip => Box::new(flate2::bufread::MultiGzDecoder::new(br)),
         Compression::Xz => Box::new(liblzma::bufread::XzDecoder::new_multi_decoder(br)),
         Compression::Zstd => Box::new(zstd::stream::read::Decoder::with_buffer(br)?),
+        Compression::Bzip2 => Box::new(bzip2::bufread::MultiBzDecoder::new(br)),
     })
 }
 
@@ -211,6 +218,11 @@ mod tests {
         assert_eq!(roundtrip(xz.finish().unwrap()), text);
         let zs = zstd::stream::encode_all(text.as_bytes(), 1).unwrap();
         assert_eq!(roundtrip(zs), text);
+        let mut bz = bzip2::write::BzEncoder::new(Vec::new(), bzip2::Compression::fast());
+        bz.write_all(text.as_bytes()).unwrap();
+        assert_eq!(roundtrip(bz.finish().unwrap()), text);
+        // "BZh" alone (a text that starts so) is not bzip2.
+        assert_eq!(roundtrip(b"BZhello\n".to_vec()), "BZhello\n");
         assert_eq!(roundtrip(Vec::new()), "");
     }
 

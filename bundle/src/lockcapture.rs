@@ -1,0 +1,165 @@
+//! gfs2_lockcapture's output (gfs2-utils: `gfs2_lockcapture -o DIR`, a `.tar.bz2` of
+//! `gfs2_lockcapture-DATE/runN/NODE/`) read as one node per node directory, one snapshot per
+//! run: each run's `gfs2/TABLE/{glocks,glstats,sbstats,glockfd}` and
+//! `dlm/LOCKSPACE/LOCKSPACE_locks` (the debugfs DLM dump, else its `_lockdebug`), the node's
+//! name and DLM node id from `hostinformation.txt` (`HOSTNAME=`, `NODE_ID=`). Recognised by
+//! content: a directory whose `run1/*/` holds `hostinformation.txt`.
+
+use std::collections::BTreeMap;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use crate::{NodeCapture, Snapshot};
+
+/// The runs of a capture directory (`runN`), by N.
+fn runs(dir: &Path) -> BTreeMap<u32, PathBuf> {
+    std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.flatten()
+                .filter_map(|e| {
+                    let n = e.file_name().to_str()?.strip_prefix("run")?.parse().ok()?;
+                    e.path().is_dir().then(|| (n, e.path()))
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The node directories of a run (those with `hostinformation.txt`), sorted.
+fn node_dirs(run: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(run)
+        .map(|rd| {
+            rd.flatten()
+                .map(|e| e.path())
+                .filter(|p| p.join("hostinformation.txt").is_file())
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+/// Whether `dir` is gfs2_lockcapture's output directory.
+pub fn is_capture(dir: &Path) -> bool {
+    runs(dir).values().any(|r| !node_dirs(r).is_empty())
+}
+
+/// `KEY=value` of `hostinformation.txt`.
+fn info(node: &Path, key: &str) -> Option<String> {
+    let text = std::fs::read_to_string(node.join("hostinformation.txt")).ok()?;
+    text.lines()
+        .find_map(|l| l.strip_prefix(key)?.strip_prefix('='))
+        .map(|v| v.trim().to_string())
+        .filter(|v| !v.is_empty())
+}
+
+/// The first entry of a directory that is itself a directory.
+fn first_dir(dir: &Path) -> Option<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .ok()?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.is_dir())
+        .collect();
+    v.sort();
+    v.into_iter().next()
+}
+
+/// One run of one node as a snapshot.
+fn snapshot(index: u32, node: &Path) -> Snapshot {
+    let mut s = Snapshot {
+        index,
+        ..Snapshot::default()
+    };
+    let file = |p: PathBuf| p.is_file().then_some(p);
+    if let Some(fs) = first_dir(&node.join("gfs2")) {
+        s.glocks = file(fs.join("glocks"));
+        s.glstats = file(fs.join("glstats"));
+        s.sbstats = file(fs.join("sbstats"));
+        s.glockfd = file(fs.join("glockfd"));
+    }
+    if let Some(ls) = first_dir(&node.join("dlm")) {
+        let name = ls
+            .file_name()
+            .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+        s.dlm_locks = file(ls.join(format!("{name}_locks")))
+            .or_else(|| file(ls.join(format!("{name}_lockdebug"))));
+        s.dlm_waiters = file(ls.join(format!("{name}_waiters")));
+    }
+    s
+}
+
+/// Reads gfs2_lockcapture's output at `dir`: its nodes (one per node directory name, a
+/// snapshot per run) and what it lacks, naming `given` (the input that held it).
+pub fn read(dir: &Path, given: &Path) -> io::Result<(Vec<NodeCapture>, Vec<String>)> {
+    let mut nodes: BTreeMap<String, NodeCapture> = BTreeMap::new();
+    for (n, run) in runs(dir) {
+        for nd in node_dirs(&run) {
+            let dir_name = nd
+                .file_name()
+                .map_or_else(String::new, |x| x.to_string_lossy().into_owned());
+            let name = info(&nd, "HOSTNAME").unwrap_or(dir_name);
+            let node = nodes.entry(name.clone()).or_insert_with(|| NodeCapture {
+                node: name,
+                nodeid: info(&nd, "NODE_ID").and_then(|v| v.parse().ok()),
+                ..NodeCapture::default()
+            });
+            node.snapshots.push(snapshot(n.saturating_sub(1), &nd));
+        }
+    }
+    if nodes.is_empty() {
+        return Err(io::Error::new(
+            io::ErrorKind::NotFound,
+            format!(
+                "{}: no node in this gfs2_lockcapture output",
+                given.display()
+            ),
+        ));
+    }
+    let lacks = nodes
+        .keys()
+        .map(|n| {
+            format!(
+                "{n} (gfs2_lockcapture {}): no gfs2 or dlm trace and no /proc/locks \
+                 (gfs2_lockcapture records neither): `glk capture --trace SECS` records both",
+                given.display()
+            )
+        })
+        .collect();
+    Ok((nodes.into_values().collect(), lacks))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn runs_are_snapshots_of_their_nodes() {
+        let d = tempfile::tempdir().unwrap();
+        for run in [1, 2] {
+            let n = d.path().join(format!("run{run}/node-a"));
+            std::fs::create_dir_all(n.join("gfs2/lab:gfs")).unwrap();
+            std::fs::create_dir_all(n.join("dlm/gfs")).unwrap();
+            std::fs::write(n.join("hostinformation.txt"), "HOSTNAME=a1\nNODE_ID=3\n").unwrap();
+            std::fs::write(n.join("gfs2/lab:gfs/glocks"), "").unwrap();
+            std::fs::write(n.join("dlm/gfs/gfs_lockdebug"), "").unwrap();
+        }
+        assert!(is_capture(d.path()));
+        assert!(!is_capture(&d.path().join("run1")));
+        let (nodes, lacks) = read(d.path(), Path::new("x.tar.bz2")).unwrap();
+        assert_eq!(nodes.len(), 1);
+        let n = &nodes[0];
+        assert_eq!(
+            (n.node.as_str(), n.nodeid, n.snapshots.len()),
+            ("a1", Some(3), 2)
+        );
+        assert_eq!(n.snapshots[1].index, 1);
+        assert!(n.snapshots[0].glocks.is_some());
+        assert!(n.snapshots[0]
+            .dlm_locks
+            .as_ref()
+            .unwrap()
+            .ends_with("gfs_lockdebug"));
+        assert!(lacks[0].contains("a1 (gfs2_lockcapture x.tar.bz2)"));
+    }
+}
