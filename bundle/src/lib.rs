@@ -229,7 +229,10 @@ pub fn unpack(tarball: &Path) -> io::Result<Unpacked> {
 }
 
 fn is_trace(name: &str) -> bool {
-    name.starts_with("trace_pipe") || name.starts_with("trace.txt") || name == "trace"
+    name.starts_with("trace_pipe")
+        || name.starts_with("trace.txt")
+        || name == "trace"
+        || name == "trace.dat"
 }
 
 /// The subdirectories of `dir` that may hold a capture, sorted. Hidden ones are left out:
@@ -356,7 +359,8 @@ pub enum Sniffed {
     Kind(FileKind),
     /// Trace text (an ftrace line, or the `# tracer` header).
     Trace,
-    /// A trace-cmd `trace.dat`: binary ring-buffer pages, not text ([`TRACE_DAT_MAGIC`]).
+    /// A trace-cmd `trace.dat`: binary ring-buffer pages, read through `trace-cmd report`
+    /// ([`traceparse::dat`]).
     TraceDat,
     /// Nothing but blank lines.
     Empty,
@@ -374,23 +378,6 @@ pub struct Head {
     pub line: u64,
 }
 
-/// How a trace-cmd `trace.dat` begins (trace-cmd.dat(5): three magic bytes, then
-/// `tracing`).
-pub const TRACE_DAT_MAGIC: &[u8] = b"\x17\x08\x44tracing";
-
-/// The error for a trace-cmd `trace.dat` given where glk reads trace text: what it is and
-/// the command that makes text of it.
-pub fn trace_dat_error(path: &Path) -> io::Error {
-    let p = path.display();
-    io::Error::new(
-        io::ErrorKind::InvalidData,
-        format!(
-            "{p}: a trace-cmd trace.dat (binary ring-buffer pages), which glk does not read \
-             yet; give glk its text: `trace-cmd report -i {p} > {p}.txt`, then the .txt file"
-        ),
-    )
-}
-
 /// What `path` holds (compressed or not), with the line that says so: the one sniffer of
 /// glk's inputs.
 pub fn sniff(path: &Path) -> io::Result<(Sniffed, Head)> {
@@ -402,7 +389,10 @@ pub fn sniff(path: &Path) -> io::Result<(Sniffed, Head)> {
         text: Vec::new(),
         line: 0,
     };
-    if r.fill_buf().map_err(named)?.starts_with(TRACE_DAT_MAGIC) {
+    if r.fill_buf()
+        .map_err(named)?
+        .starts_with(traceparse::dat::MAGIC)
+    {
         return Ok((Sniffed::TraceDat, head));
     }
     while head.text.iter().all(u8::is_ascii_whitespace) {
@@ -452,8 +442,8 @@ fn loose_file(path: &Path) -> io::Result<NodeCapture> {
     };
     let mut s = Snapshot::default();
     match sniff(path)?.0 {
-        Sniffed::Trace => node.traces.push(path.to_path_buf()),
-        Sniffed::TraceDat => return Err(trace_dat_error(path)),
+        // A trace.dat is read through `trace-cmd report` (traceparse::dat).
+        Sniffed::Trace | Sniffed::TraceDat => node.traces.push(path.to_path_buf()),
         Sniffed::Kind(k) => s.set(k, path.to_path_buf()),
         // Anything else is read as glocks text: kernel logs with glock dumps in them, or
         // a file the glocks parser reports line by line.

@@ -214,3 +214,91 @@ fn gfs2_lockcapture_tarballs_are_nodes() {
         assert_eq!(err.matches(&lack).count(), 1, "{err}");
     }
 }
+
+/// `glk trace --summary` of a trace.dat and of glk's own trace of the same moment
+/// (`real/trace-dat-6.12`), by node: the same events, event by event.
+fn summary(path: &Path) -> String {
+    let o = Command::new(GLK)
+        .args(["trace", "--summary", "-i"])
+        .arg(path)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8(o.stdout).unwrap()
+}
+
+/// trace-cmd's trace.dat, read through `trace-cmd report`, gives what glk's own trace of the
+/// same moment gives: the same events, and in `glk analyze` the same contended glocks,
+/// remote demotes, DLM round trips (blocking or not: the hex flags trace-cmd prints are read
+/// as the kernel's letters), cross-node waits and cycles.
+#[test]
+fn trace_dat_is_read_through_trace_cmd() {
+    if Command::new("trace-cmd").arg("--version").output().is_err() {
+        return testdata::skip(
+            "trace_dat_is_read_through_trace_cmd",
+            "trace-cmd is not installed (apt-get install trace-cmd)",
+        );
+    }
+    let fixture = testdata::path("real/trace-dat-6.12");
+    let dir = tempfile::tempdir().unwrap();
+    for n in ["n1", "n2"] {
+        let own = fixture.join(n).join("capture").join(n);
+        let dat = fixture.join(n).join("trace.dat");
+        let s = summary(&dat);
+        assert!(s.contains("gfs2_glock_lock_time"), "{s}");
+        // glk's own trace also holds its wall-clock markers (tracing_mark_write), written
+        // into its instance only.
+        let mine: String = summary(&own.join("trace_pipe.txt.xz"))
+            .lines()
+            .filter(|l| !l.starts_with("tracing_mark_write"))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        assert_eq!(s, mine, "{n}");
+        // The capture with trace.dat in place of glk's trace.
+        let to = dir.path().join(n);
+        std::fs::create_dir_all(&to).unwrap();
+        for e in std::fs::read_dir(&own).unwrap().flatten() {
+            if e.file_name() != "trace_pipe.txt.xz" {
+                std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
+            }
+        }
+        std::fs::copy(&dat, to.join("trace.dat")).unwrap();
+    }
+    let ours = {
+        let d = tempfile::tempdir().unwrap();
+        for n in ["n1", "n2"] {
+            let from = fixture.join(n).join("capture").join(n);
+            let to = d.path().join(n);
+            std::fs::create_dir_all(&to).unwrap();
+            for e in std::fs::read_dir(&from).unwrap().flatten() {
+                std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
+            }
+        }
+        analyze(d.path())
+    };
+    let theirs = analyze(dir.path());
+    for k in [
+        "slow_dlm",
+        "slow_dlm_types",
+        "cross_node",
+        "cycles",
+        "demote_causes",
+    ] {
+        assert_eq!(ours[k], theirs[k], "{k}");
+    }
+    let demotes = |v: &serde_json::Value| -> Vec<(String, i64)> {
+        v["contended"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| {
+                (
+                    c["glock"].as_str().unwrap().to_string(),
+                    c["remote_demotes"].as_i64().unwrap(),
+                )
+            })
+            .collect()
+    };
+    assert_eq!(demotes(&ours), demotes(&theirs));
+    assert_eq!(demotes(&ours)[0], ("2/21826".to_string(), 104));
+}

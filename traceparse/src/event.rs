@@ -19,8 +19,36 @@ pub struct TraceFlags {
     pub unknown_bits: u64,
 }
 
+/// The letter of each glock flag bit whose letter every kernel gives it (`enum` values in
+/// fs/gfs2/incore.h are explicit; see docs/kernel-formats.md 1.8). Bit 10 (GLF_INITIAL) is
+/// left out: its letter and meaning changed in 6.11 (`I`, then `a`).
+const FLAG_BITS: [(u32, u8); 20] = [
+    (1, b'l'),
+    (2, b'n'),
+    (3, b'D'),
+    (4, b'd'),
+    (5, b'p'),
+    (6, b'y'),
+    (7, b'f'),
+    (8, b'i'),
+    (9, b'r'),
+    (11, b'F'),
+    (12, b'N'),
+    (13, b'L'),
+    (14, b'o'),
+    (15, b'b'),
+    (16, b'x'),
+    (17, b'e'),
+    (18, b'E'),
+    (19, b'R'),
+    (20, b's'),
+    (21, b'C'),
+];
+
 impl TraceFlags {
-    /// Parses the flags field of a trace line (`lob0x4`); `None` when it is not one.
+    /// Parses the flags field of a trace line (`lob0x4`); `None` when it is not one. A bare
+    /// `0x…` value (what `trace-cmd report` prints: libtraceevent cannot resolve the GLF_*
+    /// names of the event's format) is turned into the letters of the bits it knows.
     pub fn parse(s: &[u8]) -> Option<TraceFlags> {
         let (letters, tail) = match s.windows(2).position(|w| w == b"0x") {
             Some(i) => (&s[..i], Some(&s[i + 2..])),
@@ -29,6 +57,9 @@ impl TraceFlags {
         if !letters.iter().all(u8::is_ascii_alphabetic) {
             return None;
         }
+        if let (true, Some(t)) = (letters.is_empty(), tail) {
+            return Some(TraceFlags::of_bits(glockparse::num::parse_hex_u64(t)?));
+        }
         Some(TraceFlags {
             letters: GlockFlags::parse(letters)?,
             unknown_bits: match tail {
@@ -36,6 +67,23 @@ impl TraceFlags {
                 None => 0,
             },
         })
+    }
+}
+
+impl TraceFlags {
+    /// The flags of a raw GLF_* bit mask: the letters of [`FLAG_BITS`], the other bits kept.
+    fn of_bits(mut bits: u64) -> TraceFlags {
+        let mut letters = Vec::new();
+        for (bit, letter) in FLAG_BITS {
+            if bits & (1 << bit) != 0 {
+                letters.push(letter);
+                bits &= !(1 << bit);
+            }
+        }
+        TraceFlags {
+            letters: GlockFlags::parse(&letters).unwrap_or_default(),
+            unknown_bits: bits,
+        }
     }
 }
 
@@ -834,6 +882,21 @@ fn rs(c: &mut Cursor<'_>) -> Option<Gfs2Event> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// trace-cmd report's hex flags read as the kernel's letters (6.12's `lDpo` is 0x402a).
+    #[test]
+    fn hex_flags_are_read_as_letters() {
+        let f = TraceFlags::parse(b"0x402a").unwrap();
+        assert_eq!(f.to_string(), "lDpo");
+        assert!(TraceFlags::parse(b"0x8000").unwrap().letters.contains('b'));
+        // Bit 10 (I before 6.11, a after) and bits no kernel names stay bits.
+        let f = TraceFlags::parse(b"0x400402").unwrap();
+        assert_eq!(
+            (f.to_string(), f.unknown_bits),
+            ("l0x400400".to_string(), 0x400400)
+        );
+        assert!(TraceFlags::parse(b"0xzz").is_none());
+    }
 
     /// Decodes, and checks the event names itself as the kernel does.
     fn d(name: &str, body: &str) -> Gfs2Event {

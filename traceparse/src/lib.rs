@@ -11,6 +11,7 @@
 //! stream (a file, a pipe, a live `trace_pipe`) on its own thread, in blocks of whole lines;
 //! [`parallel::for_each_line`] decodes one large saved file on several threads.
 
+pub mod dat;
 pub mod dlm;
 pub mod event;
 pub mod format;

@@ -65,9 +65,10 @@ pub fn splittable(path: &Path) -> io::Result<bool> {
     if !meta.is_file() || meta.len() < MIN_SPLIT_BYTES {
         return Ok(false);
     }
-    let mut head = [0u8; 6];
+    let mut head = [0u8; 16];
     let n = f.read(&mut head)?;
-    Ok(Compression::detect(&head[..n]) == Compression::None)
+    Ok(Compression::detect(&head[..n]) == Compression::None
+        && !head[..n].starts_with(crate::dat::MAGIC))
 }
 
 /// Calls `work(state, pos, line)` for every line of `path` on `threads` threads, each with

@@ -380,10 +380,6 @@ fn offline(args: &TraceArgs) -> io::Result<()> {
     let mut c = consumer(args, "")?;
     let mut unrecognised = Vec::new();
     for path in &args.input {
-        // A trace.dat holds binary pages whose few text-like bytes would read as events.
-        if path.is_file() && bundle::sniff(path)?.0 == bundle::Sniffed::TraceDat {
-            return Err(bundle::trace_dat_error(path));
-        }
         c.source = path.display().to_string().into();
         let parallel = if args.output.is_none() && args.summary {
             decode_parallel(path, &c.source)?

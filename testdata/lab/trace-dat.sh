@@ -1,0 +1,33 @@
+#!/bin/sh
+# Lab job (../shared/lab, run-cluster.sh, two nodes; copy cluster.sh into share/ too): the
+# same gfs2 and dlm events recorded by trace-cmd and by glk at once. On each node,
+# `glk capture --count 2 --interval 10 --trace 20` (a private tracefs instance) and
+# `trace-cmd record -e gfs2 -e dlm` (the top instance) run side by side while both nodes
+# append to one shared file for 15 s (remote demotes). The trace.dat is reported in the VM
+# too (`trace-cmd report -i trace.dat`, and with -t for ns timestamps), for comparison.
+. /mnt/share/cluster.sh
+lab_network
+lab_cluster
+lab_mount
+cp $S/glk /usr/bin/glk; chmod +x /usr/bin/glk
+lab_barrier mounted
+if [ $N = n1 ]; then mkdir -p /gfs/shared; touch /gfs/shared/log; touch $S/mark.files; fi
+lab_wait files
+cd $OUT
+trace-cmd record -e gfs2 -e dlm -o $OUT/trace.dat sleep 22 > $OUT/trace-cmd-record.log 2>&1 &
+T=$!
+glk capture --count 2 --interval 10 --trace 20 -o $OUT/capture > $OUT/capture.log 2>&1 &
+G=$!
+sleep 3
+end=$(($(date +%s) + 15)); i=0
+while [ $(date +%s) -lt $end ]; do i=$((i+1)); echo "$N $i" >> /gfs/shared/log; stat /gfs/shared > /dev/null; done
+echo $i > $OUT/appends.txt
+wait $G; echo $? > $OUT/capture.rc
+wait $T; echo $? > $OUT/trace-cmd.rc
+trace-cmd report -i $OUT/trace.dat > $OUT/report.txt 2> $OUT/report.err
+trace-cmd report -t -i $OUT/trace.dat > $OUT/report-t.txt 2>> $OUT/report.err
+trace-cmd --version > $OUT/trace-cmd-version.txt 2>&1
+ls /sys/kernel/tracing/instances > $OUT/instances-after.txt 2>&1
+cat /sys/kernel/tracing/set_event > $OUT/set-event-after.txt 2>&1
+lab_barrier done
+poweroff -f
