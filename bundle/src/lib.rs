@@ -507,23 +507,13 @@ pub fn discover(paths: &[PathBuf]) -> io::Result<Captures> {
             caps.nodes.push(node_dir(&dir)?);
             continue;
         }
-        if sos::is_report(&dir) {
-            caps.push_sos(&dir, p)?;
-            continue;
-        }
-        if lockcapture::is_capture(&dir) {
-            caps.push_lockcapture(&dir, p)?;
+        if caps.push_other(&dir, p)? {
             continue;
         }
         // A cluster directory (possibly one level down, as a tarball usually is).
         let mut found = false;
         for sd in &subdirs(&dir)? {
-            let given = if dir == *p { sd } else { p };
-            if sos::is_report(sd) {
-                caps.push_sos(sd, given)?;
-                found = true;
-            } else if lockcapture::is_capture(sd) {
-                caps.push_lockcapture(sd, given)?;
+            if caps.push_other(sd, if dir == *p { sd } else { p })? {
                 found = true;
             } else if is_node_dir(sd) {
                 caps.nodes.push(node_dir(sd)?);
@@ -549,21 +539,35 @@ pub fn discover(paths: &[PathBuf]) -> io::Result<Captures> {
 }
 
 impl Captures {
-    /// Adds the node of the sos report at `dir` (from the input `given`), and what it lacks.
-    fn push_sos(&mut self, dir: &Path, given: &Path) -> io::Result<()> {
-        let r = sos::read(dir, given)?;
-        self.nodes.push(r.node);
-        self.lacks.extend(r.lacks);
-        Ok(())
-    }
-
-    /// Adds the nodes of gfs2_lockcapture's output at `dir` (from the input `given`).
-    fn push_lockcapture(&mut self, dir: &Path, given: &Path) -> io::Result<()> {
-        let (nodes, lacks) = lockcapture::read(dir, given)?;
+    /// Adds the nodes of another tool's collection at `dir` (a sos report, gfs2_lockcapture
+    /// output; `given` is the input that held it), and what they lack. False when `dir` is
+    /// neither.
+    fn push_other(&mut self, dir: &Path, given: &Path) -> io::Result<bool> {
+        let (nodes, lacks) = if sos::is_report(dir) {
+            let r = sos::read(dir, given)?;
+            (vec![r.node], r.lacks)
+        } else if lockcapture::is_capture(dir) {
+            lockcapture::read(dir, given)?
+        } else {
+            return Ok(false);
+        };
         self.nodes.extend(nodes);
         self.lacks.extend(lacks);
-        Ok(())
+        Ok(true)
     }
+}
+
+/// The nodes of another tool's collection at `dir` or one level below it (sos reports,
+/// gfs2_lockcapture output), with what they lack; `None` when there is none. `given` is
+/// the input that held it (a tarball, or `dir`), which the lacks name.
+pub fn other_tools(dir: &Path, given: &Path) -> io::Result<Option<Captures>> {
+    let mut caps = Captures::default();
+    if !caps.push_other(dir, given)? {
+        for d in subdirs(dir).unwrap_or_default() {
+            caps.push_other(&d, if dir == given { &d } else { given })?;
+        }
+    }
+    Ok((!caps.nodes.is_empty()).then_some(caps))
 }
 
 fn merge(into: &mut Snapshot, s: Snapshot) {

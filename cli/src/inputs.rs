@@ -3,6 +3,8 @@
 //! every GFS2 filesystem in debugfs.
 
 use std::io;
+
+use analysis::refresh::companions::Sources;
 use std::path::{Path, PathBuf};
 
 /// debugfs's `statfs` magic number.
@@ -107,6 +109,61 @@ pub fn unpack_tarballs(paths: &[PathBuf]) -> io::Result<(Vec<PathBuf>, Vec<bundl
         }
     }
     Ok((out, keep))
+}
+
+/// What `glk top` reads of other tools' collections among its paths.
+#[derive(Default)]
+pub struct OtherTools {
+    /// The paths that are not other tools' collections, as they were.
+    pub rest: Vec<PathBuf>,
+    /// Each node's last snapshot with a glocks dump, with the files beside it as that tool
+    /// lays them out.
+    pub inputs: Vec<(Input, Sources)>,
+    /// What the collections lack.
+    pub lacks: Vec<String>,
+}
+
+/// The other tools' collections among `paths` (sos reports, gfs2_lockcapture output;
+/// `given` are the paths as typed, for the messages).
+pub fn other_tools(paths: &[PathBuf], given: &[PathBuf]) -> io::Result<OtherTools> {
+    let mut out = OtherTools::default();
+    let (rest, found, lacks) = (&mut out.rest, &mut out.inputs, &mut out.lacks);
+    for (p, g) in paths.iter().zip(given) {
+        let caps = if p.is_dir() {
+            bundle::other_tools(p, g)?
+        } else {
+            None
+        };
+        let Some(caps) = caps else {
+            rest.push(p.clone());
+            continue;
+        };
+        lacks.extend(caps.lacks.iter().cloned());
+        for n in &caps.nodes {
+            let Some(s) = n.snapshots.iter().rev().find(|s| s.glocks.is_some()) else {
+                continue;
+            };
+            let glocks = s.glocks.clone().expect("found with one");
+            let fs = glocks
+                .parent()
+                .and_then(|d| d.file_name())
+                .map(|t| t.to_string_lossy().into_owned());
+            found.push((
+                Input {
+                    path: glocks,
+                    live: false,
+                },
+                Sources {
+                    glstats: s.glstats.clone(),
+                    glockfd: s.glockfd.clone(),
+                    dlm_locks: s.dlm_locks.clone(),
+                    nodeid: n.nodeid,
+                    fs,
+                },
+            ));
+        }
+    }
+    Ok(out)
 }
 
 /// In a capture directory, the newest `NAME.N` snapshot (largest N); else `NAME` itself.

@@ -302,3 +302,35 @@ fn trace_dat_is_read_through_trace_cmd() {
     assert_eq!(demotes(&ours), demotes(&theirs));
     assert_eq!(demotes(&ours)[0], ("2/21826".to_string(), 104));
 }
+
+/// `glk top` on gfs2_lockcapture's tarballs of both nodes: the waiting flock glock on n2 is
+/// stuck by the DLM's queue age and waits for n1's pid 250, joined across the two nodes'
+/// DLM dumps as for glk's own captures.
+#[test]
+fn top_reads_gfs2_lockcapture_tarballs() {
+    let fixture = testdata::path("real/support-6.12");
+    let tarball = |n: &str| {
+        std::fs::read_dir(fixture.join(n))
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .find(|p| p.to_string_lossy().ends_with(".tar.bz2"))
+            .unwrap()
+    };
+    let o = Command::new(GLK)
+        .args(["top", "--once", "--json", "--stuck-after", "5"])
+        .args([tarball("n1"), tarball("n2")])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let g = &v["glocks"][0];
+    assert_eq!(
+        (&g["glock"], &g["stuck"], &g["wait_source"]),
+        (&"6/4101c".into(), &true.into(), &"dlm".into())
+    );
+    assert_eq!(g["waits_for"], "node 1 pid 250 EX");
+    assert_eq!(g["dlm"]["pid"], 256);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(err.matches("no gfs2 or dlm trace").count(), 2, "{err}");
+}

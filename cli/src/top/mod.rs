@@ -12,6 +12,7 @@ use std::io::{self, Write};
 use std::path::PathBuf;
 use std::time::Duration;
 
+use analysis::refresh::companions::Sources;
 use analysis::refresh::rank::{Selection, SortKey};
 use analysis::refresh::verdict::{self, Verdict};
 use analysis::refresh::waits::{WaitAge, WaiterKey};
@@ -110,7 +111,27 @@ pub fn pause(delay: f64, read_time: Duration) -> Duration {
 pub fn run(args: &TopArgs, color: clikit::Color) -> io::Result<()> {
     let paint = color.stdout();
     let (paths, _unpacked) = inputs::unpack_tarballs(&args.paths)?;
-    let inputs = inputs::resolve(&paths, "glocks")?;
+    let others = inputs::other_tools(&paths, &args.paths)?;
+    for l in &others.lacks {
+        eprintln!("glk: {l}");
+    }
+    let paths = others.rest;
+    let mut inputs = if paths.is_empty() && !args.paths.is_empty() {
+        Vec::new()
+    } else {
+        inputs::resolve(&paths, "glocks")?
+    };
+    let mut sources: Vec<Sources> = inputs.iter().map(Sources::find).collect();
+    for (i, s) in others.inputs {
+        inputs.push(i);
+        sources.push(s);
+    }
+    if inputs.is_empty() {
+        return Err(io::Error::new(
+            io::ErrorKind::NotFound,
+            "no glocks dump in these collections (see above for what they lack)",
+        ));
+    }
     let stdout_tty = std::io::IsTerminal::is_terminal(&std::io::stdout());
     // The console reads its keys from stdin.
     let stdin_tty = std::io::IsTerminal::is_terminal(&std::io::stdin());
@@ -124,7 +145,7 @@ pub fn run(args: &TopArgs, color: clikit::Color) -> io::Result<()> {
         held: args.held,
         filter: args.filter.clone(),
     };
-    let mut reader = Reader::new(inputs);
+    let mut reader = Reader::with_sources(inputs, sources);
     if console {
         return console::run(reader, sel, args, refresh);
     }

@@ -1,0 +1,40 @@
+#!/bin/sh
+# Lab job (../shared/lab, run-cluster.sh, two nodes; copy cluster.sh into share/ too): one
+# moment collected by every tool support uses, during a two-node flock deadlock and a
+# shared-file append storm. n1 runs `flock A sh -c 'sleep 4; flock B true'`, n2 `flock B sh
+# -c 'sleep 4; flock A true'` (each shell's child waits for the lock the other node's parent
+# holds; they never end); both nodes append to shared/log. Then on each node, side by side:
+# `trace-cmd record -e gfs2 -e dlm` and `glk capture --count 2 --interval 5 --trace 12`,
+# then `sos report -o gfs2,dlm,process` with both lock dump options, and
+# `gfs2_lockcapture -r 1`; ps and /proc/locks beside them. Outputs in share/out-TAG-NODE.
+. /mnt/share/cluster.sh
+lab_network
+lab_cluster
+lab_mount
+cp $S/glk /usr/bin/glk; chmod +x /usr/bin/glk
+lab_barrier mounted
+if [ $N = n1 ]; then mkdir -p /gfs/shared; touch /gfs/shared/A /gfs/shared/B /gfs/shared/log; touch $S/mark.files; fi
+lab_wait files
+ls -li /gfs/shared > $OUT/inodes.txt
+if [ $N = n1 ]; then flock -x /gfs/shared/A sh -c 'sleep 4; flock -x /gfs/shared/B true' & fi
+if [ $N = n2 ]; then flock -x /gfs/shared/B sh -c 'sleep 4; flock -x /gfs/shared/A true' & fi
+sleep 8
+cd $OUT
+trace-cmd record -e gfs2 -e dlm -o $OUT/trace.dat sleep 14 > $OUT/trace-cmd-record.log 2>&1 &
+T=$!
+glk capture --count 2 --interval 5 --trace 12 -o $OUT/capture > $OUT/capture.log 2>&1 &
+G=$!
+sleep 1
+end=$(($(date +%s) + 10)); i=0
+while [ $(date +%s) -lt $end ]; do i=$((i+1)); echo "$N $i" >> /gfs/shared/log; stat /gfs/shared > /dev/null; done
+echo $i > $OUT/appends.txt
+wait $G; echo $? > $OUT/capture.rc
+wait $T; echo $? > $OUT/trace-cmd.rc
+ps -eo pid,ppid,pgid,stat,wchan:32,comm > $OUT/ps.txt
+cat /proc/locks > $OUT/proc-locks.txt
+mkdir -p $OUT/sos
+timeout 300 sos report --batch --quiet -o gfs2,dlm,process -k gfs2.lockdump=on -k dlm.lockdump=on \
+  --tmp-dir $OUT/sos --label $N > $OUT/sos.log 2>&1; echo $? > $OUT/sos.rc
+timeout 200 gfs2_lockcapture -y -q -r 1 -s 1 -o $OUT/lockcapture > $OUT/lockcapture.log 2>&1; echo $? > $OUT/lockcapture.rc
+lab_barrier done
+poweroff -f
