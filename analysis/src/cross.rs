@@ -411,6 +411,7 @@ fn cycles_in(
 ) {
     let mut g = Graph::new(edges);
     g.join_inherited(snap, res);
+    g.join_open_files(snap, res);
     let adj = g.class_edges();
     let succ: Vec<Vec<usize>> = adj
         .iter()
@@ -501,6 +502,49 @@ impl<'e> Graph<'e> {
                 if !v.iter().any(|x| x.0 == a) {
                     let text = format!("{ancestor}, its ancestor, holds {}", held.join(", "));
                     v.push((a, text, cite));
+                }
+            }
+        }
+    }
+
+    /// Joins each waiting process with the holders, on its node, of glocks whose files it
+    /// has open (glockfd): an flock belongs to the open file, which a child inherits from
+    /// the process that locked it. This links a waiter to its ancestor's lock where no
+    /// process table was captured (a plain copy of debugfs, gfs2_lockcapture). The glock
+    /// it waits for is left out: a waiter always has that file open.
+    fn join_open_files(&mut self, snap: u32, res: &Resolver) {
+        let edges = self.edges;
+        for e in edges {
+            let Owner::Process { node, pid } = &e.from else {
+                continue;
+            };
+            for h in edges.iter().filter(|h| h.glock != e.glock) {
+                let Owner::Process {
+                    node: held_on,
+                    pid: holder,
+                } = &h.to
+                else {
+                    continue;
+                };
+                if held_on != node || holder == pid {
+                    continue;
+                }
+                let Ok(glock) = h.glock.parse::<glockparse::GlockId>() else {
+                    continue;
+                };
+                let Some(cite) = res.has_open(node, snap, glock, *pid) else {
+                    continue;
+                };
+                let (from, to) = (self.id(&e.from), self.id(&h.to));
+                self.classes.join(from, to);
+                let v = self.inherited.entry(from).or_default();
+                if !v.iter().any(|x| x.0 == *holder) {
+                    let text = format!(
+                        "{} holds {}, whose file it has open",
+                        process(*holder, None),
+                        h.glock
+                    );
+                    v.push((*holder, text, Some(cite)));
                 }
             }
         }

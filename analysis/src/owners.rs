@@ -59,6 +59,8 @@ pub struct Resolver<'a> {
     files: HashMap<&'a str, HashMap<u32, &'a Snapshot>>,
     tables: HashMap<&'a str, HashMap<u32, Table>>,
     locks: HashMap<&'a str, HashMap<u32, Vec<FileLock>>>,
+    /// glockfd: which process has which glock's file open.
+    fds: HashMap<&'a str, HashMap<u32, Vec<glockparse::glockfd::GlockFd>>>,
     gfs2_devices: HashMap<&'a str, Vec<(u32, u32)>>,
     /// snapshot → glock → owner node → the DLM locks seen for it, in any node's dump.
     dlm: HashMap<u32, GlockMap<HashMap<&'a str, Vec<&'a Dlm>>>>,
@@ -75,6 +77,7 @@ impl<'a> Resolver<'a> {
             files: HashMap::new(),
             tables: HashMap::new(),
             locks: HashMap::new(),
+            fds: HashMap::new(),
             gfs2_devices: HashMap::new(),
             dlm: HashMap::new(),
             node_by_id,
@@ -105,6 +108,11 @@ impl<'a> Resolver<'a> {
                     r.diagnostics.merge(&d);
                     r.locks.entry(&n.node).or_default().insert(s.index, locks);
                 }
+                if let Some(Ok((f, src))) = s.glockfd.as_deref().map(open) {
+                    let (fds, d) = glockparse::glockfd::read_all(f, &src);
+                    r.diagnostics.merge(&d);
+                    r.fds.entry(&n.node).or_default().insert(s.index, fds);
+                }
             }
         }
         for d in dlm {
@@ -120,6 +128,16 @@ impl<'a> Resolver<'a> {
             }
         }
         r
+    }
+
+    /// Whether process `pid` has `glock`'s file open on `node` at snapshot `snap`, by
+    /// glockfd, with the line that says so.
+    pub fn has_open(&self, node: &str, snap: u32, glock: GlockId, pid: i64) -> Option<String> {
+        let fds = self.fds.get(node)?.get(&snap)?;
+        let i = fds
+            .iter()
+            .position(|f| f.glock == glock && i64::from(f.pid) == pid)?;
+        Some(self.cite(node, snap, FileKind::Glockfd, i as u64 + 1))
     }
 
     /// The node that owns a DLM lock, by name.

@@ -381,7 +381,9 @@ fn blocked_flocks(ps: &Path) -> Vec<i64> {
 /// One moment of a two-node flock deadlock and an append storm (`real/support-deadlock-6.12`):
 /// glk's capture, and the same capture with trace-cmd's trace.dat as its trace, give the
 /// deadlock with the two blocked processes `ps` shows and the hot glock of the shared file;
-/// gfs2_lockcapture's output alone gives the same two processes' stuck DLM waits.
+/// gfs2_lockcapture's output alone (no process table, no /proc/locks) gives the same
+/// deadlock through glockfd (each blocked child has its parent's locked file open), and the
+/// two processes' stuck DLM waits. A plain wait (`real/support-6.12`) is no cycle.
 #[test]
 fn every_source_gives_what_it_holds_of_a_deadlock_and_a_storm() {
     let fixture = testdata::path("real/support-deadlock-6.12");
@@ -442,11 +444,27 @@ fn every_source_gives_what_it_holds_of_a_deadlock_and_a_storm() {
                 .unwrap()
         })
         .collect();
-    let mut stuck: Vec<i64> = findings(&lockcapture)
+    let f = findings(&lockcapture);
+    assert!(f.contains(&deadlock), "{f:?}");
+    let mut stuck: Vec<i64> = f
         .into_iter()
         .filter(|f| f.0 == "GLK-STUCK-WAITER")
         .map(|f| f.1[0])
         .collect();
     stuck.sort();
     assert_eq!(stuck, blocked);
+    let plain: Vec<_> = ["n1", "n2"]
+        .iter()
+        .map(|n| {
+            let d = testdata::path("real/support-6.12").join(n);
+            std::fs::read_dir(&d)
+                .unwrap()
+                .flatten()
+                .map(|e| e.path())
+                .find(|p| p.to_string_lossy().ends_with(".tar.bz2"))
+                .unwrap()
+        })
+        .collect();
+    let f = findings(&plain);
+    assert!(f.iter().all(|f| f.0 != "GLK-DEADLOCK"), "{f:?}");
 }
