@@ -6,14 +6,58 @@ use std::process::Command;
 
 const GLK: &str = env!("CARGO_BIN_EXE_glk");
 
-fn analyze(dir: &Path) -> serde_json::Value {
+/// The file of `dir` whose name ends with `suffix` (each fixture node holds one of a kind).
+fn file_ending(dir: &Path, suffix: &str) -> std::path::PathBuf {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.to_string_lossy().ends_with(suffix))
+        .unwrap_or_else(|| panic!("no *{suffix} in {}", dir.display()))
+}
+
+/// Copies the files of `from` into `to` (made), but those `skip` says.
+fn copy_dir(from: &Path, to: &Path, skip: impl Fn(&str) -> bool) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap().flatten() {
+        if !skip(&e.file_name().to_string_lossy()) {
+            std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
+        }
+    }
+}
+
+/// `glk analyze --json PATHS`, which must succeed: its JSON and its standard error.
+fn analyze_all<P: AsRef<std::ffi::OsStr>>(paths: &[P]) -> (serde_json::Value, String) {
     let o = Command::new(GLK)
         .args(["analyze", "--json"])
-        .arg(dir)
+        .args(paths)
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    serde_json::from_slice(&o.stdout).unwrap()
+    (
+        serde_json::from_slice(&o.stdout).unwrap(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+fn analyze(dir: &Path) -> serde_json::Value {
+    analyze_all(&[dir]).0
+}
+
+/// The nodes of an analysis: name, DLM node id and snapshots read.
+fn nodes(v: &serde_json::Value) -> Vec<(String, i64, i64)> {
+    v["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| {
+            (
+                n["node"].as_str().unwrap().into(),
+                n["nodeid"].as_i64().unwrap(),
+                n["snapshots"].as_i64().unwrap(),
+            )
+        })
+        .collect()
 }
 
 /// The cross-node waits without their citations of DLM dump lines (the two layouts number
@@ -47,12 +91,11 @@ fn lockdebug_text_is_read_as_the_dlm_dump() {
     let fixture = testdata::path("real/support-6.12");
     let dir = tempfile::tempdir().unwrap();
     for n in ["n1", "n2"] {
-        let from = fixture.join(n).join("capture").join(n);
-        let to = dir.path().join(n);
-        std::fs::create_dir_all(&to).unwrap();
-        for e in std::fs::read_dir(&from).unwrap().flatten() {
-            std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
-        }
+        copy_dir(
+            &fixture.join(n).join("capture").join(n),
+            &dir.path().join(n),
+            |_| false,
+        );
     }
     let debugfs = analyze(dir.path());
     for n in ["n1", "n2"] {
@@ -113,34 +156,10 @@ fn lockdebug_text_is_read_as_the_dlm_dump() {
 #[test]
 fn sos_reports_are_nodes() {
     let fixture = testdata::path("real/support-6.12");
-    let tarball = |n: &str| {
-        std::fs::read_dir(fixture.join(n))
-            .unwrap()
-            .flatten()
-            .map(|e| e.path())
-            .find(|p| p.to_string_lossy().ends_with(".tar.gz"))
-            .unwrap()
-    };
+    let tarball = |n: &str| file_ending(&fixture.join(n), ".tar.gz");
     let (t1, t2) = (tarball("n1"), tarball("n2"));
-    let o = Command::new(GLK)
-        .args(["analyze", "--json"])
-        .args([&t1, &t2])
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    let nodes: Vec<(String, i64)> = v["nodes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|n| {
-            (
-                n["node"].as_str().unwrap().into(),
-                n["nodeid"].as_i64().unwrap(),
-            )
-        })
-        .collect();
-    assert_eq!(nodes, [("n1".into(), 1), ("n2".into(), 2)]);
+    let (v, err) = analyze_all(&[&t1, &t2]);
+    assert_eq!(nodes(&v), [("n1".into(), 1, 1), ("n2".into(), 2, 1)]);
     let w = &v["cross_node"];
     assert_eq!(w.as_array().unwrap().len(), 1, "{w}");
     let waiter = std::fs::read_to_string(fixture.join("n2/waiter.pid")).unwrap();
@@ -155,7 +174,6 @@ fn sos_reports_are_nodes() {
         .lines()
         .any(|l| l.split_whitespace().next() == Some("250") && l.ends_with("flock")));
     assert_eq!(w[0]["holder_pid"], 250);
-    let err = String::from_utf8_lossy(&o.stderr);
     for t in [&t1, &t2] {
         let lack = format!("(sos report {}): no GFS2 glocks dump", t.display());
         assert_eq!(err.matches(&lack).count(), 1, "{err}");
@@ -170,34 +188,9 @@ fn sos_reports_are_nodes() {
 #[test]
 fn gfs2_lockcapture_tarballs_are_nodes() {
     let fixture = testdata::path("real/support-6.12");
-    let tarball = |n: &str| {
-        std::fs::read_dir(fixture.join(n))
-            .unwrap()
-            .flatten()
-            .map(|e| e.path())
-            .find(|p| p.to_string_lossy().ends_with(".tar.bz2"))
-            .unwrap()
-    };
-    let o = Command::new(GLK)
-        .args(["analyze", "--json"])
-        .args([tarball("n1"), tarball("n2")])
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    let nodes: Vec<(String, i64, i64)> = v["nodes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|n| {
-            (
-                n["node"].as_str().unwrap().into(),
-                n["nodeid"].as_i64().unwrap(),
-                n["snapshots"].as_i64().unwrap(),
-            )
-        })
-        .collect();
-    assert_eq!(nodes, [("n1".into(), 1, 1), ("n2".into(), 2, 1)]);
+    let tarball = |n: &str| file_ending(&fixture.join(n), ".tar.bz2");
+    let (v, err) = analyze_all(&[tarball("n1"), tarball("n2")]);
+    assert_eq!(nodes(&v), [("n1".into(), 1, 1), ("n2".into(), 2, 1)]);
     let w = &v["cross_node"];
     assert_eq!(w.as_array().unwrap().len(), 1, "{w}");
     assert_eq!(
@@ -205,7 +198,6 @@ fn gfs2_lockcapture_tarballs_are_nodes() {
         (&"6/4101c".into(), &256.into(), &250.into())
     );
     assert_eq!(w[0]["waiter_caller"], "__do_sys_flock+0x11c/0x1e0");
-    let err = String::from_utf8_lossy(&o.stderr);
     for n in ["n1", "n2"] {
         let lack = format!(
             "{n} (gfs2_lockcapture {}): no gfs2 or dlm trace",
@@ -256,23 +248,17 @@ fn trace_dat_is_read_through_trace_cmd() {
         assert_eq!(s, mine, "{n}");
         // The capture with trace.dat in place of glk's trace.
         let to = dir.path().join(n);
-        std::fs::create_dir_all(&to).unwrap();
-        for e in std::fs::read_dir(&own).unwrap().flatten() {
-            if e.file_name() != "trace_pipe.txt.xz" {
-                std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
-            }
-        }
+        copy_dir(&own, &to, |f| f.starts_with("trace_pipe"));
         std::fs::copy(&dat, to.join("trace.dat")).unwrap();
     }
     let ours = {
         let d = tempfile::tempdir().unwrap();
         for n in ["n1", "n2"] {
-            let from = fixture.join(n).join("capture").join(n);
-            let to = d.path().join(n);
-            std::fs::create_dir_all(&to).unwrap();
-            for e in std::fs::read_dir(&from).unwrap().flatten() {
-                std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
-            }
+            copy_dir(
+                &fixture.join(n).join("capture").join(n),
+                &d.path().join(n),
+                |_| false,
+            );
         }
         analyze(d.path())
     };
@@ -309,14 +295,7 @@ fn trace_dat_is_read_through_trace_cmd() {
 #[test]
 fn top_reads_gfs2_lockcapture_tarballs() {
     let fixture = testdata::path("real/support-6.12");
-    let tarball = |n: &str| {
-        std::fs::read_dir(fixture.join(n))
-            .unwrap()
-            .flatten()
-            .map(|e| e.path())
-            .find(|p| p.to_string_lossy().ends_with(".tar.bz2"))
-            .unwrap()
-    };
+    let tarball = |n: &str| file_ending(&fixture.join(n), ".tar.bz2");
     let o = Command::new(GLK)
         .args(["top", "--once", "--json", "--stuck-after", "5"])
         .args([tarball("n1"), tarball("n2")])
@@ -420,12 +399,7 @@ fn every_source_gives_what_it_holds_of_a_deadlock_and_a_storm() {
         let mut with_dat = Vec::new();
         for (n, from) in ["n1", "n2"].iter().zip(&own) {
             let to = dir.path().join(n);
-            std::fs::create_dir_all(&to).unwrap();
-            for e in std::fs::read_dir(from).unwrap().flatten() {
-                if !e.file_name().to_string_lossy().starts_with("trace_pipe") {
-                    std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
-                }
-            }
+            copy_dir(from, &to, |f| f.starts_with("trace_pipe"));
             std::fs::copy(fixture.join(n).join("trace.dat"), to.join("trace.dat")).unwrap();
             with_dat.push(to);
         }
@@ -435,14 +409,7 @@ fn every_source_gives_what_it_holds_of_a_deadlock_and_a_storm() {
 
     let lockcapture: Vec<_> = ["n1", "n2"]
         .iter()
-        .map(|n| {
-            std::fs::read_dir(fixture.join(n))
-                .unwrap()
-                .flatten()
-                .map(|e| e.path())
-                .find(|p| p.to_string_lossy().ends_with(".tar.bz2"))
-                .unwrap()
-        })
+        .map(|n| file_ending(&fixture.join(n), ".tar.bz2"))
         .collect();
     let f = findings(&lockcapture);
     assert!(f.contains(&deadlock), "{f:?}");
@@ -457,12 +424,7 @@ fn every_source_gives_what_it_holds_of_a_deadlock_and_a_storm() {
         .iter()
         .map(|n| {
             let d = testdata::path("real/support-6.12").join(n);
-            std::fs::read_dir(&d)
-                .unwrap()
-                .flatten()
-                .map(|e| e.path())
-                .find(|p| p.to_string_lossy().ends_with(".tar.bz2"))
-                .unwrap()
+            file_ending(&d, ".tar.bz2")
         })
         .collect();
     let f = findings(&plain);

@@ -48,3 +48,17 @@ lab_barrier() {
   touch $S/mark.$1.$N
   while [ ! -f $S/mark.$1.n1 -o ! -f $S/mark.$1.n2 ]; do sleep 1; done
 }
+
+# The usual start: network, cluster, the filesystem mounted and glk installed.
+lab_up() {
+  lab_network
+  lab_cluster
+  lab_mount
+  cp $S/glk /usr/bin/glk; chmod +x /usr/bin/glk
+}
+
+# n1 makes /gfs/shared and the files named (in /gfs/shared); both nodes wait for them.
+lab_shared_files() {
+  if [ $N = n1 ]; then mkdir -p /gfs/shared; for f in "$@"; do touch /gfs/shared/$f; done; touch $S/mark.files; fi
+  lab_wait files
+}

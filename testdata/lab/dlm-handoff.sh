@@ -26,8 +26,7 @@ T=/sys/kernel/tracing; [ -d $T/events ] || T=/sys/kernel/debug/tracing
 mkdir -p $OUT/formats; for f in $T/events/dlm/*/format $T/events/gfs2/*/format; do [ -f $f ] && cp $f $OUT/formats/$(basename $(dirname $f)); done
 ls $T/events/dlm > $OUT/dlm-events.txt 2>&1
 lab_barrier mounted
-if [ $N = n1 ]; then mkdir -p /gfs/shared; touch /gfs/shared/log0 /gfs/shared/log1; touch $S/mark.files; fi
-lab_wait files
+lab_shared_files log0 log1
 mkdir -p /gfs/own-$N
 ls -li /gfs/shared > $OUT/inodes.txt
 date +%s.%N > $OUT/date.txt

@@ -17,8 +17,7 @@ lab_cluster
 lab_mount
 cp $S/glk /usr/bin/glk; chmod +x /usr/bin/glk
 lab_barrier mounted
-if [ $N = n1 ]; then mkdir -p /gfs/shared; touch /gfs/shared/A /gfs/shared/B /gfs/shared/log; touch $S/mark.files; fi
-lab_wait files
+lab_shared_files A B log
 ls -lid /gfs/shared /gfs/shared/* > $OUT/inodes.txt
 lab_barrier ready
 # 1. Hot directory.

@@ -9,10 +9,7 @@
 # and after it stops (tracefs-before.txt, tracefs-after.txt): they must be equal. Also a
 # textfile write (glk.prom), ps, /proc/locks and the DLM dump made without glk.
 . /mnt/share/cluster.sh
-lab_network
-lab_cluster
-lab_mount
-cp $S/glk /usr/bin/glk; chmod +x /usr/bin/glk
+lab_up
 tracefs_state() {
   T=/sys/kernel/tracing
   echo "tracing_on $(cat $T/tracing_on)"; echo "current_tracer $(cat $T/current_tracer)"
@@ -23,8 +20,7 @@ glk exporter --trace --stuck-after 15 --min-interval 1 > $OUT/exporter.out 2> $O
 E=$!
 lab_until "curl -sf http://127.0.0.1:9929/metrics > /dev/null" 30
 lab_barrier mounted
-if [ $N = n1 ]; then mkdir -p /gfs/shared; touch /gfs/shared/A; touch $S/mark.files; fi
-lab_wait files
+lab_shared_files A
 if [ $N = n1 ]; then flock -x /gfs/shared/A sh -c 'sleep 50' & touch $S/mark.held; fi
 lab_wait held
 if [ $N = n2 ]; then sleep 2; flock -x /gfs/shared/A true & echo $! > $OUT/waiter.pid; fi

@@ -9,13 +9,9 @@
 #     other node's parent holds. Captured as out-TAG-NODE/deadlock/NODE. The deadlocked
 #     tasks never end; the VM is powered off with them.
 . /mnt/share/cluster.sh
-lab_network
-lab_cluster
-lab_mount
-cp $S/glk /usr/bin/glk; chmod +x /usr/bin/glk
+lab_up
 lab_barrier mounted
-if [ $N = n1 ]; then mkdir -p /gfs/shared; touch /gfs/shared/A /gfs/shared/B; touch $S/mark.files; fi
-lab_wait files
+lab_shared_files A B
 ls -li /gfs/shared > $OUT/inodes.txt
 # 1. A plain wait: n1 holds A (through flock's child shell), n2 waits for it.
 if [ $N = n1 ]; then flock -x /gfs/shared/A sh -c 'sleep 20' & F=$!; touch $S/mark.held; fi

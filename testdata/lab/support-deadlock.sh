@@ -8,13 +8,9 @@
 # then `sos report -o gfs2,dlm,process` with both lock dump options, and
 # `gfs2_lockcapture -r 1`; ps and /proc/locks beside them. Outputs in share/out-TAG-NODE.
 . /mnt/share/cluster.sh
-lab_network
-lab_cluster
-lab_mount
-cp $S/glk /usr/bin/glk; chmod +x /usr/bin/glk
+lab_up
 lab_barrier mounted
-if [ $N = n1 ]; then mkdir -p /gfs/shared; touch /gfs/shared/A /gfs/shared/B /gfs/shared/log; touch $S/mark.files; fi
-lab_wait files
+lab_shared_files A B log
 ls -li /gfs/shared > $OUT/inodes.txt
 if [ $N = n1 ]; then flock -x /gfs/shared/A sh -c 'sleep 4; flock -x /gfs/shared/B true' & fi
 if [ $N = n2 ]; then flock -x /gfs/shared/B sh -c 'sleep 4; flock -x /gfs/shared/A true' & fi

@@ -7,13 +7,9 @@
 # lock dump options (-o gfs2,dlm,process; sos 4.0 as Debian ships it) and
 # `gfs2_lockcapture` (1 run). Outputs in share/out-TAG-NODE.
 . /mnt/share/cluster.sh
-lab_network
-lab_cluster
-lab_mount
-cp $S/glk /usr/bin/glk; chmod +x /usr/bin/glk
+lab_up
 lab_barrier mounted
-if [ $N = n1 ]; then mkdir -p /gfs/shared; touch /gfs/shared/A; touch $S/mark.files; fi
-lab_wait files
+lab_shared_files A
 ls -li /gfs/shared > $OUT/inodes.txt
 if [ $N = n1 ]; then flock -x /gfs/shared/A sh -c 'sleep 300' & touch $S/mark.held; fi
 lab_wait held

@@ -6,13 +6,9 @@
 # and, made without glk, /proc/locks, ps (state, wchan), glockfd, the DLM lock dump and the
 # tracing instances (none may be left).
 . /mnt/share/cluster.sh
-lab_network
-lab_cluster
-lab_mount
-cp $S/glk /usr/bin/glk; chmod +x /usr/bin/glk
+lab_up
 lab_barrier mounted
-if [ $N = n1 ]; then mkdir -p /gfs/shared; touch /gfs/shared/A; touch $S/mark.files; fi
-lab_wait files
+lab_shared_files A
 ls -li /gfs/shared > $OUT/inodes.txt
 if [ $N = n1 ]; then flock -x /gfs/shared/A sh -c 'sleep 60' & touch $S/mark.held; fi
 lab_wait held

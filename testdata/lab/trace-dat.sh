@@ -6,13 +6,9 @@
 # append to one shared file for 15 s (remote demotes). The trace.dat is reported in the VM
 # too (`trace-cmd report -i trace.dat`, and with -t for ns timestamps), for comparison.
 . /mnt/share/cluster.sh
-lab_network
-lab_cluster
-lab_mount
-cp $S/glk /usr/bin/glk; chmod +x /usr/bin/glk
+lab_up
 lab_barrier mounted
-if [ $N = n1 ]; then mkdir -p /gfs/shared; touch /gfs/shared/log; touch $S/mark.files; fi
-lab_wait files
+lab_shared_files log
 cd $OUT
 trace-cmd record -e gfs2 -e dlm -o $OUT/trace.dat sleep 22 > $OUT/trace-cmd-record.log 2>&1 &
 T=$!
