@@ -9,8 +9,10 @@
 //! `nodeid` (its DLM node id), `mountinfo`, `kernel.log` (the kernel's log buffer) and
 //! `cluster.txt` (corosync's and dlm_controld's view). A cluster capture is a
 //! directory of node directories; either may be packed as a tarball (`.tar`, `.tar.zst`,
-//! `.tar.gz`, `.tar.xz`). A loose file (a glocks dump, a trace) is a one-file node named
-//! after the file.
+//! `.tar.gz`, `.tar.xz`, `.tar.bz2`). A loose file (a glocks dump, a DLM dump, a trace, a
+//! trace-cmd `trace.dat`) is a one-file node named after the file. Other tools'
+//! collections are read as nodes too, recognised by content: sos reports ([`sos`]) and
+//! gfs2_lockcapture's output ([`lockcapture`]).
 
 #![forbid(unsafe_code)]
 
@@ -470,7 +472,8 @@ fn extract(tarball: &Path, into: &Path) -> io::Result<()> {
 }
 
 /// Finds the nodes behind `paths` (node directories, cluster directories, tarballs,
-/// loose files). Loose files with the same name stem are one node.
+/// loose files, sos reports, gfs2_lockcapture output); what other tools' collections lack
+/// is in [`Captures::lacks`]. Loose files with the same name stem are one node.
 pub fn discover(paths: &[PathBuf]) -> io::Result<Captures> {
     let mut caps = Captures::default();
     for p in paths {
