@@ -150,12 +150,60 @@ fn task_line(line: &[u8]) -> Result<Task, String> {
     })
 }
 
-/// Reads a `procs.N` file; bad lines are reported with their line numbers and skipped.
+/// A line of `ps axo flags,state,uid,pid,ppid,pgid,sid,cls,pri,addr,sz,wchan:20,lstart,tty,time,cmd`
+/// (what sos's process plugin keeps, under the header `F S UID PID PPID PGID SID ...`): the
+/// start time is five words; the command's first word, without its directory (or a kernel
+/// thread's brackets), is the task's name.
+fn ps_line(line: &[u8]) -> Result<Task, String> {
+    let text = std::str::from_utf8(line).map_err(|_| "not UTF-8".to_string())?;
+    let f: Vec<&str> = text.split_whitespace().collect();
+    if f.len() < 20 {
+        return Err(format!("expected 20 or more columns, found {}", f.len()));
+    }
+    let num = |i: usize, what: &str| {
+        f[i].parse::<i64>().map_err(|_| {
+            format!(
+                "bad {what} {}",
+                glockparse::quote::quote(f[i].as_bytes(), 30)
+            )
+        })
+    };
+    let mut state = f[1].chars();
+    let (Some(st), None) = (state.next(), state.next()) else {
+        return Err("the state is not one letter".into());
+    };
+    let cmd = f[19];
+    let comm = match cmd.strip_prefix('[').and_then(|c| c.strip_suffix(']')) {
+        Some(kthread) => kthread.to_string(),
+        None => cmd.rsplit('/').next().unwrap_or(cmd).to_string(),
+    };
+    let pid = num(3, "pid")?;
+    Ok(Task {
+        tid: pid,
+        tgid: pid,
+        ppid: num(4, "ppid")?,
+        pgid: num(5, "pgid")?,
+        sid: num(6, "sid")?,
+        state: st,
+        wchan: if f[11] == "-" {
+            String::new()
+        } else {
+            f[11].to_string()
+        },
+        comm,
+        stack: Vec::new(),
+        line: 0,
+    })
+}
+
+/// Reads a `procs.N` file, or sos's `ps axo flags,state,...` output (by its header);
+/// bad lines are reported with their line numbers and skipped.
 pub fn read<R: Read>(rdr: R, source: &str) -> (Vec<Task>, Diagnostics) {
     let mut lines = LineReader::new(rdr);
     let mut d = Diagnostics::default();
     let mut out: Vec<Task> = Vec::new();
     let src: std::sync::Arc<str> = source.into();
+    let mut ps = false;
     loop {
         let (n, line) = match lines.next_numbered() {
             Ok(Some(l)) => l,
@@ -169,8 +217,18 @@ pub fn read<R: Read>(rdr: R, source: &str) -> (Vec<Task>, Diagnostics) {
             }
         };
         d.lines += 1;
+        if out.is_empty() && line.starts_with(b"F S ") && line.windows(5).any(|w| w == b"WCHAN") {
+            ps = true;
+            d.ignored += 1;
+            continue;
+        }
         let parsed = if line.is_empty() || line.starts_with(b"#") {
             Parsed::Ignored
+        } else if ps {
+            match ps_line(line) {
+                Ok(t) => Parsed::Record(Task { line: n, ..t }),
+                Err(m) => Parsed::Bad(m),
+            }
         } else if let Some(frame) = line.strip_prefix(b"\t") {
             match (out.last_mut(), unescape(&String::from_utf8_lossy(frame))) {
                 (Some(t), Some(f)) => {
@@ -322,6 +380,41 @@ impl Table {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sos_ps_output_is_a_process_table() {
+        let text = "F S   UID   PID  PPID  PGID   SID CLS PRI ADDR    SZ WCHAN                                 STARTED TT           TIME CMD\n\
+                    1 S     0     2     0     0     0  TS  19    -     0 kthreadd             Wed Nov 25 16:51:46 2026 ?        00:00:00 [kthreadd]\n\
+                    0 S     0   249   162     0     0  TS  19    -   588 do_wait              Wed Nov 25 17:08:10 2026 ?        00:00:00 /usr/bin/flock -x /gfs/shared/A sh -c sleep 4\n\
+                    0 D     0   254   252     0     0  TS  19    -   588 gfs2_glock_wait      Wed Nov 25 17:08:14 2026 ?        00:00:00 flock -x /gfs/shared/B true\n\
+                    0 R     0   300   162     0     0  TS  19    -   588 -                    Wed Nov 25 17:08:14 2026 ?        00:00:00 ps\n";
+        let (tasks, d) = read(text.as_bytes(), "ps");
+        assert!(d.is_clean(), "{:?}", d.first_errors);
+        let t: Vec<(i64, i64, char, &str, &str, u64)> = tasks
+            .iter()
+            .map(|t| {
+                (
+                    t.tgid,
+                    t.ppid,
+                    t.state,
+                    t.wchan.as_str(),
+                    t.comm.as_str(),
+                    t.line,
+                )
+            })
+            .collect();
+        assert_eq!(
+            t,
+            [
+                (2, 0, 'S', "kthreadd", "kthreadd", 2),
+                (249, 162, 'S', "do_wait", "flock", 3),
+                (254, 252, 'D', "gfs2_glock_wait", "flock", 4),
+                (300, 162, 'R', "", "ps", 5),
+            ]
+        );
+        let (_, d) = read(&b"F S UID PID WCHAN\n0 S 0\n"[..], "ps");
+        assert_eq!(d.errors, 1);
+    }
 
     #[test]
     fn round_trip_with_stacks_and_odd_comms() {

@@ -8,6 +8,8 @@
 //! - the dlm plugin's `dlm_tool lockdebug -svw LOCKSPACE` (`sos_commands/dlm/dlm_locks_LS`,
 //!   with `-k dlm.lockdump=on`), read as the DLM lock dump
 //!   ([`glockparse::dlm_locks::lockdebug`]);
+//! - the process plugin's `ps axo flags,state,uid,pid,ppid,...` as the process table (who
+//!   descends from whom: a waiter and the ancestor whose flock it inherited);
 //! - the node's DLM node id from `dlm_tool dump` (`our_nodeid N`);
 //! - the node's name from the report's `hostname`, else the archive's name.
 //!
@@ -148,6 +150,13 @@ pub fn read(dir: &Path, given: &Path) -> io::Result<Report> {
                 .cloned()
         })
         .or_else(|| dumps.first().cloned());
+    s.procs = files(&dir.join("sos_commands/process"))
+        .into_iter()
+        .find(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("ps_axo_flags_state_uid_pid_ppid_pgid_sid"))
+        });
     if s.dlm_locks.is_none() {
         lacks.push(format!(
             "{at}: no DLM lock dump: sos collects it with `-k dlm.lockdump=on` (dlm_tool \

@@ -362,7 +362,8 @@ fn blocked_flocks(ps: &Path) -> Vec<i64> {
 /// deadlock with the two blocked processes `ps` shows and the hot glock of the shared file;
 /// gfs2_lockcapture's output alone (no process table, no /proc/locks) gives the same
 /// deadlock through glockfd (each blocked child has its parent's locked file open), and the
-/// two processes' stuck DLM waits. A plain wait (`real/support-6.12`) is no cycle.
+/// two processes' stuck DLM waits; sos's reports (DLM dumps and `ps`, no glocks dump) give
+/// it through `ps`. A plain wait (`real/support-6.12`) is no cycle.
 #[test]
 fn every_source_gives_what_it_holds_of_a_deadlock_and_a_storm() {
     let fixture = testdata::path("real/support-deadlock-6.12");
@@ -420,6 +421,13 @@ fn every_source_gives_what_it_holds_of_a_deadlock_and_a_storm() {
         .collect();
     stuck.sort();
     assert_eq!(stuck, blocked);
+    // sos's reports: DLM dumps and `ps` only; `ps` links each waiter to its ancestor.
+    let sos: Vec<_> = ["n1", "n2"]
+        .iter()
+        .map(|n| file_ending(&fixture.join(n), ".tar.gz"))
+        .collect();
+    let f = findings(&sos);
+    assert!(f.contains(&deadlock), "{f:?}");
     let plain: Vec<_> = ["n1", "n2"]
         .iter()
         .map(|n| {
