@@ -53,18 +53,6 @@ fn info(node: &Path, key: &str) -> Option<String> {
         .filter(|v| !v.is_empty())
 }
 
-/// The first entry of a directory that is itself a directory.
-fn first_dir(dir: &Path) -> Option<PathBuf> {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
-        .ok()?
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.is_dir())
-        .collect();
-    v.sort();
-    v.into_iter().next()
-}
-
 /// One run of one node as a snapshot.
 fn snapshot(index: u32, node: &Path) -> Snapshot {
     let mut s = Snapshot {
@@ -72,6 +60,7 @@ fn snapshot(index: u32, node: &Path) -> Snapshot {
         ..Snapshot::default()
     };
     let file = |p: PathBuf| p.is_file().then_some(p);
+    let first_dir = |d: &Path| crate::subdirs(d).ok()?.into_iter().next();
     if let Some(fs) = first_dir(&node.join("gfs2")) {
         s.glocks = file(fs.join("glocks"));
         s.glstats = file(fs.join("glstats"));

@@ -105,10 +105,7 @@ pub fn read(dir: &Path, given: &Path) -> io::Result<Report> {
     let mut lacks = Vec::new();
     let at = format!("{name} (sos report {})", given.display());
     // The gfs2 plugin's copy of debugfs: one directory per filesystem.
-    let gfs2: Vec<PathBuf> = files(&dir.join("sys/kernel/debug/gfs2"))
-        .into_iter()
-        .filter(|p| p.is_dir())
-        .collect();
+    let gfs2: Vec<PathBuf> = crate::subdirs(&dir.join("sys/kernel/debug/gfs2")).unwrap_or_default();
     let lockspace = gfs2.first().and_then(|fs| {
         s.glocks = Some(fs.join("glocks")).filter(|p| p.is_file());
         s.glstats = Some(fs.join("glstats")).filter(|p| p.is_file());

@@ -16,8 +16,8 @@ use std::collections::{BTreeMap, HashMap};
 use glockparse::{GlockId, GlockType};
 use traceparse::{Gfs2Event, LockTime};
 
-/// `-DLM_EUNLOCK`: the reply to an unlock.
-const DLM_EUNLOCK: i64 = -65538;
+/// `-DLM_EUNLOCK`: the reply to an unlock (which never blocks).
+pub const DLM_EUNLOCK: i64 = -65538;
 
 pub use crate::dist::{Distribution, Recorder};
 

@@ -21,6 +21,7 @@ use std::time::{Duration, Instant};
 
 use analysis::findings::{FindingCode, Thresholds};
 use analysis::hold_wait::{Ended, GlockState};
+use gfs2stats::lock_time::DLM_EUNLOCK;
 use glockparse::{GlockId, GlockType};
 use traceparse::reader::Next;
 use traceparse::sink::{Decoder, FnSink};
@@ -179,7 +180,7 @@ impl State {
     /// Feeds one gfs2 event.
     fn event(&mut self, ts_ns: u64, pid: i64, dev: Dev, e: &Gfs2Event) {
         self.events += 1;
-        let Some(glock) = event_glock(e) else {
+        let Some(glock) = e.glock() else {
             return;
         };
         let table = self.table(dev);
@@ -267,21 +268,6 @@ impl State {
             }
         }
         sums.values().filter(|n| t.is_hot(**n)).count() as u64
-    }
-}
-
-/// `-DLM_EUNLOCK`: the reply to an unlock, which never blocks.
-const DLM_EUNLOCK: i64 = -65538;
-
-/// The glock of the events read.
-fn event_glock(e: &Gfs2Event) -> Option<GlockId> {
-    match e {
-        Gfs2Event::GlockLockTime(lt) => Some(lt.glock),
-        Gfs2Event::GlockStateChange { glock, .. }
-        | Gfs2Event::DemoteRq { glock, .. }
-        | Gfs2Event::Promote { glock, .. }
-        | Gfs2Event::GlockQueue { glock, .. } => Some(*glock),
-        _ => None,
     }
 }
 
@@ -561,7 +547,7 @@ mod tests {
         let mut pairing = analysis::hold_wait::Pairing::default();
         for l in text.lines() {
             if let Ok(Decoded::Gfs2 { line, event, .. }) = traceparse::decode_line(l.as_bytes()) {
-                if let Some(g) = event_glock(&event) {
+                if let Some(g) = event.glock() {
                     pairing.add(line.ts_ns, line.pid, g, &event);
                 }
             }
