@@ -48,6 +48,9 @@ pub enum FileKind {
     Procs,
     /// A copy of `/proc/locks`.
     Locks,
+    /// `dlm_tool plocks LOCKSPACE`: the cluster's POSIX (fcntl) locks and their waiters,
+    /// as dlm_controld keeps them ([`glockparse::plocks`]).
+    Plocks,
     /// The filesystem's sysfs state ([`health::Sysfs`]).
     Sysfs,
     /// Epoch seconds when the snapshot started.
@@ -56,7 +59,7 @@ pub enum FileKind {
 
 impl FileKind {
     /// Every kind, in the order a snapshot is written.
-    pub const ALL: [FileKind; 10] = [
+    pub const ALL: [FileKind; 11] = [
         FileKind::Time,
         FileKind::Glocks,
         FileKind::Glstats,
@@ -65,6 +68,7 @@ impl FileKind {
         FileKind::DlmLocks,
         FileKind::DlmWaiters,
         FileKind::Locks,
+        FileKind::Plocks,
         FileKind::Sysfs,
         FileKind::Procs,
     ];
@@ -80,6 +84,7 @@ impl FileKind {
             FileKind::DlmWaiters => "dlm_waiters",
             FileKind::Procs => "procs",
             FileKind::Locks => "locks",
+            FileKind::Plocks => "plocks",
             FileKind::Sysfs => "gfs2_sysfs",
             FileKind::Time => "time",
         }
@@ -129,6 +134,8 @@ pub struct Snapshot {
     pub procs: Option<PathBuf>,
     /// A copy of `/proc/locks`.
     pub locks: Option<PathBuf>,
+    /// `dlm_tool plocks LOCKSPACE` ([`FileKind::Plocks`]).
+    pub plocks: Option<PathBuf>,
     /// The filesystem's sysfs state (`gfs2_sysfs.N`, [`health::Sysfs`]).
     pub sysfs: Option<PathBuf>,
 }
@@ -145,6 +152,7 @@ impl Snapshot {
             FileKind::DlmWaiters => self.dlm_waiters.as_deref(),
             FileKind::Procs => self.procs.as_deref(),
             FileKind::Locks => self.locks.as_deref(),
+            FileKind::Plocks => self.plocks.as_deref(),
             FileKind::Sysfs => self.sysfs.as_deref(),
             FileKind::Time => None,
         }
@@ -161,6 +169,7 @@ impl Snapshot {
             FileKind::DlmWaiters => &mut self.dlm_waiters,
             FileKind::Procs => &mut self.procs,
             FileKind::Locks => &mut self.locks,
+            FileKind::Plocks => &mut self.plocks,
             FileKind::Sysfs => &mut self.sysfs,
             FileKind::Time => return,
         };

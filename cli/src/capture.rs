@@ -5,7 +5,8 @@
 //! Layout: `DIR/NODE/` holds `glocks.N`, `glstats.N`, `sbstats.N`, `glockfd.N`,
 //! `dlm_locks.N`, `dlm_waiters.N`, `procs.N` (every task: tid, process, parent, group,
 //! session, state, wchan, comm, and the kernel stack of tasks in D state), `locks.N` (a copy
-//! of `/proc/locks`: who holds which flock), `time.N` (epoch seconds when snapshot N started),
+//! of `/proc/locks`: who holds which flock), `plocks.N` (`dlm_tool plocks`: the cluster's
+//! POSIX locks and waiters, where dlm_tool is installed), `time.N` (epoch seconds when snapshot N started),
 //! `gfs2_sysfs.N` (the filesystem's withdraw, freeze and recovery state in sysfs),
 //! `trace_pipe.txt` (with `--trace`), `node`, `nodeid` (the DLM node id when configfs
 //! shows it), `mountinfo`, `kernel.txt`, `kernel.log` (the kernel's log buffer) and
@@ -61,20 +62,19 @@ fn copy(from: &Path, to: &Path) -> io::Result<bool> {
     Ok(true)
 }
 
-/// Snapshot `n` of one filesystem, with the node's tasks (read once for all filesystems).
-fn snapshot(
-    fs: &Filesystem,
-    root: &Path,
-    out: &Path,
-    n: u32,
-    tasks: &[bundle::procs::Task],
-) -> io::Result<()> {
+/// Snapshot `n` of one filesystem's files, `time.N` first: the moment its glocks file is
+/// read, which the stuck rule's snapshot clock measures from. The node's tasks come after
+/// ([`write_tasks`]), so that nothing slow stands between `time.N` and the glocks file.
+/// Returns the moment `time.N` was taken, from which the next snapshots are timed.
+fn snapshot(fs: &Filesystem, root: &Path, out: &Path, n: u32) -> io::Result<Instant> {
     let dlm = root.join("dlm");
+    let mut taken = Instant::now();
     for kind in FileKind::ALL {
         let to = out.join(kind.file_name(n));
         match kind {
             FileKind::Time => {
                 let t = clikit::fmt::unix_secs(SystemTime::now());
+                taken = Instant::now();
                 std::fs::write(to, format!("{t:.9}\n"))?;
             }
             FileKind::Glocks | FileKind::Glstats | FileKind::Sbstats | FileKind::Glockfd => {
@@ -89,17 +89,37 @@ fn snapshot(
             FileKind::Locks => {
                 copy(Path::new("/proc/locks"), &to)?;
             }
+            FileKind::Plocks => plocks(&fs.lockspace, &to)?,
             FileKind::Sysfs => {
                 std::fs::write(to, sysfs_state(&Path::new("/sys/fs/gfs2").join(&fs.table)))?;
             }
-            FileKind::Procs => {
-                let mut w = io::BufWriter::new(std::fs::File::create(to)?);
-                bundle::procs::write(&mut w, tasks)?;
-                w.flush()?;
-            }
+            FileKind::Procs => {}
         }
     }
-    Ok(())
+    Ok(taken)
+}
+
+/// The node's tasks at snapshot `n` (`procs.N`), read once for all filesystems.
+fn write_tasks(out: &Path, n: u32, tasks: &[bundle::procs::Task]) -> io::Result<()> {
+    let mut w = io::BufWriter::new(std::fs::File::create(
+        out.join(FileKind::Procs.file_name(n)),
+    )?);
+    bundle::procs::write(&mut w, tasks)?;
+    w.flush()
+}
+
+/// The cluster's POSIX locks of `lockspace` as dlm_controld keeps them (`dlm_tool plocks`,
+/// 5 seconds at most), into `to`; nothing where dlm_tool is not installed. A dlm_controld
+/// that does not answer is said on stderr and costs only this file.
+fn plocks(lockspace: &str, to: &Path) -> io::Result<()> {
+    match bundle::live::run_tool(&["dlm_tool", "plocks", lockspace], Duration::from_secs(5)) {
+        Ok(Some(text)) => std::fs::write(to, text),
+        Ok(None) => Ok(()),
+        Err(e) => {
+            eprintln!("glk capture: POSIX locks of {lockspace} not recorded: {e}");
+            Ok(())
+        }
+    }
 }
 
 /// The sysfs files of a filesystem that say whether it can make progress
@@ -198,6 +218,19 @@ fn tasks() -> Vec<bundle::procs::Task> {
         }
     }
     out
+}
+
+/// Sleeps until `due`; false when a stop was asked for first.
+fn wait_until(due: Instant) -> bool {
+    while Instant::now() < due {
+        if tracepipe::stop::requested() {
+            return false;
+        }
+        std::thread::sleep(
+            Duration::from_millis(50).min(due.saturating_duration_since(Instant::now())),
+        );
+    }
+    !tracepipe::stop::requested()
 }
 
 /// Packs `dir` into `file` (tar + zstd), which appears only once complete.
@@ -326,26 +359,33 @@ pub fn run(a: &CaptureArgs) -> io::Result<()> {
         let events = a.trace_events.clone();
         std::thread::spawn(move || crate::trace::record_raw(&events, secs, &path))
     });
-    let start = Instant::now();
+    // Each filesystem's snapshot N is due `interval` x N after the moment its snapshot 0's
+    // time was taken, so that `time.N` - `time.0` is never short of it: a waiter seen in
+    // both has waited that long, and a capture as long as the stuck threshold shows a
+    // stuck wait.
+    let mut starts: Vec<Instant> = Vec::with_capacity(fss.len());
     let mut taken = 0;
-    for n in 0..a.count {
-        if tracepipe::stop::requested() {
-            break;
+    'snapshots: for n in 0..a.count {
+        for (i, (fs, d)) in fss.iter().zip(&dirs).enumerate() {
+            if let Some(start) = starts.get(i) {
+                let due = *start + Duration::from_secs_f64(a.interval.max(0.0) * f64::from(n));
+                if !wait_until(due) {
+                    break 'snapshots;
+                }
+            } else if tracepipe::stop::requested() {
+                break 'snapshots;
+            }
+            let at = snapshot(fs, &root, d, n)?;
+            if n == 0 {
+                starts.push(at);
+            }
         }
         let node_tasks = tasks();
-        for (fs, d) in fss.iter().zip(&dirs) {
-            snapshot(fs, &root, d, n, &node_tasks)?;
+        for d in &dirs {
+            write_tasks(d, n, &node_tasks)?;
         }
         taken += 1;
         eprintln!("glk: snapshot {n} taken ({} filesystem(s))", fss.len());
-        if n + 1 < a.count {
-            let due = start + Duration::from_secs_f64(a.interval.max(0.0) * f64::from(n + 1));
-            while Instant::now() < due && !tracepipe::stop::requested() {
-                std::thread::sleep(
-                    Duration::from_millis(50).min(due.saturating_duration_since(Instant::now())),
-                );
-            }
-        }
     }
     if let Some(t) = tracer {
         let (events, lost) = t

@@ -38,6 +38,7 @@ pub mod mode;
 pub mod num;
 pub mod parallel;
 mod parse;
+pub mod plocks;
 pub mod quote;
 mod reader;
 pub mod record;
