@@ -6,12 +6,18 @@ import re
 
 root = pathlib.Path(__file__).resolve().parent.parent
 src = (root / "analysis/src/findings.rs").read_text()
-block = src[src.index("pub const CODES"):src.index("];\n\nfn code(")]
+block = src[src.index("pub static CODES"):src.index("];\n\nimpl FindingCode")]
+# FindingCode::X => "GLK-..." in the code's as_str.
+names = dict(re.findall(r'FindingCode::(\w+) => "(GLK-[A-Z-]+)"', src))
 rows = []
 for entry in re.findall(r"Code \{(.*?)\n    \},", block, re.S):
     def field(name):
-        m = re.search(name + r': (Severity::(\w+)|"((?:[^"\\]|\\.)*)")', entry, re.S)
-        return m.group(2).lower() if m.group(2) else m.group(3).replace('\\"', '"')
+        m = re.search(name + r': (Severity::(\w+)|FindingCode::(\w+)|"((?:[^"\\]|\\.)*)")', entry, re.S)
+        if m.group(2):
+            return m.group(2).lower()
+        if m.group(3):
+            return names[m.group(3)]
+        return m.group(4).replace('\\"', '"')
     rows.append("| `%s` | %s | %s | %s | %s | %s |" % tuple(
         field(k) for k in ("code", "severity", "means", "threshold", "evidence", "remedy")))
 readme = root / "README.md"

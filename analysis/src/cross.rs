@@ -24,12 +24,12 @@ use super::owners::{process, Party, Resolver};
 use crate::snapshots::{Dlm, Hold, Role};
 use glockparse::dlm_locks::LockStatus;
 
-/// A waiter on one node joined to the holder on another.
+/// A waiter joined to the holder it waits for (on another node, or on its own).
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct CrossNode {
-    /// The glock.
+    /// The glock (`posix 2/N` for the POSIX locks of the file whose inode glock is `2/N`).
     pub glock: String,
-    /// Its type's name.
+    /// Its type's name (`posix` for POSIX locks).
     #[serde(rename = "type")]
     pub gltype: String,
     /// The waiter's node.
@@ -40,7 +40,8 @@ pub struct CrossNode {
     pub waiter_comm: Option<String>,
     /// The call site that queued the wait.
     pub waiter_caller: Option<String>,
-    /// Where the waiter's pid comes from: `glocks`, `locks`, `dlm` or `none`.
+    /// Where the waiter's pid comes from: `glocks`, `locks`, `dlm`, `glockfd`, `plocks` or
+    /// `none`.
     pub waiter_source: &'static str,
     /// The holder's node.
     pub holder_node: String,
@@ -50,7 +51,8 @@ pub struct CrossNode {
     pub holder_comm: Option<String>,
     /// The call site that queued the hold.
     pub holder_caller: Option<String>,
-    /// Where the holder's pid comes from: `glocks`, `locks`, `dlm` or `none`.
+    /// Where the holder's pid comes from: `glocks`, `locks`, `dlm`, `glockfd`, `plocks` or
+    /// `none`.
     pub holder_source: &'static str,
     /// Snapshots in which the wait was seen.
     pub seen_in_snapshots: usize,
@@ -132,6 +134,9 @@ pub struct Cycle {
 }
 
 fn gltype(glock: &str) -> String {
+    if glock.starts_with("posix ") {
+        return "posix".into();
+    }
     glock
         .parse::<glockparse::GlockId>()
         .map(|g| g.glock_type().name().into_owned())
@@ -181,7 +186,10 @@ struct Edge {
 type RowKey = (String, String, Option<i64>, String, Option<i64>);
 
 struct Builder {
+    /// Waits for a holder on another node.
     rows: BTreeMap<RowKey, Acc>,
+    /// Waits for a holder on the waiter's own node.
+    local: BTreeMap<RowKey, Acc>,
     edges: BTreeSet<Edge>,
 }
 
@@ -192,7 +200,7 @@ impl Builder {
         }
         let mut cites: Vec<String> = w.cites.iter().chain(&h.cites).cloned().collect();
         unique(&mut cites);
-        if w.node != h.node {
+        {
             let key = (
                 glock.to_string(),
                 w.node.clone(),
@@ -200,7 +208,12 @@ impl Builder {
                 h.node.clone(),
                 h.pid,
             );
-            let a = self.rows.entry(key).or_default();
+            let rows = if w.node == h.node {
+                &mut self.local
+            } else {
+                &mut self.rows
+            };
+            let a = rows.entry(key).or_default();
             a.waiter.get_or_insert_with(|| w.clone());
             a.holder.get_or_insert_with(|| h.clone());
             a.snapshots.insert(snap);
@@ -231,10 +244,23 @@ fn conflicts(w: &Dlm, g: &Dlm) -> bool {
     g.granted().is_some_and(|gr| gr.blocks(w.requested()))
 }
 
-/// The cross-node waits and the deadlock cycles of the snapshots' holders and DLM locks.
-pub fn analyze(holds: &[Hold], dlm: &[Dlm], res: &Resolver) -> (Vec<CrossNode>, Vec<Cycle>) {
+/// Who waits for whom in the snapshots, and the deadlocks among them.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Waits {
+    /// Waits for a holder on another node.
+    pub cross_node: Vec<CrossNode>,
+    /// Waits for a holder on the waiter's own node (both processes named).
+    pub local: Vec<CrossNode>,
+    /// The cycles of the wait-for graph over both.
+    pub cycles: Vec<Cycle>,
+}
+
+/// The waits (across nodes and on one node) and the deadlock cycles of the snapshots'
+/// holders, DLM locks and POSIX locks.
+pub fn analyze(holds: &[Hold], dlm: &[Dlm], res: &Resolver) -> Waits {
     let mut b = Builder {
         rows: BTreeMap::new(),
+        local: BTreeMap::new(),
         edges: BTreeSet::new(),
     };
     // glocks snapshots: (snapshot, glock) → waiters and holders over all nodes.
@@ -309,13 +335,36 @@ pub fn analyze(holds: &[Hold], dlm: &[Dlm], res: &Resolver) -> (Vec<CrossNode>, 
             }
         }
     }
-    let cross = cross_rows(b.rows);
+    plock_waits(res, &mut b);
     let edges: Vec<Edge> = b.edges.into_iter().collect();
-    (cross, cycles(&edges, res))
+    Waits {
+        cross_node: cross_rows(b.rows),
+        local: cross_rows(b.local),
+        cycles: cycles(&edges, res),
+    }
 }
 
-/// One row per (glock, waiter, holder) on different nodes, with its first snapshot's
-/// citations.
+/// POSIX (fcntl) lock waits from each node's `dlm_tool plocks` dump: a waiting or pending
+/// request and each held lock that blocks it ([`glockparse::plocks::Plock::is_blocked_by`]),
+/// named `posix 2/N` after the file's inode glock. Every node's dlm_controld keeps the whole
+/// cluster's locks, so each dump shows every wait; the rows and edges are the same.
+fn plock_waits(res: &Resolver, b: &mut Builder) {
+    for (node, snap, locks) in res.plock_dumps() {
+        let held: Vec<_> = locks.iter().filter(|l| !l.is_waiting()).collect();
+        for w in locks.iter().filter(|l| l.is_waiting()) {
+            let Some(wp) = res.plock_party(node, snap, w) else {
+                continue;
+            };
+            for h in held.iter().filter(|h| w.is_blocked_by(h)) {
+                if let Some(hp) = res.plock_party(node, snap, h) {
+                    b.wait(&w.resource(), snap, &wp, &hp, "plocks");
+                }
+            }
+        }
+    }
+}
+
+/// One row per (glock, waiter, holder), with its first snapshot's citations.
 fn cross_rows(rows: BTreeMap<RowKey, Acc>) -> Vec<CrossNode> {
     rows.into_iter()
         .filter_map(|((glock, ..), a)| {
@@ -357,11 +406,12 @@ fn cycles(edges: &[Edge], res: &Resolver) -> Vec<Cycle> {
     for e in edges {
         by_snap.entry(e.snapshot).or_default().push(e);
     }
-    let mut found: BTreeMap<Vec<(Owner, String)>, Found> = BTreeMap::new();
+    let mut found = FoundCycles::default();
     for (snap, snap_edges) in &by_snap {
         cycles_in(*snap, snap_edges, res, &mut found);
     }
     found
+        .by_owners
         .into_values()
         .map(|f| Cycle {
             steps: f.steps,
@@ -403,12 +453,7 @@ struct ClassEdge<'e> {
 /// One cycle per strongly connected component of a snapshot's wait-for graph over owner
 /// classes (Tarjan's algorithm, linear in the edges): the shortest cycle through the
 /// component's smallest owner, found breadth-first inside the component.
-fn cycles_in(
-    snap: u32,
-    edges: &[&Edge],
-    res: &Resolver,
-    found: &mut BTreeMap<Vec<(Owner, String)>, Found>,
-) {
+fn cycles_in(snap: u32, edges: &[&Edge], res: &Resolver, found: &mut FoundCycles) {
     let mut g = Graph::new(edges);
     g.join_inherited(snap, res);
     g.join_open_files(snap, res);
@@ -427,7 +472,53 @@ fn cycles_in(
             continue;
         };
         let (key, f) = g.describe(&path);
-        found.entry(key).or_insert(f).snapshots.insert(snap);
+        found.add(key, f, snap);
+    }
+}
+
+/// A cycle's key: the lead owner and glock of each step.
+type CycleKey = Vec<(Owner, String)>;
+
+/// The cycles found so far, keyed by their owners and glocks (first seen first), and
+/// which of them each set of waits (node, glock) was first reported as.
+#[derive(Default)]
+struct FoundCycles {
+    by_owners: BTreeMap<CycleKey, Found>,
+    by_waits: HashMap<BTreeSet<(String, String)>, CycleKey>,
+}
+
+impl FoundCycles {
+    /// Adds cycle `f` seen in `snap`. The same waits (each node waiting for the same
+    /// glock) seen with other owners in a later snapshot are the same deadlock whose
+    /// owners changed (the process that took a lock ended, and the children that
+    /// inherited its file keep it): one cycle, described as last seen unless that is
+    /// less sure, with every snapshot it was seen in.
+    fn add(&mut self, key: CycleKey, mut f: Found, snap: u32) {
+        let waits: BTreeSet<(String, String)> = f
+            .steps
+            .iter()
+            .map(|s| (s.node.clone(), s.waits_for.clone()))
+            .collect();
+        let first = self.by_waits.entry(waits).or_insert_with(|| key.clone());
+        let Some(old) = self.by_owners.get_mut(first) else {
+            f.snapshots.insert(snap);
+            self.by_owners.insert(key, f);
+            return;
+        };
+        old.snapshots.insert(snap);
+        if *first != key && sureness(f.confidence) >= sureness(old.confidence) {
+            f.snapshots = std::mem::take(&mut old.snapshots);
+            *old = f;
+        }
+    }
+}
+
+/// How sure a cycle's confidence is: `possible` < `likely` < `certain`.
+fn sureness(confidence: &str) -> u8 {
+    match confidence {
+        "certain" => 2,
+        "likely" => 1,
+        _ => 0,
     }
 }
 
@@ -514,37 +605,44 @@ impl<'e> Graph<'e> {
     /// it waits for is left out: a waiter always has that file open.
     fn join_open_files(&mut self, snap: u32, res: &Resolver) {
         let edges = self.edges;
+        // (node, glock) → the edges to its holders.
+        let mut held: HashMap<(&str, &str), Vec<&Edge>> = HashMap::new();
+        for h in edges {
+            if let Owner::Process { node, .. } = &h.to {
+                held.entry((node, &h.glock)).or_default().push(h);
+            }
+        }
         for e in edges {
             let Owner::Process { node, pid } = &e.from else {
                 continue;
             };
-            for h in edges.iter().filter(|h| h.glock != e.glock) {
-                let Owner::Process {
-                    node: held_on,
-                    pid: holder,
-                } = &h.to
-                else {
-                    continue;
-                };
-                if held_on != node || holder == pid {
+            for (glock, cite) in res.open_files(node, snap, *pid) {
+                let glock = glock.to_string();
+                if glock == e.glock {
                     continue;
                 }
-                let Ok(glock) = h.glock.parse::<glockparse::GlockId>() else {
-                    continue;
-                };
-                let Some(cite) = res.has_open(node, snap, glock, *pid) else {
-                    continue;
-                };
-                let (from, to) = (self.id(&e.from), self.id(&h.to));
-                self.classes.join(from, to);
-                let v = self.inherited.entry(from).or_default();
-                if !v.iter().any(|x| x.0 == *holder) {
-                    let text = format!(
-                        "{} holds {}, whose file it has open",
-                        process(*holder, None),
-                        h.glock
-                    );
-                    v.push((*holder, text, Some(cite)));
+                for h in held
+                    .get(&(node.as_str(), glock.as_str()))
+                    .into_iter()
+                    .flatten()
+                {
+                    let Owner::Process { pid: holder, .. } = &h.to else {
+                        continue;
+                    };
+                    if holder == pid {
+                        continue;
+                    }
+                    let (from, to) = (self.id(&e.from), self.id(&h.to));
+                    self.classes.join(from, to);
+                    let v = self.inherited.entry(from).or_default();
+                    if !v.iter().any(|x| x.0 == *holder) {
+                        let text = format!(
+                            "{} holds {}, whose file it has open",
+                            process(*holder, None),
+                            h.glock
+                        );
+                        v.push((*holder, text, Some(cite.clone())));
+                    }
                 }
             }
         }
@@ -591,7 +689,7 @@ impl<'e> Graph<'e> {
 
     /// A cycle in words: its key (lead owner and glock of each step), its steps, how sure
     /// it is and why.
-    fn describe(&mut self, path: &[(usize, &ClassEdge<'_>)]) -> (Vec<(Owner, String)>, Found) {
+    fn describe(&mut self, path: &[(usize, &ClassEdge<'_>)]) -> (CycleKey, Found) {
         let mut members: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
         for v in 0..self.owners.len() {
             members.entry(self.classes.find(v)).or_default().push(v);
@@ -929,7 +1027,7 @@ mod tests {
             hold("n2", 0, "2/99", "waiter", 11, "second"),
         ];
         let (caps, ids) = (caps(&[0]), ids());
-        let (rows, _) = analyze(&holds, &[], &Resolver::new(&caps, &[], &ids));
+        let rows = analyze(&holds, &[], &Resolver::new(&caps, &[], &ids)).cross_node;
         let got: Vec<(Option<i64>, Option<&str>)> = rows
             .iter()
             .map(|r| (r.waiter_pid, r.waiter_caller.as_deref()))
@@ -946,12 +1044,12 @@ mod tests {
         ];
         let holds = [hold("n1", 0, "2/99", "holder", 300, "h")];
         let (c, ids) = (caps(&[0]), ids());
-        let (rows, _) = analyze(&holds, &locks, &Resolver::new(&c, &locks, &ids));
+        let rows = analyze(&holds, &locks, &Resolver::new(&c, &locks, &ids)).cross_node;
         assert!(rows.is_empty(), "{rows:?}");
         // Without n2's glocks file the DLM lock stands for the waiter, but its pid (the
         // last process that asked, for an inode glock) is not taken as the waiter's.
         let c = caps(&[]);
-        let (rows, _) = analyze(&[], &locks, &Resolver::new(&c, &locks, &ids));
+        let rows = analyze(&[], &locks, &Resolver::new(&c, &locks, &ids)).cross_node;
         assert_eq!(rows.len(), 1, "{rows:?}");
         assert_eq!((rows[0].waiter_pid, rows[0].waiter_source), (None, "none"));
         assert_eq!((rows[0].holder_pid, rows[0].holder_source), (None, "none"));

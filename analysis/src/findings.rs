@@ -233,17 +233,17 @@ pub static CODES: [Code; 13] = [
         code: FindingCode::Deadlock,
         severity: Severity::Critical,
         means: "A wait-for cycle across processes and nodes: nothing in it can progress by itself.",
-        threshold: "any cycle in the wait-for graph (part 6 of glk analyze)",
-        evidence: "the glocks, DLM, /proc/locks and process-table lines of every step",
+        threshold: "any cycle in the wait-for graph (part 6 of glk analyze), over glocks and POSIX (fcntl) locks, with edges across nodes and on one node",
+        evidence: "the glocks, DLM, /proc/locks, glockfd, plocks and process-table lines of every step",
         remedy: "End one process of the cycle (the one whose work is cheapest to redo); then fix the lock order: take the locks in one global order (e.g. by inode number) on every node.",
     },
     Code {
         code: FindingCode::StuckWaiter,
         severity: Severity::Error,
-        means: "A process has waited for a glock across snapshots for longer than the threshold, and still waits in the last one.",
-        threshold: "seen waiting in 2+ consecutive snapshots through the last, spanning at least `--stuck-after` (default 30 s); or its DLM lock waiting that long in one dump (the dump's queue age)",
-        evidence: "the waiter's glocks lines in the first and last snapshot; the DLM dump lines of the waiting lock",
-        remedy: "Look at who holds the glock (the cross-node waits name the holder and its node) and why it does not release: a holder in D state (its kernel stack is in procs.N), a holder waiting for another lock, or a slow node.",
+        means: "A process has waited for a glock, behind a holder on another node or on its own, for longer than the threshold, and still waits in the last snapshot.",
+        threshold: "the snapshots' clock: seen waiting in 2+ consecutive snapshots through the last, spanning at least `--stuck-after` (default 30 s), whatever node holds the glock; or the DLM queue age: its DLM lock waiting that long in one dump (a wait behind a holder on the same node sends no DLM request, so only the snapshots' clock can judge it); the title says which clock",
+        evidence: "the waiter's glocks lines in the first and last snapshot; the lines that name its holder in the last (another node's or its own); the DLM dump lines of the waiting lock",
+        remedy: "Look at who holds the glock (the title names the holder and its node) and why it does not release: a holder in D state (its kernel stack is in procs.N), a holder waiting for another lock (see GLK-DEADLOCK), or a slow node.",
     },
     Code {
         code: FindingCode::HotGlock,
@@ -642,8 +642,40 @@ impl Rules<'_> {
             f.nodes.push(w.node.clone());
             f.pids.extend(w.pid);
             let who = crate::owners::process(w.pid.unwrap_or(0), w.comm.as_deref());
+            // Who it waits behind, on another node or on its own (no DLM request there): as
+            // the last snapshot shows, where it names any (an earlier holder may have ended).
+            let mut holders: Vec<&crate::cross::CrossNode> = self
+                .r
+                .cross_node
+                .iter()
+                .chain(&self.r.local_waits)
+                .filter(|x| x.glock == w.glock && x.waiter_node == w.node)
+                .filter(|x| w.pid.is_none() || x.waiter_pid == w.pid)
+                .collect();
+            if holders
+                .iter()
+                .any(|x| x.snapshots.contains(&w.last_snapshot))
+            {
+                holders.retain(|x| x.snapshots.contains(&w.last_snapshot));
+            }
+            let behind: Vec<String> = holders
+                .iter()
+                .filter_map(|x| {
+                    let pid = x.holder_pid?;
+                    let node = if x.holder_node == w.node {
+                        "the same node".to_string()
+                    } else {
+                        x.holder_node.clone()
+                    };
+                    Some(format!(
+                        "{} on {node}",
+                        crate::owners::process(pid, x.holder_comm.as_deref())
+                    ))
+                })
+                .collect();
             f.title = self.caveat(format!(
-                "{} on {} has waited for {} ({}) for at least {secs:.0} s (snapshots {}..{})",
+                "{} on {} has waited for {} ({}){} for at least {secs:.0} s (seen waiting in \
+                 snapshots {}..{}: the snapshots' clock)",
                 if w.pid.is_some() {
                     who
                 } else {
@@ -652,6 +684,11 @@ impl Rules<'_> {
                 w.node,
                 w.glock,
                 w.state,
+                if behind.is_empty() {
+                    String::new()
+                } else {
+                    format!(" behind {}", behind.join(", "))
+                },
                 w.first_snapshot,
                 w.last_snapshot
             ));
@@ -663,17 +700,13 @@ impl Rules<'_> {
                 format!("{}/glocks.{}", w.node, w.last_snapshot),
                 "still waiting".into(),
             ));
-            for x in self
-                .r
-                .cross_node
-                .iter()
-                .filter(|x| x.glock == w.glock && x.waiter_node == w.node)
-            {
-                f.evidence.extend(
-                    x.cites
-                        .iter()
-                        .map(|c| cite(c, "the holder on another node")),
-                );
+            for x in holders {
+                let shows = if x.holder_node == w.node {
+                    "the holder on the same node"
+                } else {
+                    "the holder on another node"
+                };
+                f.evidence.extend(x.cites.iter().map(|c| cite(c, shows)));
                 f.nodes.push(x.holder_node.clone());
                 f.pids.extend(x.holder_pid);
             }
@@ -721,7 +754,8 @@ impl Rules<'_> {
                 f.pids.push(w.pid as i64);
             }
             f.title = self.caveat(format!(
-                "a DLM lock of {owner}{} has waited {secs:.0} s for {} ({} requested{})",
+                "a DLM lock of {owner}{} has waited {secs:.0} s for {} ({} requested{}; the DLM \
+                 queue age)",
                 if w.pid > 0 {
                     format!(" (pid {})", w.pid)
                 } else {

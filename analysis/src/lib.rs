@@ -149,6 +149,9 @@ pub struct Report {
     pub hold_wait_types: Vec<HoldWaitType>,
     /// Waits of a process on one node for a holder on another.
     pub cross_node: Vec<cross::CrossNode>,
+    /// Waits of a process for a holder on its own node (both named): a node's part of the
+    /// wait-for graph, which no DLM request shows.
+    pub local_waits: Vec<cross::CrossNode>,
     /// Deadlock cycles in the wait-for graph.
     pub cycles: Vec<cross::Cycle>,
     /// Stuck and slow waiters, growth and leaks.
@@ -243,8 +246,12 @@ pub fn analyze(
         .iter()
         .filter_map(|n| Some((n.nodeid?, n.node.clone())))
         .collect();
-    let resolver = owners::Resolver::new(caps, dlm, &node_by_id);
-    let (cross_node, cycles) = cross::analyze(holds, dlm, &resolver);
+    let resolver = owners::Resolver::new(caps, dlm, &node_by_id).with_holds(holds);
+    let cross::Waits {
+        cross_node,
+        local: local_waits,
+        cycles,
+    } = cross::analyze(holds, dlm, &resolver);
     // glstats of each node's last snapshot: largest srttb over nodes.
     let glstats = last_glstats(f);
     let (slow_dlm, slow_dlm_types) = slow::analyze(&folded.lock_times, &glstats);
@@ -302,6 +309,7 @@ pub fn analyze(
         hold_wait,
         hold_wait_types,
         cross_node,
+        local_waits,
         cycles,
         stuck_and_leaks,
         causality,

@@ -4,21 +4,33 @@
 //! * a GL_NOPID holder (`p:0 [(none)]` on 6.1+, `p:-1` before) of an flock glock (type 6)
 //!   belongs to the process `/proc/locks` shows holding the flock on that inode, else to
 //!   the pid of the node's DLM lock on the glock (the DLM records the process that made
-//!   the request; kernel threads are not taken), else to no known process;
+//!   the request; kernel threads are not taken), each only while that process is alive
+//!   and keeps the glock's file open (an flock belongs to the open file: when the process
+//!   that took it ends, its children that inherited the file keep it, and `/proc/locks`
+//!   and the DLM still name the dead pid); else to the live process that keeps the file
+//!   open (glockfd) and does not wait for it;
+//! * a GL_NOPID waiter of an flock glock is the process of the node's waiting DLM request,
+//!   else (a wait behind a holder on the same node: no DLM request) the one process that
+//!   has the glock's file open (glockfd), is not its holder, waits for no other lock, and
+//!   sleeps in a lock wait when the process table says;
 //! * other GL_NOPID holders (iopen glocks held by cached inodes, the journal) belong to the
 //!   node, not to a process: the DLM lock's pid there is whichever process last asked.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
 
 use bundle::procs::{self, FileLock, Table};
 use bundle::{Captures, FileKind, Snapshot};
+use glockparse::plocks::Plock;
 use glockparse::{Diagnostics, GlockId};
 
 use crate::GlockMap;
 
 use crate::snapshots::{Dlm, Hold, Role};
 use glockparse::dlm_locks::LockStatus;
+
+/// A snapshot's glockfd by process: the glocks whose files it has open, each with its line.
+type OpenByPid = HashMap<i64, Vec<(GlockId, u64)>>;
 
 /// One side of a wait: a waiter or a holder.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -31,7 +43,8 @@ pub struct Party {
     pub comm: Option<String>,
     /// The call site the glocks file printed for it.
     pub caller: Option<String>,
-    /// Where the pid comes from: `glocks`, `locks` (`/proc/locks`), `dlm`, or `none`.
+    /// Where the pid comes from: `glocks`, `locks` (`/proc/locks`), `dlm`, `glockfd`,
+    /// `plocks` (`dlm_tool plocks`), or `none`.
     pub source: &'static str,
     /// The lines that say so (`NODE/FILE:LINE`).
     pub cites: Vec<String>,
@@ -61,10 +74,17 @@ pub struct Resolver<'a> {
     locks: HashMap<&'a str, HashMap<u32, Vec<FileLock>>>,
     /// glockfd: which process has which glock's file open.
     fds: HashMap<&'a str, HashMap<u32, Vec<glockparse::glockfd::GlockFd>>>,
+    /// The same by pid: the glocks and their glockfd line numbers.
+    fds_by_pid: HashMap<&'a str, HashMap<u32, OpenByPid>>,
+    /// `dlm_tool plocks`: the cluster's POSIX locks, by dumping node and snapshot.
+    plocks: HashMap<&'a str, HashMap<u32, Vec<Plock>>>,
     gfs2_devices: HashMap<&'a str, Vec<(u32, u32)>>,
     /// snapshot → glock → owner node → the DLM locks seen for it, in any node's dump.
     dlm: HashMap<u32, GlockMap<HashMap<&'a str, Vec<&'a Dlm>>>>,
     node_by_id: &'a HashMap<u64, String>,
+    /// The processes that wait for flock glocks behind a holder on their own node
+    /// ([`Resolver::with_holds`]): (node, snapshot, glock) → pid and the glockfd line.
+    local_waiters: HashMap<(String, u32, GlockId), (i64, String)>,
     /// Problems reading the process tables and lock lists.
     pub diagnostics: Diagnostics,
 }
@@ -78,9 +98,12 @@ impl<'a> Resolver<'a> {
             tables: HashMap::new(),
             locks: HashMap::new(),
             fds: HashMap::new(),
+            fds_by_pid: HashMap::new(),
+            plocks: HashMap::new(),
             gfs2_devices: HashMap::new(),
             dlm: HashMap::new(),
             node_by_id,
+            local_waiters: HashMap::new(),
             diagnostics: Diagnostics::default(),
         };
         for n in &caps.nodes {
@@ -111,7 +134,23 @@ impl<'a> Resolver<'a> {
                 if let Some(Ok((f, src))) = s.glockfd.as_deref().map(open) {
                     let (fds, d) = glockparse::glockfd::read_all(f, &src);
                     r.diagnostics.merge(&d);
+                    let mut by_pid = OpenByPid::new();
+                    for (i, fd) in fds.iter().enumerate() {
+                        by_pid
+                            .entry(i64::from(fd.pid))
+                            .or_default()
+                            .push((fd.glock, i as u64 + 1));
+                    }
+                    r.fds_by_pid
+                        .entry(&n.node)
+                        .or_default()
+                        .insert(s.index, by_pid);
                     r.fds.entry(&n.node).or_default().insert(s.index, fds);
+                }
+                if let Some(Ok((f, src))) = s.plocks.as_deref().map(open) {
+                    let (locks, d) = glockparse::plocks::read_all(f, &src);
+                    r.diagnostics.merge(&d);
+                    r.plocks.entry(&n.node).or_default().insert(s.index, locks);
                 }
             }
         }
@@ -130,14 +169,44 @@ impl<'a> Resolver<'a> {
         r
     }
 
-    /// Whether process `pid` has `glock`'s file open on `node` at snapshot `snap`, by
-    /// glockfd, with the line that says so.
-    pub fn has_open(&self, node: &str, snap: u32, glock: GlockId, pid: i64) -> Option<String> {
-        let fds = self.fds.get(node)?.get(&snap)?;
-        let i = fds
+    /// The glocks whose files process `pid` has open on `node` at snapshot `snap`, by
+    /// glockfd, each with the line that says so.
+    pub fn open_files(&self, node: &str, snap: u32, pid: i64) -> Vec<(GlockId, String)> {
+        let Some(lines) = self
+            .fds_by_pid
+            .get(node)
+            .and_then(|m| m.get(&snap)?.get(&pid))
+        else {
+            return Vec::new();
+        };
+        lines
             .iter()
-            .position(|f| f.glock == glock && i64::from(f.pid) == pid)?;
-        Some(self.cite(node, snap, FileKind::Glockfd, i as u64 + 1))
+            .map(|(glock, line)| (*glock, self.cite(node, snap, FileKind::Glockfd, *line)))
+            .collect()
+    }
+
+    /// Every node's `dlm_tool plocks` dumps: (dumping node, snapshot, its POSIX locks).
+    pub fn plock_dumps(&self) -> impl Iterator<Item = (&'a str, u32, &[Plock])> + '_ {
+        self.plocks
+            .iter()
+            .flat_map(|(node, m)| m.iter().map(|(snap, v)| (*node, *snap, v.as_slice())))
+    }
+
+    /// A POSIX lock of `dumped_by`'s plocks dump at `snap` as one side of a wait: the
+    /// process on the node its DLM node id names (its command from that node's process
+    /// table at the same snapshot). `None` for a node id no capture names.
+    pub fn plock_party(&self, dumped_by: &str, snap: u32, lock: &Plock) -> Option<Party> {
+        let node = self.node_by_id.get(&u64::try_from(lock.nodeid).ok()?)?;
+        let mut p = Party {
+            node: node.clone(),
+            pid: None,
+            comm: None,
+            caller: None,
+            source: "plocks",
+            cites: vec![self.cite(dumped_by, snap, FileKind::Plocks, lock.line)],
+        };
+        self.name(&mut p, snap, i64::from(lock.pid), Vec::new());
+        Some(p)
     }
 
     /// The node that owns a DLM lock, by name.
@@ -222,6 +291,176 @@ impl<'a> Resolver<'a> {
         })
     }
 
+    /// The glockfd lines of a node's snapshot, when it was read.
+    fn fds_of(&self, node: &str, snap: u32) -> Option<&Vec<glockparse::glockfd::GlockFd>> {
+        self.fds.get(node)?.get(&snap)
+    }
+
+    /// Whether `pid` can be the process behind a lock of `glock` on `node` at `snap`: one
+    /// the snapshot's process table shows (when it has one) that has the glock's file open
+    /// by glockfd (when it was read).
+    fn is_live_opener(&self, node: &str, snap: u32, glock: GlockId, pid: i64) -> bool {
+        if self.table(node, snap).is_some_and(|t| t.get(pid).is_none()) {
+            return false;
+        }
+        self.fds_of(node, snap).is_none_or(|fds| {
+            fds.iter()
+                .any(|f| f.glock == glock && i64::from(f.pid) == pid)
+        })
+    }
+
+    /// The processes that have `glock`'s file open on `node` at `snap` (glockfd), each
+    /// once, in pid order, with the first line that says so.
+    fn openers(&self, node: &str, snap: u32, glock: GlockId) -> BTreeMap<i64, String> {
+        let mut out = BTreeMap::new();
+        for (i, f) in self.fds_of(node, snap).into_iter().flatten().enumerate() {
+            if f.glock == glock {
+                out.entry(i64::from(f.pid))
+                    .or_insert_with(|| self.cite(node, snap, FileKind::Glockfd, i as u64 + 1));
+            }
+        }
+        out
+    }
+
+    /// The node's DLM locks on `glock` at `snap`, as any dump shows them.
+    fn dlm_locks(&self, node: &str, snap: u32, glock: GlockId) -> &[&'a Dlm] {
+        self.dlm
+            .get(&snap)
+            .and_then(|m| m.get(&glock))
+            .and_then(|m| m.get(node))
+            .map_or(&[], Vec::as_slice)
+    }
+
+    /// The live process named as holding an flock glock: by `/proc/locks`, else by its
+    /// granted DLM lock; with where that comes from and the lines that say so.
+    fn named_holder(
+        &self,
+        node: &str,
+        snap: u32,
+        glock: GlockId,
+    ) -> Option<(i64, &'static str, Vec<String>)> {
+        let live = |pid: &i64| self.is_live_opener(node, snap, glock, *pid);
+        if let Some((pid, cite)) = self
+            .flock_owner(node, snap, &glock)
+            .filter(|(p, _)| live(p))
+        {
+            return Some((pid, "locks", vec![cite]));
+        }
+        let granted = self
+            .dlm_locks(node, snap, glock)
+            .iter()
+            .find(|d| d.status == LockStatus::Granted)?;
+        let (pid, _, cites) = self.dlm_pid(granted, node).filter(|(p, ..)| live(p))?;
+        Some((pid, "dlm", cites))
+    }
+
+    /// The pids of `node`'s DLM requests waiting at `snap` for flock glocks other than
+    /// `glock`: processes that wait for something else, so not for it.
+    fn waiting_elsewhere(&self, node: &str, snap: u32, glock: GlockId) -> BTreeSet<i64> {
+        let Some(by_glock) = self.dlm.get(&snap) else {
+            return BTreeSet::new();
+        };
+        by_glock
+            .iter()
+            .filter(|(g, _)| **g != glock && g.gltype == 6)
+            .filter_map(|(_, owners)| owners.get(node))
+            .flatten()
+            .filter(|d| d.status.is_waiting())
+            .filter_map(|d| i64::try_from(d.pid).ok().filter(|p| *p > 0))
+            .collect()
+    }
+
+    /// Finds who waits for each flock glock that `holds` show waited for behind a holder on
+    /// the same node (a GL_NOPID waiter with no waiting DLM request of its node: none is
+    /// sent while the node holds the glock). Of the processes with the glock's file open,
+    /// it is the one that is not its named holder, waits for no other lock (a DLM request,
+    /// or another such wait already found), and, when the process table says, sleeps in a
+    /// lock wait; found only when exactly one is left, in passes until nothing changes.
+    pub fn with_holds(mut self, holds: &[Hold]) -> Self {
+        let mut open: BTreeSet<(&str, u32, GlockId)> = holds
+            .iter()
+            .filter(|h| h.role == Role::Waiter && h.glock.gltype == 6)
+            .filter(|h| !glockparse::record::names_a_process(h.pid, &h.comm))
+            .map(|h| (h.at.node.as_str(), h.at.snapshot, h.glock))
+            .filter(|(node, snap, glock)| {
+                !self
+                    .dlm_locks(node, *snap, *glock)
+                    .iter()
+                    .any(|d| d.status.is_waiting())
+            })
+            .collect();
+        let mut found: HashMap<(String, u32, GlockId), (i64, String)> = HashMap::new();
+        loop {
+            let mut more = Vec::new();
+            for &(node, snap, glock) in &open {
+                let holder = self.named_holder(node, snap, glock).map(|h| h.0);
+                let mut elsewhere = self.waiting_elsewhere(node, snap, glock);
+                elsewhere.extend(
+                    found
+                        .iter()
+                        .filter(|((n, s, g), _)| n == node && *s == snap && *g != glock)
+                        .map(|(_, (pid, _))| *pid),
+                );
+                let table = self.table(node, snap);
+                let mut left = self
+                    .openers(node, snap, glock)
+                    .into_iter()
+                    .filter(|(pid, _)| {
+                        Some(*pid) != holder
+                            && !elsewhere.contains(pid)
+                            && table.is_none_or(|t| {
+                                t.get(*pid).is_some_and(procs::Task::waits_for_a_lock)
+                            })
+                    });
+                if let (Some(one), None) = (left.next(), left.next()) {
+                    more.push(((node, snap, glock), one));
+                }
+            }
+            if more.is_empty() {
+                break;
+            }
+            for (key, who) in more {
+                open.remove(&key);
+                found.insert((key.0.to_string(), key.1, key.2), who);
+            }
+        }
+        self.local_waiters = found;
+        self
+    }
+
+    /// The process found waiting for `glock` behind a holder on its own node.
+    fn local_waiter(&self, node: &str, snap: u32, glock: GlockId) -> Option<(i64, String)> {
+        self.local_waiters
+            .get(&(node.to_string(), snap, glock))
+            .cloned()
+    }
+
+    /// Who keeps an flock glock held when no live process is named for it: the processes
+    /// with its file open that do not wait for it (they share the open file its holder
+    /// locked); of several, the one none of the others descends from, else the lowest pid.
+    fn keeper(&self, node: &str, snap: u32, glock: GlockId) -> Option<(i64, String)> {
+        let waiters: BTreeSet<i64> = self
+            .dlm_locks(node, snap, glock)
+            .iter()
+            .filter(|d| d.status.is_waiting())
+            .filter_map(|d| i64::try_from(d.pid).ok())
+            .chain(self.local_waiter(node, snap, glock).map(|w| w.0))
+            .collect();
+        let left: BTreeMap<i64, String> = self
+            .openers(node, snap, glock)
+            .into_iter()
+            .filter(|(pid, _)| !waiters.contains(pid))
+            .filter(|(pid, _)| self.table(node, snap).is_none_or(|t| t.get(*pid).is_some()))
+            .collect();
+        let eldest = self.table(node, snap).and_then(|t| {
+            left.iter()
+                .find(|(pid, _)| !t.ancestors(**pid).iter().any(|a| left.contains_key(a)))
+        });
+        eldest
+            .or_else(|| left.iter().next())
+            .map(|(pid, cite)| (*pid, cite.clone()))
+    }
+
     /// The flock holder `/proc/locks` names for an flock glock on a node.
     fn flock_owner(&self, node: &str, snap: u32, glock: &GlockId) -> Option<(i64, String)> {
         let locks = self.locks.get(node)?.get(&snap)?;
@@ -241,6 +480,19 @@ impl<'a> Resolver<'a> {
             first.pid,
             self.cite(node, snap, FileKind::Locks, first.line),
         ))
+    }
+
+    /// Names `pid` as the process of party `p`, with the lines that say so and its command
+    /// from the process table.
+    fn name(&self, p: &mut Party, snap: u32, pid: i64, cites: Vec<String>) {
+        p.pid = Some(pid);
+        p.cites.extend(cites);
+        if let Some((task, cite)) = self.task(&p.node, snap, pid) {
+            p.comm = Some(task.comm.clone());
+            if !p.cites.contains(&cite) {
+                p.cites.push(cite);
+            }
+        }
     }
 
     /// Who a holder line of a glocks snapshot is.
@@ -263,33 +515,34 @@ impl<'a> Resolver<'a> {
         if id.gltype != 6 {
             return p;
         }
+        let (node, snap) = (h.at.node.as_str(), h.at.snapshot);
         if h.role == Role::Holder {
-            if let Some((pid, cite)) = self.flock_owner(&h.at.node, h.at.snapshot, &id) {
-                p.pid = Some(pid);
-                p.source = "locks";
-                p.cites.push(cite);
-                if let Some((task, cite)) = self.task(&h.at.node, h.at.snapshot, pid) {
-                    p.comm = Some(task.comm.clone());
-                    p.cites.push(cite);
-                }
-                return p;
+            if let Some((pid, source, cites)) = self.named_holder(node, snap, id) {
+                p.source = source;
+                self.name(&mut p, snap, pid, cites);
+            } else if let Some((pid, cite)) = self.keeper(node, snap, id) {
+                p.source = "glockfd";
+                self.name(&mut p, snap, pid, vec![cite]);
             }
+            return p;
         }
         let want_waiting = h.role == Role::Waiter;
-        let locks = self
-            .dlm
-            .get(&h.at.snapshot)
-            .and_then(|m| m.get(&h.glock))
-            .and_then(|m| m.get(h.at.node.as_str()));
-        let lock = locks.and_then(|v| {
-            v.iter()
-                .find(|d| (d.status != LockStatus::Granted) == want_waiting)
-        });
-        if let Some((pid, comm, cites)) = lock.and_then(|d| self.dlm_pid(d, &h.at.node)) {
-            p.pid = Some(pid);
-            p.comm = comm;
+        let lock = self
+            .dlm_locks(node, snap, id)
+            .iter()
+            .find(|d| (d.status != LockStatus::Granted) == want_waiting);
+        let named = lock
+            .and_then(|d| self.dlm_pid(d, node))
+            .filter(|(pid, ..)| self.is_live_opener(node, snap, id, *pid));
+        if let Some((pid, _, cites)) = named {
             p.source = "dlm";
-            p.cites.extend(cites);
+            self.name(&mut p, snap, pid, cites);
+        } else if let Some((pid, cite)) = want_waiting
+            .then(|| self.local_waiter(node, snap, id))
+            .flatten()
+        {
+            p.source = "glockfd";
+            self.name(&mut p, snap, pid, vec![cite]);
         }
         p
     }

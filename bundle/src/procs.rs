@@ -54,6 +54,15 @@ impl Task {
     pub fn is_kernel_thread(&self) -> bool {
         self.ppid == 2 || self.tid == 2
     }
+
+    /// Whether it sleeps waiting for a lock, in GFS2 (`gfs2_glock_wait`: a glock, an flock
+    /// among them) or in the DLM's POSIX locks (`dlm_posix_lock`), by its wait channel or
+    /// kernel stack.
+    pub fn waits_for_a_lock(&self) -> bool {
+        const WAITS: [&str; 2] = ["gfs2_glock_wait", "dlm_posix_lock"];
+        let at = |s: &str| WAITS.iter().any(|w| s.contains(w));
+        matches!(self.state, 'D' | 'S') && (at(&self.wchan) || self.stack.iter().any(|f| at(f)))
+    }
 }
 
 fn escape(s: &str) -> String {

@@ -430,13 +430,23 @@ fn slow_and_hold(out: &mut impl Write, r: &Report) -> io::Result<()> {
     Ok(())
 }
 
-/// 5. Cross-node waits, with the lines that show them.
+/// 5. Cross-node waits, then the waits on one node, with the lines that show them.
 fn cross_node(out: &mut impl Write, r: &Report) -> io::Result<()> {
     writeln!(out, "5. CROSS-NODE WAITS")?;
-    if r.cross_node.is_empty() {
+    waits(out, &r.cross_node)?;
+    if !r.local_waits.is_empty() {
+        writeln!(out, "   waits for a holder on the same node:")?;
+        waits(out, &r.local_waits)?;
+    }
+    Ok(())
+}
+
+/// Waiters and their holders, with the lines that show them.
+fn waits(out: &mut impl Write, rows: &[analysis::cross::CrossNode]) -> io::Result<()> {
+    if rows.is_empty() {
         writeln!(out, "none")?;
     }
-    for c in &r.cross_node {
+    for c in rows {
         writeln!(
             out,
             "{:<16} {:<6} {} {} waits for {} {} (seen in {} snapshots; from {})",
