@@ -157,6 +157,10 @@ pub fn other_tools(paths: &[PathBuf], given: &[PathBuf]) -> io::Result<OtherTool
                     glstats: s.glstats.clone(),
                     glockfd: s.glockfd.clone(),
                     dlm_locks: s.dlm_locks.clone(),
+                    plocks: s
+                        .plocks
+                        .clone()
+                        .map(analysis::refresh::companions::PlockSource::Saved),
                     nodeid: n.nodeid,
                     fs,
                 },

@@ -1,12 +1,14 @@
 //! What a glocks file alone does not say, read at each refresh from the files beside it:
 //! the DLM lock dump (how long each lock has been in its queue, which node masters it,
 //! and, on the master, the other nodes' locks), `glstats` (DLM round trips and request
-//! counts, turned into rates between refreshes) and `glockfd` (which process has which
-//! glock's file open).
+//! counts, turned into rates between refreshes), `glockfd` (which process has which
+//! glock's file open) and the cluster's POSIX (fcntl) locks as dlm_controld keeps them
+//! (`dlm_tool plocks`, which GFS2 hands them to, outside the glocks file).
 //!
 //! Beside a live `<debugfs>/gfs2/CLUSTER:FS/glocks` they are `glstats`, `glockfd` and
-//! `<debugfs>/dlm/FS_locks`; beside a saved `glocks.N` of a capture, `glstats.N`,
-//! `glockfd.N` and `dlm_locks.N`. Each is optional: what is missing is simply not shown,
+//! `<debugfs>/dlm/FS_locks`, and `dlm_tool plocks FS` run at each refresh (2 s at most);
+//! beside a saved `glocks.N` of a capture, `glstats.N`, `glockfd.N`, `dlm_locks.N` and
+//! `plocks.N`. Each is optional: what is missing is simply not shown,
 //! and a damaged one is reported, never fatal.
 
 use std::collections::HashMap;
@@ -16,11 +18,21 @@ use std::time::{Duration, Instant};
 use gfs2stats::glstats::{self, GlStat};
 use gfs2stats::metrics::Increase;
 use glockparse::dlm_locks::{self, DlmLock, LockStatus};
+use glockparse::plocks::{self, Plock};
 use glockparse::{Diagnostics, DlmMode, GlockFd, GlockId};
 
 use bundle::FileKind;
 
 use super::Input;
+
+/// Where a glocks input's POSIX locks come from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PlockSource {
+    /// A saved `dlm_tool plocks` output (`plocks.N`).
+    Saved(PathBuf),
+    /// `dlm_tool plocks LOCKSPACE`, run at each refresh.
+    Live(String),
+}
 
 /// The files beside one glocks input.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -31,6 +43,8 @@ pub struct Sources {
     pub glockfd: Option<PathBuf>,
     /// The DLM lock dump (`FS_locks` or `dlm_locks.N`).
     pub dlm_locks: Option<PathBuf>,
+    /// The POSIX locks: a saved `plocks.N`, or the lockspace whose `dlm_tool plocks` to run.
+    pub plocks: Option<PlockSource>,
     /// This node's DLM node id: configfs when live, the capture's `nodeid` (or
     /// `dlm_controld.log`) when saved.
     pub nodeid: Option<u64>,
@@ -60,6 +74,7 @@ impl Sources {
                 glstats: existing(dir.join("glstats")),
                 glockfd: existing(dir.join("glockfd")),
                 dlm_locks: dlm.and_then(existing),
+                plocks: Some(PlockSource::Live(lockspace.to_string())),
                 nodeid: bundle::local_nodeid().and_then(|s| s.parse().ok()),
                 fs: Some(table.to_string()),
             };
@@ -78,6 +93,8 @@ impl Sources {
             glstats: existing(dir.join(format!("{}{suffix}", FileKind::Glstats.name()))),
             glockfd: existing(dir.join(format!("{}{suffix}", FileKind::Glockfd.name()))),
             dlm_locks: existing(dir.join(format!("{}{suffix}", FileKind::DlmLocks.name()))),
+            plocks: existing(dir.join(format!("{}{suffix}", FileKind::Plocks.name())))
+                .map(PlockSource::Saved),
             nodeid: bundle::read_nodeid(dir),
             fs: std::fs::canonicalize(dir)
                 .ok()
@@ -127,6 +144,8 @@ pub struct NodeView {
     rates: ByGlock<Rates>,
     /// Sorted by glock.
     fds: Vec<GlockFd>,
+    /// The cluster's POSIX locks, as this node's dlm_controld keeps them.
+    plocks: Vec<Plock>,
     /// When the glstats were read (for the rates of the next refresh).
     stats_at: Option<Instant>,
     /// How long reading the companions took.
@@ -228,6 +247,28 @@ fn load_stats(path: &Path, prev: Option<&NodeView>) -> Loaded<Stats> {
     Ok(((stats, rates, now), problems))
 }
 
+/// The POSIX locks: a saved `plocks.N`, or `dlm_tool plocks` run now (2 s at most; none
+/// where dlm_tool is not installed).
+fn load_plocks(source: &PlockSource) -> Loaded<Vec<Plock>> {
+    match source {
+        PlockSource::Saved(path) => read_companion(path, plocks::read_all),
+        PlockSource::Live(lockspace) => {
+            let cmd = ["dlm_tool", "plocks", lockspace.as_str()];
+            match bundle::live::run_tool(&cmd, Duration::from_secs(2)) {
+                Ok(None) => Ok((Vec::new(), Vec::new())),
+                Ok(Some(text)) => {
+                    let src = format!("`{}`", cmd.join(" "));
+                    let (locks, d) = plocks::read_all(text.as_bytes(), &src);
+                    let mut problems = Vec::new();
+                    named_problems(Path::new(&src), &d, &mut problems);
+                    Ok((locks, problems))
+                }
+                Err(e) => Err(e.to_string()),
+            }
+        }
+    }
+}
+
 /// Reads glockfd, sorted by glock.
 fn load_fds(path: &Path) -> Loaded<Vec<GlockFd>> {
     let (mut fds, problems) = read_companion(path, glockparse::glockfd::read_all)?;
@@ -242,7 +283,7 @@ impl NodeView {
         let start = Instant::now();
         // The three files are independent: read them side by side (on a big node each
         // holds a line per glock, and parsing them one after the other cost the sum).
-        let (dlm, stats, fds) = std::thread::scope(|s| {
+        let (dlm, stats, fds, plocks) = std::thread::scope(|s| {
             let dlm = s.spawn(|| {
                 sources
                     .dlm_locks
@@ -250,11 +291,13 @@ impl NodeView {
                     .map(|p| load_locks(p, sources.nodeid))
             });
             let stats = s.spawn(|| sources.glstats.as_deref().map(|p| load_stats(p, prev)));
+            let plocks = s.spawn(|| sources.plocks.as_ref().map(load_plocks));
             let fds = sources.glockfd.as_deref().map(load_fds);
             (
                 dlm.join().expect("the DLM dump reader does not panic"),
                 stats.join().expect("the glstats reader does not panic"),
                 fds,
+                plocks.join().expect("the plocks reader does not panic"),
             )
         });
         let mut v = NodeView {
@@ -269,6 +312,9 @@ impl NodeView {
         }
         if let Some(fds) = loaded(fds, &mut v.problems) {
             v.fds = fds;
+        }
+        if let Some(plocks) = loaded(plocks, &mut v.problems) {
+            v.plocks = plocks;
         }
         v.read_time = start.elapsed();
         v
@@ -362,6 +408,15 @@ pub struct RequestWait {
     pub master_seen: bool,
 }
 
+/// A POSIX lock request that waits, with the held locks that block it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PosixWait {
+    /// The waiting (or pending) request.
+    pub request: Plock,
+    /// The held locks it conflicts with.
+    pub blockers: Vec<Plock>,
+}
+
 /// The companions of every input, by input index, for one refresh.
 #[derive(Debug, Default)]
 pub struct Context {
@@ -436,6 +491,34 @@ impl Context {
             blockers,
             master_seen: master_view.is_some_and(NodeView::has_dlm),
         })
+    }
+
+    /// The POSIX lock requests that wait, over every input's dump (each node's dlm_controld
+    /// keeps the whole cluster's locks: a request is listed once), each with the held
+    /// locks that block it ([`Plock::is_blocked_by`]), oldest file first.
+    pub fn posix_waits(&self) -> Vec<PosixWait> {
+        let key = |l: &Plock| (l.number, l.nodeid, l.pid, l.start, l.end, l.exclusive);
+        let mut seen = std::collections::BTreeSet::new();
+        let mut out = Vec::new();
+        for view in &self.nodes {
+            for w in view.plocks.iter().filter(|l| l.is_waiting()) {
+                if !seen.insert(key(w)) {
+                    continue;
+                }
+                let blockers = view
+                    .plocks
+                    .iter()
+                    .filter(|h| !h.is_waiting() && w.is_blocked_by(h))
+                    .cloned()
+                    .collect();
+                out.push(PosixWait {
+                    request: w.clone(),
+                    blockers,
+                });
+            }
+        }
+        out.sort_by_key(|p| key(&p.request));
+        out
     }
 
     /// Locks other nodes hold or wait for on `glock`, from its master's dump (or input

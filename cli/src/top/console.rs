@@ -412,7 +412,15 @@ impl App {
         if held > 0 && !self.sel.held {
             second.push_str(&format!("  {held} only held (H)"));
         }
-        let style = if stuck > 0 {
+        // POSIX locks live outside the glocks file: their waits are counted here, and
+        // listed by --plain and --json.
+        let posix = snap.ctx.posix_waits().len();
+        if posix > 0 {
+            second.push_str(&format!(
+                "  {posix} POSIX lock wait(s) (--plain lists them)"
+            ));
+        }
+        let style = if stuck > 0 || posix > 0 {
             Style::new().fg(Color::Red).add_modifier(Modifier::BOLD)
         } else {
             Style::new()

@@ -25,8 +25,42 @@ struct Doc<'a> {
     held_hidden: u64,
     sources: Vec<Source>,
     glocks: Vec<JGlock<'a>>,
+    /// POSIX (fcntl) lock requests that wait, from `dlm_tool plocks`.
+    posix_waits: Vec<JPosixWait>,
     summary: JSummary,
     errors: clikit::diag::Errors,
+}
+
+#[derive(Serialize)]
+struct JPlock {
+    nodeid: i64,
+    pid: u32,
+    mode: &'static str,
+    start: u64,
+    end: u64,
+}
+
+impl JPlock {
+    fn of(l: &glockparse::plocks::Plock) -> JPlock {
+        JPlock {
+            nodeid: l.nodeid,
+            pid: l.pid,
+            mode: if l.exclusive { "WR" } else { "RD" },
+            start: l.start,
+            end: l.end,
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct JPosixWait {
+    /// `posix 2/N`: the POSIX locks of the file whose inode glock is `2/N`.
+    resource: String,
+    inode: u64,
+    /// `waiting` or `pending`.
+    state: &'static str,
+    request: JPlock,
+    blockers: Vec<JPlock>,
 }
 
 #[derive(Serialize)]
@@ -302,6 +336,22 @@ pub fn write(out: &mut impl Write, page: &Page, flag_names: bool) -> io::Result<
             .iter()
             .zip(page.verdicts)
             .map(|(s, v)| glock(page, s, v, &paths[s.input], flag_names))
+            .collect(),
+        posix_waits: snap
+            .ctx
+            .posix_waits()
+            .iter()
+            .map(|w| JPosixWait {
+                resource: w.request.resource(),
+                inode: w.request.number,
+                state: if w.request.state == glockparse::plocks::PlockState::Pending {
+                    "pending"
+                } else {
+                    "waiting"
+                },
+                request: JPlock::of(&w.request),
+                blockers: w.blockers.iter().map(JPlock::of).collect(),
+            })
             .collect(),
         summary: summary(&snap.summary()),
         errors: clikit::diag::errors(&snap.diagnostics()),

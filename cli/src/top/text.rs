@@ -45,6 +45,7 @@ pub fn write(
     )?;
     writeln!(out)?;
     type_table(out, &summary, &total)?;
+    posix_waits(out, &snap.ctx.posix_waits(), paint)?;
     let (more, held) = snap.hidden();
     if snap.shown.is_empty() {
         if held > 0 {
@@ -99,6 +100,48 @@ pub fn write(
         )?;
     }
     Ok(())
+}
+
+/// The POSIX (fcntl) lock requests that wait, each with who holds what it wants: dlm_controld
+/// keeps them outside the glocks file.
+fn posix_waits(
+    out: &mut impl Write,
+    waits: &[analysis::refresh::companions::PosixWait],
+    paint: clikit::Paint,
+) -> io::Result<()> {
+    if waits.is_empty() {
+        return Ok(());
+    }
+    writeln!(out, "POSIX locks waiting (dlm_tool plocks):")?;
+    let lock = |l: &glockparse::plocks::Plock| {
+        format!(
+            "node {} pid {} {} {}",
+            l.nodeid,
+            l.pid,
+            if l.exclusive { "WR" } else { "RD" },
+            l.range()
+        )
+    };
+    for w in waits {
+        let held: Vec<String> = w.blockers.iter().map(lock).collect();
+        let line = format!(
+            "  {} waits for {} ({}), held by {}",
+            lock(&w.request),
+            w.request.resource(),
+            if w.request.state == glockparse::plocks::PlockState::Pending {
+                "pending"
+            } else {
+                "waiting"
+            },
+            if held.is_empty() {
+                "nobody the dump shows".to_string()
+            } else {
+                held.join(", ")
+            }
+        );
+        writeln!(out, "{}", paint.warn(&line))?;
+    }
+    writeln!(out)
 }
 
 /// The glock counts per type, and their total.
