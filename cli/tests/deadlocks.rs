@@ -1,0 +1,419 @@
+//! Deadlocks as programs make them (testdata/lab/deadlock-family.sh, on 6.12 and 6.1): cycles
+//! of 2, 3 and 4 processes over two nodes with local and remote edges, one of them left to
+//! orphans when `timeout` killed the processes that took the locks, a POSIX (fcntl) lock
+//! cycle, a plain wait and a slow one, all in one capture. What waits for what is worked
+//! out here from the raw files alone (`ps`, `/proc/locks`, glockfd, `dlm_tool plocks`, the
+//! inode numbers), and glk's cycles, holders and findings are held to it.
+
+mod common;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+use serde_json::Value;
+
+const FIXTURES: [&str; 2] = ["deadlock-family-6.12", "deadlock-family-6.1"];
+
+/// One wait: node, waiting pid, what it waits for (`6/N` or `posix 2/N`).
+type Wait = (String, i64, String);
+
+/// A process of `ps -eo pid,ppid,pgid,stat,wchan,comm`.
+struct Ps {
+    ppid: i64,
+    stat: String,
+    wchan: String,
+    comm: String,
+}
+
+/// What one node's raw files say at one moment.
+struct Truth {
+    /// File name in /gfs/shared → inode number.
+    inode: BTreeMap<String, u64>,
+    ps: BTreeMap<i64, Ps>,
+    /// pid → the flock glocks whose files it has open (glockfd).
+    open: BTreeMap<i64, BTreeSet<String>>,
+    /// Inode → the pid `/proc/locks` names as holding its flock.
+    flock: BTreeMap<u64, i64>,
+}
+
+fn fixture(name: &str) -> Option<std::path::PathBuf> {
+    let p = testdata::path(&format!("real/{name}"));
+    p.is_dir().then_some(p)
+}
+
+fn read(p: &Path) -> String {
+    std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+fn truth(dir: &Path, moment: &str, node: &str) -> Truth {
+    let inode = read(&dir.join(format!("inodes-{node}.txt")))
+        .lines()
+        .filter_map(|l| {
+            let w: Vec<&str> = l.split_whitespace().collect();
+            Some((w.last()?.to_string(), w.first()?.parse().ok()?))
+        })
+        .collect();
+    let ps = read(&dir.join(format!("truth-{moment}/{node}/ps.txt")))
+        .lines()
+        .skip(1)
+        .filter_map(|l| {
+            let w: Vec<&str> = l.split_whitespace().collect();
+            Some((
+                w[0].parse().ok()?,
+                Ps {
+                    ppid: w[1].parse().ok()?,
+                    stat: w[3].into(),
+                    wchan: w[4].into(),
+                    comm: w[5..].join(" "),
+                },
+            ))
+        })
+        .collect();
+    let mut open: BTreeMap<i64, BTreeSet<String>> = BTreeMap::new();
+    for l in read(&dir.join(format!("plain-{moment}/{node}/glockfd"))).lines() {
+        let w: Vec<&str> = l.split_whitespace().collect();
+        if w.len() == 3 && w[2].starts_with("6/") {
+            open.entry(w[0].parse().unwrap())
+                .or_default()
+                .insert(w[2].to_string());
+        }
+    }
+    let flock = read(&dir.join(format!("truth-{moment}/{node}/proc-locks.txt")))
+        .lines()
+        .filter(|l| l.contains(" FLOCK "))
+        .filter_map(|l| {
+            let w: Vec<&str> = l.split_whitespace().collect();
+            let ino = w[5].rsplit(':').next()?.parse().ok()?;
+            Some((ino, w[4].parse().ok()?))
+        })
+        .collect();
+    Truth {
+        inode,
+        ps,
+        open,
+        flock,
+    }
+}
+
+impl Truth {
+    fn flock_glock(&self, file: &str) -> String {
+        format!("6/{:x}", self.inode[file])
+    }
+
+    /// The processes blocked in flock, each with the flock glock it waits for: the one of
+    /// its open files' flock glocks that its parent does not have open (the others it
+    /// inherited). Before any parent ends: an orphan's inherited files cannot be told apart.
+    fn flock_waits(&self, node: &str) -> Vec<Wait> {
+        let mut out = Vec::new();
+        for (pid, p) in &self.ps {
+            if !(p.stat.starts_with('D') && p.wchan == "gfs2_glock_wait") {
+                continue;
+            }
+            assert_eq!(p.comm, "flock", "pid {pid} on {node}");
+            let none = BTreeSet::new();
+            let parent = self.open.get(&p.ppid).unwrap_or(&none);
+            let own: Vec<&String> = self.open[pid].difference(parent).collect();
+            assert_eq!(own.len(), 1, "pid {pid} on {node}: {own:?}");
+            out.push((node.to_string(), *pid, own[0].clone()));
+        }
+        out
+    }
+}
+
+/// The POSIX lock waits `dlm_tool plocks` shows (every node's dump holds all of them).
+fn posix_waits(dir: &Path, moment: &str, names: &BTreeMap<i64, String>) -> Vec<Wait> {
+    read(&dir.join(format!("truth-{moment}/n1/plocks.txt")))
+        .lines()
+        .filter(|l| l.ends_with(" WAITING"))
+        .map(|l| {
+            let w: Vec<&str> = l.split_whitespace().collect();
+            let node = names[&w[4].parse::<i64>().unwrap()].clone();
+            let ino: u64 = w[0].parse().unwrap();
+            (node, w[6].parse().unwrap(), format!("posix 2/{ino:x}"))
+        })
+        .collect()
+}
+
+/// The node names by DLM node id, from the capture's `nodeid` files.
+fn node_names(dir: &Path) -> BTreeMap<i64, String> {
+    ["n1", "n2"]
+        .iter()
+        .map(|n| {
+            let id = read(&dir.join(format!("capture/{n}/nodeid")))
+                .trim()
+                .parse()
+                .unwrap();
+            (id, n.to_string())
+        })
+        .collect()
+}
+
+/// Every wait of the moment, from the raw files of both nodes.
+fn waits(dir: &Path, moment: &str) -> (Vec<Wait>, Truth, Truth) {
+    let (t1, t2) = (truth(dir, moment, "n1"), truth(dir, moment, "n2"));
+    let mut all = t1.flock_waits("n1");
+    all.extend(t2.flock_waits("n2"));
+    all.extend(posix_waits(dir, moment, &node_names(dir)));
+    (all, t1, t2)
+}
+
+/// The waits of a cycle over `files`: those whose glock is one of theirs.
+fn cycle_of(all: &[Wait], t: &Truth, files: &[&str]) -> BTreeSet<Wait> {
+    let glocks: BTreeSet<String> = files
+        .iter()
+        .flat_map(|f| [t.flock_glock(f), format!("posix 2/{:x}", t.inode[*f])])
+        .collect();
+    all.iter()
+        .filter(|w| glocks.contains(&w.2))
+        .cloned()
+        .collect()
+}
+
+/// glk's cycles as sets of waits.
+fn glk_cycles(v: &Value) -> Vec<(BTreeSet<Wait>, String, Vec<u64>)> {
+    v["cycles"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            let steps = c["steps"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|s| {
+                    (
+                        s["node"].as_str().unwrap().to_string(),
+                        s["pid"].as_i64().expect("every step names its process"),
+                        s["waits_for"].as_str().unwrap().to_string(),
+                    )
+                })
+                .collect();
+            let snaps = c["snapshots"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|s| s.as_u64().unwrap())
+                .collect();
+            (steps, c["confidence"].as_str().unwrap().to_string(), snaps)
+        })
+        .collect()
+}
+
+fn analyze(dir: &Path, what: &str) -> Value {
+    let nodes = [
+        dir.join(format!("{what}/n1")),
+        dir.join(format!("{what}/n2")),
+    ];
+    let mut args = vec![
+        "analyze".to_string(),
+        "--json".into(),
+        "--limit".into(),
+        "0".into(),
+    ];
+    args.extend(nodes.iter().map(|p| p.display().to_string()));
+    common::glk_json(&args)
+}
+
+#[test]
+fn every_cycle_of_the_family_is_found_with_its_processes() {
+    for name in FIXTURES {
+        let Some(dir) = fixture(name) else {
+            panic!("fixture {name} is missing");
+        };
+        family(&dir);
+    }
+}
+
+fn family(dir: &Path) {
+    let (all, t1, _) = waits(dir, "12s");
+    // The raw files show every waiter the job made: 2 + 3 + 4 flock waiters and 2 POSIX
+    // waiters in the cycles, and n2's plain and slow waiters.
+    assert_eq!(all.len(), 13, "{all:?}");
+    let cycles: Vec<(&str, BTreeSet<Wait>)> = [
+        ("cycle2", &["m", "n"][..]),
+        ("cycle3", &["x", "y", "z"]),
+        ("cycle4", &["a", "b", "c", "d"]),
+        ("posix", &["p", "q"]),
+    ]
+    .into_iter()
+    .map(|(name, files)| (name, cycle_of(&all, &t1, files)))
+    .collect();
+    for (name, want) in &cycles {
+        let n = match *name {
+            "cycle3" => 3,
+            "cycle4" => 4,
+            _ => 2,
+        };
+        assert_eq!(want.len(), n, "{name}: {want:?}");
+    }
+    // One capture over 38 s: every cycle, each once, with all its waits, in every snapshot
+    // (the 3-cycle's owners change when timeout kills the outer flocks: the same deadlock).
+    let v = analyze(dir, "capture");
+    let got = glk_cycles(&v);
+    assert_eq!(got.len(), 4, "{}", v["cycles"]);
+    for (name, want) in &cycles {
+        let (_, confidence, snaps) = got
+            .iter()
+            .find(|(steps, ..)| steps == want)
+            .unwrap_or_else(|| panic!("{name}: {want:?} not among {}", v["cycles"]));
+        assert_eq!(snaps, &[0, 1, 2], "{name}");
+        // POSIX locks belong to their process; the 3-cycle's orphans keep their files.
+        let sure = matches!(*name, "posix" | "cycle3");
+        assert_eq!(
+            confidence,
+            if sure { "certain" } else { "likely" },
+            "{name}"
+        );
+    }
+    // The plain wait and the slow one are in no cycle.
+    let in_cycles: BTreeSet<&String> = got.iter().flat_map(|c| c.0.iter().map(|w| &w.2)).collect();
+    for f in ["w", "s"] {
+        assert!(!in_cycles.contains(&t1.flock_glock(f)), "{f}");
+    }
+    orphans(dir, &v, &t1);
+    slow_and_stuck(dir, &t1);
+    plain_copies(dir, &cycles);
+    top_shows_posix_waits(dir, &cycles[3].1);
+}
+
+/// glk top lists the POSIX lock waits (outside the glocks file) with who blocks each: the
+/// other process of the POSIX cycle.
+fn top_shows_posix_waits(dir: &Path, posix: &BTreeSet<Wait>) {
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_glk"))
+        .args(["top", "--json"])
+        .arg(dir.join("capture/n1"))
+        .arg(dir.join("capture/n2"))
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let names = node_names(dir);
+    let got: BTreeSet<Wait> = v["posix_waits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| {
+            let r = &w["request"];
+            let node = names[&r["nodeid"].as_i64().unwrap()].clone();
+            (
+                node,
+                r["pid"].as_i64().unwrap(),
+                w["resource"].as_str().unwrap().into(),
+            )
+        })
+        .collect();
+    assert_eq!(&got, posix);
+    let pids: BTreeSet<i64> = posix.iter().map(|w| w.1).collect();
+    for w in v["posix_waits"].as_array().unwrap() {
+        let b = w["blockers"].as_array().unwrap();
+        assert_eq!(b.len(), 1, "{w}");
+        assert_ne!(b[0]["pid"], w["request"]["pid"]);
+        assert!(pids.contains(&b[0]["pid"].as_i64().unwrap()), "{w}");
+    }
+}
+
+/// After timeout killed the 3-cycle's outer flocks, their children hold the files: in the
+/// last snapshot every holder glk names is a live process, and the 3-cycle's local edge
+/// (n1's waiter on x behind n1's holder of x) names the orphan that keeps x open.
+fn orphans(dir: &Path, v: &Value, t1: &Truth) {
+    let (l1, l2) = (truth(dir, "50s", "n1"), truth(dir, "50s", "n2"));
+    let x = t1.flock_glock("x");
+    // The outer flock that took x is gone; /proc/locks still names it.
+    let took_x = t1.flock[&t1.inode["x"]];
+    assert!(!l1.ps.contains_key(&took_x), "{took_x} still runs");
+    assert_eq!(l1.flock[&t1.inode["x"]], took_x);
+    let keeper: Vec<i64> = l1
+        .open
+        .iter()
+        .filter(|(pid, g)| g.contains(&x) && l1.ps[pid].ppid == 1 && g.len() == 2)
+        .filter(|(_, g)| g.contains(&t1.flock_glock("y")))
+        .map(|(pid, _)| *pid)
+        .collect();
+    assert_eq!(keeper.len(), 1, "{keeper:?}");
+    let rows = v["local_waits"].as_array().unwrap();
+    let last = rows
+        .iter()
+        .find(|r| {
+            r["glock"] == x.as_str() && r["snapshots"].as_array().unwrap().contains(&2.into())
+        })
+        .unwrap_or_else(|| panic!("no local wait on {x} in the last snapshot: {rows:?}"));
+    assert_eq!(last["holder_pid"], keeper[0], "{last}");
+    assert_eq!(last["holder_source"], "glockfd");
+    assert_eq!(last["waiter_node"], "n1");
+    // Nobody dead is named as a holder in the last snapshot.
+    for r in v["cross_node"].as_array().unwrap().iter().chain(rows) {
+        if !r["snapshots"].as_array().unwrap().contains(&2.into()) {
+            continue;
+        }
+        let Some(pid) = r["holder_pid"].as_i64() else {
+            continue;
+        };
+        let ps = if r["holder_node"] == "n1" {
+            &l1.ps
+        } else {
+            &l2.ps
+        };
+        assert!(ps.contains_key(&pid), "{r}");
+    }
+}
+
+/// glk doctor: the plain wait is stuck (38 s of snapshots, and the DLM queue age in the
+/// short late capture), the slow one is not; the cycles are critical (exit status 3).
+fn slow_and_stuck(dir: &Path, t1: &Truth) {
+    let (w, s) = (t1.flock_glock("w"), t1.flock_glock("s"));
+    for what in ["capture", "late"] {
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_glk"))
+            .args(["doctor", "--json"])
+            .arg(dir.join(format!("{what}/n1")))
+            .arg(dir.join(format!("{what}/n2")))
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(3), "{what}");
+        let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+        let f = v["findings"].as_array().unwrap();
+        let stuck = |g: &str| {
+            f.iter().any(|x| {
+                x["code"] == "GLK-STUCK-WAITER"
+                    && x["glocks"].as_array().unwrap().contains(&g.into())
+            })
+        };
+        assert!(stuck(&w), "{what}: the plain wait is stuck");
+        assert!(!stuck(&s), "{what}: the slow wait is not stuck");
+        let deadlocks = f.iter().filter(|x| x["code"] == "GLK-DEADLOCK").count();
+        assert_eq!(deadlocks, 4, "{what}");
+    }
+    // The slow waiter was seen waiting, then moved.
+    let v = analyze(dir, "capture");
+    let progressed = v["stuck_and_leaks"]["progressed"].as_array().unwrap();
+    assert!(
+        progressed.iter().any(|p| p["glock"] == s.as_str()),
+        "{progressed:?}"
+    );
+}
+
+/// Copies made without glk (glocks, glockfd and the DLM dump, as support's procedures
+/// take them; no process table, no /proc/locks): the 2-cycle is found before the
+/// orphaning, and the 3-cycle after it, from glockfd and the DLM dumps alone.
+fn plain_copies(dir: &Path, cycles: &[(&str, BTreeSet<Wait>)]) {
+    let want = |name: &str| &cycles.iter().find(|c| c.0 == name).unwrap().1;
+    let v = analyze(dir, "plain-12s");
+    let got = glk_cycles(&v);
+    assert!(
+        got.iter().any(|c| &c.0 == want("cycle2")),
+        "{}",
+        v["cycles"]
+    );
+    let v = analyze(dir, "plain-50s");
+    let got = glk_cycles(&v);
+    let c3 = got
+        .iter()
+        .find(|c| &c.0 == want("cycle3"))
+        .unwrap_or_else(|| panic!("{}", v["cycles"]));
+    assert_eq!(c3.1, "certain");
+    for (steps, ..) in &got {
+        assert!(
+            steps.iter().all(|s| !s.2.contains("posix")),
+            "no plocks copied"
+        );
+    }
+}
