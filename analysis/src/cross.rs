@@ -180,6 +180,8 @@ struct Edge {
     snapshot: u32,
     from_comm: Option<String>,
     cites: Vec<String>,
+    /// `from` is one of several processes that may be the waiter ([`Resolver::candidates`]).
+    guess: bool,
 }
 
 /// Row key: glock, waiter (node, pid), holder (node, pid).
@@ -200,7 +202,9 @@ impl Builder {
         }
         let mut cites: Vec<String> = w.cites.iter().chain(&h.cites).cloned().collect();
         unique(&mut cites);
-        {
+        // A candidate waiter makes an edge for the graph, never a row.
+        let guess = w.source == "glockfd?";
+        if !guess {
             let key = (
                 glock.to_string(),
                 w.node.clone(),
@@ -229,6 +233,7 @@ impl Builder {
             snapshot: snap,
             from_comm: w.comm.clone(),
             cites,
+            guess,
         });
     }
 }
@@ -277,8 +282,16 @@ pub fn analyze(holds: &[Hold], dlm: &[Dlm], res: &Resolver) -> Waits {
     for ((snap, glock), sides) in &by {
         for w in &sides.waiting {
             let wp = res.party(w);
+            let candidates = match wp.pid {
+                Some(_) => Vec::new(),
+                None => res.candidates(w),
+            };
             for h in &sides.granted {
-                b.wait(glock, *snap, &wp, &res.party(h), "glocks");
+                let hp = res.party(h);
+                b.wait(glock, *snap, &wp, &hp, "glocks");
+                for c in &candidates {
+                    b.wait(glock, *snap, c, &hp, "glocks");
+                }
             }
         }
     }
@@ -742,6 +755,19 @@ impl<'e> Graph<'e> {
             if ce.assumed {
                 confidence = "possible";
             }
+            if e.guess {
+                confidence = "possible";
+                why.push(format!(
+                    "no source names the process on {} that waits for {}: {} is one of the \
+                     processes with its file open that may (glockfd), and closes the cycle",
+                    e.from.node(),
+                    e.glock,
+                    match &e.from {
+                        Owner::Process { pid, .. } => process(*pid, None),
+                        Owner::Node { node } => format!("node {node}"),
+                    }
+                ));
+            }
             unique(&mut evidence);
             let (pid, comm) = match &e.from {
                 Owner::Process { pid, .. } => (Some(*pid), e.from_comm.clone()),
@@ -870,6 +896,7 @@ mod tests {
             snapshot: 0,
             from_comm: None,
             cites: Vec::new(),
+            guess: false,
         }
     }
 
@@ -1070,6 +1097,7 @@ mod tests {
             snapshot: 0,
             from_comm: None,
             cites: Vec::new(),
+            guess: false,
         };
         // n1's pid 1 waits for a lock held by no known process on n2; n2's pid 2 waits for
         // pid 1's lock.

@@ -85,6 +85,8 @@ pub struct Resolver<'a> {
     /// The processes that wait for flock glocks behind a holder on their own node
     /// ([`Resolver::with_holds`]): (node, snapshot, glock) → pid and the glockfd line.
     local_waiters: HashMap<(String, u32, GlockId), (i64, String)>,
+    /// Where several processes could be that waiter: each of them, with its glockfd line.
+    candidates: HashMap<(String, u32, GlockId), Vec<(i64, String)>>,
     /// Problems reading the process tables and lock lists.
     pub diagnostics: Diagnostics,
 }
@@ -104,6 +106,7 @@ impl<'a> Resolver<'a> {
             dlm: HashMap::new(),
             node_by_id,
             local_waiters: HashMap::new(),
+            candidates: HashMap::new(),
             diagnostics: Diagnostics::default(),
         };
         for n in &caps.nodes {
@@ -376,6 +379,7 @@ impl<'a> Resolver<'a> {
     /// it is the one that is not its named holder, waits for no other lock (a DLM request,
     /// or another such wait already found), and, when the process table says, sleeps in a
     /// lock wait; found only when exactly one is left, in passes until nothing changes.
+    /// Where several are left at the end, each is a candidate ([`Resolver::candidates`]).
     pub fn with_holds(mut self, holds: &[Hold]) -> Self {
         let mut open: BTreeSet<(&str, u32, GlockId)> = holds
             .iter()
@@ -402,7 +406,7 @@ impl<'a> Resolver<'a> {
                         .map(|(_, (pid, _))| *pid),
                 );
                 let table = self.table(node, snap);
-                let mut left = self
+                let left: Vec<(i64, String)> = self
                     .openers(node, snap, glock)
                     .into_iter()
                     .filter(|(pid, _)| {
@@ -411,9 +415,15 @@ impl<'a> Resolver<'a> {
                             && table.is_none_or(|t| {
                                 t.get(*pid).is_some_and(procs::Task::waits_for_a_lock)
                             })
-                    });
-                if let (Some(one), None) = (left.next(), left.next()) {
-                    more.push(((node, snap, glock), one));
+                    })
+                    .collect();
+                let key = (node.to_string(), snap, glock);
+                match <[_; 1]>::try_from(left) {
+                    Ok([one]) => more.push(((node, snap, glock), one)),
+                    Err(several) if several.len() > 1 => {
+                        self.candidates.insert(key, several);
+                    }
+                    Err(_) => {}
                 }
             }
             if more.is_empty() {
@@ -421,11 +431,34 @@ impl<'a> Resolver<'a> {
             }
             for (key, who) in more {
                 open.remove(&key);
-                found.insert((key.0.to_string(), key.1, key.2), who);
+                let key = (key.0.to_string(), key.1, key.2);
+                self.candidates.remove(&key);
+                found.insert(key, who);
             }
         }
         self.local_waiters = found;
         self
+    }
+
+    /// The processes that may be the waiter `h` when no source names it: where several
+    /// processes with an flock glock's file open could wait for it behind a holder on
+    /// their node (no process table, say), each of them, as a party whose `source` is
+    /// `glockfd?`. Empty where one is named or none could be.
+    pub fn candidates(&self, h: &Hold) -> Vec<Party> {
+        let key = (h.at.node.clone(), h.at.snapshot, h.glock);
+        let Some(pids) = self.candidates.get(&key) else {
+            return Vec::new();
+        };
+        pids.iter()
+            .map(|(pid, cite)| Party {
+                node: h.at.node.clone(),
+                pid: Some(*pid),
+                comm: None,
+                caller: Some(h.caller.to_string()).filter(|c| !c.is_empty()),
+                source: "glockfd?",
+                cites: vec![self.cite_hold(h), cite.clone()],
+            })
+            .collect()
     }
 
     /// The process found waiting for `glock` behind a holder on its own node.
