@@ -365,13 +365,10 @@ fn plock_waits(res: &Resolver, b: &mut Builder) {
     for (node, snap, locks) in res.plock_dumps() {
         let held: Vec<_> = locks.iter().filter(|l| !l.is_waiting()).collect();
         for w in locks.iter().filter(|l| l.is_waiting()) {
-            let Some(wp) = res.plock_party(node, snap, w) else {
-                continue;
-            };
+            let wp = res.plock_party(node, snap, w);
             for h in held.iter().filter(|h| w.is_blocked_by(h)) {
-                if let Some(hp) = res.plock_party(node, snap, h) {
-                    b.wait(&w.resource(), snap, &wp, &hp, "plocks");
-                }
+                let hp = res.plock_party(node, snap, h);
+                b.wait(&w.resource(), snap, &wp, &hp, "plocks");
             }
         }
     }

@@ -197,11 +197,17 @@ impl<'a> Resolver<'a> {
 
     /// A POSIX lock of `dumped_by`'s plocks dump at `snap` as one side of a wait: the
     /// process on the node its DLM node id names (its command from that node's process
-    /// table at the same snapshot). `None` for a node id no capture names.
-    pub fn plock_party(&self, dumped_by: &str, snap: u32, lock: &Plock) -> Option<Party> {
-        let node = self.node_by_id.get(&u64::try_from(lock.nodeid).ok()?)?;
+    /// table at the same snapshot); `node N` for a node id no capture names (every node's
+    /// dlm_controld keeps the whole cluster's POSIX locks, so one node's dump shows the
+    /// others' too).
+    pub fn plock_party(&self, dumped_by: &str, snap: u32, lock: &Plock) -> Party {
+        let node = u64::try_from(lock.nodeid)
+            .ok()
+            .and_then(|id| self.node_by_id.get(&id))
+            .cloned()
+            .unwrap_or_else(|| format!("node {}", lock.nodeid));
         let mut p = Party {
-            node: node.clone(),
+            node,
             pid: None,
             comm: None,
             caller: None,
@@ -209,7 +215,7 @@ impl<'a> Resolver<'a> {
             cites: vec![self.cite(dumped_by, snap, FileKind::Plocks, lock.line)],
         };
         self.name(&mut p, snap, i64::from(lock.pid), Vec::new());
-        Some(p)
+        p
     }
 
     /// The node that owns a DLM lock, by name.

@@ -274,6 +274,37 @@ fn family(dir: &Path) {
     slow_and_stuck(dir, &t1);
     plain_copies(dir, &cycles);
     top_shows_posix_waits(dir, &cycles[3].1);
+    one_node_sees_the_posix_cycle(dir, &cycles[3].1);
+}
+
+/// Every node's dlm_controld keeps the whole cluster's POSIX locks: one node's capture
+/// alone shows the POSIX cycle, the other node named by its DLM node id.
+fn one_node_sees_the_posix_cycle(dir: &Path, posix: &BTreeSet<Wait>) {
+    let v = common::glk_json(&[
+        "analyze".to_string(),
+        "--json".into(),
+        dir.join("capture/n1").display().to_string(),
+    ]);
+    let names = node_names(dir);
+    let n2 = names
+        .iter()
+        .find(|(_, n)| *n == "n2")
+        .map(|(id, _)| *id)
+        .unwrap();
+    let want: BTreeSet<Wait> = posix
+        .iter()
+        .map(|(node, pid, glock)| {
+            let node = if node == "n2" {
+                format!("node {n2}")
+            } else {
+                node.clone()
+            };
+            (node, *pid, glock.clone())
+        })
+        .collect();
+    let got = glk_cycles(&v);
+    assert_eq!(got.len(), 1, "{}", v["cycles"]);
+    assert_eq!((&got[0].0, got[0].1.as_str()), (&want, "certain"));
 }
 
 /// glk top lists the POSIX lock waits (outside the glocks file) with who blocks each: the

@@ -17,7 +17,8 @@
 # grandchild of the process holding A, asks for B).
 # Ground truth without glk at 12 s and at 50 s (ps, /proc/locks, and a plain copy of the
 # debugfs files, `dlm_tool lockdebug` and `dlm_tool plocks` as support's procedures take
-# them); glk capture from 12 s over 38 s (--count 3 --interval 19), and a short one at 55 s.
+# them); glk capture from 12 s over 38 s (--count 3 --interval 19), and a short one at 55 s;
+# then glk top --once and glk doctor live on each node (live-*).
 . /mnt/share/cluster.sh
 lab_up
 lab_barrier mounted
@@ -67,5 +68,9 @@ glk capture --count 3 --interval 19 -o $OUT/capture > $OUT/capture.log 2>&1; ech
 truth truth-50s
 sleep 3
 glk capture --count 2 --interval 3 -o $OUT/late > $OUT/late.log 2>&1; echo $? > $OUT/late.rc
+# glk live on the node itself: top (POSIX waits from dlm_tool plocks) and doctor live.
+glk top --once --plain > $OUT/live-top.txt 2>&1; echo $? > $OUT/live-top.rc
+glk top --once --json > $OUT/live-top.json 2> $OUT/live-top.err
+glk doctor live > $OUT/live-doctor.txt 2>&1; echo $? > $OUT/live-doctor.rc
 lab_barrier done
 poweroff -f
