@@ -26,10 +26,35 @@ fn fake_debugfs(root: &Path) {
 /// A scratch directory, removed when dropped (also when a test fails).
 /// `glk capture --debugfs ROOT ARGS... -o OUT`: how it ended.
 fn capture(root: &Path, out: &Path, args: &[&str]) -> std::process::Output {
+    capture_with_path(root, out, args, None)
+}
+
+/// [`capture`] with `PATH` set to `path`, when given.
+fn capture_with_path(
+    root: &Path,
+    out: &Path,
+    args: &[&str],
+    path: Option<&str>,
+) -> std::process::Output {
     let mut all = vec!["capture", "--debugfs", root.to_str().unwrap()];
     all.extend_from_slice(args);
     all.extend(["-o", out.to_str().unwrap()]);
-    glk().args(all).output().unwrap()
+    let mut cmd = glk();
+    if let Some(p) = path {
+        cmd.env("PATH", p);
+    }
+    cmd.args(all).output().unwrap()
+}
+
+/// The one node directory a capture wrote.
+fn only_node(out: &Path) -> PathBuf {
+    let nodes: Vec<PathBuf> = std::fs::read_dir(out)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    assert_eq!(nodes.len(), 1, "{nodes:?}");
+    nodes.into_iter().next().unwrap()
 }
 
 fn tmp(name: &str) -> tempfile::TempDir {
@@ -48,13 +73,7 @@ fn snapshots_copy_every_file_with_times() {
     let out = d.join("bundle");
     let o = capture(&root, &out, &["--count", "3", "--interval", "0.2"]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let nodes: Vec<PathBuf> = std::fs::read_dir(&out)
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .collect();
-    assert_eq!(nodes.len(), 1);
-    let n = &nodes[0];
+    let n = &only_node(&out);
     let times: Vec<f64> = (0..3).map(|i| check_snapshot(n, i)).collect();
     // Snapshot N is taken no earlier than N intervals after snapshot 0: the span the stuck
     // rule measures is never short of what was asked for.
@@ -216,22 +235,9 @@ fn posix_locks_are_recorded_and_a_stuck_dlm_tool_costs_only_them() {
         &format!("[ \"$1 $2\" = \"plocks gfs\" ] && printf '{dump}'"),
     );
     let out = d.join("bundle");
-    let mut all = vec![
-        "capture",
-        "--debugfs",
-        root.to_str().unwrap(),
-        "--count",
-        "1",
-    ];
-    all.extend(["-o", out.to_str().unwrap()]);
-    let o = glk().args(&all).env("PATH", &path).output().unwrap();
+    let o = capture_with_path(&root, &out, &["--count", "1"], Some(&path));
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let node = std::fs::read_dir(&out)
-        .unwrap()
-        .flatten()
-        .next()
-        .unwrap()
-        .path();
+    let node = only_node(&out);
     assert_eq!(
         std::fs::read_to_string(node.join("plocks.0")).unwrap(),
         dump
@@ -240,10 +246,8 @@ fn posix_locks_are_recorded_and_a_stuck_dlm_tool_costs_only_them() {
     // that file, and says so.
     let path = fake_dlm_tool(&d.join("bin2"), "exec sleep 60");
     let out = d.join("bundle2");
-    all.truncate(all.len() - 1);
-    all.push(out.to_str().unwrap());
     let t = std::time::Instant::now();
-    let o = glk().args(&all).env("PATH", &path).output().unwrap();
+    let o = capture_with_path(&root, &out, &["--count", "1"], Some(&path));
     let took = t.elapsed().as_secs_f64();
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "{stderr}");
@@ -252,11 +256,6 @@ fn posix_locks_are_recorded_and_a_stuck_dlm_tool_costs_only_them() {
         stderr.contains("POSIX locks of gfs not recorded"),
         "{stderr}"
     );
-    let node = std::fs::read_dir(&out)
-        .unwrap()
-        .flatten()
-        .next()
-        .unwrap()
-        .path();
+    let node = only_node(&out);
     assert!(node.join("glocks.0").is_file() && !node.join("plocks.0").exists());
 }
