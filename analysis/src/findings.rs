@@ -692,12 +692,22 @@ impl Rules<'_> {
                 w.first_snapshot,
                 w.last_snapshot
             ));
+            let glocks_file = |i: u32| {
+                self.caps
+                    .nodes
+                    .iter()
+                    .find(|n| n.node == w.node)
+                    .map_or_else(
+                        || format!("{}/glocks.{i}", w.node),
+                        |n| n.cite_file(i, bundle::FileKind::Glocks),
+                    )
+            };
             f.evidence.push(Evidence::about(
-                format!("{}/glocks.{}", w.node, w.first_snapshot),
+                glocks_file(w.first_snapshot),
                 format!("waiting {} at {}", w.state, w.caller),
             ));
             f.evidence.push(Evidence::about(
-                format!("{}/glocks.{}", w.node, w.last_snapshot),
+                glocks_file(w.last_snapshot),
                 "still waiting".into(),
             ));
             for x in holders {

@@ -20,7 +20,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
 
 use bundle::procs::{self, FileLock, Table};
-use bundle::{Captures, FileKind, Snapshot};
+use bundle::{Captures, FileKind, NodeCapture, Snapshot};
 use glockparse::plocks::Plock;
 use glockparse::{Diagnostics, GlockId};
 
@@ -58,18 +58,13 @@ pub fn process(pid: i64, comm: Option<&str>) -> String {
     }
 }
 
-fn file_name(p: &Path) -> String {
-    p.file_name().map_or_else(
-        || p.display().to_string(),
-        |n| n.to_string_lossy().into_owned(),
-    )
-}
-
 /// Process tables, `/proc/locks` and DLM locks of every node and snapshot, to resolve
 /// holders and waiters to processes.
 pub struct Resolver<'a> {
     /// By node, then snapshot.
     files: HashMap<&'a str, HashMap<u32, &'a Snapshot>>,
+    /// The nodes' captures, by name.
+    nodes: HashMap<&'a str, &'a NodeCapture>,
     tables: HashMap<&'a str, HashMap<u32, Table>>,
     locks: HashMap<&'a str, HashMap<u32, Vec<FileLock>>>,
     /// glockfd: which process has which glock's file open.
@@ -97,6 +92,7 @@ impl<'a> Resolver<'a> {
     pub fn new(caps: &'a Captures, dlm: &'a [Dlm], node_by_id: &'a HashMap<u64, String>) -> Self {
         let mut r = Resolver {
             files: HashMap::new(),
+            nodes: caps.nodes.iter().map(|n| (n.node.as_str(), n)).collect(),
             tables: HashMap::new(),
             locks: HashMap::new(),
             fds: HashMap::new(),
@@ -242,12 +238,15 @@ impl<'a> Resolver<'a> {
             .filter(|t| !t.is_empty())
     }
 
-    /// `NODE/FILE:LINE` for a line of a snapshot's file of `kind`; `KIND.N` when the file's
-    /// name is not known.
+    /// `NODE/FILE:LINE` for a line of a snapshot's file of `kind` ([`NodeCapture::cite_file`]:
+    /// the file's path where the node spans several captures; `KIND.N` when the file's name
+    /// is not known).
     fn cite(&self, node: &str, snap: u32, kind: FileKind, line: u64) -> String {
-        let path = self.snapshot(node, snap).and_then(|s| s.path(kind));
-        let file = path.map_or_else(|| kind.file_name(snap), file_name);
-        format!("{node}/{file}:{line}")
+        let file = match self.nodes.get(node) {
+            Some(n) => n.cite_file(snap, kind),
+            None => format!("{node}/{}", kind.file_name(snap)),
+        };
+        format!("{file}:{line}")
     }
 
     /// `NODE/glocks.N:LINE` of a holder line.

@@ -194,12 +194,61 @@ pub struct NodeCapture {
     pub kernel_log: Option<PathBuf>,
     /// The cluster tools' view (`cluster.txt`, [`health::Cluster`]).
     pub cluster: Option<PathBuf>,
+    /// Several captures of the node, given side by side, joined into this one
+    /// ([`NodeCapture::absorb`]).
+    pub joined: bool,
 }
 
 impl NodeCapture {
     /// The sysfs state file of the node's last snapshot that has one.
     pub fn last_sysfs(&self) -> Option<&Path> {
         self.snapshots.iter().rev().find_map(|s| s.sysfs.as_deref())
+    }
+
+    /// How a file of snapshot `index` is named in citations: `NODE/FILE`, or the file's
+    /// path where several captures of the node were joined (their file names repeat);
+    /// `NODE/KIND.N` when the snapshot has no such file.
+    pub fn cite_file(&self, index: u32, kind: FileKind) -> String {
+        let path = self
+            .snapshots
+            .iter()
+            .find(|s| s.index == index)
+            .and_then(|s| s.path(kind));
+        match path {
+            Some(p) if self.joined => p.display().to_string(),
+            Some(p) => format!(
+                "{}/{}",
+                self.node,
+                p.file_name().map_or_else(
+                    || p.display().to_string(),
+                    |n| n.to_string_lossy().into_owned()
+                )
+            ),
+            None => format!("{}/{}", self.node, kind.file_name(index)),
+        }
+    }
+
+    /// Takes in another capture of the same node: the snapshots of both, in time order
+    /// when every snapshot has its time (else this capture's first), numbered again from 0;
+    /// the traces of both; the other capture's node files where this one has none, its
+    /// kernel log and cluster state where it has them (they were taken later).
+    fn absorb(&mut self, other: NodeCapture) {
+        self.snapshots.extend(other.snapshots);
+        if self.snapshots.iter().all(|s| s.time_unix.is_some()) {
+            self.snapshots.sort_by(|a, b| {
+                a.time_unix
+                    .unwrap_or(0.0)
+                    .total_cmp(&b.time_unix.unwrap_or(0.0))
+            });
+        }
+        for (i, s) in self.snapshots.iter_mut().enumerate() {
+            s.index = i as u32;
+        }
+        self.traces.extend(other.traces);
+        self.mountinfo = self.mountinfo.take().or(other.mountinfo);
+        self.kernel_log = other.kernel_log.or(self.kernel_log.take());
+        self.cluster = other.cluster.or(self.cluster.take());
+        self.joined = true;
     }
 }
 
@@ -359,6 +408,7 @@ pub fn node_dir(dir: &Path) -> io::Result<NodeCapture> {
         mountinfo,
         kernel_log,
         cluster,
+        joined: false,
     })
 }
 
@@ -547,10 +597,29 @@ pub fn discover(paths: &[PathBuf]) -> io::Result<Captures> {
             ));
         }
     }
+    caps.join_same_nodes();
     Ok(caps)
 }
 
 impl Captures {
+    /// One node per name and node id: several captures of one node (a capture now and
+    /// another a minute later, given side by side) become one node whose snapshots follow
+    /// each other in time ([`NodeCapture::absorb`]), so that a wait seen in both is seen
+    /// across the time between them, and no two snapshots share a number.
+    fn join_same_nodes(&mut self) {
+        let mut out: Vec<NodeCapture> = Vec::with_capacity(self.nodes.len());
+        for n in std::mem::take(&mut self.nodes) {
+            match out
+                .iter_mut()
+                .find(|x| x.node == n.node && x.nodeid == n.nodeid)
+            {
+                Some(x) => x.absorb(n),
+                None => out.push(n),
+            }
+        }
+        self.nodes = out;
+    }
+
     /// Adds the nodes of another tool's collection at `dir` (a sos report, gfs2_lockcapture
     /// output; `given` is the input that held it), and what they lack. False when `dir` is
     /// neither.

@@ -275,6 +275,42 @@ fn family(dir: &Path) {
     plain_copies(dir, &cycles);
     top_shows_posix_waits(dir, &cycles[3].1);
     one_node_sees_the_posix_cycle(dir, &cycles[3].1);
+    captures_side_by_side(dir, &t1, &cycles[1].1);
+}
+
+/// Two captures of the same nodes given side by side (the later first): one node each,
+/// its snapshots in time order, so the 3-cycle's local wait (n1's waiter on x, behind a
+/// holder on n1: no DLM request, so no queue age) is stuck by the snapshots' clock over
+/// both, and every file a finding cites is a real file.
+fn captures_side_by_side(dir: &Path, t1: &Truth, cycle3: &BTreeSet<Wait>) {
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_glk"))
+        .args(["doctor", "--json"])
+        .args(["late/n1", "late/n2", "capture/n1", "capture/n2"].map(|p| dir.join(p)))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(3));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let x = t1.flock_glock("x");
+    let waiter = cycle3.iter().find(|w| w.2 == x).unwrap();
+    let f = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| {
+            f["code"] == "GLK-STUCK-WAITER"
+                && f["glocks"][0] == x.as_str()
+                && f["pids"][0] == waiter.1
+        })
+        .unwrap_or_else(|| panic!("no stuck finding for {waiter:?}: {}", v["findings"]));
+    let title = f["title"].as_str().unwrap();
+    assert!(
+        title.contains("on the same node") && title.contains("snapshots 0..4"),
+        "{title}"
+    );
+    for e in f["evidence"].as_array().unwrap() {
+        let src = e["source"].as_str().unwrap();
+        assert!(Path::new(src).is_file(), "{src}");
+    }
 }
 
 /// Every node's dlm_controld keeps the whole cluster's POSIX locks: one node's capture
