@@ -276,6 +276,34 @@ fn family(dir: &Path) {
     top_shows_posix_waits(dir, &cycles[3].1);
     one_node_sees_the_posix_cycle(dir, &cycles[3].1);
     captures_side_by_side(dir, &t1, &cycles[1].1);
+    top_names_the_local_holder(dir, &t1);
+}
+
+/// glk top on n1's snapshots: the local wait on x waits for the process that took x (the
+/// DLM names it, and glockfd shows it still has x's file open); once it has ended, no
+/// process is named.
+fn top_names_the_local_holder(dir: &Path, t1: &Truth) {
+    let x = t1.flock_glock("x");
+    let took_x = t1.flock[&t1.inode["x"]];
+    let waits_for = |snap: u32| {
+        let v = common::glk_json(&[
+            "top".to_string(),
+            "--json".into(),
+            dir.join(format!("capture/n1/glocks.{snap}"))
+                .display()
+                .to_string(),
+        ]);
+        let g = v["glocks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|g| g["glock"] == x.as_str())
+            .cloned()
+            .unwrap_or_else(|| panic!("{x} not shown"));
+        g["waits_for"].as_str().unwrap().to_string()
+    };
+    assert_eq!(waits_for(0), format!("here pid {took_x}"));
+    assert_eq!(waits_for(2), "here pid - (none)");
 }
 
 /// Two captures of the same nodes given side by side (the later first): one node each,

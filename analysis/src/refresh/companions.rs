@@ -368,6 +368,16 @@ impl NodeView {
         self.sources.dlm_locks.is_some()
     }
 
+    /// Whether process `pid` has a glockfd line for exactly `glock` (for an flock glock:
+    /// a file of it on which an flock was taken or asked for).
+    pub fn has_open(&self, glock: GlockId, pid: i64) -> bool {
+        let lo = self.fds.partition_point(|f| f.glock < glock);
+        self.fds[lo..]
+            .iter()
+            .take_while(|f| f.glock == glock)
+            .any(|f| i64::from(f.pid) == pid)
+    }
+
     /// Open files on the glock's inode: glockfd lists iopen (5) and flock (6) glocks,
     /// which share the inode glock's number.
     pub fn open_files(&self, glock: GlockId) -> Vec<GlockFd> {

@@ -6,9 +6,10 @@ use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
 
+use glockparse::dlm_locks::LockStatus;
 use glockparse::{Glock, Holder, LockState};
 
-use super::companions::{Lock, RequestWait};
+use super::companions::{Lock, NodeView, RequestWait};
 use super::waits::{WaitAge, WaiterKey};
 use super::{Shown, Snapshot};
 
@@ -63,6 +64,8 @@ impl fmt::Display for Blocker {
             Blocker::QueueOn(m) => write!(f, "DLM queue on node {m}"),
             Blocker::QueueHere => f.write_str("DLM queue here"),
             Blocker::Holder(pid, comm) => match pid {
+                // A GL_NOPID flock holder named through the DLM: no command is printed.
+                Some(p) if &**comm == "(none)" => write!(f, "here pid {p}"),
                 Some(p) => write!(f, "here pid {p} {comm}"),
                 None => write!(f, "here pid - {comm}"),
             },
@@ -132,7 +135,7 @@ fn judge_one(
     };
     let blocker = match &dlm {
         Some(d) => dlm_blocker(d),
-        None => local_blocker(g),
+        None => local_blocker(g, snap.ctx.node(s.input)),
     };
     Verdict {
         wait_us,
@@ -158,9 +161,12 @@ fn dlm_blocker(d: &RequestWait) -> Blocker {
 
 /// Whom a waiter whose glock does not wait in the DLM waits for: a holder here, or the
 /// glock's own state change.
-fn local_blocker(g: &Glock) -> Blocker {
+fn local_blocker(g: &Glock, view: &NodeView) -> Blocker {
     if let Some(h) = g.granted().next() {
-        return Blocker::Holder(process_pid(h), h.comm.clone());
+        return match process_pid(h) {
+            Some(pid) => Blocker::Holder(Some(pid), h.comm.clone()),
+            None => Blocker::Holder(flock_holder(g, view), h.comm.clone()),
+        };
     }
     if g.demote_requested() {
         return Blocker::Demote(g.demote_state);
@@ -169,6 +175,19 @@ fn local_blocker(g: &Glock) -> Blocker {
         return Blocker::StateChange(g.target);
     }
     Blocker::Here
+}
+
+/// The process behind a GL_NOPID flock holder (`p:0`, 6.1+): the one its node's granted
+/// DLM lock names, while that process still has the glock's file open (glockfd; an flock
+/// belongs to the open file, and the DLM keeps naming a process that has ended), as
+/// `glk analyze` names it. None for other glocks or when glockfd does not say so.
+fn flock_holder(g: &Glock, view: &NodeView) -> Option<i64> {
+    if g.id.gltype != 6 {
+        return None;
+    }
+    let own = view.own_lock(g.id)?;
+    let pid = i64::try_from(own.pid).ok().filter(|p| *p > 0)?;
+    (own.status == LockStatus::Granted && view.has_open(g.id, pid)).then_some(pid)
 }
 
 /// A holder's pid as the views show it, None for a GL_NOPID holder (`p:0` or `p:-1`);
