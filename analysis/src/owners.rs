@@ -32,6 +32,9 @@ use glockparse::dlm_locks::LockStatus;
 /// A snapshot's glockfd by process: the glocks whose files it has open, each with its line.
 type OpenByPid = HashMap<i64, Vec<(GlockId, u64)>>;
 
+/// A snapshot's glockfd by glock: the processes with its file open, each with its first line.
+type OpenByGlock = HashMap<GlockId, BTreeMap<i64, u64>>;
+
 /// One side of a wait: a waiter or a holder.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Party {
@@ -67,10 +70,12 @@ pub struct Resolver<'a> {
     nodes: HashMap<&'a str, &'a NodeCapture>,
     tables: HashMap<&'a str, HashMap<u32, Table>>,
     locks: HashMap<&'a str, HashMap<u32, Vec<FileLock>>>,
-    /// glockfd: which process has which glock's file open.
-    fds: HashMap<&'a str, HashMap<u32, Vec<glockparse::glockfd::GlockFd>>>,
-    /// The same by pid: the glocks and their glockfd line numbers.
+    /// glockfd by pid: the glocks whose files each process has open, and their lines.
     fds_by_pid: HashMap<&'a str, HashMap<u32, OpenByPid>>,
+    /// glockfd by glock: the processes with its file open and their first line.
+    fds_by_glock: HashMap<&'a str, HashMap<u32, OpenByGlock>>,
+    /// Each node's DLM requests waiting for flock glocks, by snapshot: (glock, pid).
+    flock_waits: HashMap<(&'a str, u32), Vec<(GlockId, i64)>>,
     /// `dlm_tool plocks`: the cluster's POSIX locks, by dumping node and snapshot.
     plocks: HashMap<&'a str, HashMap<u32, Vec<Plock>>>,
     gfs2_devices: HashMap<&'a str, Vec<(u32, u32)>>,
@@ -95,8 +100,9 @@ impl<'a> Resolver<'a> {
             nodes: caps.nodes.iter().map(|n| (n.node.as_str(), n)).collect(),
             tables: HashMap::new(),
             locks: HashMap::new(),
-            fds: HashMap::new(),
             fds_by_pid: HashMap::new(),
+            fds_by_glock: HashMap::new(),
+            flock_waits: HashMap::new(),
             plocks: HashMap::new(),
             gfs2_devices: HashMap::new(),
             dlm: HashMap::new(),
@@ -134,17 +140,27 @@ impl<'a> Resolver<'a> {
                     let (fds, d) = glockparse::glockfd::read_all(f, &src);
                     r.diagnostics.merge(&d);
                     let mut by_pid = OpenByPid::new();
+                    let mut by_glock = OpenByGlock::new();
                     for (i, fd) in fds.iter().enumerate() {
+                        let line = i as u64 + 1;
                         by_pid
                             .entry(i64::from(fd.pid))
                             .or_default()
-                            .push((fd.glock, i as u64 + 1));
+                            .push((fd.glock, line));
+                        by_glock
+                            .entry(fd.glock)
+                            .or_default()
+                            .entry(i64::from(fd.pid))
+                            .or_insert(line);
                     }
+                    r.fds_by_glock
+                        .entry(&n.node)
+                        .or_default()
+                        .insert(s.index, by_glock);
                     r.fds_by_pid
                         .entry(&n.node)
                         .or_default()
                         .insert(s.index, by_pid);
-                    r.fds.entry(&n.node).or_default().insert(s.index, fds);
                 }
                 if let Some(Ok((f, src))) = s.plocks.as_deref().map(open) {
                     let (locks, d) = glockparse::plocks::read_all(f, &src);
@@ -155,6 +171,13 @@ impl<'a> Resolver<'a> {
         }
         for d in dlm {
             if let (Some(owner), Some(glock)) = (r.owner_node(d), d.glock) {
+                let pid = i64::try_from(d.pid).ok().filter(|p| *p > 0);
+                if let (6, true, Some(pid)) = (glock.gltype, d.status.is_waiting(), pid) {
+                    r.flock_waits
+                        .entry((owner, d.at.snapshot))
+                        .or_default()
+                        .push((glock, pid));
+                }
                 r.dlm
                     .entry(d.at.snapshot)
                     .or_default()
@@ -299,11 +322,6 @@ impl<'a> Resolver<'a> {
         })
     }
 
-    /// The glockfd lines of a node's snapshot, when it was read.
-    fn fds_of(&self, node: &str, snap: u32) -> Option<&Vec<glockparse::glockfd::GlockFd>> {
-        self.fds.get(node)?.get(&snap)
-    }
-
     /// Whether `pid` can be the process behind a lock of `glock` on `node` at `snap`: one
     /// the snapshot's process table shows (when it has one) that has the glock's file open
     /// by glockfd (when it was read).
@@ -311,23 +329,26 @@ impl<'a> Resolver<'a> {
         if self.table(node, snap).is_some_and(|t| t.get(pid).is_none()) {
             return false;
         }
-        self.fds_of(node, snap).is_none_or(|fds| {
-            fds.iter()
-                .any(|f| f.glock == glock && i64::from(f.pid) == pid)
-        })
+        match self.fds_by_glock.get(node).and_then(|m| m.get(&snap)) {
+            Some(by_glock) => by_glock.get(&glock).is_some_and(|o| o.contains_key(&pid)),
+            None => true,
+        }
     }
 
     /// The processes that have `glock`'s file open on `node` at `snap` (glockfd), each
     /// once, in pid order, with the first line that says so.
     fn openers(&self, node: &str, snap: u32, glock: GlockId) -> BTreeMap<i64, String> {
-        let mut out = BTreeMap::new();
-        for (i, f) in self.fds_of(node, snap).into_iter().flatten().enumerate() {
-            if f.glock == glock {
-                out.entry(i64::from(f.pid))
-                    .or_insert_with(|| self.cite(node, snap, FileKind::Glockfd, i as u64 + 1));
-            }
-        }
-        out
+        let Some(lines) = self
+            .fds_by_glock
+            .get(node)
+            .and_then(|m| m.get(&snap)?.get(&glock))
+        else {
+            return BTreeMap::new();
+        };
+        lines
+            .iter()
+            .map(|(pid, line)| (*pid, self.cite(node, snap, FileKind::Glockfd, *line)))
+            .collect()
     }
 
     /// The node's DLM locks on `glock` at `snap`, as any dump shows them.
@@ -365,16 +386,12 @@ impl<'a> Resolver<'a> {
     /// The pids of `node`'s DLM requests waiting at `snap` for flock glocks other than
     /// `glock`: processes that wait for something else, so not for it.
     fn waiting_elsewhere(&self, node: &str, snap: u32, glock: GlockId) -> BTreeSet<i64> {
-        let Some(by_glock) = self.dlm.get(&snap) else {
-            return BTreeSet::new();
-        };
-        by_glock
-            .iter()
-            .filter(|(g, _)| **g != glock && g.gltype == 6)
-            .filter_map(|(_, owners)| owners.get(node))
+        self.flock_waits
+            .get(&(node, snap))
+            .into_iter()
             .flatten()
-            .filter(|d| d.status.is_waiting())
-            .filter_map(|d| i64::try_from(d.pid).ok().filter(|p| *p > 0))
+            .filter(|(g, _)| *g != glock)
+            .map(|(_, pid)| *pid)
             .collect()
     }
 
