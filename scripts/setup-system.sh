@@ -3,8 +3,9 @@
 # set, also tmux, which drives the console tests, chromium, which renders glk report's HTML
 # in its tests, debootstrap, which makes the Debian userlands the packages are tested in,
 # lintian, which checks the .deb files, prometheus (with promtool), which scrapes glk
-# exporter and checks its rules, openssl, which makes the exporter's test certificate, and
-# trace-cmd, whose `report` reads trace.dat files), on Debian/Ubuntu (apt-get)
+# exporter and checks its rules, openssl, which makes the exporter's test certificate,
+# trace-cmd, whose `report` reads trace.dat files, and a Java runtime for Spark where none
+# is installed), on Debian/Ubuntu (apt-get)
 # or RHEL/Fedora (dnf/yum). Does nothing when they are already there.
 set -euo pipefail
 
@@ -16,6 +17,8 @@ if command -v dpkg-query >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; 
     pkgs=(pkg-config gcc libc6-dev libtracefs-dev libtraceevent-dev xz-utils rpm binutils
         dpkg-dev python3-venv)
     [ -n "${GLK_TEST_SETUP:-}" ] && pkgs+=(tmux chromium debootstrap lintian openssl trace-cmd)
+    # A Java runtime for Spark (pyspark reads the fleet dataset in its test), unless one is there.
+    [ -n "${GLK_TEST_SETUP:-}" ] && ! command -v java >/dev/null 2>&1 && pkgs+=(default-jre-headless)
     missing=()
     for p in "${pkgs[@]}"; do
         dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -112,8 +112,21 @@ pub struct ExportArgs {
     #[arg(required = true)]
     pub captures: Vec<PathBuf>,
     /// Output directory: DIR/kind=KIND/node=NODE/part-0.parquet.
-    #[arg(long, short = 'o')]
-    pub output: PathBuf,
+    #[arg(
+        long,
+        short = 'o',
+        required_unless_present = "dataset",
+        conflicts_with = "dataset"
+    )]
+    pub output: Option<PathBuf>,
+    /// Add the captures, as one capture, to the fleet dataset at DIR:
+    /// DIR/table=KIND/cluster=CLUSTER/node=NODE/capture-ID.parquet (appended; the same
+    /// capture exported again replaces its own files).
+    #[arg(long, value_name = "DIR", requires = "cluster")]
+    pub dataset: Option<PathBuf>,
+    /// The cluster the captures belong to (with --dataset).
+    #[arg(long, value_name = "NAME", requires = "dataset")]
+    pub cluster: Option<String>,
 }
 
 /// The threshold of the one stuck rule ([`analysis::stuck::is_stuck`]), with one name and

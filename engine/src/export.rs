@@ -12,13 +12,73 @@ fn frame_rows(f: &frames::Frames) -> usize {
         .sum()
 }
 
-/// Reads the captures into frames and writes them as Parquet under `--output`.
+/// A capture's id in a dataset: when its first snapshot was taken (UTC,
+/// `20261126T105717Z`) and a hash of its nodes and snapshot times, so that the same
+/// capture, wherever it is read from, has the same id; `notime-HASH` (of the inputs' paths)
+/// when no snapshot recorded its time.
+fn capture_id(caps: &frames::Captures, inputs: &[std::path::PathBuf]) -> String {
+    // FNV-1a, 64 bits: stable across builds and platforms.
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut eat = |bytes: &[u8]| {
+        for b in bytes {
+            h = (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3);
+        }
+    };
+    let times: Vec<f64> = caps
+        .nodes
+        .iter()
+        .flat_map(|n| n.snapshots.iter().filter_map(|s| s.time_unix))
+        .collect();
+    let first = times.iter().copied().reduce(f64::min);
+    match first {
+        Some(_) => {
+            for n in &caps.nodes {
+                eat(n.node.as_bytes());
+                for s in &n.snapshots {
+                    eat(&s.time_unix.unwrap_or(0.0).to_bits().to_le_bytes());
+                }
+            }
+        }
+        None => {
+            for p in inputs {
+                let p = std::fs::canonicalize(p).unwrap_or_else(|_| p.clone());
+                eat(p.as_os_str().as_encoded_bytes());
+            }
+        }
+    }
+    let stamp = first.map_or_else(
+        || "notime".to_string(),
+        |t| {
+            let at = std::time::UNIX_EPOCH + std::time::Duration::from_secs_f64(t.max(0.0));
+            let digits: String = clikit::fmt::utc(at)
+                .chars()
+                .filter(char::is_ascii_digit)
+                .collect();
+            format!("{}T{}Z", &digits[..8], &digits[8..14])
+        },
+    );
+    format!("{stamp}-{:08x}", h >> 32)
+}
+
+/// Reads the captures into frames and writes them as Parquet under `--output`, or adds
+/// them to the dataset of `--dataset`.
 pub fn run(a: &ExportArgs) -> io::Result<()> {
     let caps = frames::discover(&a.captures)?;
     let f = frames::load(&caps)?;
     clikit::diag::captures_recognised(&a.captures, frame_rows(&f), &f.diagnostics)?;
     let t = std::time::Instant::now();
-    let written = frames::export::export(&f, &a.output)?;
+    let written = match (&a.output, &a.dataset, &a.cluster) {
+        (Some(dir), ..) => frames::export::export(&f, dir)?,
+        (None, Some(dir), Some(cluster)) => {
+            let capture = frames::export::DatasetCapture {
+                cluster: cluster.clone(),
+                id: capture_id(&caps, &a.captures),
+            };
+            eprintln!("glk: capture {} of cluster {cluster}", capture.id);
+            frames::export::dataset(&f, dir, &capture)?
+        }
+        _ => unreachable!("clap requires -o, or --dataset with --cluster"),
+    };
     let rows: usize = written.iter().map(|w| w.rows).sum();
     for w in &written {
         println!("{:>9} rows  {}", w.rows, w.path.display());

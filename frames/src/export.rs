@@ -110,27 +110,7 @@ pub fn export(frames: &Frames, dir: &Path) -> io::Result<Vec<Written>> {
         if df.height() == 0 {
             continue;
         }
-        let nodes = df
-            .column("node")
-            .map_err(|e| io::Error::other(e.to_string()))?;
-        let mut names: Vec<String> = nodes
-            .str()
-            .map_err(|e| io::Error::other(e.to_string()))?
-            .iter()
-            .flatten()
-            .map(str::to_string)
-            .collect();
-        names.sort();
-        names.dedup();
-        for node in names {
-            let mask = nodes
-                .str()
-                .map_err(|e| io::Error::other(e.to_string()))?
-                .equal(node.as_str());
-            let part = df
-                .filter(&mask)
-                .and_then(|d| d.drop("node"))
-                .map_err(|e| io::Error::other(e.to_string()))?;
+        for (node, part) in by_node(df)? {
             let d = dir
                 .join(format!("kind={kind}"))
                 .join(format!("node={}", partition_value(&node)));
@@ -146,6 +126,177 @@ pub fn export(frames: &Frames, dir: &Path) -> io::Result<Vec<Written>> {
         }
     }
     Ok(out)
+}
+
+/// The version of a dataset's layout and columns ([`dataset`]); a dataset written by
+/// another version is refused, never mixed.
+pub const DATASET_VERSION: u32 = 1;
+
+/// The file that says what a dataset holds: its format, version, partitions and each
+/// table's columns with their types.
+pub const MANIFEST: &str = "_glk_dataset.json";
+
+/// One capture for [`dataset`]: the cluster it belongs to and its id, which names its files
+/// (the same capture exported again replaces them).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DatasetCapture {
+    /// The cluster's name.
+    pub cluster: String,
+    /// The capture's id (letters, digits, `-`).
+    pub id: String,
+}
+
+/// Adds every non-empty frame of one capture to the dataset at `dir`:
+/// `DIR/table=KIND/cluster=CLUSTER/node=NODE/capture-ID.parquet`, Hive-partitioned so that
+/// DuckDB, polars, pyarrow and Spark read every capture of the fleet as one table per kind.
+/// Files of other captures are never rewritten; this capture's are replaced. Each file adds
+/// to its frame's columns `capture` (the id) and, for snapshot frames, `time`: `time_unix`
+/// as a Parquet timestamp in microseconds, UTC (`time_unix` keeps the seconds as
+/// recorded; events keep only `ts_ns`, the node's trace clock, which is no wall time).
+pub fn dataset(frames: &Frames, dir: &Path, capture: &DatasetCapture) -> io::Result<Vec<Written>> {
+    let tables = KINDS
+        .iter()
+        .map(|kind| {
+            let df = frames.get(kind).expect("known kind");
+            Ok((
+                *kind,
+                with_dataset_columns(df, &capture.id).map_err(io::Error::other)?,
+            ))
+        })
+        .collect::<io::Result<Vec<(&str, DataFrame)>>>()?;
+    // The manifest first: a dataset of other columns is refused before any file is written.
+    std::fs::create_dir_all(dir)?;
+    let manifest = Manifest::check(dir, &tables)?;
+    let mut out = Vec::new();
+    for (kind, df) in tables.iter().filter(|(_, df)| df.height() > 0) {
+        for (node, part) in by_node(df)? {
+            let d = dir
+                .join(format!("table={kind}"))
+                .join(format!("cluster={}", partition_value(&capture.cluster)))
+                .join(format!("node={}", partition_value(&node)));
+            std::fs::create_dir_all(&d)?;
+            let path = d.join(format!("capture-{}.parquet", capture.id));
+            write_timestamped(&part, &path)?;
+            out.push(Written {
+                kind,
+                node,
+                rows: part.height(),
+                path,
+            });
+        }
+    }
+    manifest.write()?;
+    Ok(out)
+}
+
+/// `df` with the dataset's columns: `capture`, and `time` (µs since the epoch) where the
+/// frame has `time_unix`.
+fn with_dataset_columns(df: &DataFrame, id: &str) -> PolarsResult<DataFrame> {
+    let mut df = df.clone();
+    let height = df.height();
+    if let Ok(secs) = df.column("time_unix").and_then(|c| c.f64().cloned()) {
+        let micros: Int64Chunked = secs
+            .iter()
+            .map(|s| s.map(|s| (s * 1e6).round() as i64))
+            .collect();
+        df.with_column(micros.with_name("time".into()).into_column())?;
+    }
+    let ids = StringChunked::full("capture".into(), id, height);
+    df.with_column(ids.into_column())?;
+    Ok(df)
+}
+
+/// `df`'s rows per node, without the `node` column (a partition), in node order.
+fn by_node(df: &DataFrame) -> io::Result<Vec<(String, DataFrame)>> {
+    let err = |e: PolarsError| io::Error::other(e.to_string());
+    let nodes = df.column("node").map_err(err)?.str().map_err(err)?.clone();
+    let mut names: Vec<String> = nodes.iter().flatten().map(str::to_string).collect();
+    names.sort();
+    names.dedup();
+    names
+        .into_iter()
+        .map(|node| {
+            let part = df
+                .filter(&nodes.equal(node.as_str()))
+                .and_then(|d| d.drop("node"))
+                .map_err(err)?;
+            Ok((node, part))
+        })
+        .collect()
+}
+
+/// Writes `df` as [`write_parquet`] does, its `time` column as a timestamp.
+fn write_timestamped(df: &DataFrame, path: &Path) -> io::Result<()> {
+    let mut out = AtomicFile::create(path)?;
+    let named = |e: PolarsError| io::Error::other(format!("{}: {e}", path.display()));
+    let mut w = Writer::with_timestamps(out.file(), df.schema(), &["time"]).map_err(named)?;
+    w.write(df).map_err(named)?;
+    w.finish().map_err(named)?;
+    out.commit()
+}
+
+/// A dataset's manifest ([`MANIFEST`]): its text for these tables, and whether the
+/// dataset has it yet.
+struct Manifest {
+    path: PathBuf,
+    text: String,
+    exists: bool,
+}
+
+impl Manifest {
+    /// The manifest of `tables` for the dataset at `dir`: an error when the dataset has one
+    /// that says otherwise (another version or other columns), since a dataset never mixes
+    /// files of two schemas.
+    fn check(dir: &Path, tables: &[(&str, DataFrame)]) -> io::Result<Manifest> {
+        let mut text = String::from("{\n  \"format\": \"glk-dataset\",\n");
+        text.push_str(&format!("  \"version\": {DATASET_VERSION},\n"));
+        text.push_str("  \"partitions\": [\"table\", \"cluster\", \"node\"],\n  \"tables\": {");
+        for (i, (kind, df)) in tables.iter().enumerate() {
+            let cols: Vec<String> = df
+                .schema()
+                .iter()
+                .filter(|(name, _)| name.as_str() != "node")
+                .map(|(name, dtype)| {
+                    let ty = if name.as_str() == "time" {
+                        "timestamp[us, UTC]".to_string()
+                    } else {
+                        dtype.to_string()
+                    };
+                    format!("[\"{name}\", \"{ty}\"]")
+                })
+                .collect();
+            let sep = if i == 0 { "" } else { "," };
+            text.push_str(&format!("{sep}\n    \"{kind}\": [{}]", cols.join(", ")));
+        }
+        text.push_str("\n  }\n}\n");
+        let path = dir.join(MANIFEST);
+        let exists = match std::fs::read_to_string(&path) {
+            Ok(old) if old == text => true,
+            Ok(_) => {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    format!(
+                        "{}: this dataset was written with other columns (another glk \
+                         version); write this capture to a new dataset",
+                        path.display()
+                    ),
+                ))
+            }
+            Err(e) if e.kind() == io::ErrorKind::NotFound => false,
+            Err(e) => return Err(io::Error::new(e.kind(), format!("{}: {e}", path.display()))),
+        };
+        Ok(Manifest { path, text, exists })
+    }
+
+    /// Writes the manifest where the dataset has none yet.
+    fn write(&self) -> io::Result<()> {
+        if self.exists {
+            return Ok(());
+        }
+        let mut out = AtomicFile::create(&self.path)?;
+        std::io::Write::write_all(out.file(), self.text.as_bytes())?;
+        out.commit()
+    }
 }
 
 #[cfg(test)]

@@ -10,6 +10,7 @@
 use std::io::Write;
 
 use polars::prelude::*;
+use polars_arrow::array::PrimitiveArray;
 use polars_io::parquet::write::get_encodings;
 use polars_parquet::read::ParquetError;
 use polars_parquet::write::{
@@ -27,12 +28,38 @@ pub struct Writer<W: Write> {
     parquet: SchemaDescriptor,
     encodings: Vec<Vec<Encoding>>,
     options: WriteOptions,
+    /// The columns written as timestamps (by position).
+    timestamps: Vec<bool>,
+}
+
+/// The Arrow type of a timestamp column: microseconds since the epoch, UTC (Spark 3 reads
+/// no nanosecond timestamps from Parquet).
+fn timestamp_type() -> ArrowDataType {
+    ArrowDataType::Timestamp(ArrowTimeUnit::Microsecond, Some("UTC".into()))
 }
 
 impl<W: Write> Writer<W> {
     /// Starts a file for frames of `schema`.
     pub fn new(out: W, schema: &Schema) -> PolarsResult<Writer<W>> {
-        let arrow = schema.to_arrow(CompatLevel::oldest());
+        Writer::with_timestamps(out, schema, &[])
+    }
+
+    /// Starts a file for frames of `schema` whose `Int64` columns named in `timestamps`
+    /// (microseconds since the epoch) are written as Parquet timestamps (µs, UTC).
+    pub fn with_timestamps(
+        out: W,
+        schema: &Schema,
+        timestamps: &[&str],
+    ) -> PolarsResult<Writer<W>> {
+        let mut arrow = schema.to_arrow(CompatLevel::oldest());
+        let mut marked = Vec::with_capacity(arrow.len());
+        for (name, field) in arrow.iter_mut() {
+            let ts = timestamps.contains(&name.as_str()) && field.dtype == ArrowDataType::Int64;
+            if ts {
+                field.dtype = timestamp_type();
+            }
+            marked.push(ts);
+        }
         let parquet = to_parquet_schema(&arrow)?;
         let encodings = get_encodings(&arrow).as_ref().to_vec();
         let options = WriteOptions {
@@ -47,6 +74,7 @@ impl<W: Write> Writer<W> {
             parquet,
             encodings,
             options,
+            timestamps: marked,
         })
     }
 
@@ -64,13 +92,19 @@ impl<W: Write> Writer<W> {
                     continue;
                 }
                 let mut columns = Vec::new();
-                for ((array, ty), enc) in batch
+                for (((array, ty), enc), ts) in batch
                     .columns()
                     .iter()
                     .zip(self.parquet.fields())
                     .zip(&self.encodings)
+                    .zip(&self.timestamps)
                 {
-                    for pages in array_to_columns(array, ty.clone(), self.options, enc)? {
+                    let array = if *ts {
+                        as_timestamps(array)?
+                    } else {
+                        array.clone()
+                    };
+                    for pages in array_to_columns(&array, ty.clone(), self.options, enc)? {
                         let pages = pages.map(|p| {
                             p.map_err(|e| ParquetError::FeatureNotSupported(e.to_string()))
                         });
@@ -91,4 +125,13 @@ impl<W: Write> Writer<W> {
     pub fn finish(mut self) -> PolarsResult<u64> {
         self.inner.end(None)
     }
+}
+
+/// An `Int64` array as timestamps ([`timestamp_type`]): the same values, another logical type.
+fn as_timestamps(array: &ArrayRef) -> PolarsResult<ArrayRef> {
+    let ints = array
+        .as_any()
+        .downcast_ref::<PrimitiveArray<i64>>()
+        .ok_or_else(|| polars_err!(ComputeError: "a timestamp column is not Int64"))?;
+    Ok(Box::new(ints.clone().to(timestamp_type())))
 }
