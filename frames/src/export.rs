@@ -13,11 +13,12 @@ use crate::parquet::Writer;
 use bundle::atomic::AtomicFile;
 
 /// Writes `df` as a zstd-compressed Parquet file with plain string columns (see
-/// [`crate::parquet`]), atomically (see [`bundle::atomic`]).
-pub fn write_parquet(df: &DataFrame, path: &Path) -> io::Result<()> {
+/// [`crate::parquet`]), atomically (see [`bundle::atomic`]); its `Int64` columns named in
+/// `timestamps` (µs since the epoch) as timestamps.
+pub fn write_parquet(df: &DataFrame, path: &Path, timestamps: &[&str]) -> io::Result<()> {
     let mut out = AtomicFile::create(path)?;
     let named = |e: PolarsError| io::Error::other(format!("{}: {e}", path.display()));
-    let mut w = Writer::new(out.file(), df.schema()).map_err(named)?;
+    let mut w = Writer::with_timestamps(out.file(), df.schema(), timestamps).map_err(named)?;
     w.write(df).map_err(named)?;
     w.finish().map_err(named)?;
     out.commit()
@@ -116,7 +117,7 @@ pub fn export(frames: &Frames, dir: &Path) -> io::Result<Vec<Written>> {
                 .join(format!("node={}", partition_value(&node)));
             std::fs::create_dir_all(&d)?;
             let path = d.join("part-0.parquet");
-            write_parquet(&part, &path)?;
+            write_parquet(&part, &path, &[])?;
             out.push(Written {
                 kind,
                 node,
@@ -176,7 +177,7 @@ pub fn dataset(frames: &Frames, dir: &Path, capture: &DatasetCapture) -> io::Res
                 .join(format!("node={}", partition_value(&node)));
             std::fs::create_dir_all(&d)?;
             let path = d.join(format!("capture-{}.parquet", capture.id));
-            write_timestamped(&part, &path)?;
+            write_parquet(&part, &path, &["time"])?;
             out.push(Written {
                 kind,
                 node,
@@ -223,16 +224,6 @@ fn by_node(df: &DataFrame) -> io::Result<Vec<(String, DataFrame)>> {
             Ok((node, part))
         })
         .collect()
-}
-
-/// Writes `df` as [`write_parquet`] does, its `time` column as a timestamp.
-fn write_timestamped(df: &DataFrame, path: &Path) -> io::Result<()> {
-    let mut out = AtomicFile::create(path)?;
-    let named = |e: PolarsError| io::Error::other(format!("{}: {e}", path.display()));
-    let mut w = Writer::with_timestamps(out.file(), df.schema(), &["time"]).map_err(named)?;
-    w.write(df).map_err(named)?;
-    w.finish().map_err(named)?;
-    out.commit()
 }
 
 /// A dataset's manifest ([`MANIFEST`]): its text for these tables, and whether the
