@@ -750,10 +750,17 @@ impl Rules<'_> {
                 shows: format!("DLM lock waiting {secs:.0} s"),
             };
             // The same wait seen before (in the snapshots, or in another node's dump: the
-            // master lists other nodes' locks): one more piece of evidence.
+            // master lists other nodes' locks): one more piece of evidence; the title of a
+            // wait found by the snapshots' clock also gives the DLM's, once.
             if let Some(f) = out.iter_mut().find(|f| {
                 f.code == FindingCode::StuckWaiter && f.glocks[0] == glock && f.nodes[0] == owner
             }) {
+                if f.title.contains("the snapshots' clock") && !f.title.contains("DLM queue age") {
+                    f.title = format!(
+                        "{}; its DLM request has waited {secs:.0} s (the DLM queue age)",
+                        f.title
+                    );
+                }
                 f.evidence.push(evidence);
                 continue;
             }

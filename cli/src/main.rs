@@ -76,18 +76,20 @@ enum Command {
     Generate(generate::GenerateArgs),
 }
 
-/// `glk doctor live`: a short capture of this node (3 snapshots 2 s apart, gfs2 and dlm
-/// events for 6 s) into a private temporary directory, which the doctor then reads with
-/// the same options, naming hot inodes by path; the directory is removed afterwards.
+/// `glk doctor live`: a capture of this node for `--for` seconds (default 6: 3 snapshots,
+/// at the start, the middle and the end, and gfs2 and dlm events throughout) into a
+/// private temporary directory, which the doctor then reads with the same options, naming
+/// hot inodes by path; the directory is removed afterwards.
 fn doctor_live(a: &DoctorArgs) -> std::io::Result<doctor::Verdict> {
     let dir = tempfile::Builder::new().prefix("glk-doctor-").tempdir()?;
     let out = dir.path().join("capture");
-    eprintln!("glk: capturing this node for 6 s (3 snapshots, gfs2 and dlm events)...");
+    let secs = a.live_secs;
+    eprintln!("glk: capturing this node for {secs} s (3 snapshots, gfs2 and dlm events)...");
     capture::run(&capture::CaptureArgs {
         fs: None,
         count: 3,
-        interval: 2.0,
-        trace: Some(6.0),
+        interval: secs / 2.0,
+        trace: Some(secs),
         trace_events: vec!["gfs2".into(), "dlm".into()],
         output: out.clone(),
         debugfs: None,

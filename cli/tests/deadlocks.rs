@@ -473,6 +473,19 @@ fn slow_and_stuck(dir: &Path, t1: &Truth) {
             })
         };
         assert!(stuck(&w), "{what}: the plain wait is stuck");
+        // Each finding says which clock judged it: the capture over 38 s by its snapshots
+        // and the DLM queue age, the short one by the queue age alone.
+        let title = f
+            .iter()
+            .find(|x| x["code"] == "GLK-STUCK-WAITER" && x["glocks"][0] == w.as_str())
+            .and_then(|x| x["title"].as_str())
+            .unwrap();
+        assert!(title.contains("the DLM queue age"), "{title}");
+        assert_eq!(
+            title.contains("the snapshots' clock"),
+            what == "capture",
+            "{title}"
+        );
         assert!(!stuck(&s), "{what}: the slow wait is not stuck");
         let deadlocks = f.iter().filter(|x| x["code"] == "GLK-DEADLOCK").count();
         assert_eq!(deadlocks, 4, "{what}");

@@ -89,6 +89,11 @@ pub struct DoctorArgs {
     /// mounted (only meaningful on the node that took the capture; `live` does it).
     #[arg(long)]
     pub resolve_paths: bool,
+    /// With `live`: watch the node this long (snapshots at the start, the middle and the
+    /// end; gfs2 and dlm events throughout). A wait behind a holder on this node has no
+    /// DLM queue age: watch at least --stuck-after to judge it stuck.
+    #[arg(long = "for", value_name = "SECS", default_value_t = 6.0, value_parser = crate::args::seconds)]
+    pub live_secs: f64,
 }
 
 /// `glk report`.

@@ -18,7 +18,7 @@
 # Ground truth without glk at 12 s and at 50 s (ps, /proc/locks, and a plain copy of the
 # debugfs files, `dlm_tool lockdebug` and `dlm_tool plocks` as support's procedures take
 # them); glk capture from 12 s over 38 s (--count 3 --interval 19), and a short one at 55 s;
-# then glk top --once and glk doctor live on each node (live-*).
+# then glk top --once and glk doctor live (6 s, and --for 20) on each node (live-*).
 . /mnt/share/cluster.sh
 lab_up
 lab_barrier mounted
@@ -72,5 +72,6 @@ glk capture --count 2 --interval 3 -o $OUT/late > $OUT/late.log 2>&1; echo $? > 
 glk top --once --plain > $OUT/live-top.txt 2>&1; echo $? > $OUT/live-top.rc
 glk top --once --json > $OUT/live-top.json 2> $OUT/live-top.err
 glk doctor live > $OUT/live-doctor.txt 2>&1; echo $? > $OUT/live-doctor.rc
+glk doctor live --for 20 --stuck-after 15 > $OUT/live-doctor-for.txt 2>&1; echo $? > $OUT/live-doctor-for.rc
 lab_barrier done
 poweroff -f
