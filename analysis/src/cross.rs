@@ -279,7 +279,25 @@ pub fn analyze(holds: &[Hold], dlm: &[Dlm], res: &Resolver) -> Waits {
             Role::Queued => {}
         }
     }
-    for ((snap, glock), sides) in &by {
+    glocks_waits(&by, res, &mut b);
+    dlm_waits(&by, dlm, res, &mut b);
+    plock_waits(res, &mut b);
+    let edges: Vec<Edge> = b.edges.into_iter().collect();
+    Waits {
+        cross_node: cross_rows(b.rows),
+        local: cross_rows(b.local),
+        cycles: cycles(&edges, res),
+    }
+}
+
+/// Each snapshot's glock holders by (snapshot, glock name).
+type HoldsBy<'h> = BTreeMap<(u32, String), Sides<&'h Hold>>;
+
+/// Waits from the glocks snapshots: each waiter of a glock and each of its granted holders,
+/// over all nodes; a waiter no source names stands as each of its candidates
+/// ([`Resolver::candidates`]).
+fn glocks_waits(by: &HoldsBy<'_>, res: &Resolver, b: &mut Builder) {
+    for ((snap, glock), sides) in by {
         for w in &sides.waiting {
             let wp = res.party(w);
             let candidates = match wp.pid {
@@ -295,7 +313,12 @@ pub fn analyze(holds: &[Hold], dlm: &[Dlm], res: &Resolver) -> Waits {
             }
         }
     }
-    // DLM dumps: per (dumping node, snapshot, glock), waiting vs conflicting granted locks.
+}
+
+/// Waits from the DLM dumps: per (dumping node, snapshot, glock), each waiting lock and the
+/// granted locks of other nodes whose modes conflict with it, each side the processes its
+/// node's glocks snapshot shows (none there: no process), else the DLM lock itself.
+fn dlm_waits(by: &HoldsBy<'_>, dlm: &[Dlm], res: &Resolver, b: &mut Builder) {
     let mut dl: BTreeMap<(&str, u32, String), Sides<&Dlm>> = BTreeMap::new();
     for d in dlm {
         let Some(glock) = d.glock else { continue };
@@ -308,8 +331,6 @@ pub fn analyze(holds: &[Hold], dlm: &[Dlm], res: &Resolver) -> Waits {
             e.granted.push(d);
         }
     }
-    // One side of a DLM wait on `node`: its waiters or holders in its glocks snapshot when
-    // it has one (none there: no process), else the DLM lock itself.
     let parties = |node: &str, snap: u32, glock: &str, lock: &Dlm, pick: Pick| -> Vec<Party> {
         if !res.has_glocks(node, snap) {
             return res.dlm_party(lock).into_iter().collect();
@@ -347,13 +368,6 @@ pub fn analyze(holds: &[Hold], dlm: &[Dlm], res: &Resolver) -> Waits {
                 }
             }
         }
-    }
-    plock_waits(res, &mut b);
-    let edges: Vec<Edge> = b.edges.into_iter().collect();
-    Waits {
-        cross_node: cross_rows(b.rows),
-        local: cross_rows(b.local),
-        cycles: cycles(&edges, res),
     }
 }
 
@@ -754,16 +768,7 @@ impl<'e> Graph<'e> {
             }
             if e.guess {
                 confidence = "possible";
-                why.push(format!(
-                    "no source names the process on {} that waits for {}: {} is one of the \
-                     processes with its file open that may (glockfd), and closes the cycle",
-                    e.from.node(),
-                    e.glock,
-                    match &e.from {
-                        Owner::Process { pid, .. } => process(*pid, None),
-                        Owner::Node { node } => format!("node {node}"),
-                    }
-                ));
+                why.push(guessed(e));
             }
             unique(&mut evidence);
             let (pid, comm) = match &e.from {
@@ -791,6 +796,20 @@ impl<'e> Graph<'e> {
         };
         (key, f)
     }
+}
+
+/// Why a wait whose waiter is one of several candidates makes a cycle only possible.
+fn guessed(e: &Edge) -> String {
+    let who = match &e.from {
+        Owner::Process { pid, .. } => process(*pid, None),
+        Owner::Node { node } => format!("node {node}"),
+    };
+    format!(
+        "no source names the process on {} that waits for {}: {who} is one of the processes \
+         with its file open that may (glockfd), and closes the cycle",
+        e.from.node(),
+        e.glock
+    )
 }
 
 /// The shortest cycle from `start` back to it through owners of `inside` (breadth first,

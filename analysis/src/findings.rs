@@ -642,22 +642,7 @@ impl Rules<'_> {
             f.nodes.push(w.node.clone());
             f.pids.extend(w.pid);
             let who = crate::owners::process(w.pid.unwrap_or(0), w.comm.as_deref());
-            // Who it waits behind, on another node or on its own (no DLM request there): as
-            // the last snapshot shows, where it names any (an earlier holder may have ended).
-            let mut holders: Vec<&crate::cross::CrossNode> = self
-                .r
-                .cross_node
-                .iter()
-                .chain(&self.r.local_waits)
-                .filter(|x| x.glock == w.glock && x.waiter_node == w.node)
-                .filter(|x| w.pid.is_none() || x.waiter_pid == w.pid)
-                .collect();
-            if holders
-                .iter()
-                .any(|x| x.snapshots.contains(&w.last_snapshot))
-            {
-                holders.retain(|x| x.snapshots.contains(&w.last_snapshot));
-            }
+            let holders = self.holders_of(w);
             let behind: Vec<String> = holders
                 .iter()
                 .filter_map(|x| {
@@ -723,6 +708,27 @@ impl Rules<'_> {
             f.nodes.dedup();
             out.push(f);
         }
+    }
+
+    /// Whom a stuck waiter waits behind, on another node or on its own (no DLM request
+    /// there): the rows of the last snapshot where they name any (an earlier holder may
+    /// have ended), else every row of its wait.
+    fn holders_of(&self, w: &crate::stuck::Wait) -> Vec<&crate::cross::CrossNode> {
+        let mut holders: Vec<&crate::cross::CrossNode> = self
+            .r
+            .cross_node
+            .iter()
+            .chain(&self.r.local_waits)
+            .filter(|x| x.glock == w.glock && x.waiter_node == w.node)
+            .filter(|x| w.pid.is_none() || x.waiter_pid == w.pid)
+            .collect();
+        if holders
+            .iter()
+            .any(|x| x.snapshots.contains(&w.last_snapshot))
+        {
+            holders.retain(|x| x.snapshots.contains(&w.last_snapshot));
+        }
+        holders
     }
 
     /// GLK-STUCK-WAITER: DLM locks waiting past the threshold in one dump (the dump's age of

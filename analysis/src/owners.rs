@@ -35,6 +35,25 @@ type OpenByPid = HashMap<i64, Vec<(GlockId, u64)>>;
 /// A snapshot's glockfd by glock: the processes with its file open, each with its first line.
 type OpenByGlock = HashMap<GlockId, BTreeMap<i64, u64>>;
 
+/// A snapshot's glockfd lines indexed by process and by glock, with their line numbers.
+fn index_glockfd(fds: &[glockparse::glockfd::GlockFd]) -> (OpenByPid, OpenByGlock) {
+    let mut by_pid = OpenByPid::new();
+    let mut by_glock = OpenByGlock::new();
+    for (i, fd) in fds.iter().enumerate() {
+        let line = i as u64 + 1;
+        by_pid
+            .entry(i64::from(fd.pid))
+            .or_default()
+            .push((fd.glock, line));
+        by_glock
+            .entry(fd.glock)
+            .or_default()
+            .entry(i64::from(fd.pid))
+            .or_insert(line);
+    }
+    (by_pid, by_glock)
+}
+
 /// One side of a wait: a waiter or a holder.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Party {
@@ -139,20 +158,7 @@ impl<'a> Resolver<'a> {
                 if let Some(Ok((f, src))) = s.glockfd.as_deref().map(open) {
                     let (fds, d) = glockparse::glockfd::read_all(f, &src);
                     r.diagnostics.merge(&d);
-                    let mut by_pid = OpenByPid::new();
-                    let mut by_glock = OpenByGlock::new();
-                    for (i, fd) in fds.iter().enumerate() {
-                        let line = i as u64 + 1;
-                        by_pid
-                            .entry(i64::from(fd.pid))
-                            .or_default()
-                            .push((fd.glock, line));
-                        by_glock
-                            .entry(fd.glock)
-                            .or_default()
-                            .entry(i64::from(fd.pid))
-                            .or_insert(line);
-                    }
+                    let (by_pid, by_glock) = index_glockfd(&fds);
                     r.fds_by_glock
                         .entry(&n.node)
                         .or_default()
