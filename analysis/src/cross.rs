@@ -134,8 +134,12 @@ pub struct Cycle {
 }
 
 fn gltype(glock: &str) -> String {
-    if glock.starts_with("posix ") {
-        return "posix".into();
+    let posix = glockparse::plocks::KIND;
+    if glock
+        .strip_prefix(posix)
+        .is_some_and(|r| r.starts_with(' '))
+    {
+        return posix.into();
     }
     glock
         .parse::<glockparse::GlockId>()

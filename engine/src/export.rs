@@ -24,12 +24,11 @@ fn capture_id(caps: &frames::Captures, inputs: &[std::path::PathBuf]) -> String 
             h = (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3);
         }
     };
-    let times: Vec<f64> = caps
+    let first = caps
         .nodes
         .iter()
         .flat_map(|n| n.snapshots.iter().filter_map(|s| s.time_unix))
-        .collect();
-    let first = times.iter().copied().reduce(f64::min);
+        .reduce(f64::min);
     match first {
         Some(_) => {
             for n in &caps.nodes {

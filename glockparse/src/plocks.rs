@@ -67,6 +67,21 @@ pub struct Plock {
 /// The largest end a lock can have: a lock to the end of the file (`OFFSET_MAX`).
 pub const TO_EOF: u64 = i64::MAX as u64;
 
+/// The word that starts a POSIX lock resource's name ([`Plock::resource`]): `posix 2/N`
+/// beside glock names (`6/N`), and the type the analyses give it.
+pub const KIND: &str = "posix";
+
+impl PlockState {
+    /// `held`, `waiting` or `pending`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PlockState::Held => "held",
+            PlockState::Waiting => "waiting",
+            PlockState::Pending => "pending",
+        }
+    }
+}
+
 impl Plock {
     /// Whether this lock waits (or is pending) rather than held.
     pub fn is_waiting(&self) -> bool {
@@ -89,6 +104,15 @@ impl Plock {
         GlockId::new(2, self.number)
     }
 
+    /// `WR` (exclusive) or `RD`, as dlm_tool prints the mode.
+    pub fn mode(&self) -> &'static str {
+        if self.exclusive {
+            "WR"
+        } else {
+            "RD"
+        }
+    }
+
     /// The locked range in words: `0-EOF`, `100-199`.
     pub fn range(&self) -> String {
         if self.end >= TO_EOF {
@@ -101,7 +125,7 @@ impl Plock {
     /// The resource in words: `posix 2/223a`, the POSIX locks of the file whose inode glock
     /// is `2/223a`.
     pub fn resource(&self) -> String {
-        format!("posix {}", self.inode_glock())
+        format!("{KIND} {}", self.inode_glock())
     }
 }
 

@@ -45,7 +45,7 @@ impl JPlock {
         JPlock {
             nodeid: l.nodeid,
             pid: l.pid,
-            mode: if l.exclusive { "WR" } else { "RD" },
+            mode: l.mode(),
             start: l.start,
             end: l.end,
         }
@@ -344,11 +344,7 @@ pub fn write(out: &mut impl Write, page: &Page, flag_names: bool) -> io::Result<
             .map(|w| JPosixWait {
                 resource: w.request.resource(),
                 inode: w.request.number,
-                state: if w.request.state == glockparse::plocks::PlockState::Pending {
-                    "pending"
-                } else {
-                    "waiting"
-                },
+                state: w.request.state.as_str(),
                 request: JPlock::of(&w.request),
                 blockers: w.blockers.iter().map(JPlock::of).collect(),
             })

@@ -114,13 +114,7 @@ fn posix_waits(
     }
     writeln!(out, "POSIX locks waiting (dlm_tool plocks):")?;
     let lock = |l: &glockparse::plocks::Plock| {
-        format!(
-            "node {} pid {} {} {}",
-            l.nodeid,
-            l.pid,
-            if l.exclusive { "WR" } else { "RD" },
-            l.range()
-        )
+        format!("node {} pid {} {} {}", l.nodeid, l.pid, l.mode(), l.range())
     };
     for w in waits {
         let held: Vec<String> = w.blockers.iter().map(lock).collect();
@@ -128,11 +122,7 @@ fn posix_waits(
             "  {} waits for {} ({}), held by {}",
             lock(&w.request),
             w.request.resource(),
-            if w.request.state == glockparse::plocks::PlockState::Pending {
-                "pending"
-            } else {
-                "waiting"
-            },
+            w.request.state.as_str(),
             if held.is_empty() {
                 "nobody the dump shows".to_string()
             } else {
