@@ -4,8 +4,9 @@
 # in its tests, debootstrap, which makes the Debian userlands the packages are tested in,
 # lintian, which checks the .deb files, prometheus (with promtool), which scrapes glk
 # exporter and checks its rules, openssl, which makes the exporter's test certificate,
-# trace-cmd, whose `report` reads trace.dat files, and a Java runtime for Spark where none
-# is installed), on Debian/Ubuntu (apt-get)
+# trace-cmd, whose `report` reads trace.dat files, openssh-server, openssh-client and sudo,
+# which cluster mode's tests and benchmark reach stand-in nodes with, and a Java runtime for
+# Spark where none is installed), on Debian/Ubuntu (apt-get)
 # or RHEL/Fedora (dnf/yum). Does nothing when they are already there.
 set -euo pipefail
 
@@ -16,7 +17,8 @@ sudo_if_needed() {
 if command -v dpkg-query >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
     pkgs=(pkg-config gcc libc6-dev libtracefs-dev libtraceevent-dev xz-utils rpm binutils
         dpkg-dev python3-venv)
-    [ -n "${GLK_TEST_SETUP:-}" ] && pkgs+=(tmux chromium debootstrap lintian openssl trace-cmd)
+    [ -n "${GLK_TEST_SETUP:-}" ] && pkgs+=(tmux chromium debootstrap lintian openssl trace-cmd
+        openssh-server openssh-client sudo)
     # A Java runtime for Spark (pyspark reads the fleet dataset in its test), unless one is there.
     [ -n "${GLK_TEST_SETUP:-}" ] && ! command -v java >/dev/null 2>&1 && pkgs+=(default-jre-headless)
     missing=()
@@ -39,7 +41,7 @@ if command -v dpkg-query >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; 
 elif command -v dnf >/dev/null 2>&1 || command -v yum >/dev/null 2>&1; then
     pm=$(command -v dnf || command -v yum)
     pkgs=(pkgconf-pkg-config gcc glibc-devel libtracefs-devel libtraceevent-devel xz)
-    [ -n "${GLK_TEST_SETUP:-}" ] && pkgs+=(tmux chromium)
+    [ -n "${GLK_TEST_SETUP:-}" ] && pkgs+=(tmux chromium openssh-server openssh-clients sudo)
     missing=()
     for p in "${pkgs[@]}"; do rpm -q "$p" >/dev/null 2>&1 || missing+=("$p"); done
     if [ "${#missing[@]}" -gt 0 ]; then

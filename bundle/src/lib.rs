@@ -330,12 +330,23 @@ fn is_node_dir(dir: &Path) -> bool {
     })
 }
 
-/// The DLM node id of this machine, from dlm's configfs (`comms/ID/local` is 1).
+/// The DLM node id of this machine, from dlm's configfs (`comms/ID/local` is 1), else
+/// from `GLK_NODEID` (for a machine whose configfs is not mounted, or a stand-in node).
 pub fn local_nodeid() -> Option<String> {
-    let rd = std::fs::read_dir("/sys/kernel/config/dlm/cluster/comms").ok()?;
-    rd.flatten()
-        .find(|e| std::fs::read_to_string(e.path().join("local")).is_ok_and(|s| s.trim() == "1"))
-        .map(|e| e.file_name().to_string_lossy().into_owned())
+    let configfs = std::fs::read_dir("/sys/kernel/config/dlm/cluster/comms")
+        .ok()
+        .and_then(|rd| {
+            rd.flatten()
+                .find(|e| {
+                    std::fs::read_to_string(e.path().join("local")).is_ok_and(|s| s.trim() == "1")
+                })
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+        });
+    configfs.or_else(|| {
+        std::env::var("GLK_NODEID")
+            .ok()
+            .filter(|v| !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()))
+    })
 }
 
 /// A node directory's DLM node id: its `nodeid` file, else `our_nodeid N` in its

@@ -46,6 +46,12 @@ pub struct CaptureArgs {
     /// The debugfs root to read (default: the mounted debugfs).
     #[arg(long)]
     pub debugfs: Option<PathBuf>,
+    /// The node's name (its directory and `node` file): the host name unless cluster
+    /// mode names it as the cluster knows it.
+    #[arg(skip)]
+    pub node_name: Option<String>,
+    #[command(flatten)]
+    pub cluster: crate::cluster::ClusterArgs,
 }
 
 /// Copies a (possibly huge, possibly debugfs) file by streaming; a missing source is skipped.
@@ -234,7 +240,7 @@ fn wait_until(due: Instant) -> bool {
 }
 
 /// Packs `dir` into `file` (tar + zstd), which appears only once complete.
-fn pack(dir: &Path, file: &Path) -> io::Result<()> {
+pub fn pack(dir: &Path, file: &Path) -> io::Result<()> {
     let mut out = bundle::atomic::AtomicFile::create(file)?;
     {
         let enc = zstd::stream::write::Encoder::new(out.file(), 3)?;
@@ -325,6 +331,9 @@ impl NodeDir {
 }
 
 pub fn run(a: &CaptureArgs) -> io::Result<()> {
+    if a.cluster.on() {
+        return crate::cluster::capture(a);
+    }
     tracepipe::stop::install();
     let root = inputs::debugfs_root(a.debugfs.as_deref())?;
     let fss = bundle::live::filesystems(&root, a.fs.as_deref())?;
@@ -338,7 +347,7 @@ pub fn run(a: &CaptureArgs) -> io::Result<()> {
     let base = staging
         .as_ref()
         .map_or_else(|| a.output.clone(), |t| t.path().to_path_buf());
-    let node = crate::trace::hostname();
+    let node = a.node_name.clone().unwrap_or_else(crate::trace::hostname);
     let node_dirs = fss
         .iter()
         .map(|f| {

@@ -11,8 +11,10 @@ use clap::{CommandFactory, Parser, Subcommand};
 use clikit::args::{AnalyzeArgs, DoctorArgs, ExportArgs, ReportArgs};
 use clikit::Color;
 
+mod agent;
 mod analyze;
 mod capture;
+mod cluster;
 mod doctor;
 mod engine;
 mod exporter;
@@ -65,7 +67,7 @@ enum Command {
     /// What is wrong, how sure, the evidence and what to do: findings with stable codes
     /// from capture bundles, or `live` on a node (exit status 3 when a finding is more
     /// severe than --fail-on).
-    Doctor(DoctorArgs),
+    Doctor(DoctorCli),
     /// One self-contained HTML report of capture bundles: findings first, then charts and
     /// sortable tables.
     Report(ReportArgs),
@@ -74,17 +76,31 @@ enum Command {
     Exporter(exporter::ExporterArgs),
     /// The man page (one page for every command and option) or shell completions, on stdout.
     Generate(generate::GenerateArgs),
+    /// What cluster mode runs on each node (over ssh): this node's files as a stream of
+    /// glk's versioned protocol. Not for people.
+    #[command(hide = true)]
+    Agent(agent::AgentArgs),
+}
+
+/// `glk doctor`, with cluster mode for `live`.
+#[derive(clap::Args)]
+struct DoctorCli {
+    #[command(flatten)]
+    doctor: DoctorArgs,
+    #[command(flatten)]
+    cluster: cluster::ClusterArgs,
 }
 
 /// `glk doctor live`: a capture of this node for `--for` seconds (default 6: 3 snapshots,
 /// at the start, the middle and the end, and gfs2 and dlm events throughout) into a
 /// private temporary directory, which the doctor then reads with the same options, naming
 /// hot inodes by path; the directory is removed afterwards.
-fn doctor_live(a: &DoctorArgs) -> std::io::Result<doctor::Verdict> {
+fn doctor_live(a: &DoctorArgs, c: &cluster::ClusterArgs) -> std::io::Result<doctor::Verdict> {
     let dir = tempfile::Builder::new().prefix("glk-doctor-").tempdir()?;
     let out = dir.path().join("capture");
     let secs = a.live_secs;
-    eprintln!("glk: capturing this node for {secs} s (3 snapshots, gfs2 and dlm events)...");
+    let whom = if c.on() { "every node" } else { "this node" };
+    eprintln!("glk: capturing {whom} for {secs} s (3 snapshots, gfs2 and dlm events)...");
     capture::run(&capture::CaptureArgs {
         fs: None,
         count: 3,
@@ -93,6 +109,8 @@ fn doctor_live(a: &DoctorArgs) -> std::io::Result<doctor::Verdict> {
         trace_events: vec!["gfs2".into(), "dlm".into()],
         output: out.clone(),
         debugfs: None,
+        node_name: None,
+        cluster: c.clone(),
     })?;
     let mut a = a.clone();
     a.captures = vec![out];
@@ -110,9 +128,20 @@ fn main() -> ExitCode {
         Command::Analyze(a) => analyze::run(a, cli.color),
         Command::Report(a) => report::run(a),
         Command::Exporter(a) => exporter::run(a),
-        Command::Doctor(a) => {
+        Command::Doctor(DoctorCli { doctor: a, cluster }) => {
             let live = a.captures.len() == 1 && a.captures[0].as_os_str() == "live";
-            match if live { doctor_live(a) } else { doctor::run(a) } {
+            if cluster.on() && !live {
+                return clikit::exit(Err(std::io::Error::new(
+                    std::io::ErrorKind::InvalidInput,
+                    "--cluster and --nodes go with `glk doctor live` (captures already hold \
+                     every node they have)",
+                )));
+            }
+            match if live {
+                doctor_live(a, cluster)
+            } else {
+                doctor::run(a)
+            } {
                 Ok(doctor::Verdict::Findings) => return ExitCode::from(3),
                 Ok(doctor::Verdict::Clean) => Ok(()),
                 Err(e) => Err(e),
@@ -121,6 +150,7 @@ fn main() -> ExitCode {
         // The arguments were checked above; the engine gets them exactly as typed.
         Command::Export(_) => Err(engine::exec(std::env::args_os().skip(1))),
         Command::Generate(a) => generate::run(a, &mut Cli::command()),
+        Command::Agent(a) => agent::run(a),
     };
     clikit::exit(result)
 }

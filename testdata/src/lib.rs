@@ -3,6 +3,8 @@
 
 #![forbid(unsafe_code)]
 
+pub mod sshd;
+
 use std::path::{Path, PathBuf};
 
 /// The root of the source tree under test.

@@ -454,6 +454,19 @@ impl Context {
             .unwrap_or_else(|| EMPTY.get_or_init(NodeView::default))
     }
 
+    /// The inputs of the other nodes of input `i`'s filesystem, with their node ids
+    /// (None when an input does not say its node id).
+    pub fn peers(&self, i: usize) -> impl Iterator<Item = (usize, Option<u64>)> + '_ {
+        let like = self.node(i);
+        self.nodes
+            .iter()
+            .enumerate()
+            .filter(move |(j, n)| {
+                *j != i && n.sources.fs == like.sources.fs && n.nodeid() != like.nodeid()
+            })
+            .map(|(j, n)| (j, n.nodeid()))
+    }
+
     /// The input of node `id` for the same filesystem as `like`.
     fn by_nodeid(&self, id: u64, like: &NodeView) -> Option<&NodeView> {
         self.nodes

@@ -57,6 +57,9 @@ pub struct Snapshot {
     pub ctx: Arc<Context>,
     /// How long reading every file took.
     pub read_time: Duration,
+    /// What should have been read but did not come (a cluster node that did not answer
+    /// in time), each named with why; empty when the reader read files itself.
+    pub missing: Vec<(String, String)>,
 }
 
 impl Snapshot {
@@ -147,6 +150,7 @@ impl Reader {
             shown,
             ctx,
             read_time: start.elapsed(),
+            missing: Vec::new(),
         };
         let ages = if track {
             self.waits.update(&snap)

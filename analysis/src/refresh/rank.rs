@@ -347,6 +347,9 @@ pub struct FileSnapshot {
     pub held_hidden: u64,
     /// Best first, with their facts.
     pub glocks: Vec<(Glock, Facts)>,
+    /// Every glock held here with a demote requested, shown or not (the selection does
+    /// not apply): the holders that another node's waiters wait for, by glock.
+    pub asked: Vec<Glock>,
     /// What could not be read.
     pub diagnostics: Diagnostics,
 }
@@ -407,6 +410,7 @@ pub fn take_file(
         matching: 0,
         held_hidden: 0,
         glocks: Vec::new(),
+        asked: Vec::new(),
         diagnostics: Diagnostics::default(),
     };
     for p in pieces {
@@ -414,6 +418,7 @@ pub fn take_file(
         out.matching += p.value.matching;
         out.held_hidden += p.value.held_hidden;
         out.diagnostics.merge(&p.diagnostics);
+        out.asked.extend(p.value.asked);
         out.glocks
             .extend(p.value.glocks.into_iter().map(|(mut g, f)| {
                 g.line += p.line_offset;
@@ -423,6 +428,7 @@ pub fn take_file(
     // Best first; among equals, the smaller glock id.
     out.glocks
         .sort_by_key(|(g, f)| (Reverse(rank_of(&Brief::of(g), f, sel.sort)), g.id));
+    out.asked.sort_by_key(|g| g.id);
     if sel.limit > 0 {
         out.glocks.truncate(sel.limit);
     }
@@ -546,6 +552,7 @@ fn take_from<R: Read>(reader: &mut GlockReader<R>, sel: &Selection, look: &Looku
     let mut all: Vec<Ranked> = Vec::new();
     let mut matching = 0u64;
     let mut held_hidden = 0u64;
+    let mut asked = Vec::new();
     let has_rates = look.ctx.node(look.input).has_rates();
     reader.for_each_brief(|mut e| {
         counts.add(&e.brief);
@@ -557,6 +564,9 @@ fn take_from<R: Read>(reader: &mut GlockReader<R>, sel: &Selection, look: &Looku
             return;
         }
         let b = e.brief;
+        if b.demote_requested() && b.granted > 0 {
+            asked.push(e.glock().clone());
+        }
         let facts = look.facts(&b);
         let rel = relevance(&b, &facts);
         if rel == Relevance::Idle {
@@ -611,6 +621,7 @@ fn take_from<R: Read>(reader: &mut GlockReader<R>, sel: &Selection, look: &Looku
         matching,
         held_hidden,
         glocks: kept.into_iter().map(|r| (r.glock, r.facts)).collect(),
+        asked,
         diagnostics: Diagnostics::default(),
     }
 }

@@ -76,6 +76,22 @@ impl fmt::Display for Blocker {
     }
 }
 
+/// A holder on another node that a waiter here waits for: the same glock, held there
+/// with a demote requested (the DLM asked that node to give it up).
+#[derive(Debug, Clone, PartialEq)]
+pub struct HolderThere {
+    /// The input (node) it was read from.
+    pub input: usize,
+    /// That node's DLM node id, when known.
+    pub nodeid: Option<u64>,
+    /// The holder: pid, command, state, flags and call site as that node's glocks file
+    /// shows them.
+    pub holder: Holder,
+    /// The holding process: the holder's pid, or for a GL_NOPID flock holder the
+    /// process that node's DLM and glockfd name (as [`Blocker::Holder`] does here).
+    pub pid: Option<i64>,
+}
+
 /// The judgement on one shown glock.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Verdict {
@@ -89,6 +105,10 @@ pub struct Verdict {
     pub dlm: Option<RequestWait>,
     /// Whom the waiters wait for.
     pub blocker: Blocker,
+    /// The holders on other nodes among the inputs that the waiters wait for: the nodes
+    /// whose granted DLM locks block the request, or, when no master's dump says, every
+    /// node of the filesystem asked to demote the glock.
+    pub elsewhere: Vec<HolderThere>,
 }
 
 /// Judges every shown glock of `snap`: `ages` are the waiters' ages across refreshes,
@@ -119,6 +139,7 @@ fn judge_one(
             stuck: false,
             dlm: None,
             blocker: Blocker::Nothing,
+            elsewhere: Vec::new(),
         };
     }
     let dlm = snap.ctx.dlm_wait(s.input, g.id);
@@ -137,13 +158,48 @@ fn judge_one(
         Some(d) => dlm_blocker(d),
         None => local_blocker(g, snap.ctx.node(s.input)),
     };
+    let elsewhere = holders_elsewhere(snap, s, &blocker);
     Verdict {
         wait_us,
         source,
         stuck: source.is_some() && crate::stuck::is_stuck(wait_us as f64 / 1e6, stuck_after),
         dlm,
         blocker,
+        elsewhere,
     }
+}
+
+/// The holders on other nodes that the waiters of `s` wait for ([`Verdict::elsewhere`]):
+/// none when they wait for something on their own node.
+fn holders_elsewhere(snap: &Snapshot, s: &Shown, blocker: &Blocker) -> Vec<HolderThere> {
+    let owners: Option<Vec<u64>> = match blocker {
+        Blocker::Granted(locks) => Some(locks.iter().filter_map(|l| l.owner).collect()),
+        Blocker::Master(_) | Blocker::QueueOn(_) => None,
+        _ => return Vec::new(),
+    };
+    let mut out = Vec::new();
+    for (j, nodeid) in snap.ctx.peers(s.input) {
+        if owners
+            .as_ref()
+            .is_some_and(|o| !nodeid.is_some_and(|n| o.contains(&n)))
+        {
+            continue;
+        }
+        let Some(files) = snap.files.get(j) else {
+            continue;
+        };
+        let Ok(at) = files.asked.binary_search_by_key(&s.glock.id, |g| g.id) else {
+            continue;
+        };
+        let there = &files.asked[at];
+        out.extend(there.granted().map(|h| HolderThere {
+            input: j,
+            nodeid,
+            holder: h.clone(),
+            pid: process_pid(h).or_else(|| flock_holder(there, snap.ctx.node(j))),
+        }));
+    }
+    out
 }
 
 /// Whom a request waiting in the DLM waits for.

@@ -52,6 +52,8 @@ pub struct StatsArgs {
     pub per_cpu: bool,
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub cluster: crate::cluster::ClusterArgs,
 }
 
 /// One glstats input.
@@ -268,6 +270,9 @@ pub fn ranked(r: &Report, sort: StatSort, limit: usize) -> (Vec<(usize, &GlStat)
 }
 
 pub fn run(args: &StatsArgs) -> io::Result<()> {
+    if args.cluster.on() {
+        return cluster_run(args);
+    }
     let report = build(args)?;
     let mut out = io::BufWriter::new(io::stdout().lock());
     if args.json {
@@ -278,4 +283,28 @@ pub fn run(args: &StatsArgs) -> io::Result<()> {
     out.flush()?;
     clikit::diag::report(&report.diagnostics);
     Ok(())
+}
+
+/// `glk stats --cluster`: one snapshot of every node's glstats and sbstats through its
+/// agent, shown side by side as `glk stats` shows several capture directories.
+fn cluster_run(args: &StatsArgs) -> io::Result<()> {
+    if !args.paths.is_empty() || args.delta.is_some() || !args.trace.is_empty() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "--cluster and --nodes read every node's live files: give no paths, --delta or --trace",
+        ));
+    }
+    let dir = tempfile::Builder::new().prefix("glk-stats-").tempdir()?;
+    let nodes = crate::cluster::snapshot_once(&args.cluster, dir.path())?;
+    let a = StatsArgs {
+        paths: nodes,
+        sort: args.sort,
+        limit: args.limit,
+        delta: None,
+        trace: Vec::new(),
+        per_cpu: args.per_cpu,
+        json: args.json,
+        cluster: Default::default(),
+    };
+    run(&a)
 }

@@ -219,3 +219,62 @@ pub fn fit(s: &str, w: usize, right: bool) -> String {
         format!("{s:<w$}")
     }
 }
+
+/// A holder on another node that the waiters wait for, in words:
+/// `held on n1 (node 1) by pid 243: EX (none) __do_sys_flock+0x11c/0x1e0 f:EH`.
+pub fn held_there(
+    snap: &analysis::refresh::Snapshot,
+    t: &analysis::refresh::verdict::HolderThere,
+) -> String {
+    let node = node_name(snap, t.input);
+    let id = t.nodeid.map_or(String::new(), |n| format!(" (node {n})"));
+    let pid = t.pid.map_or("-".to_string(), |p| p.to_string());
+    let h = &t.holder;
+    format!(
+        "held on {node}{id} by pid {pid}: {} {} {} f:{}",
+        h.state.as_str(),
+        &*h.comm,
+        &*h.caller,
+        h.flags
+    )
+}
+
+/// The node of input `i`: its directory's name (a capture's or cluster mode's `NODE/`).
+pub fn node_name(snap: &analysis::refresh::Snapshot, i: usize) -> String {
+    snap.inputs[i]
+        .path
+        .parent()
+        .and_then(|d| d.file_name())
+        .map_or_else(
+            || super::label(snap, i),
+            |d| d.to_string_lossy().into_owned(),
+        )
+}
+
+/// The same glock as `s` on every other node of its filesystem among the inputs: shown
+/// there, or held there with a demote asked ([`FileSnapshot::asked`]); None when
+/// neither (nothing waits there and no node asked it to demote).
+///
+/// [`FileSnapshot::asked`]: analysis::refresh::rank::FileSnapshot::asked
+pub fn on_other_nodes<'a>(
+    snap: &'a analysis::refresh::Snapshot,
+    s: &analysis::refresh::Shown,
+) -> Vec<(usize, Option<&'a glockparse::Glock>)> {
+    snap.ctx
+        .peers(s.input)
+        .map(|(j, _)| {
+            let shown = snap
+                .shown
+                .iter()
+                .find(|o| o.input == j && o.glock.id == s.glock.id)
+                .map(|o| &o.glock);
+            let asked = || {
+                let a = &snap.files.get(j)?.asked;
+                a.binary_search_by_key(&s.glock.id, |g| g.id)
+                    .ok()
+                    .map(|k| &a[k])
+            };
+            (j, shown.or_else(asked))
+        })
+        .collect()
+}

@@ -24,7 +24,7 @@ use analysis::refresh::companions::RequestWait;
 use analysis::refresh::rank::{self, rank_of, Selection, Summary, TypeCounts};
 use analysis::refresh::verdict::{self, Verdict};
 use analysis::refresh::waits::{WaitAge, WaiterKey};
-use analysis::refresh::{Reader, Shown, Snapshot};
+use analysis::refresh::{Shown, Snapshot};
 
 use super::columns::{self, Field};
 use super::keys::{self, Key};
@@ -76,7 +76,7 @@ struct Pace {
 /// The reading thread: snapshots at the refresh pace, with the selection the keys set,
 /// none while frozen; a message on `wake` reads at once.
 fn spawn_reader(
-    mut reader: Reader,
+    mut reader: impl super::Feed,
     sel: Arc<Mutex<Selection>>,
     frozen: Arc<AtomicBool>,
     pace: Pace,
@@ -341,8 +341,9 @@ impl App {
         } else {
             0
         };
+        let head_h = if snap.missing.is_empty() { 2 } else { 3 };
         let [head, sum, main, detail, foot] = Layout::vertical([
-            Constraint::Length(2),
+            Constraint::Length(head_h),
             Constraint::Length(types),
             Constraint::Min(3),
             Constraint::Length(detail_h),
@@ -425,10 +426,19 @@ impl App {
         } else {
             Style::new()
         };
-        f.render_widget(
-            Paragraph::new(vec![Line::from(first), Line::styled(second, style)]),
-            area,
-        );
+        let mut lines = vec![Line::from(first), Line::styled(second, style)];
+        if !snap.missing.is_empty() {
+            let gone: Vec<String> = snap
+                .missing
+                .iter()
+                .map(|(n, why)| format!("{n} ({why})"))
+                .collect();
+            lines.push(Line::styled(
+                format!("missing: {}", gone.join("; ")),
+                Style::new().fg(Color::Red).add_modifier(Modifier::BOLD),
+            ));
+        }
+        f.render_widget(Paragraph::new(lines), area);
     }
 
     fn draw_table(&mut self, f: &mut Frame, area: Rect) {
@@ -621,9 +631,45 @@ fn detail_lines(
                 "  the holder is known to node {m}'s DLM lock dump: run glk top there, or give both nodes' files"
             )));
         }
+        for t in &v.elsewhere {
+            out.push(Line::from(format!("  {}", columns::held_there(snap, t))));
+        }
     }
+    out.extend(other_nodes_lines(snap, s));
     out.extend(dlm_and_file_lines(snap, s));
     out.extend(columns::objects(g).into_iter().map(Line::from));
+    out
+}
+
+/// The same glock on every other node (with several nodes' files): its state, demote and
+/// holders there.
+fn other_nodes_lines(snap: &Snapshot, s: &Shown) -> Vec<Line<'static>> {
+    let mut out = Vec::new();
+    for (j, there) in columns::on_other_nodes(snap, s) {
+        let node = columns::node_name(snap, j);
+        let Some(g) = there else {
+            out.push(Line::from(format!(
+                "on {node}: nothing waits for it and no demote is asked"
+            )));
+            continue;
+        };
+        let demote = if g.demote_requested() {
+            format!(", demote to {} requested", g.demote_state.as_str())
+        } else {
+            String::new()
+        };
+        out.push(Line::from(format!(
+            "on {node}: {}{demote}, {} holder(s), {} waiter(s)",
+            g.state.as_str(),
+            g.granted().count(),
+            g.waiter_count()
+        )));
+        out.extend(holder_lines(g, j, &HashMap::new()).into_iter().map(|l| {
+            let mut spans = vec![Span::raw("  ")];
+            spans.extend(l.spans);
+            Line::from(spans)
+        }));
+    }
     out
 }
 
@@ -782,7 +828,12 @@ fn draw_help(f: &mut Frame, area: Rect) {
 }
 
 /// Runs the console until `q`, Ctrl-C, a signal or the end of `-n` refreshes.
-pub fn run(reader: Reader, sel: Selection, args: &TopArgs, refresh: bool) -> io::Result<()> {
+pub fn run(
+    reader: impl super::Feed,
+    sel: Selection,
+    args: &TopArgs,
+    refresh: bool,
+) -> io::Result<()> {
     tracepipe::stop::install();
     let shared = Arc::new(Mutex::new(sel.clone()));
     let frozen = Arc::new(AtomicBool::new(false));

@@ -29,6 +29,26 @@ struct Doc<'a> {
     posix_waits: Vec<JPosixWait>,
     summary: JSummary,
     errors: clikit::diag::Errors,
+    /// Cluster mode: the nodes that did not answer this refresh, with why.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    missing_nodes: Vec<JMissing<'a>>,
+}
+
+#[derive(Serialize)]
+struct JMissing<'a> {
+    node: &'a str,
+    reason: &'a str,
+}
+
+/// A holder on another node that the waiters wait for.
+#[derive(Serialize)]
+struct JThere<'a> {
+    node: String,
+    nodeid: Option<u64>,
+    /// The holding process (for a GL_NOPID flock holder, the one that node's DLM and
+    /// glockfd name).
+    pid: Option<i64>,
+    holder: JHolder<'a>,
 }
 
 #[derive(Serialize)]
@@ -119,6 +139,9 @@ struct JGlock<'a> {
     dlm: Option<JDlm>,
     glstats: Option<JStats>,
     open_files: Vec<JFd>,
+    /// The holders on other nodes that the waiters wait for (every node's files read).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    held_elsewhere: Vec<JThere<'a>>,
 }
 
 #[derive(Serialize)]
@@ -219,7 +242,7 @@ fn holder<'a>(h: &'a Holder, age: Option<&WaitAge>) -> JHolder<'a> {
 fn glock<'a>(
     page: &Page<'a>,
     s: &'a Shown,
-    v: &Verdict,
+    v: &'a Verdict,
     source: &'a str,
     flag_names: bool,
 ) -> JGlock<'a> {
@@ -305,6 +328,16 @@ fn glock<'a>(
                 fd: f.fd,
             })
             .collect(),
+        held_elsewhere: v
+            .elsewhere
+            .iter()
+            .map(|t| JThere {
+                node: super::columns::node_name(page.snap, t.input),
+                nodeid: t.nodeid,
+                pid: t.pid,
+                holder: holder(&t.holder, None),
+            })
+            .collect(),
     }
 }
 
@@ -351,6 +384,11 @@ pub fn write(out: &mut impl Write, page: &Page, flag_names: bool) -> io::Result<
             .collect(),
         summary: summary(&snap.summary()),
         errors: clikit::diag::errors(&snap.diagnostics()),
+        missing_nodes: snap
+            .missing
+            .iter()
+            .map(|(node, reason)| JMissing { node, reason })
+            .collect(),
     };
     serde_json::to_writer(&mut *out, &doc)?;
     writeln!(out)

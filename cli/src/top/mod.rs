@@ -3,6 +3,7 @@
 
 mod columns;
 mod console;
+mod fleet;
 mod json;
 mod keys;
 mod text;
@@ -74,6 +75,29 @@ pub struct TopArgs {
     /// One JSON document per snapshot (one per line).
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub cluster: crate::cluster::ClusterArgs,
+}
+
+/// Where refreshes come from: this node's files ([`Reader`]), or every node's
+/// ([`fleet::ClusterFeed`]).
+pub trait Feed: Send + 'static {
+    /// The next snapshot, with the waiters' ages (as [`Reader::take`]).
+    fn take(
+        &mut self,
+        sel: &Selection,
+        track: bool,
+    ) -> io::Result<(Snapshot, HashMap<WaiterKey, WaitAge>)>;
+}
+
+impl Feed for Reader {
+    fn take(
+        &mut self,
+        sel: &Selection,
+        track: bool,
+    ) -> io::Result<(Snapshot, HashMap<WaiterKey, WaitAge>)> {
+        Reader::take(self, sel, track)
+    }
 }
 
 fn parse_type(s: &str) -> Result<GlockType, String> {
@@ -109,7 +133,16 @@ pub fn pause(delay: f64, read_time: Duration) -> Duration {
 }
 
 pub fn run(args: &TopArgs, color: clikit::Color) -> io::Result<()> {
-    let paint = color.stdout();
+    if args.cluster.on() {
+        if !args.paths.is_empty() {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "--cluster and --nodes read every node's live files: give no paths",
+            ));
+        }
+        let feed = fleet::ClusterFeed::start(args)?;
+        return show(feed, args, color, true);
+    }
     let (paths, _unpacked) = inputs::unpack_tarballs(&args.paths)?;
     let others = inputs::other_tools(&paths, &args.paths)?;
     for l in &others.lacks {
@@ -132,10 +165,16 @@ pub fn run(args: &TopArgs, color: clikit::Color) -> io::Result<()> {
             "no glocks dump in these collections (see above for what they lack)",
         ));
     }
+    let live = args.follow || inputs.iter().all(|i| i.live);
+    show(Reader::with_sources(inputs, sources), args, color, live)
+}
+
+/// Shows the refreshes of `feed`: the console on a terminal, else text or JSON.
+fn show(mut feed: impl Feed, args: &TopArgs, color: clikit::Color, live: bool) -> io::Result<()> {
+    let paint = color.stdout();
     let stdout_tty = std::io::IsTerminal::is_terminal(&std::io::stdout());
     // The console reads its keys from stdin.
     let stdin_tty = std::io::IsTerminal::is_terminal(&std::io::stdin());
-    let live = args.follow || inputs.iter().all(|i| i.live);
     let console = stdout_tty && stdin_tty && !args.json && !args.plain && !args.once;
     let refresh = !args.once && live && (stdout_tty || args.count.is_some());
     let sel = Selection {
@@ -145,9 +184,8 @@ pub fn run(args: &TopArgs, color: clikit::Color) -> io::Result<()> {
         held: args.held,
         filter: args.filter.clone(),
     };
-    let mut reader = Reader::with_sources(inputs, sources);
     if console {
-        return console::run(reader, sel, args, refresh);
+        return console::run(feed, sel, args, refresh);
     }
     let count = if refresh {
         args.count.unwrap_or(u64::MAX)
@@ -157,7 +195,7 @@ pub fn run(args: &TopArgs, color: clikit::Color) -> io::Result<()> {
     let mut out = io::BufWriter::new(io::stdout().lock());
     let fields = columns::Field::chosen(&args.fields);
     for iteration in 1..=count {
-        let (snap, ages) = reader.take(&sel, true)?;
+        let (snap, ages) = feed.take(&sel, true)?;
         let verdicts = verdict::judge(&snap, &ages, args.stuck.stuck_after);
         let page = Page {
             snap: &snap,
@@ -179,6 +217,7 @@ pub fn run(args: &TopArgs, color: clikit::Color) -> io::Result<()> {
         for p in snap.ctx.nodes.iter().flat_map(|n| &n.problems) {
             eprintln!("glk: {p}");
         }
+        crate::cluster::report_missing(&snap.missing);
         if iteration < count {
             std::thread::sleep(pause(args.delay, snap.read_time));
         }

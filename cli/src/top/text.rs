@@ -210,6 +210,9 @@ fn glock(
     } else if g.waiter_count() > 0 {
         writeln!(out, "    waits for {}", v.blocker)?;
     }
+    for t in &v.elsewhere {
+        writeln!(out, "    {}", columns::held_there(snap, t))?;
+    }
     let node = snap.ctx.node(input);
     for f in node.open_files(g.id) {
         writeln!(out, "    open: pid {} fd {}", f.pid, f.fd)?;

@@ -1,0 +1,139 @@
+//! `glk top --cluster`: each refresh, every node's agent sends its glocks and the files
+//! beside them; they are written as a capture of one snapshot per node
+//! (`FS/NODE/glocks.0`, ...) into a private directory and read by the same [`Reader`]
+//! that reads several nodes' files, so that a waiter on one node is shown with the DLM
+//! locks that block it on the master and the holder on the node that holds it.
+
+use std::collections::HashMap;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use analysis::refresh::rank::Selection;
+use analysis::refresh::waits::{WaitAge, WaiterKey};
+use analysis::refresh::{Input, Reader, Snapshot};
+
+use super::{Feed, TopArgs};
+use crate::cluster::{self, Fleet};
+
+/// Every node's files, refreshed through their agents.
+pub struct ClusterFeed {
+    fleet: Fleet,
+    dir: tempfile::TempDir,
+    reader: Option<(Vec<Input>, Reader)>,
+    wait: Duration,
+}
+
+impl ClusterFeed {
+    /// Starts every node's agent (waiting for each to connect at most the connect
+    /// timeout plus the node timeout).
+    pub fn start(args: &TopArgs) -> io::Result<ClusterFeed> {
+        let c = &args.cluster;
+        let nodes = c.members()?;
+        let remote = c.remote()?;
+        let dir = tempfile::Builder::new().prefix("glk-top-").tempdir()?;
+        let fleet = Fleet::start(
+            remote,
+            nodes,
+            |n| {
+                let mut a = vec!["snapshot".to_string()];
+                a.extend(cluster::place_args(n, None, None));
+                a
+            },
+            Instant::now() + c.deadline(),
+        );
+        Ok(ClusterFeed {
+            fleet,
+            dir,
+            reader: None,
+            wait: Duration::from_secs_f64(c.node_timeout),
+        })
+    }
+
+    /// Writes this refresh's files of every node that answered, removes those of the
+    /// nodes that did not, and returns the glocks files and the missing nodes.
+    fn gather(&mut self) -> io::Result<(Vec<Input>, cluster::Missing)> {
+        let results = self.fleet.snapshots(Instant::now() + self.wait);
+        let mut missing = Vec::new();
+        for (slot, got) in self.fleet.slots.iter().zip(results) {
+            let name = crate::agent::dir_name(&slot.node.name);
+            remove_node(self.dir.path(), &name)?;
+            match got {
+                Ok(batch) => {
+                    ::cluster::session::write_batch(self.dir.path(), &batch.files)?;
+                    for p in batch.problems {
+                        eprintln!("glk: {}: {p}", slot.node);
+                    }
+                }
+                Err(why) => missing.push((slot.node.name.clone(), why)),
+            }
+        }
+        Ok((glocks_files(self.dir.path())?, missing))
+    }
+}
+
+impl Feed for ClusterFeed {
+    fn take(
+        &mut self,
+        sel: &Selection,
+        track: bool,
+    ) -> io::Result<(Snapshot, HashMap<WaiterKey, WaitAge>)> {
+        let start = Instant::now();
+        let (inputs, missing) = self.gather()?;
+        if inputs.is_empty() {
+            let why: Vec<String> = missing.iter().map(|(n, w)| format!("{n}: {w}")).collect();
+            return Err(io::Error::other(format!(
+                "no node answered ({})",
+                why.join("; ")
+            )));
+        }
+        // A node that comes or goes changes the inputs: the reader starts again (its
+        // waiters' ages start again too).
+        if self.reader.as_ref().is_none_or(|(i, _)| *i != inputs) {
+            self.reader = Some((inputs.clone(), Reader::new(inputs)));
+        }
+        let (_, reader) = self.reader.as_mut().expect("just set");
+        let (mut snap, ages) = reader.take(sel, track)?;
+        snap.read_time = start.elapsed();
+        snap.missing = missing;
+        // The private directory is gone after this refresh: the views name `FS/NODE/glocks.0`.
+        for i in &mut snap.inputs {
+            if let Ok(rel) = i.path.strip_prefix(self.dir.path()) {
+                i.path = rel.to_path_buf();
+            }
+        }
+        Ok((snap, ages))
+    }
+}
+
+/// Removes `NODE`'s directory under every filesystem's directory of `dir`.
+fn remove_node(dir: &Path, node: &str) -> io::Result<()> {
+    for fs in std::fs::read_dir(dir)?.flatten() {
+        let d = fs.path().join(node);
+        if d.is_dir() {
+            std::fs::remove_dir_all(&d)?;
+        }
+    }
+    Ok(())
+}
+
+/// Every `FS/NODE/glocks.0` below `dir`, sorted.
+fn glocks_files(dir: &Path) -> io::Result<Vec<Input>> {
+    let mut out: Vec<PathBuf> = Vec::new();
+    for fs in std::fs::read_dir(dir)?.flatten() {
+        let Ok(nodes) = std::fs::read_dir(fs.path()) else {
+            continue;
+        };
+        for n in nodes.flatten() {
+            let g = n.path().join("glocks.0");
+            if g.is_file() {
+                out.push(g);
+            }
+        }
+    }
+    out.sort();
+    Ok(out
+        .into_iter()
+        .map(|path| Input { path, live: true })
+        .collect())
+}

@@ -1,0 +1,545 @@
+//! Cluster mode over real ssh: one OpenSSH server per node on its own loopback address
+//! (`testdata::sshd`), each node's glk reading a debugfs-shaped copy of one node of a real
+//! two-node flock deadlock (6.12, `real/flock-deadlock-6.12/deadlock`), reached by
+//! `glk top|capture|stats --nodes` through the system's ssh client.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use testdata::sshd::{Host, Sshd};
+
+/// The fixture: node `n` (1 or 2) at snapshot 2, during the deadlock.
+fn fixture(n: u32, file: &str) -> PathBuf {
+    testdata::path(&format!("real/flock-deadlock-6.12/deadlock/n{n}/{file}.2"))
+}
+
+/// `ROOT/gfs2/lab:gfs/{glocks,glstats,glockfd}` and `ROOT/dlm/gfs_locks` of node `n`.
+fn fake_debugfs(root: &Path, n: u32) {
+    let fs = root.join("gfs2/lab:gfs");
+    std::fs::create_dir_all(&fs).unwrap();
+    std::fs::create_dir_all(root.join("dlm")).unwrap();
+    for f in ["glocks", "glstats", "glockfd"] {
+        std::fs::copy(fixture(n, f), fs.join(f)).unwrap();
+    }
+    std::fs::copy(fixture(n, "dlm_locks"), root.join("dlm/gfs_locks")).unwrap();
+}
+
+/// A node whose sessions read `root` as debugfs and say DLM node id `nodeid`.
+fn host(addr: &str, root: &Path, nodeid: u32) -> Host {
+    Host {
+        addr: addr.into(),
+        env: vec![
+            ("GLK_DEBUGFS".into(), root.display().to_string()),
+            ("GLK_NODEID".into(), nodeid.to_string()),
+        ],
+    }
+}
+
+/// The two fixture nodes as 127.0.0.2 (node 1) and 127.0.0.3 (node 2), with `more`
+/// hosts after them; None (said, and failing under CI) when sshd cannot run here.
+fn two_nodes(test: &str, dir: &Path, more: &[Host]) -> Option<Sshd> {
+    let mut hosts = Vec::new();
+    for n in 1..=2u32 {
+        let root = dir.join(format!("debugfs-n{n}"));
+        fake_debugfs(&root, n);
+        hosts.push(host(&format!("127.0.0.{}", n + 1), &root, n));
+    }
+    hosts.extend_from_slice(more);
+    match Sshd::start(&dir.join("ssh"), &hosts) {
+        Ok(s) => Some(s),
+        Err(why) => {
+            testdata::skip(test, &why);
+            None
+        }
+    }
+}
+
+/// `glk ARGS --ssh-config ... --remote-glk THIS`: the cluster options for `sshd`.
+fn glk(sshd: &Sshd, args: &[&str]) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_glk"));
+    c.args(args)
+        .arg("--ssh-config")
+        .arg(sshd.config())
+        .args([
+            "--remote-glk",
+            env!("CARGO_BIN_EXE_glk"),
+            "--connect-timeout",
+            "3",
+        ])
+        .stdin(Stdio::null());
+    c
+}
+
+fn output(mut c: Command) -> Output {
+    c.output().unwrap()
+}
+
+fn scratch() -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix("glk-cluster-")
+        .tempdir()
+        .unwrap()
+}
+
+/// The pids in a fixture's `ps` listing whose command line contains `what`.
+fn ps_pids(n: u32, what: &str) -> Vec<i64> {
+    let ps = std::fs::read_to_string(testdata::path(&format!(
+        "real/flock-deadlock-6.12/deadlock/ps-n{n}.txt"
+    )))
+    .unwrap();
+    ps.lines()
+        .filter(|l| l.contains(what))
+        .filter_map(|l| l.split_whitespace().next()?.parse().ok())
+        .collect()
+}
+
+#[test]
+fn top_names_the_holder_on_the_other_node() {
+    let t = scratch();
+    let Some(sshd) = two_nodes("top_names_the_holder_on_the_other_node", t.path(), &[]) else {
+        return;
+    };
+    let o = output(glk(
+        &sshd,
+        &["top", "--nodes", "127.0.0.2,127.0.0.3", "--once", "--json"],
+    ));
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(doc.get("missing_nodes").is_none(), "{doc}");
+    // Each node waits for the flock the other holds: the waiter's row names the holder
+    // there, by the pid that node's DLM and glockfd give, as its `ps` shows it.
+    let mut seen = Vec::new();
+    for g in doc["glocks"].as_array().unwrap() {
+        let Some(there) = g.get("held_elsewhere") else {
+            continue;
+        };
+        assert!(!g["waiters"].as_array().unwrap().is_empty(), "{g}");
+        let t = &there[0];
+        let (node, pid) = (t["node"].as_str().unwrap(), t["pid"].as_i64().unwrap());
+        let n = if node == "127.0.0.2" { 1 } else { 2 };
+        assert!(
+            ps_pids(n, "flock").contains(&pid),
+            "pid {pid} on {node} is no flock in ps"
+        );
+        assert_eq!(t["holder"]["state"], "EX");
+        assert!(
+            t["holder"]["caller"].as_str().unwrap().contains("flock"),
+            "{t}"
+        );
+        seen.push((g["glock"].as_str().unwrap().to_string(), node.to_string()));
+    }
+    seen.sort();
+    assert_eq!(
+        seen,
+        [
+            ("6/223a".to_string(), "127.0.0.2".to_string()),
+            ("6/223b".to_string(), "127.0.0.3".to_string())
+        ]
+    );
+    // The plain view says the same in words.
+    let o = output(glk(
+        &sshd,
+        &["top", "--nodes", "127.0.0.2,127.0.0.3", "--once"],
+    ));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains("held on 127.0.0.3 (node 2) by pid 243"),
+        "{text}"
+    );
+}
+
+/// A TCP port that accepts and then says nothing, as a paused VM's sshd does.
+fn silent_listener(addr: &str) -> (std::net::TcpListener, u16) {
+    let l = std::net::TcpListener::bind(format!("{addr}:0")).unwrap();
+    let port = l.local_addr().unwrap().port();
+    (l, port)
+}
+
+#[test]
+fn nodes_that_do_not_answer_are_named_and_never_waited_for() {
+    let t = scratch();
+    // 127.0.0.4: sshd up, but its glocks file never gives a byte (a read stuck in the
+    // kernel); 127.0.0.5: nothing listens.
+    let stuck = t.path().join("debugfs-stuck");
+    std::fs::create_dir_all(stuck.join("gfs2/lab:gfs")).unwrap();
+    let fifo = stuck.join("gfs2/lab:gfs/glocks");
+    assert!(Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    let more = [host("127.0.0.4", &stuck, 3)];
+    let Some(sshd) = two_nodes("nodes_that_do_not_answer_are_named", t.path(), &more) else {
+        return;
+    };
+    let start = Instant::now();
+    let o = output(glk(
+        &sshd,
+        &[
+            "top",
+            "--nodes",
+            "127.0.0.2,127.0.0.3,127.0.0.4,127.0.0.5",
+            "--node-timeout",
+            "3",
+            "--once",
+            "--json",
+        ],
+    ));
+    let took = start.elapsed();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let missing: Vec<(String, String)> = doc["missing_nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            (
+                m["node"].as_str().unwrap().into(),
+                m["reason"].as_str().unwrap().into(),
+            )
+        })
+        .collect();
+    assert_eq!(missing.len(), 2, "{missing:?}");
+    assert_eq!(missing[0].0, "127.0.0.4");
+    assert!(missing[0].1.starts_with("no answer within"), "{missing:?}");
+    assert_eq!(missing[1].0, "127.0.0.5");
+    assert!(missing[1].1.contains("Connection refused"), "{missing:?}");
+    // The two that answered are still merged.
+    assert_eq!(doc["sources"].as_array().unwrap().len(), 2);
+    // Connect timeout 3 s + node timeout 3 s at the start, then one refresh of 3 s.
+    assert!(took < Duration::from_secs(20), "took {took:?}");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("node 127.0.0.4 missing"), "{err}");
+    // A node whose sshd accepts and never speaks (a paused VM) is missing too.
+    let (_l, port) = silent_listener("127.0.0.6");
+    let cfg = t.path().join("silent_config");
+    std::fs::write(
+        &cfg,
+        format!(
+            "{}\nHost 127.0.0.6\n  Port {port}\n",
+            std::fs::read_to_string(sshd.config())
+                .unwrap()
+                .replace("Host *", "Host 127.0.0.2")
+        ),
+    )
+    .unwrap();
+    let start = Instant::now();
+    let mut c = Command::new(env!("CARGO_BIN_EXE_glk"));
+    c.args([
+        "stats",
+        "--nodes",
+        "127.0.0.6",
+        "--connect-timeout",
+        "2",
+        "--node-timeout",
+        "2",
+    ])
+    .arg("--ssh-config")
+    .arg(&cfg)
+    .stdin(Stdio::null());
+    let o = output(c);
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("node 127.0.0.6 missing"), "{err}");
+    assert!(
+        start.elapsed() < Duration::from_secs(15),
+        "{:?}",
+        start.elapsed()
+    );
+}
+
+#[test]
+fn capture_gathers_every_node_into_one_directory() {
+    let t = scratch();
+    let Some(sshd) = two_nodes("capture_gathers_every_node", t.path(), &[]) else {
+        return;
+    };
+    let out = t.path().join("capture");
+    let o = output(glk(
+        &sshd,
+        &[
+            "capture",
+            "--nodes",
+            "127.0.0.2,127.0.0.3,127.0.0.7",
+            "--count",
+            "2",
+            "--interval",
+            "0.5",
+            "-o",
+            out.to_str().unwrap(),
+        ],
+    ));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains("node 127.0.0.7 missing"), "{err}");
+    // Every node's files as that node's debugfs had them.
+    for n in 1..=2u32 {
+        let d = out.join(format!("127.0.0.{}", n + 1));
+        for snap in 0..2 {
+            assert_eq!(
+                std::fs::read(d.join(format!("glocks.{snap}"))).unwrap(),
+                std::fs::read(fixture(n, "glocks")).unwrap()
+            );
+        }
+        assert_eq!(
+            std::fs::read_to_string(d.join("nodeid")).unwrap().trim(),
+            n.to_string()
+        );
+        assert_eq!(
+            std::fs::read_to_string(d.join("node")).unwrap().trim(),
+            format!("127.0.0.{}", n + 1)
+        );
+    }
+    let manifest: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("cluster.json")).unwrap()).unwrap();
+    let nodes = manifest["nodes"].as_array().unwrap();
+    assert_eq!(nodes.len(), 3);
+    for n in &nodes[..2] {
+        assert_eq!(n["captured"], true);
+        let (lo, hi) = (
+            n["clock_offset"]["min_s"].as_f64().unwrap(),
+            n["clock_offset"]["max_s"].as_f64().unwrap(),
+        );
+        // One machine, one clock: the bound holds 0.
+        assert!(lo <= 0.0 && 0.0 <= hi, "{n}");
+    }
+    assert_eq!(nodes[2]["captured"], false);
+    // The cross-node deadlock is found in the gathered capture.
+    let o = Command::new(env!("CARGO_BIN_EXE_glk"))
+        .args(["doctor", "--json"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let f = common::find(&doc["findings"], "code", "GLK-DEADLOCK");
+    let title = f["title"].as_str().unwrap();
+    assert!(
+        title.contains("127.0.0.2") && title.contains("127.0.0.3"),
+        "{title}"
+    );
+    // A second capture into the same place is refused, not mixed in.
+    let o = output(glk(
+        &sshd,
+        &[
+            "capture",
+            "--nodes",
+            "127.0.0.2",
+            "--count",
+            "1",
+            "-o",
+            out.to_str().unwrap(),
+        ],
+    ));
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("there already"));
+}
+
+#[test]
+fn hostile_names_run_nothing() {
+    let t = scratch();
+    let Some(sshd) = two_nodes("hostile_names_run_nothing", t.path(), &[]) else {
+        return;
+    };
+    let marker = t.path().join("pwned");
+    // A node name that is an ssh option or a shell command is refused before ssh runs.
+    for bad in [
+        "-oProxyCommand=touch /tmp/x",
+        "n1;touch /tmp/x",
+        "$(touch /tmp/x)",
+    ] {
+        let o = output(glk(&sshd, &["top", "--once", &format!("--nodes={bad}")]));
+        assert!(!o.status.success(), "{bad}");
+        assert!(String::from_utf8_lossy(&o.stderr).contains("node"), "{bad}");
+    }
+    // A filesystem name reaches the remote glk as one inert word.
+    let fs = format!(
+        "x; touch {}; $(touch {})",
+        marker.display(),
+        marker.display()
+    );
+    let out = t.path().join("c");
+    let o = output(glk(
+        &sshd,
+        &[
+            "capture",
+            "--nodes",
+            "127.0.0.2",
+            "--count",
+            "1",
+            "--fs",
+            &fs,
+            "-o",
+            out.to_str().unwrap(),
+        ],
+    ));
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("x; touch"), "{err}");
+    assert!(!marker.exists(), "the remote shell ran a word of --fs");
+}
+
+/// A stand-in remote glk: a shell script.
+fn script(dir: &Path, name: &str, body: &str) -> String {
+    let p = dir.join(name);
+    std::fs::write(&p, format!("#!/bin/sh\n{body}\n")).unwrap();
+    assert!(Command::new("chmod")
+        .arg("755")
+        .arg(&p)
+        .status()
+        .unwrap()
+        .success());
+    p.display().to_string()
+}
+
+#[test]
+fn a_missing_older_or_newer_glk_is_named_with_what_to_install() {
+    let t = scratch();
+    let Some(sshd) = two_nodes("a_missing_older_or_newer_glk", t.path(), &[]) else {
+        return;
+    };
+    let older = script(
+        t.path(),
+        "old-glk",
+        "echo \"error: unrecognized subcommand 'agent'\" >&2; exit 2",
+    );
+    let newer = script(
+        t.path(),
+        "new-glk",
+        r#"echo '{"glk_agent":99,"version":"9.0.0","host":"n","nodeid":null,"time":0}'; sleep 1"#,
+    );
+    for (remote, want) in [
+        ("/nonexistent/glk", "glk is not installed there"),
+        (older.as_str(), "no agent of this version: install glk"),
+        (newer.as_str(), "speaks protocol 99"),
+    ] {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_glk"));
+        c.args(["top", "--once", "--json", "--nodes", "127.0.0.2,127.0.0.3"])
+            .arg("--ssh-config")
+            .arg(sshd.config())
+            .args(["--remote-glk", remote])
+            .stdin(Stdio::null());
+        let o = output(c);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success(), "{remote}");
+        assert!(err.contains(want), "{remote}: {err}");
+    }
+    // --sudo: the agent runs through `sudo -n` (root may, without a password). sudo
+    // resets the environment, so the stand-in glk says where it ran and gives the
+    // node's debugfs again.
+    if Path::new("/usr/bin/sudo").exists() {
+        let said = t.path().join("sudo-said");
+        let through = script(
+            t.path(),
+            "sudo-glk",
+            &format!(
+                "echo \"$SUDO_USER:$SUDO_COMMAND\" > {}\nGLK_DEBUGFS={} exec {} \"$@\"",
+                said.display(),
+                t.path().join("debugfs-n1").display(),
+                env!("CARGO_BIN_EXE_glk")
+            ),
+        );
+        let mut c = Command::new(env!("CARGO_BIN_EXE_glk"));
+        c.args(["top", "--once", "--json", "--sudo", "--nodes", "127.0.0.2"])
+            .arg("--ssh-config")
+            .arg(sshd.config())
+            .args(["--remote-glk", &through])
+            .stdin(Stdio::null());
+        let o = output(c);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let said = std::fs::read_to_string(said).unwrap();
+        assert!(
+            said.starts_with(&format!("root:{through} agent snapshot --name 127.0.0.2")),
+            "{said}"
+        );
+    } else {
+        testdata::skip(
+            "a_missing_older_or_newer_glk (--sudo)",
+            "sudo is not installed",
+        );
+    }
+}
+
+/// tracefs's directory, when mounted.
+fn tracefs() -> Option<PathBuf> {
+    let m = std::fs::read_to_string("/proc/self/mounts").ok()?;
+    m.lines()
+        .find(|l| l.split(' ').nth(2) == Some("tracefs"))
+        .map(|l| PathBuf::from(l.split(' ').nth(1).unwrap()))
+}
+
+/// The private instances glk made (`glk-PID`).
+fn glk_instances(t: &Path) -> Vec<String> {
+    std::fs::read_dir(t.join("instances"))
+        .map(|rd| {
+            rd.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.starts_with("glk-"))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn a_dropped_connection_leaves_the_node_tracefs_as_it_was() {
+    const T: &str = "a_dropped_connection_leaves_the_node_tracefs_as_it_was";
+    let t = scratch();
+    let Some(sshd) = two_nodes(T, t.path(), &[]) else {
+        return;
+    };
+    let Some(tfs) = tracefs().filter(|t| t.join("instances").is_dir()) else {
+        testdata::skip(T, "tracefs is not mounted");
+        return;
+    };
+    let before = glk_instances(&tfs);
+    let out = t.path().join("c");
+    let mut child = glk(
+        &sshd,
+        &[
+            "capture",
+            "--nodes",
+            "127.0.0.2",
+            "--count",
+            "1",
+            "--trace",
+            "60",
+            "--trace-events",
+            "sched:sched_process_exec",
+            "-o",
+            out.to_str().unwrap(),
+        ],
+    )
+    .stderr(Stdio::null())
+    .spawn()
+    .unwrap();
+    // The remote agent's instance appears...
+    let until = Instant::now() + Duration::from_secs(20);
+    let mut made = Vec::new();
+    while Instant::now() < until && made.is_empty() {
+        made = glk_instances(&tfs)
+            .into_iter()
+            .filter(|i| !before.contains(i))
+            .collect();
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(!made.is_empty(), "no tracefs instance appeared");
+    // ...and goes when the glk that asked for it is killed (its ssh sees its input end).
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let until = Instant::now() + Duration::from_secs(20);
+    while Instant::now() < until && glk_instances(&tfs).iter().any(|i| made.contains(i)) {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(
+        !glk_instances(&tfs).iter().any(|i| made.contains(i)),
+        "instance {made:?} left behind"
+    );
+}

@@ -1,0 +1,484 @@
+//! One `glk agent` per node: started through the system's OpenSSH client (or directly on
+//! this node), its stream read on a thread of its own, and every wait bounded by a
+//! deadline, so that a node that is down, fenced, stuck in D state reading debugfs, or
+//! whose ssh asks for a password is named with the reason and never waited for.
+
+use std::io::{self, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use crate::nodes::Node;
+use crate::protocol::{self, Hello, Received};
+use crate::quote;
+
+/// How glk reaches the other nodes.
+#[derive(Debug, Clone)]
+pub struct Remote {
+    /// The ssh client (`ssh`, from PATH).
+    pub ssh: PathBuf,
+    /// An ssh configuration file to use instead of the user's (`-F`).
+    pub config: Option<PathBuf>,
+    /// Seconds ssh may take to connect.
+    pub connect_timeout: u32,
+    /// Run the remote glk through `sudo -n` (an unprivileged login).
+    pub sudo: bool,
+    /// The glk program on the other nodes.
+    pub glk: String,
+    /// This glk, which runs the agent of this node.
+    pub this_glk: PathBuf,
+    /// This glk's version, which the others should have.
+    pub version: String,
+}
+
+impl Remote {
+    /// The command that runs `glk agent ARGS` on `node`. On another node that is ssh with
+    /// BatchMode (no password or host-key question can stall it), a connect timeout and
+    /// keep-alives, `--` before the destination, and a remote command line whose every
+    /// word is quoted ([`quote::command_line`]); on this node, this glk itself.
+    pub fn command(&self, node: &Node, agent_args: &[String]) -> Command {
+        if node.local {
+            let mut c = Command::new(&self.this_glk);
+            c.arg("agent").args(agent_args);
+            return c;
+        }
+        let mut words: Vec<&str> = Vec::new();
+        if self.sudo {
+            words.extend(["sudo", "-n", "--"]);
+        }
+        words.push(&self.glk);
+        words.push("agent");
+        words.extend(agent_args.iter().map(String::as_str));
+        let mut c = Command::new(&self.ssh);
+        if let Some(cfg) = &self.config {
+            c.arg("-F").arg(cfg);
+        }
+        c.args(["-T", "-o", "BatchMode=yes"])
+            .arg("-o")
+            .arg(format!("ConnectTimeout={}", self.connect_timeout.max(1)))
+            .args(["-o", "ServerAliveInterval=5", "-o", "ServerAliveCountMax=3"])
+            .arg("--")
+            .arg(&node.host)
+            .arg(quote::command_line(&words));
+        c
+    }
+}
+
+/// What the stream thread saw.
+enum Event {
+    Hello(Hello),
+    Frame(Received),
+    /// The stream ended (None) or broke (Some: why).
+    Closed(Option<String>),
+}
+
+/// One node's agent.
+pub struct Session {
+    /// The node.
+    pub node: Node,
+    /// Its hello, once read.
+    pub hello: Option<Hello>,
+    child: Child,
+    stdin: Option<ChildStdin>,
+    events: Receiver<Event>,
+    stderr: Arc<Mutex<Vec<u8>>>,
+    version: String,
+    /// Snapshot ends still due from requests whose deadline passed.
+    stale: u32,
+    closed: Option<String>,
+}
+
+/// One snapshot's files, as the agent sent them.
+#[derive(Debug, Default)]
+pub struct Batch {
+    /// Each file's relative path and content, in order.
+    pub files: Vec<(PathBuf, Vec<u8>)>,
+    /// What the agent could not do.
+    pub problems: Vec<String>,
+    /// The agent's clock at the end.
+    pub end_time: f64,
+}
+
+/// The most of a remote standard error kept.
+const STDERR_KEEP: usize = 16 << 10;
+
+impl Session {
+    /// Starts `glk agent ARGS` on `node`.
+    pub fn start(remote: &Remote, node: &Node, agent_args: &[String]) -> io::Result<Session> {
+        let mut child = remote
+            .command(node, agent_args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| {
+                let prog = if node.local {
+                    &remote.this_glk
+                } else {
+                    &remote.ssh
+                };
+                io::Error::new(e.kind(), format!("{}: {e}", prog.display()))
+            })?;
+        let stdout = child.stdout.take().expect("piped");
+        let mut err = child.stderr.take().expect("piped");
+        let stderr = Arc::new(Mutex::new(Vec::new()));
+        let keep = stderr.clone();
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = err.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                let mut k = keep.lock().unwrap_or_else(|p| p.into_inner());
+                if k.len() < STDERR_KEEP {
+                    k.extend_from_slice(&buf[..n]);
+                }
+            }
+        });
+        let (tx, events) = mpsc::channel();
+        std::thread::spawn(move || read_stream(stdout, &tx));
+        Ok(Session {
+            node: node.clone(),
+            hello: None,
+            stdin: child.stdin.take(),
+            child,
+            events,
+            stderr,
+            version: remote.version.clone(),
+            stale: 0,
+            closed: None,
+        })
+    }
+
+    /// Waits until `deadline` for the agent's hello. Err: why the node is missing.
+    pub fn wait_hello(&mut self, deadline: Instant) -> Result<&Hello, String> {
+        if self.hello.is_none() {
+            match self.next(deadline)? {
+                Event::Hello(h) => self.hello = Some(h),
+                _ => return Err(self.why("no hello")),
+            }
+        }
+        Ok(self.hello.as_ref().expect("just set"))
+    }
+
+    /// Sends one request line (`snapshot`) to the agent.
+    pub fn request(&mut self, line: &str) -> Result<(), String> {
+        let Some(stdin) = self.stdin.as_mut() else {
+            return Err("its agent's input is closed".into());
+        };
+        match stdin
+            .write_all(line.as_bytes())
+            .and_then(|()| stdin.write_all(b"\n"))
+            .and_then(|()| stdin.flush())
+        {
+            Ok(()) => Ok(()),
+            Err(_) => Err(self.why("the connection closed")),
+        }
+    }
+
+    /// Reads one batch of files (up to the end frame) until `deadline`. A batch not
+    /// complete by then is abandoned: its frames are skipped when they come later.
+    pub fn batch(&mut self, deadline: Instant) -> Result<Batch, String> {
+        let mut b = Batch::default();
+        loop {
+            match self.next(deadline) {
+                Ok(Event::Frame(Received::End(t))) if self.stale > 0 => {
+                    let _ = t;
+                    self.stale -= 1;
+                    b = Batch::default();
+                }
+                Ok(Event::Frame(_)) if self.stale > 0 => {}
+                Ok(Event::Frame(Received::File(p, d, append))) => match b.files.last_mut() {
+                    Some((last, data)) if append && *last == p => data.extend_from_slice(&d),
+                    _ if append => {
+                        return Err(format!(
+                            "its agent continued a file it had not started: {}",
+                            p.display()
+                        ))
+                    }
+                    _ => b.files.push((p, d)),
+                },
+                Ok(Event::Frame(Received::Problem(t))) => b.problems.push(t),
+                Ok(Event::Frame(Received::End(t))) => {
+                    b.end_time = t;
+                    return Ok(b);
+                }
+                Ok(Event::Hello(_)) => return Err("its agent said hello twice".into()),
+                Ok(Event::Closed(_)) => unreachable!("next turns Closed into Err"),
+                Err(e) => {
+                    if e.starts_with("no answer") {
+                        self.stale += 1;
+                    }
+                    return Err(e);
+                }
+            }
+        }
+    }
+
+    /// True once the agent's stream has ended.
+    pub fn is_closed(&self) -> bool {
+        self.closed.is_some()
+    }
+
+    /// The next event before `deadline`. Err: why nothing came.
+    fn next(&mut self, deadline: Instant) -> Result<Event, String> {
+        if let Some(why) = &self.closed {
+            return Err(why.clone());
+        }
+        let left = deadline.saturating_duration_since(Instant::now());
+        match self.events.recv_timeout(left) {
+            Ok(Event::Closed(broke)) => {
+                let why = match broke {
+                    Some(b) => format!("{}: {b}", self.why("its stream broke")),
+                    None => self.why("the connection closed"),
+                };
+                self.closed = Some(why.clone());
+                Err(why)
+            }
+            Ok(e) => Ok(e),
+            Err(RecvTimeoutError::Timeout) => Err(format!(
+                "no answer within {:.0} s (the node down or paused, its debugfs read stuck, \
+                 or ssh still connecting)",
+                left.as_secs_f64().max(1.0)
+            )),
+            Err(RecvTimeoutError::Disconnected) => Err(self.why("the connection closed")),
+        }
+    }
+
+    /// Why the agent is gone: its exit status (waited for a moment) and standard error,
+    /// in words with what to do; `what` when nothing says more.
+    fn why(&mut self, what: &str) -> String {
+        let status = wait_a_moment(&mut self.child, Duration::from_secs(2));
+        // The stderr thread may still be copying the last bytes.
+        std::thread::sleep(Duration::from_millis(20));
+        let err = self
+            .stderr
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        explain(
+            status,
+            &String::from_utf8_lossy(&err),
+            &self.version,
+            self.node.local,
+            what,
+        )
+    }
+
+    /// Ends the session: closes the agent's input (an agent stops at its end, restoring
+    /// anything it changed), then kills what is left after `grace`.
+    pub fn finish(mut self, grace: Duration) {
+        self.stdin = None;
+        if wait_a_moment(&mut self.child, grace).is_none() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        self.stdin = None;
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+/// The child's exit status if it ends within `within`.
+fn wait_a_moment(child: &mut Child, within: Duration) -> Option<ExitStatus> {
+    let until = Instant::now() + within;
+    loop {
+        match child.try_wait() {
+            Ok(Some(s)) => return Some(s),
+            Ok(None) if Instant::now() < until => std::thread::sleep(Duration::from_millis(10)),
+            _ => return None,
+        }
+    }
+}
+
+/// Reads the hello, then frames, into `tx`, until the stream ends or breaks.
+fn read_stream(stdout: impl Read, tx: &mpsc::Sender<Event>) {
+    let mut r = BufReader::with_capacity(1 << 20, stdout);
+    match protocol::read_hello(&mut r) {
+        Ok(Some(h)) => {
+            if tx.send(Event::Hello(h)).is_err() {
+                return;
+            }
+        }
+        Ok(None) => {
+            let _ = tx.send(Event::Closed(None));
+            return;
+        }
+        Err(e) => {
+            let _ = tx.send(Event::Closed(Some(e.to_string())));
+            return;
+        }
+    }
+    loop {
+        let ev = match protocol::read_frame(&mut r) {
+            Ok(Some(f)) => Event::Frame(f),
+            Ok(None) => Event::Closed(None),
+            Err(e) => Event::Closed(Some(e.to_string())),
+        };
+        let end = matches!(ev, Event::Closed(_));
+        if tx.send(ev).is_err() || end {
+            return;
+        }
+    }
+}
+
+/// The last line of `stderr` that says something, quoted.
+fn last_words(stderr: &str) -> Option<String> {
+    stderr
+        .lines()
+        .rev()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .map(|l| glockparse::quote::quote(l.as_bytes(), 200))
+}
+
+/// Why an agent ended, in words with what to do.
+pub fn explain(
+    status: Option<ExitStatus>,
+    stderr: &str,
+    version: &str,
+    local: bool,
+    what: &str,
+) -> String {
+    let code = status.and_then(|s| s.code());
+    let words = last_words(stderr);
+    let has = |s: &str| stderr.contains(s);
+    if has("unrecognized subcommand") || has("unexpected argument") {
+        return format!("its glk has no agent of this version: install glk {version} there");
+    }
+    if has("sudo: a password is required") || has("sudo: a terminal is required") {
+        return "sudo asks for a password there: allow the login to run glk with NOPASSWD \
+                in sudoers, or log in as root"
+            .into();
+    }
+    if code == Some(127) || has("command not found") || has("glk: not found") {
+        return format!(
+            "glk is not installed there: install glk {version} (or give its path with \
+             --remote-glk)"
+        );
+    }
+    if code == Some(255) && !local {
+        let w = words.unwrap_or_else(|| "ssh failed".into());
+        let w = w.strip_prefix("ssh: ").unwrap_or(&w);
+        let hint = if has("Host key verification failed") {
+            " (its host key is not in known_hosts: connect once with ssh to check and add it)"
+        } else if has("Permission denied") {
+            " (ssh runs in BatchMode and asks no password: give the login your key or agent)"
+        } else {
+            ""
+        };
+        return format!("ssh: {w}{hint}");
+    }
+    match (code, words) {
+        (Some(c), Some(w)) => format!("its agent ended with status {c}: {w}"),
+        (Some(c), None) => format!("its agent ended with status {c}"),
+        (None, Some(w)) => format!("{what}: {w}"),
+        (None, None) => what.to_string(),
+    }
+}
+
+/// Writes a batch's files below `dir` (each path already checked by
+/// [`protocol::safe_path`]).
+pub fn write_batch(dir: &Path, files: &[(PathBuf, Vec<u8>)]) -> io::Result<()> {
+    for (rel, data) in files {
+        let to = dir.join(rel);
+        if let Some(parent) = to.parent() {
+            std::fs::create_dir_all(parent)?;
+        }
+        std::fs::write(&to, data)
+            .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", to.display())))?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::process::ExitStatusExt;
+
+    fn remote() -> Remote {
+        Remote {
+            ssh: "ssh".into(),
+            config: None,
+            connect_timeout: 5,
+            sudo: true,
+            glk: "/opt/glk bin/glk".into(),
+            this_glk: "/usr/bin/glk".into(),
+            version: "0.1.0".into(),
+        }
+    }
+
+    #[test]
+    fn the_ssh_command_is_batch_mode_and_quoted() {
+        let node = Node::new("root@n2", "n1").unwrap();
+        let c = remote().command(&node, &["snapshot".into(), "--fs".into(), "a b;c".into()]);
+        let args: Vec<String> = c
+            .get_args()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(c.get_program(), "ssh");
+        let dash = args.iter().position(|a| a == "--").unwrap();
+        assert!(args[..dash].contains(&"BatchMode=yes".to_string()));
+        assert!(args[..dash].contains(&"ConnectTimeout=5".to_string()));
+        assert_eq!(
+            &args[dash + 1..],
+            [
+                "root@n2",
+                "sudo -n -- '/opt/glk bin/glk' agent snapshot --fs 'a b;c'"
+            ]
+        );
+        let here = Node::new("n1", "n1").unwrap();
+        let c = remote().command(&here, &["snapshot".into()]);
+        assert_eq!(c.get_program(), "/usr/bin/glk");
+    }
+
+    #[test]
+    fn failures_say_what_to_do() {
+        let st = |c: i32| Some(ExitStatus::from_raw(c << 8));
+        let e = explain(
+            st(255),
+            "ssh: connect to host n2 port 22: Connection refused\r\n",
+            "0.1.0",
+            false,
+            "x",
+        );
+        assert_eq!(e, "ssh: connect to host n2 port 22: Connection refused");
+        let e = explain(
+            st(255),
+            "root@n2: Permission denied (publickey).\n",
+            "0.1.0",
+            false,
+            "x",
+        );
+        assert!(e.contains("BatchMode"), "{e}");
+        let e = explain(
+            st(127),
+            "bash: line 1: glk: command not found\n",
+            "0.1.0",
+            false,
+            "x",
+        );
+        assert!(e.contains("install glk 0.1.0"), "{e}");
+        let e = explain(
+            st(2),
+            "error: unrecognized subcommand 'agent'\n",
+            "0.1.0",
+            false,
+            "x",
+        );
+        assert!(e.contains("no agent"), "{e}");
+        let e = explain(st(1), "sudo: a password is required\n", "0.1.0", false, "x");
+        assert!(e.contains("NOPASSWD"), "{e}");
+        let e = explain(st(1), "glk agent: \x1b[31mboom\n", "0.1.0", false, "x");
+        assert!(e.contains("\\x1b[31mboom"), "{e}");
+    }
+}
