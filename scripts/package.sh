@@ -229,6 +229,8 @@ deb() {
         echo "Maintainer: glk developers <glk@example.invalid>"
         echo "Installed-Size: $(du -sk --exclude=DEBIAN "$root" | cut -f1)"
         echo "Depends: $deps${relations:+, $relations}"
+        # Cluster mode (--cluster, --nodes) reaches the other nodes with the system's ssh.
+        [ "$name" = glk ] && echo "Recommends: openssh-client"
         [ "$name" = glk ] && echo "Suggests: glk-engine"
         echo "Section: admin"
         echo "Priority: optional"
@@ -274,6 +276,7 @@ License: $licence
 URL: https://example.invalid/glk
 AutoReqProv: yes
 ${relations:+Requires: $relations}
+$([ "$name" = glk ] && echo "Recommends: openssh-clients")
 %description
 $summary
 %install

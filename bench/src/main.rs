@@ -11,9 +11,11 @@
 //! bench analyze [--capture dlm2-6.1] [--nodes 2] [--copies 10] [--runs 3] [--python] [--against OLD]   # glk analyze at scale
 //! bench instructions [--glocks 100000]  # callgrind instruction counts of top and trace
 //! bench exporter [--glocks 1000000] [--scrapers 50] [--secs 60] [--min-interval 5]  # scrape load
+//! bench cluster [--nodes 16] [--glocks 100000] [--refreshes 5]  # cluster mode over sshd (root)
 //! ```
 
 mod analyze;
+mod cluster;
 mod export;
 mod exporter;
 mod gen;
@@ -25,7 +27,7 @@ use std::path::{Path, PathBuf};
 
 fn usage() -> ! {
     eprintln!(
-        "usage: bench gen-glocks --glocks N --out FILE\n       bench top [--glocks N] [--file FILE] [--glk PATH]\n       bench trace [--copies N] [--glk PATH]\n       bench live [--rate N] [--secs S] [--glk PATH]\n       bench export [--copies N]\n       bench analyze [--capture NAME] [--nodes N] [--copies N] [--runs N] [--python] [--glk PATH] [--against PATH]\n       bench instructions [--glocks N] [--glk PATH]\n       bench exporter [--glocks N] [--scrapers N] [--secs S] [--min-interval S] [--glk PATH]"
+        "usage: bench gen-glocks --glocks N --out FILE\n       bench top [--glocks N] [--file FILE] [--glk PATH]\n       bench trace [--copies N] [--glk PATH]\n       bench live [--rate N] [--secs S] [--glk PATH]\n       bench export [--copies N]\n       bench analyze [--capture NAME] [--nodes N] [--copies N] [--runs N] [--python] [--glk PATH] [--against PATH]\n       bench instructions [--glocks N] [--glk PATH]\n       bench exporter [--glocks N] [--scrapers N] [--secs S] [--min-interval S] [--glk PATH]\n       bench cluster [--nodes N] [--glocks N] [--refreshes N] [--glk PATH]"
     );
     std::process::exit(2)
 }
@@ -144,6 +146,19 @@ fn main() -> std::io::Result<()> {
                 scrapers: num("--scrapers", 50.0) as usize,
                 secs: num("--secs", 60.0),
                 min_interval: num("--min-interval", 5.0),
+            })?;
+        }
+        Some("cluster") => {
+            let num = |name: &str, default: usize| {
+                arg(&args, name).map_or(default, |s| s.parse().unwrap_or_else(|_| usage()))
+            };
+            let generated = glocks_file(num("--glocks", 100_000) as u64)?;
+            let glk = arg(&args, "--glk").map_or_else(sibling_glk, PathBuf::from);
+            cluster::run(&cluster::Setup {
+                glk: &std::fs::canonicalize(glk)?,
+                nodes: num("--nodes", 16),
+                generated: &generated,
+                refreshes: num("--refreshes", 5),
             })?;
         }
         _ => usage(),

@@ -131,7 +131,14 @@ pub fn run_tool(cmd: &[&str], within: std::time::Duration) -> io::Result<Option<
     while child.try_wait()?.is_none() {
         if Instant::now() >= due {
             let _ = child.kill();
-            let _ = child.wait();
+            // Reaped if it dies at once; one stuck in uninterruptible sleep is left to
+            // the system rather than waited for.
+            for _ in 0..100 {
+                if !matches!(child.try_wait(), Ok(None)) {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(10));
+            }
             return Err(io::Error::new(
                 io::ErrorKind::TimedOut,
                 format!(
@@ -142,6 +149,18 @@ pub fn run_tool(cmd: &[&str], within: std::time::Duration) -> io::Result<Option<
             ));
         }
         std::thread::sleep(Duration::from_millis(10));
+    }
+    // The output ends with the tool, unless something it started keeps the pipe open:
+    // then what came so far.
+    let until = Instant::now() + Duration::from_secs(1);
+    while !reader.is_finished() && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    if !reader.is_finished() {
+        return Err(io::Error::new(
+            io::ErrorKind::TimedOut,
+            format!("`{}` ended but its output did not", cmd.join(" ")),
+        ));
     }
     let text = reader.join().unwrap_or_default();
     Ok(Some(String::from_utf8_lossy(&text).into_owned()))

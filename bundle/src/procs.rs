@@ -101,6 +101,41 @@ fn unescape(s: &str) -> Option<String> {
     Some(out)
 }
 
+/// Every task of this node, read from /proc. Tasks that end while being read are left
+/// out; the kernel stack is read for tasks in uninterruptible sleep (root only).
+pub fn this_node() -> Vec<Task> {
+    let mut out = Vec::new();
+    let Ok(all) = procfs::process::all_processes() else {
+        return out;
+    };
+    for p in all.flatten() {
+        let Ok(tasks) = p.tasks() else { continue };
+        for t in tasks.flatten() {
+            let Ok(st) = t.stat() else { continue };
+            let dir = format!("/proc/{}/task/{}", t.pid, t.tid);
+            let read = |f: &str| std::fs::read_to_string(format!("{dir}/{f}")).unwrap_or_default();
+            let stack = if st.state == 'D' {
+                read("stack").lines().map(str::to_string).collect()
+            } else {
+                Vec::new()
+            };
+            out.push(Task {
+                tid: i64::from(t.tid),
+                tgid: i64::from(t.pid),
+                ppid: i64::from(st.ppid),
+                pgid: i64::from(st.pgrp),
+                sid: i64::from(st.session),
+                state: st.state,
+                wchan: read("wchan").trim().to_string(),
+                comm: st.comm,
+                stack,
+                line: 0,
+            });
+        }
+    }
+    out
+}
+
 /// Writes tasks in the `procs.N` format.
 pub fn write(w: &mut impl Write, tasks: &[Task]) -> io::Result<()> {
     writeln!(w, "{HEADER}")?;

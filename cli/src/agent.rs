@@ -140,7 +140,7 @@ fn serve_snapshots(w: &Where, out: &mut impl Write) -> io::Result<()> {
 }
 
 /// One snapshot of every filesystem: `FS/NODE/` with `time.0`, `glocks.0`, `glstats.0`,
-/// `glockfd.0`, `sbstats.0`, `dlm_locks.0`, `plocks.0`, `node` and `nodeid`, as glk capture names
+/// `glockfd.0`, `sbstats.0`, `dlm_locks.0`, `plocks.0`, `procs.0`, `node` and `nodeid`, as glk capture names
 /// them.
 fn snapshot(w: &Where, root: &Path, out: &mut impl Write) -> io::Result<()> {
     let fss = match bundle::live::filesystems(root, w.fs.as_deref()) {
@@ -149,6 +149,10 @@ fn snapshot(w: &Where, root: &Path, out: &mut impl Write) -> io::Result<()> {
     };
     let node = dir_name(&w.name);
     let id = nodeid();
+    // The node's tasks, once for every filesystem: the commands of the processes that
+    // hold GL_NOPID flocks, which the glocks file does not name.
+    let mut procs = Vec::new();
+    bundle::procs::write(&mut procs, &bundle::procs::this_node())?;
     for fs in &fss {
         let base = format!("{}/{node}", fs.table.replace(':', "_"));
         let time = clikit::fmt::unix_secs(SystemTime::now());
@@ -165,7 +169,13 @@ fn snapshot(w: &Where, root: &Path, out: &mut impl Write) -> io::Result<()> {
             ("sbstats.0", fs.dir.join("sbstats")),
             ("dlm_locks.0", dlm),
         ] {
-            match std::fs::read(&path) {
+            let read = if name == "glockfd.0" {
+                // One read and no second: see glockparse::glockfd::read_path.
+                glockparse::glockfd::read_path(&path)
+            } else {
+                read_whole(&path)
+            };
+            match read {
                 Ok(data) => protocol::write_file(out, &format!("{base}/{name}"), &data)?,
                 Err(e) if e.kind() == io::ErrorKind::NotFound && name != "glocks.0" => {}
                 Err(e) => problem(out, format!("{}: {e}", path.display()))?,
@@ -179,6 +189,7 @@ fn snapshot(w: &Where, root: &Path, out: &mut impl Write) -> io::Result<()> {
             Ok(None) => {}
             Err(e) => problem(out, format!("dlm_tool plocks {}: {e}", fs.lockspace))?,
         }
+        protocol::write_file(out, &format!("{base}/procs.0"), &procs)?;
         protocol::write_file(
             out,
             &format!("{base}/node"),
@@ -189,6 +200,22 @@ fn snapshot(w: &Where, root: &Path, out: &mut impl Write) -> io::Result<()> {
         }
     }
     Ok(())
+}
+
+/// Reads a file whole in reads of 1 MiB (a debugfs file reports size 0: no tiny first
+/// probe, and few calls into the kernel's seq_file).
+fn read_whole(path: &Path) -> io::Result<Vec<u8>> {
+    let mut f = std::fs::File::open(path)?;
+    let mut out = Vec::new();
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        match io::Read::read(&mut f, &mut buf) {
+            Ok(0) => return Ok(out),
+            Ok(n) => out.extend_from_slice(&buf[..n]),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
 }
 
 fn problem(out: &mut impl Write, text: String) -> io::Result<()> {

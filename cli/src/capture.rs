@@ -83,9 +83,15 @@ fn snapshot(fs: &Filesystem, root: &Path, out: &Path, n: u32) -> io::Result<Inst
                 taken = Instant::now();
                 std::fs::write(to, format!("{t:.9}\n"))?;
             }
-            FileKind::Glocks | FileKind::Glstats | FileKind::Sbstats | FileKind::Glockfd => {
+            FileKind::Glocks | FileKind::Glstats | FileKind::Sbstats => {
                 copy(&fs.dir.join(kind.name()), &to)?;
             }
+            // One read and no second: see glockparse::glockfd::read_path.
+            FileKind::Glockfd => match glockparse::glockfd::read_path(&fs.dir.join("glockfd")) {
+                Ok(bytes) => std::fs::write(to, bytes)?,
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+                Err(e) => return Err(io::Error::new(e.kind(), format!("glockfd: {e}"))),
+            },
             FileKind::DlmLocks => {
                 copy(&dlm.join(format!("{}_locks", fs.lockspace)), &to)?;
             }
@@ -186,41 +192,6 @@ fn cluster_state() -> String {
             Ok(None) => {}
             Ok(Some(text)) => out.push_str(&format!("## {}\n{text}", cmd.join(" "))),
             Err(e) => out.push_str(&format!("## {} ({e})\n", cmd.join(" "))),
-        }
-    }
-    out
-}
-
-/// Every task of this node, read from /proc. Tasks that end while being read are left
-/// out; the kernel stack is read for tasks in uninterruptible sleep (root only).
-fn tasks() -> Vec<bundle::procs::Task> {
-    let mut out = Vec::new();
-    let Ok(all) = procfs::process::all_processes() else {
-        return out;
-    };
-    for p in all.flatten() {
-        let Ok(tasks) = p.tasks() else { continue };
-        for t in tasks.flatten() {
-            let Ok(st) = t.stat() else { continue };
-            let dir = format!("/proc/{}/task/{}", t.pid, t.tid);
-            let read = |f: &str| std::fs::read_to_string(format!("{dir}/{f}")).unwrap_or_default();
-            let stack = if st.state == 'D' {
-                read("stack").lines().map(str::to_string).collect()
-            } else {
-                Vec::new()
-            };
-            out.push(bundle::procs::Task {
-                tid: i64::from(t.tid),
-                tgid: i64::from(t.pid),
-                ppid: i64::from(st.ppid),
-                pgid: i64::from(st.pgrp),
-                sid: i64::from(st.session),
-                state: st.state,
-                wchan: read("wchan").trim().to_string(),
-                comm: st.comm,
-                stack,
-                line: 0,
-            });
         }
     }
     out
@@ -389,7 +360,7 @@ pub fn run(a: &CaptureArgs) -> io::Result<()> {
                 starts.push(at);
             }
         }
-        let node_tasks = tasks();
+        let node_tasks = bundle::procs::this_node();
         for d in &dirs {
             write_tasks(d, n, &node_tasks)?;
         }

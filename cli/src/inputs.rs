@@ -161,6 +161,7 @@ pub fn other_tools(paths: &[PathBuf], given: &[PathBuf]) -> io::Result<OtherTool
                         .plocks
                         .clone()
                         .map(analysis::refresh::companions::PlockSource::Saved),
+                    procs: s.procs.clone(),
                     nodeid: n.nodeid,
                     fs,
                 },

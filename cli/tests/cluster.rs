@@ -543,3 +543,76 @@ fn a_dropped_connection_leaves_the_node_tracefs_as_it_was() {
         "instance {made:?} left behind"
     );
 }
+
+/// The lab's cluster capture (`real/cluster-mode-6.12`): the doctor finds in it what it
+/// finds in the two nodes' own captures, and glk top names every holder on the other
+/// node as the nodes' `ps` does.
+#[test]
+fn a_cluster_capture_reads_as_the_nodes_own_captures() {
+    let f = |p: &str| testdata::path(&format!("real/cluster-mode-6.12/{p}"));
+    let doctor = |paths: &[PathBuf]| -> Vec<(String, String)> {
+        let o = Command::new(env!("CARGO_BIN_EXE_glk"))
+            .args(["doctor", "--json"])
+            .args(paths)
+            .output()
+            .unwrap();
+        assert_eq!(
+            o.status.code(),
+            Some(3),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        // The ages differ by the ssh connection's seconds: compare what, who and where.
+        let mut out: Vec<(String, String)> = doc["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| {
+                let title = x["title"].as_str().unwrap();
+                let who = title.split(" has waited").next().unwrap().to_string();
+                (x["code"].as_str().unwrap().to_string(), who)
+            })
+            .collect();
+        out.sort();
+        out
+    };
+    let cluster = doctor(&[f("ccap")]);
+    assert_eq!(cluster, doctor(&[f("pcap-n1"), f("pcap-n2")]));
+    assert!(cluster
+        .iter()
+        .any(|(c, t)| c == "GLK-DEADLOCK" && t.contains("pid 289") && t.contains("pid 303")));
+    let doc = common::glk_json(&["top", "--json", f("ccap").to_str().unwrap()]);
+    let mut holders = Vec::new();
+    for g in doc["glocks"].as_array().unwrap() {
+        for t in g
+            .get("held_elsewhere")
+            .and_then(|h| h.as_array())
+            .into_iter()
+            .flatten()
+        {
+            let (node, pid) = (t["node"].as_str().unwrap(), t["pid"].as_i64().unwrap());
+            let ps = std::fs::read_to_string(f(&format!("ps-{node}.txt"))).unwrap();
+            let line = ps
+                .lines()
+                .find(|l| l.split_whitespace().next() == Some(&pid.to_string()))
+                .unwrap_or_else(|| panic!("pid {pid} not in {node}'s ps"));
+            assert!(line.contains("flock -x"), "{line}");
+            assert_eq!(t["comm"], "flock");
+            holders.push((
+                g["glock"].as_str().unwrap().to_string(),
+                node.to_string(),
+                pid,
+            ));
+        }
+    }
+    holders.sort();
+    assert_eq!(
+        holders,
+        [
+            ("6/21826".to_string(), "n1".to_string(), 283),
+            ("6/21827".to_string(), "n2".to_string(), 297),
+            ("6/21828".to_string(), "n1".to_string(), 284)
+        ]
+    );
+}

@@ -272,9 +272,16 @@ impl Session {
     pub fn finish(mut self, grace: Duration) {
         self.stdin = None;
         if wait_a_moment(&mut self.child, grace).is_none() {
-            let _ = self.child.kill();
-            let _ = self.child.wait();
+            self.kill();
         }
+    }
+
+    /// Kills the child and reaps it if it dies within a second: a child in uninterruptible
+    /// sleep (this node's agent reading a stuck debugfs file) cannot die before it wakes,
+    /// and is never waited for.
+    fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = wait_a_moment(&mut self.child, Duration::from_secs(1));
     }
 }
 
@@ -282,8 +289,7 @@ impl Drop for Session {
     fn drop(&mut self) {
         self.stdin = None;
         if let Ok(None) = self.child.try_wait() {
-            let _ = self.child.kill();
-            let _ = self.child.wait();
+            self.kill();
         }
     }
 }

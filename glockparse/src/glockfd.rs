@@ -1,7 +1,8 @@
 //! The debugfs `glockfd` file (6.1+): one `TGID FD TYPE/HEXNUM` line per open file and
 //! glock (the iopen glock, plus the flock glock when the file holds a flock).
 
-use std::io::Read;
+use std::io::{self, Read};
+use std::path::Path;
 
 use crate::diagnostics::Diagnostics;
 use crate::id::GlockId;
@@ -33,6 +34,38 @@ pub fn parse_line(line: &[u8]) -> Result<GlockFd, String> {
     })
 }
 
+/// The most one read of a live glockfd file is given room for (the kernel gives a page).
+const ONE_READ: usize = 1 << 20;
+
+/// Reads a glockfd file: a live one (debugfs, which reports size 0) with one `read(2)` and
+/// never a second; a copy (a regular file) whole.
+///
+/// The kernel's glockfd iterator (`gfs2_glockfd_seq_*`, 6.1 to 6.12 at least) has two
+/// faults a reader must step around. Its `start` returns nothing past position 0, so the
+/// file is what one read returns: at most one page of lines (~150 open files; the rest
+/// cannot be read). And its `stop` releases the task and the file it stopped at without
+/// forgetting them, so that a second `read(2)` of the same open file, which calls `start`
+/// (nothing) and `stop` again, releases them twice: a use-after-free. In the lab (6.12) a
+/// reader whose first read took 32 bytes (Rust's `read_to_end` probe) set off a storm of
+/// kernel oopses; any reader of a glockfd longer than one read's worth does the same.
+pub fn read_path(path: &Path) -> io::Result<Vec<u8>> {
+    let mut f = std::fs::File::open(path)?;
+    if f.metadata()?.len() > 0 {
+        let mut all = Vec::new();
+        f.read_to_end(&mut all)?;
+        return Ok(all);
+    }
+    let mut buf = vec![0u8; ONE_READ];
+    let n = loop {
+        match f.read(&mut buf) {
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            r => break r?,
+        }
+    };
+    buf.truncate(n);
+    Ok(buf)
+}
+
 /// Reads a whole glockfd file; malformed lines are counted and reported.
 pub fn read_all<R: Read>(rdr: R, source: &str) -> (Vec<GlockFd>, Diagnostics) {
     parse_records(rdr, source, |_, line| match parse_line(line) {
@@ -44,6 +77,41 @@ pub fn read_all<R: Read>(rdr: R, source: &str) -> (Vec<GlockFd>, Diagnostics) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A live glockfd (size 0) is read once: what a second read would give is not asked
+    /// for. A FIFO stands in: its size is 0 and it gives its writes one read at a time.
+    #[test]
+    fn a_live_file_is_read_once_and_a_copy_whole() {
+        let d = std::env::temp_dir().join(format!("glk-glockfd-{}", std::process::id()));
+        std::fs::create_dir_all(&d).unwrap();
+        let fifo = d.join("glockfd");
+        let _ = std::fs::remove_file(&fifo);
+        assert!(std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success());
+        let writer = {
+            let fifo = fifo.clone();
+            std::thread::spawn(move || {
+                use std::io::Write;
+                let mut w = std::fs::OpenOptions::new().write(true).open(&fifo).unwrap();
+                w.write_all(b"860 3 5/806c\n").unwrap();
+                w.flush().unwrap();
+                std::thread::sleep(std::time::Duration::from_millis(300));
+                let _ = w.write_all(b"861 4 5/806d\n");
+            })
+        };
+        assert_eq!(read_path(&fifo).unwrap(), b"860 3 5/806c\n");
+        writer.join().unwrap();
+        let copy = d.join("glockfd.0");
+        let big: Vec<u8> = (0..200_000u32)
+            .flat_map(|i| format!("{i} 3 5/806c\n").into_bytes())
+            .collect();
+        std::fs::write(&copy, &big).unwrap();
+        assert!(read_path(&copy).unwrap() == big);
+        std::fs::remove_dir_all(&d).unwrap();
+    }
 
     #[test]
     fn pid_comes_first() {

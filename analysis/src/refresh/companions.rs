@@ -45,6 +45,9 @@ pub struct Sources {
     pub dlm_locks: Option<PathBuf>,
     /// The POSIX locks: a saved `plocks.N`, or the lockspace whose `dlm_tool plocks` to run.
     pub plocks: Option<PlockSource>,
+    /// The node's tasks (`procs.N`, saved only): the commands of processes that the
+    /// glocks file does not name (a GL_NOPID flock holder's).
+    pub procs: Option<PathBuf>,
     /// This node's DLM node id: configfs when live, the capture's `nodeid` (or
     /// `dlm_controld.log`) when saved.
     pub nodeid: Option<u64>,
@@ -75,6 +78,7 @@ impl Sources {
                 glockfd: existing(dir.join("glockfd")),
                 dlm_locks: dlm.and_then(existing),
                 plocks: Some(PlockSource::Live(lockspace.to_string())),
+                procs: None,
                 nodeid: bundle::local_nodeid().and_then(|s| s.parse().ok()),
                 fs: Some(table.to_string()),
             };
@@ -95,6 +99,7 @@ impl Sources {
             dlm_locks: existing(dir.join(format!("{}{suffix}", FileKind::DlmLocks.name()))),
             plocks: existing(dir.join(format!("{}{suffix}", FileKind::Plocks.name())))
                 .map(PlockSource::Saved),
+            procs: existing(dir.join(format!("{}{suffix}", FileKind::Procs.name()))),
             nodeid: bundle::read_nodeid(dir),
             fs: std::fs::canonicalize(dir)
                 .ok()
@@ -146,6 +151,8 @@ pub struct NodeView {
     fds: Vec<GlockFd>,
     /// The cluster's POSIX locks, as this node's dlm_controld keeps them.
     plocks: Vec<Plock>,
+    /// The node's processes' commands, by pid (from `procs.N`).
+    comms: HashMap<i64, String>,
     /// When the glstats were read (for the rates of the next refresh).
     stats_at: Option<Instant>,
     /// How long reading the companions took.
@@ -269,9 +276,31 @@ fn load_plocks(source: &PlockSource) -> Loaded<Vec<Plock>> {
     }
 }
 
-/// Reads glockfd, sorted by glock.
+/// Reads a task list: each process's command (its main thread's).
+fn load_comms(path: &Path) -> Loaded<HashMap<i64, String>> {
+    let (tasks, problems) = read_companion(path, bundle::procs::read)?;
+    let comms = tasks
+        .into_iter()
+        .filter(|t| t.tid == t.tgid)
+        .map(|t| (t.tgid, t.comm))
+        .collect();
+    Ok((comms, problems))
+}
+
+/// Reads glockfd, sorted by glock: a live one in one read ([`glockparse::glockfd::read_path`]),
+/// a saved one (compressed or not) as every companion.
 fn load_fds(path: &Path) -> Loaded<Vec<GlockFd>> {
-    let (mut fds, problems) = read_companion(path, glockparse::glockfd::read_all)?;
+    let live = std::fs::metadata(path).is_ok_and(|m| m.len() == 0);
+    let (mut fds, problems) = if live {
+        let bytes =
+            glockparse::glockfd::read_path(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let (fds, d) = glockparse::glockfd::read_all(&bytes[..], &path.display().to_string());
+        let mut problems = Vec::new();
+        named_problems(path, &d, &mut problems);
+        (fds, problems)
+    } else {
+        read_companion(path, glockparse::glockfd::read_all)?
+    };
     fds.sort_by_key(|f| (f.glock, f.pid, f.fd));
     Ok((fds, problems))
 }
@@ -283,7 +312,7 @@ impl NodeView {
         let start = Instant::now();
         // The three files are independent: read them side by side (on a big node each
         // holds a line per glock, and parsing them one after the other cost the sum).
-        let (dlm, stats, fds, plocks) = std::thread::scope(|s| {
+        let (dlm, stats, fds, plocks, comms) = std::thread::scope(|s| {
             let dlm = s.spawn(|| {
                 sources
                     .dlm_locks
@@ -293,11 +322,13 @@ impl NodeView {
             let stats = s.spawn(|| sources.glstats.as_deref().map(|p| load_stats(p, prev)));
             let plocks = s.spawn(|| sources.plocks.as_ref().map(load_plocks));
             let fds = sources.glockfd.as_deref().map(load_fds);
+            let comms = sources.procs.as_deref().map(load_comms);
             (
                 dlm.join().expect("the DLM dump reader does not panic"),
                 stats.join().expect("the glstats reader does not panic"),
                 fds,
                 plocks.join().expect("the plocks reader does not panic"),
+                comms,
             )
         });
         let mut v = NodeView {
@@ -316,8 +347,16 @@ impl NodeView {
         if let Some(plocks) = loaded(plocks, &mut v.problems) {
             v.plocks = plocks;
         }
+        if let Some(comms) = loaded(comms, &mut v.problems) {
+            v.comms = comms;
+        }
         v.read_time = start.elapsed();
         v
+    }
+
+    /// The command of process `pid` on this node, when its task list (`procs.N`) says.
+    pub fn comm(&self, pid: i64) -> Option<&str> {
+        self.comms.get(&pid).map(String::as_str)
     }
 
     /// The node's DLM node id, when known.

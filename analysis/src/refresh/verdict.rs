@@ -90,6 +90,9 @@ pub struct HolderThere {
     /// The holding process: the holder's pid, or for a GL_NOPID flock holder the
     /// process that node's DLM and glockfd name (as [`Blocker::Holder`] does here).
     pub pid: Option<i64>,
+    /// That process's command where the holder does not name it (`(none)`) and the
+    /// node's task list does.
+    pub comm: Option<String>,
 }
 
 /// The judgement on one shown glock.
@@ -192,11 +195,16 @@ fn holders_elsewhere(snap: &Snapshot, s: &Shown, blocker: &Blocker) -> Vec<Holde
             continue;
         };
         let there = &files.asked[at];
-        out.extend(there.granted().map(|h| HolderThere {
-            input: j,
-            nodeid,
-            holder: h.clone(),
-            pid: process_pid(h).or_else(|| flock_holder(there, snap.ctx.node(j))),
+        let view = snap.ctx.node(j);
+        out.extend(there.granted().map(|h| {
+            let pid = process_pid(h).or_else(|| flock_holder(there, view));
+            HolderThere {
+                input: j,
+                nodeid,
+                holder: h.clone(),
+                pid,
+                comm: pid.and_then(|p| view.comm(p)).map(str::to_string),
+            }
         }));
     }
     out

@@ -233,7 +233,7 @@ pub fn held_there(
     format!(
         "held on {node}{id} by pid {pid}: {} {} {} f:{}",
         h.state.as_str(),
-        &*h.comm,
+        t.comm.as_deref().unwrap_or(&h.comm),
         &*h.caller,
         h.flags
     )

@@ -48,6 +48,8 @@ struct JThere<'a> {
     /// The holding process (for a GL_NOPID flock holder, the one that node's DLM and
     /// glockfd name).
     pid: Option<i64>,
+    /// That process's command, from the node's task list, when the holder does not say it.
+    comm: Option<&'a str>,
     holder: JHolder<'a>,
 }
 
@@ -335,6 +337,7 @@ fn glock<'a>(
                 node: super::columns::node_name(page.snap, t.input),
                 nodeid: t.nodeid,
                 pid: t.pid,
+                comm: t.comm.as_deref(),
                 holder: holder(&t.holder, None),
             })
             .collect(),
