@@ -132,6 +132,7 @@ pub fn run(s: &Setup) -> std::io::Result<()> {
         size as f64 / 1e6,
         fixtures.len()
     );
+    ssh_floor(&sshd, &hosts)?;
     let (cat_best, cat_med, _) = best_median(7, || {
         let mut c = Command::new("cat");
         c.arg(&files[0]);
@@ -170,6 +171,35 @@ pub fn run(s: &Setup) -> std::io::Result<()> {
     );
     drop(sshd);
     std::fs::remove_dir_all(&work)?;
+    Ok(())
+}
+
+/// What ssh alone costs here: every node's `ssh NODE true` at once (best of 5), the floor
+/// under glk's first screen on stand-in nodes that share this machine's cores.
+fn ssh_floor(sshd: &Sshd, hosts: &[Host]) -> std::io::Result<()> {
+    let mut best = f64::MAX;
+    for _ in 0..5 {
+        let start = Instant::now();
+        let children: Vec<_> = hosts
+            .iter()
+            .map(|h| {
+                Command::new("ssh")
+                    .arg("-F")
+                    .arg(sshd.config())
+                    .args(["-T", "-o", "BatchMode=yes", "--", &h.addr, "true"])
+                    .stdin(Stdio::null())
+                    .spawn()
+            })
+            .collect::<std::io::Result<_>>()?;
+        for mut c in children {
+            c.wait()?;
+        }
+        best = best.min(ms(start.elapsed()));
+    }
+    println!(
+        "ssh alone: {} sessions of `true` at once: best {best:.0} ms",
+        hosts.len()
+    );
     Ok(())
 }
 

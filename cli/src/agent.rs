@@ -28,7 +28,7 @@ pub struct AgentArgs {
 pub enum AgentCommand {
     /// This node's glocks, glstats, glockfd, DLM lock dump and POSIX locks, once per
     /// `snapshot` line read on stdin, until stdin ends.
-    Snapshot(Where),
+    Snapshot(AgentSnapshot),
     /// A `glk capture` of this node, sent when complete.
     Capture(AgentCapture),
 }
@@ -47,23 +47,24 @@ pub struct Where {
     pub debugfs: Option<PathBuf>,
 }
 
+/// `glk agent snapshot`.
+#[derive(Debug, clap::Args)]
+pub struct AgentSnapshot {
+    #[command(flatten)]
+    pub place: Where,
+    /// Send a first snapshot at once, unasked (it is read while the other nodes are
+    /// still connecting).
+    #[arg(long)]
+    pub now: bool,
+}
+
 /// `glk agent capture`.
 #[derive(Debug, clap::Args)]
 pub struct AgentCapture {
     #[command(flatten)]
     pub place: Where,
-    /// As glk capture --count.
-    #[arg(long, default_value_t = 3)]
-    pub count: u32,
-    /// As glk capture --interval.
-    #[arg(long, default_value_t = 5.0, value_parser = clikit::args::seconds)]
-    pub interval: f64,
-    /// As glk capture --trace.
-    #[arg(long, value_parser = clikit::args::seconds)]
-    pub trace: Option<f64>,
-    /// As glk capture --trace-events.
-    #[arg(long, value_delimiter = ',', default_value = "gfs2,dlm")]
-    pub trace_events: Vec<String>,
+    #[command(flatten)]
+    pub sampling: crate::capture::Sampling,
 }
 
 /// The node's name as a directory name: what the protocol's paths allow.
@@ -85,7 +86,7 @@ pub fn run(a: &AgentArgs) -> io::Result<()> {
     protocol::write_hello(&mut out, &hello())?;
     out.flush()?;
     match &a.what {
-        AgentCommand::Snapshot(w) => serve_snapshots(w, &mut out),
+        AgentCommand::Snapshot(a) => serve_snapshots(a, &mut out),
         AgentCommand::Capture(c) => send_capture(c, &mut out),
     }
 }
@@ -113,8 +114,13 @@ fn root(w: &Where) -> io::Result<PathBuf> {
 }
 
 /// Answers `snapshot` lines until stdin ends.
-fn serve_snapshots(w: &Where, out: &mut impl Write) -> io::Result<()> {
+fn serve_snapshots(a: &AgentSnapshot, out: &mut impl Write) -> io::Result<()> {
+    let w = &a.place;
     let root = root(w)?;
+    if a.now {
+        snapshot(w, &root, out)?;
+        end(out)?;
+    }
     for line in io::stdin().lock().lines() {
         match line?.trim() {
             "snapshot" => snapshot(w, &root, out)?,
@@ -128,15 +134,20 @@ fn serve_snapshots(w: &Where, out: &mut impl Write) -> io::Result<()> {
                 },
             )?,
         }
-        protocol::write_frame(
-            out,
-            &Frame::End {
-                time: clikit::fmt::unix_secs(SystemTime::now()),
-            },
-        )?;
-        out.flush()?;
+        end(out)?;
     }
     Ok(())
+}
+
+/// Ends a snapshot (or a capture): the end frame with this node's clock, flushed.
+fn end(out: &mut impl Write) -> io::Result<()> {
+    protocol::write_frame(
+        out,
+        &Frame::End {
+            time: clikit::fmt::unix_secs(SystemTime::now()),
+        },
+    )?;
+    out.flush()
 }
 
 /// One snapshot of every filesystem: `FS/NODE/` with `time.0`, `glocks.0`, `glstats.0`,
@@ -243,10 +254,7 @@ fn send_capture(c: &AgentCapture, out: &mut impl Write) -> io::Result<()> {
     let result = wait_for_start(&started).and_then(|()| {
         crate::capture::run(&crate::capture::CaptureArgs {
             fs: c.place.fs.clone(),
-            count: c.count,
-            interval: c.interval,
-            trace: c.trace,
-            trace_events: c.trace_events.clone(),
+            sampling: c.sampling.clone(),
             output: dir.path().join("capture"),
             debugfs: Some(root(&c.place)?),
             node_name: Some(dir_name(&c.place.name)),
@@ -260,13 +268,7 @@ fn send_capture(c: &AgentCapture, out: &mut impl Write) -> io::Result<()> {
         Ok(()) => send_tree(&dir.path().join("capture"), out)?,
         Err(e) => problem(out, format!("capture failed: {e}"))?,
     }
-    protocol::write_frame(
-        out,
-        &Frame::End {
-            time: clikit::fmt::unix_secs(SystemTime::now()),
-        },
-    )?;
-    out.flush()
+    end(out)
 }
 
 /// Waits for the `start` line; an error when stdin ends first.

@@ -26,6 +26,26 @@ pub struct CaptureArgs {
     /// Only this filesystem (lock table `CLUSTER:FS` or just `FS`). Default: all.
     #[arg(long)]
     pub fs: Option<String>,
+    #[command(flatten)]
+    pub sampling: Sampling,
+    /// Output directory, or FILE.tar.zst for a packed bundle.
+    #[arg(long, short = 'o')]
+    pub output: PathBuf,
+    /// The debugfs root to read (default: the mounted debugfs).
+    #[arg(long)]
+    pub debugfs: Option<PathBuf>,
+    /// The node's name (its directory and `node` file): the host name unless cluster
+    /// mode names it as the cluster knows it.
+    #[arg(skip)]
+    pub node_name: Option<String>,
+    #[command(flatten)]
+    pub cluster: crate::cluster::ClusterArgs,
+}
+
+/// How many snapshots, how far apart, and what is traced alongside: the same for a capture
+/// of this node and for each node's part of a cluster capture.
+#[derive(Debug, Clone, clap::Args)]
+pub struct Sampling {
     /// Snapshots to take.
     #[arg(long, default_value_t = 3)]
     pub count: u32,
@@ -40,18 +60,6 @@ pub struct CaptureArgs {
     /// dlm event, which `glk analyze` needs for hand-offs and DLM latency by master.
     #[arg(long, value_delimiter = ',', default_value = "gfs2,dlm")]
     pub trace_events: Vec<String>,
-    /// Output directory, or FILE.tar.zst for a packed bundle.
-    #[arg(long, short = 'o')]
-    pub output: PathBuf,
-    /// The debugfs root to read (default: the mounted debugfs).
-    #[arg(long)]
-    pub debugfs: Option<PathBuf>,
-    /// The node's name (its directory and `node` file): the host name unless cluster
-    /// mode names it as the cluster knows it.
-    #[arg(skip)]
-    pub node_name: Option<String>,
-    #[command(flatten)]
-    pub cluster: crate::cluster::ClusterArgs,
 }
 
 /// Copies a (possibly huge, possibly debugfs) file by streaming; a missing source is skipped.
@@ -210,6 +218,17 @@ fn wait_until(due: Instant) -> bool {
     !tracepipe::stop::requested()
 }
 
+/// Where a capture to `output` is written: `output` itself, or for a packed bundle
+/// (`X.tar.zst`) a private temporary directory (kept as long as the guard returned),
+/// which [`pack`] packs when complete.
+pub fn staging(output: &Path) -> io::Result<(PathBuf, Option<tempfile::TempDir>)> {
+    if !output.to_string_lossy().ends_with(".tar.zst") {
+        return Ok((output.to_path_buf(), None));
+    }
+    let t = tempfile::Builder::new().prefix("glk-capture-").tempdir()?;
+    Ok((t.path().to_path_buf(), Some(t)))
+}
+
 /// Packs `dir` into `file` (tar + zstd), which appears only once complete.
 pub fn pack(dir: &Path, file: &Path) -> io::Result<()> {
     let mut out = bundle::atomic::AtomicFile::create(file)?;
@@ -308,16 +327,8 @@ pub fn run(a: &CaptureArgs) -> io::Result<()> {
     tracepipe::stop::install();
     let root = inputs::debugfs_root(a.debugfs.as_deref())?;
     let fss = bundle::live::filesystems(&root, a.fs.as_deref())?;
-    let packed = a.output.to_string_lossy().ends_with(".tar.zst");
-    // A packed bundle is assembled in a private temporary directory.
-    let staging = if packed {
-        Some(tempfile::Builder::new().prefix("glk-capture-").tempdir()?)
-    } else {
-        None
-    };
-    let base = staging
-        .as_ref()
-        .map_or_else(|| a.output.clone(), |t| t.path().to_path_buf());
+    let (base, staging) = staging(&a.output)?;
+    let packed = staging.is_some();
     let node = a.node_name.clone().unwrap_or_else(crate::trace::hostname);
     let node_dirs = fss
         .iter()
@@ -334,9 +345,9 @@ pub fn run(a: &CaptureArgs) -> io::Result<()> {
         write_node_files(d, &node)?;
     }
     // The trace runs on its own thread for the whole capture.
-    let tracer = a.trace.map(|secs| {
+    let tracer = a.sampling.trace.map(|secs| {
         let path = dirs[0].join("trace_pipe.txt");
-        let events = a.trace_events.clone();
+        let events = a.sampling.trace_events.clone();
         std::thread::spawn(move || crate::trace::record_raw(&events, secs, &path))
     });
     // Each filesystem's snapshot N is due `interval` x N after the moment its snapshot 0's
@@ -345,10 +356,11 @@ pub fn run(a: &CaptureArgs) -> io::Result<()> {
     // stuck wait.
     let mut starts: Vec<Instant> = Vec::with_capacity(fss.len());
     let mut taken = 0;
-    'snapshots: for n in 0..a.count {
+    'snapshots: for n in 0..a.sampling.count {
         for (i, (fs, d)) in fss.iter().zip(&dirs).enumerate() {
             if let Some(start) = starts.get(i) {
-                let due = *start + Duration::from_secs_f64(a.interval.max(0.0) * f64::from(n));
+                let due =
+                    *start + Duration::from_secs_f64(a.sampling.interval.max(0.0) * f64::from(n));
                 if !wait_until(due) {
                     break 'snapshots;
                 }

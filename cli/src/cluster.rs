@@ -125,6 +125,8 @@ pub struct Slot {
     pub nodeid: Option<u64>,
     /// When to try to reconnect at the earliest.
     retry_at: Instant,
+    /// Its agent sends a first snapshot unasked (`snapshot --now`), not yet taken.
+    unasked: bool,
 }
 
 /// The agent arguments of each node.
@@ -167,6 +169,7 @@ impl Fleet {
                     hello_time: None,
                     nodeid: None,
                     retry_at: Instant::now(),
+                    unasked: false,
                 })
                 .collect(),
         };
@@ -184,7 +187,9 @@ impl Fleet {
         let s = &mut self.slots[i];
         s.started = SystemTime::now();
         s.retry_at = Instant::now() + RETRY;
-        match Session::start(&self.remote, &s.node, &(self.args)(&s.node)) {
+        let args = (self.args)(&s.node);
+        s.unasked = args.iter().any(|a| a == "--now");
+        match Session::start(&self.remote, &s.node, &args) {
             Ok(session) => s.session = Some(session),
             Err(e) => s.missing = Some(e.to_string()),
         }
@@ -258,6 +263,9 @@ impl Fleet {
             return false;
         }
         let s = &mut self.slots[i];
+        if std::mem::take(&mut s.unasked) {
+            return true;
+        }
         let session = s.session.as_mut().expect("said hello");
         match session.request("snapshot") {
             Ok(()) => true,
@@ -342,15 +350,7 @@ pub fn report_missing(missing: &Missing) {
 pub fn capture(a: &crate::capture::CaptureArgs) -> io::Result<()> {
     let c = &a.cluster;
     let nodes = c.members()?;
-    let packed = a.output.to_string_lossy().ends_with(".tar.zst");
-    let staging = if packed {
-        Some(tempfile::Builder::new().prefix("glk-capture-").tempdir()?)
-    } else {
-        None
-    };
-    let out = staging
-        .as_ref()
-        .map_or_else(|| a.output.clone(), |t| t.path().to_path_buf());
+    let (out, staging) = crate::capture::staging(&a.output)?;
     refuse_existing(&out, &nodes)?;
     let args = agent_capture_args(a);
     let fleet_args = move |n: &Node| {
@@ -409,7 +409,7 @@ pub fn capture(a: &crate::capture::CaptureArgs) -> io::Result<()> {
     if captured == 0 {
         return Err(io::Error::other("no node was captured (see above why)"));
     }
-    if packed {
+    if staging.is_some() {
         crate::capture::pack(&out, &a.output)?;
     }
     eprintln!(
@@ -422,21 +422,23 @@ pub fn capture(a: &crate::capture::CaptureArgs) -> io::Result<()> {
 
 /// How long a capture of `a` lasts: its snapshots and its trace.
 fn capture_secs(a: &crate::capture::CaptureArgs) -> f64 {
-    let snaps = a.interval * f64::from(a.count.saturating_sub(1));
-    snaps.max(a.trace.unwrap_or(0.0))
+    let s = &a.sampling;
+    let snaps = s.interval * f64::from(s.count.saturating_sub(1));
+    snaps.max(s.trace.unwrap_or(0.0))
 }
 
 /// The capture options every agent gets.
 fn agent_capture_args(a: &crate::capture::CaptureArgs) -> Vec<String> {
+    let s = &a.sampling;
     let mut v = vec![
         "--count".to_string(),
-        a.count.to_string(),
+        s.count.to_string(),
         "--interval".into(),
-        a.interval.to_string(),
+        s.interval.to_string(),
         "--trace-events".into(),
-        a.trace_events.join(","),
+        s.trace_events.join(","),
     ];
-    if let Some(t) = a.trace {
+    if let Some(t) = s.trace {
         v.extend(["--trace".into(), t.to_string()]);
     }
     if let Some(fs) = &a.fs {
@@ -464,7 +466,11 @@ fn refuse_existing(out: &Path, nodes: &[Node]) -> io::Result<()> {
 
 /// Writes a node's capture below `out`: every path names that node's directory
 /// (`NODE/...` or `FS/NODE/...`), so that no node writes another's files.
-fn write_capture(out: &Path, node: &Node, files: &[(PathBuf, Vec<u8>)]) -> io::Result<()> {
+fn write_capture(
+    out: &Path,
+    node: &Node,
+    files: &[(PathBuf, Vec<::cluster::protocol::Packed>)],
+) -> io::Result<()> {
     let name = crate::agent::dir_name(&node.name);
     for (rel, _) in files {
         let mut parts = rel.iter().map(|p| p.to_string_lossy());
@@ -509,7 +515,7 @@ fn node_record(slot: &Slot, state: &Result<usize, String>) -> serde_json::Value 
 pub fn snapshot_once(c: &ClusterArgs, dir: &Path) -> io::Result<Vec<PathBuf>> {
     let nodes = c.members()?;
     let args = |n: &Node| {
-        let mut a = vec!["snapshot".to_string()];
+        let mut a = vec!["snapshot".to_string(), "--now".to_string()];
         a.extend(place_args(n, None, None));
         a
     };

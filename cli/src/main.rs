@@ -103,10 +103,12 @@ fn doctor_live(a: &DoctorArgs, c: &cluster::ClusterArgs) -> std::io::Result<doct
     eprintln!("glk: capturing {whom} for {secs} s (3 snapshots, gfs2 and dlm events)...");
     capture::run(&capture::CaptureArgs {
         fs: None,
-        count: 3,
-        interval: secs / 2.0,
-        trace: Some(secs),
-        trace_events: vec!["gfs2".into(), "dlm".into()],
+        sampling: capture::Sampling {
+            count: 3,
+            interval: secs / 2.0,
+            trace: Some(secs),
+            trace_events: vec!["gfs2".into(), "dlm".into()],
+        },
         output: out.clone(),
         debugfs: None,
         node_name: None,

@@ -308,18 +308,7 @@ fn capture_gathers_every_node_into_one_directory() {
     }
     assert_eq!(nodes[2]["captured"], false);
     // The cross-node deadlock is found in the gathered capture.
-    let o = Command::new(env!("CARGO_BIN_EXE_glk"))
-        .args(["doctor", "--json"])
-        .arg(&out)
-        .output()
-        .unwrap();
-    assert_eq!(
-        o.status.code(),
-        Some(3),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let doc = doctor_with_findings(std::slice::from_ref(&out));
     let f = common::find(&doc["findings"], "code", "GLK-DEADLOCK");
     let title = f["title"].as_str().unwrap();
     assert!(
@@ -341,6 +330,18 @@ fn capture_gathers_every_node_into_one_directory() {
     ));
     assert!(!o.status.success());
     assert!(String::from_utf8_lossy(&o.stderr).contains("there already"));
+}
+
+/// `glk doctor --json PATHS`, which must find something (exit status 3): its document.
+fn doctor_with_findings(paths: &[PathBuf]) -> serde_json::Value {
+    let o = Command::new(env!("CARGO_BIN_EXE_glk"))
+        .args(["doctor", "--json"])
+        .args(paths)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(3), "{err}");
+    serde_json::from_slice(&o.stdout).unwrap()
 }
 
 #[test]
@@ -457,7 +458,9 @@ fn a_missing_older_or_newer_glk_is_named_with_what_to_install() {
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         let said = std::fs::read_to_string(said).unwrap();
         assert!(
-            said.starts_with(&format!("root:{through} agent snapshot --name 127.0.0.2")),
+            said.starts_with(&format!(
+                "root:{through} agent snapshot --now --name 127.0.0.2"
+            )),
             "{said}"
         );
     } else {
@@ -551,18 +554,7 @@ fn a_dropped_connection_leaves_the_node_tracefs_as_it_was() {
 fn a_cluster_capture_reads_as_the_nodes_own_captures() {
     let f = |p: &str| testdata::path(&format!("real/cluster-mode-6.12/{p}"));
     let doctor = |paths: &[PathBuf]| -> Vec<(String, String)> {
-        let o = Command::new(env!("CARGO_BIN_EXE_glk"))
-            .args(["doctor", "--json"])
-            .args(paths)
-            .output()
-            .unwrap();
-        assert_eq!(
-            o.status.code(),
-            Some(3),
-            "{}",
-            String::from_utf8_lossy(&o.stderr)
-        );
-        let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let doc = doctor_with_findings(paths);
         // The ages differ by the ssh connection's seconds: compare what, who and where.
         let mut out: Vec<(String, String)> = doc["findings"]
             .as_array()

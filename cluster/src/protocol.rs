@@ -176,11 +176,45 @@ pub fn read_hello<R: BufRead>(r: &mut R) -> io::Result<Option<Hello>> {
         .map_err(|e| bad(format!("a bad hello ({e}): {}", quoted(&line))))
 }
 
-/// A frame as read: a file carries its uncompressed content.
+/// A file frame's content as it came: zstd, unpacked only where it is written, so that a
+/// reader holds a node's files at their compressed size (a tenth of a glocks file's).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Packed(Vec<u8>);
+
+impl Packed {
+    /// Unpacks into `w` (at most [`MAX_FILE`] bytes); returns how many bytes.
+    pub fn unpack_to<W: Write>(&self, w: &mut W) -> io::Result<u64> {
+        let mut d = zstd::stream::read::Decoder::new(&self.0[..])?.take(MAX_FILE + 1);
+        let n = io::copy(&mut d, w)?;
+        if n > MAX_FILE {
+            return Err(bad(format!("a file larger than {MAX_FILE} bytes")));
+        }
+        Ok(n)
+    }
+
+    /// The content.
+    pub fn unpack(&self) -> io::Result<Vec<u8>> {
+        let mut out = Vec::new();
+        self.unpack_to(&mut out)?;
+        Ok(out)
+    }
+
+    /// The compressed size.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// True for no bytes at all (not even an empty file's zstd frame).
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+/// A frame as read.
 #[derive(Debug)]
 pub enum Received {
     /// A file (or, `true`, more of the file before) and its content.
-    File(PathBuf, Vec<u8>, bool),
+    File(PathBuf, Packed, bool),
     /// A problem the agent reported.
     Problem(String),
     /// The end of a snapshot, with the agent's clock.
@@ -201,21 +235,15 @@ pub fn read_frame<R: BufRead>(r: &mut R) -> io::Result<Option<Received>> {
             append,
         } => {
             let rel = safe_path(&path)?;
-            let mut packed = r.take(bytes);
-            let mut data = Vec::new();
-            zstd::stream::read::Decoder::new(&mut packed)?
-                .take(MAX_FILE + 1)
-                .read_to_end(&mut data)
-                .map_err(|e| bad(format!("{path}: {e}")))?;
-            if data.len() as u64 > MAX_FILE {
-                return Err(bad(format!("{path}: larger than {MAX_FILE} bytes")));
+            if bytes > MAX_FILE {
+                return Err(bad(format!("{path}: a frame of {bytes} bytes")));
             }
-            // The decoder may stop before the frame's last bytes (padding): skip them.
-            io::copy(&mut packed, &mut io::sink())?;
-            if packed.limit() != 0 {
+            let mut data = Vec::with_capacity(bytes.min(1 << 20) as usize);
+            r.take(bytes).read_to_end(&mut data)?;
+            if data.len() as u64 != bytes {
                 return Err(bad(format!("{path}: the stream ends inside the file")));
             }
-            Received::File(rel, data, append)
+            Received::File(rel, Packed(data), append)
         }
         Frame::Problem { text } => Received::Problem(text),
         Frame::End { time } => Received::End(time),
@@ -273,7 +301,7 @@ mod tests {
         match read_frame(&mut r).unwrap() {
             Some(Received::File(p, d, false)) => {
                 assert_eq!(p, Path::new("lab:gfs/glocks"));
-                assert_eq!(d, b"G:  s:EX n:2/1\n");
+                assert_eq!(d.unpack().unwrap(), b"G:  s:EX n:2/1\n");
             }
             other => panic!("{other:?}"),
         }
@@ -281,7 +309,7 @@ mod tests {
             matches!(read_frame(&mut r).unwrap(), Some(Received::Problem(t)) if t == "no dlm_tool")
         );
         assert!(
-            matches!(read_frame(&mut r).unwrap(), Some(Received::File(_, d, false)) if d.is_empty())
+            matches!(read_frame(&mut r).unwrap(), Some(Received::File(_, d, false)) if d.unpack().unwrap().is_empty())
         );
         assert!(matches!(read_frame(&mut r).unwrap(), Some(Received::End(t)) if t == 2.0));
         assert!(read_frame(&mut r).unwrap().is_none());
@@ -296,7 +324,7 @@ mod tests {
         let mut back = Vec::new();
         let mut appends = Vec::new();
         while let Some(Received::File(_, d, append)) = read_frame(&mut r).unwrap() {
-            back.extend_from_slice(&d);
+            back.extend_from_slice(&d.unpack().unwrap());
             appends.push(append);
         }
         assert_eq!(appends, [false, true, true]);
@@ -336,6 +364,31 @@ mod tests {
         assert!(read_hello(&mut io::Cursor::new(Vec::new()))
             .unwrap()
             .is_none());
+    }
+
+    #[test]
+    fn a_bomb_unpacks_no_further_than_the_limit() {
+        // 2 GiB of zeros packs into a few hundred KiB; unpacking stops at the limit.
+        let mut enc = zstd::stream::write::Encoder::new(Vec::new(), 19).unwrap();
+        let zeros = vec![0u8; 1 << 20];
+        for _ in 0..(MAX_FILE >> 20) + 1 {
+            enc.write_all(&zeros).unwrap();
+        }
+        let packed = Packed(enc.finish().unwrap());
+        assert!(packed.len() < 1 << 20);
+        let mut seen = 0u64;
+        struct Count<'a>(&'a mut u64);
+        impl Write for Count<'_> {
+            fn write(&mut self, b: &[u8]) -> io::Result<usize> {
+                *self.0 += b.len() as u64;
+                Ok(b.len())
+            }
+            fn flush(&mut self) -> io::Result<()> {
+                Ok(())
+            }
+        }
+        assert!(packed.unpack_to(&mut Count(&mut seen)).is_err());
+        assert!(seen <= MAX_FILE + (1 << 20));
     }
 
     #[test]

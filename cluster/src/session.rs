@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::nodes::Node;
-use crate::protocol::{self, Hello, Received};
+use crate::protocol::{self, Hello, Packed, Received};
 use crate::quote;
 
 /// How glk reaches the other nodes.
@@ -93,8 +93,8 @@ pub struct Session {
 /// One snapshot's files, as the agent sent them.
 #[derive(Debug, Default)]
 pub struct Batch {
-    /// Each file's relative path and content, in order.
-    pub files: Vec<(PathBuf, Vec<u8>)>,
+    /// Each file's relative path and content (one or more frames, still packed), in order.
+    pub files: Vec<(PathBuf, Vec<Packed>)>,
     /// What the agent could not do.
     pub problems: Vec<String>,
     /// The agent's clock at the end.
@@ -191,14 +191,14 @@ impl Session {
                 }
                 Ok(Event::Frame(_)) if self.stale > 0 => {}
                 Ok(Event::Frame(Received::File(p, d, append))) => match b.files.last_mut() {
-                    Some((last, data)) if append && *last == p => data.extend_from_slice(&d),
+                    Some((last, data)) if append && *last == p => data.push(d),
                     _ if append => {
                         return Err(format!(
                             "its agent continued a file it had not started: {}",
                             p.display()
                         ))
                     }
-                    _ => b.files.push((p, d)),
+                    _ => b.files.push((p, vec![d])),
                 },
                 Ok(Event::Frame(Received::Problem(t))) => b.problems.push(t),
                 Ok(Event::Frame(Received::End(t))) => {
@@ -393,15 +393,20 @@ pub fn explain(
 }
 
 /// Writes a batch's files below `dir` (each path already checked by
-/// [`protocol::safe_path`]).
-pub fn write_batch(dir: &Path, files: &[(PathBuf, Vec<u8>)]) -> io::Result<()> {
-    for (rel, data) in files {
+/// [`protocol::safe_path`]), unpacking each as it is written.
+pub fn write_batch(dir: &Path, files: &[(PathBuf, Vec<Packed>)]) -> io::Result<()> {
+    for (rel, frames) in files {
         let to = dir.join(rel);
         if let Some(parent) = to.parent() {
             std::fs::create_dir_all(parent)?;
         }
-        std::fs::write(&to, data)
-            .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", to.display())))?;
+        let named = |e: io::Error| io::Error::new(e.kind(), format!("{}: {e}", to.display()));
+        let mut w =
+            io::BufWriter::with_capacity(1 << 20, std::fs::File::create(&to).map_err(named)?);
+        for f in frames {
+            f.unpack_to(&mut w).map_err(named)?;
+        }
+        w.flush().map_err(named)?;
     }
     Ok(())
 }

@@ -36,7 +36,7 @@ impl ClusterFeed {
             remote,
             nodes,
             |n| {
-                let mut a = vec!["snapshot".to_string()];
+                let mut a = vec!["snapshot".to_string(), "--now".to_string()];
                 a.extend(cluster::place_args(n, None, None));
                 a
             },
