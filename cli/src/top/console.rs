@@ -765,7 +765,7 @@ fn dlm_and_file_lines(snap: &Snapshot, s: &Shown) -> Vec<Line<'static>> {
                 .map(|p| p.display().to_string())
                 .unwrap_or_else(|e| format!("(path unknown: {e})"))
         } else {
-            "(path only when live)".into()
+            "(path only when glk reads its own node's debugfs)".into()
         };
         out.push(Line::from(format!(
             "open: pid {} fd {}  {path}",

@@ -132,8 +132,10 @@ fn glocks_files(dir: &Path) -> io::Result<Vec<Input>> {
         }
     }
     out.sort();
+    // Copies, not debugfs: read again at every refresh all the same, but no process named
+    // in them is looked up on this machine (a pid of another node is not one of ours).
     Ok(out
         .into_iter()
-        .map(|path| Input { path, live: true })
+        .map(|path| Input { path, live: false })
         .collect())
 }
