@@ -134,6 +134,14 @@ pub struct Alignment {
     /// Where the node's own markers put it, minus where the messages put it (ns): how
     /// far its wall clock is from the reference's, as far as the evidence can tell.
     pub wall_clock_disagreement_ns: Option<i64>,
+    /// In a cluster capture: its wall clock minus the gathering node's, bounded by the ssh
+    /// round trip (`[least, most]`, seconds; `cluster.json`), independent evidence to set
+    /// beside what markers and messages say.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ssh_wall_offset_s: Option<[f64; 2]>,
+    /// The node that gathered that cluster capture.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ssh_reference: Option<String>,
 }
 
 impl Alignment {
@@ -286,6 +294,8 @@ pub fn align(
                 markers: (lower, n.marks.len() - lower),
                 messages: (0, 0),
                 wall_clock_disagreement_ns: None,
+                ssh_wall_offset_s: None,
+                ssh_reference: None,
             }
         })
         .collect();

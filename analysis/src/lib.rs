@@ -285,6 +285,13 @@ pub fn analyze(
         })
         .collect();
     let (mut causality, matched) = handoff::analyze(&parts);
+    for a in &mut causality.clock_alignment {
+        let ssh = caps.nodes.iter().find(|n| n.node == a.node);
+        if let Some(c) = ssh.and_then(|n| n.ssh_clock.as_ref()) {
+            a.ssh_wall_offset_s = Some([c.min_s, c.max_s]);
+            a.ssh_reference = Some(c.gathered_by.clone());
+        }
+    }
     causality.handoffs = cut(causality.handoffs, o.limit);
     causality.handoff_summary = cut(causality.handoff_summary, o.limit);
     causality.demote_causes = cut(causality.demote_causes, o.limit);

@@ -197,6 +197,40 @@ pub struct NodeCapture {
     /// Several captures of the node, given side by side, joined into this one
     /// ([`NodeCapture::absorb`]).
     pub joined: bool,
+    /// In a cluster capture (`glk capture --cluster`), where its `cluster.json` bounds the
+    /// node's wall clock against the one of the node that gathered the capture.
+    pub ssh_clock: Option<SshClock>,
+}
+
+/// A node's wall clock minus the gathering node's, as the ssh round trip of a cluster
+/// capture bounds it: its agent's hello was written after the agent was started and read
+/// before it came back.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SshClock {
+    /// The least it can be, seconds.
+    pub min_s: f64,
+    /// The most it can be, seconds.
+    pub max_s: f64,
+    /// The node that gathered the capture.
+    pub gathered_by: String,
+}
+
+/// The clock bound of node directory `dir` in its parent's `cluster.json` (the entry whose
+/// node name is the directory's name, or `node`).
+fn ssh_clock(dir: &Path, node: &str) -> Option<SshClock> {
+    let text = std::fs::read(dir.parent()?.join("cluster.json")).ok()?;
+    let doc: serde_json::Value = serde_json::from_slice(&text).ok()?;
+    let dir_name = dir.file_name()?.to_string_lossy();
+    let entry = doc["nodes"].as_array()?.iter().find(|n| {
+        let name = n["node"].as_str().unwrap_or("");
+        name == dir_name || name == node
+    })?;
+    let bound = &entry["clock_offset"];
+    Some(SshClock {
+        min_s: bound["min_s"].as_f64()?,
+        max_s: bound["max_s"].as_f64()?,
+        gathered_by: doc["gathered_by"].as_str()?.to_string(),
+    })
 }
 
 impl NodeCapture {
@@ -412,6 +446,7 @@ pub fn node_dir(dir: &Path) -> io::Result<NodeCapture> {
     let kernel_log = Some(dir.join("kernel.log")).filter(|p| p.is_file());
     let cluster = Some(dir.join("cluster.txt")).filter(|p| p.is_file());
     Ok(NodeCapture {
+        ssh_clock: ssh_clock(dir, &name),
         node: name,
         nodeid: read_nodeid(dir),
         snapshots: snaps.into_values().collect(),

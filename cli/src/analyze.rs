@@ -570,6 +570,12 @@ fn causality(out: &mut impl Write, c: &analyze::handoff::Causality) -> io::Resul
                 .map(|d| format!("; its wall clock is {} off", signed(d)))
                 .unwrap_or_default()
         )?;
+        if let (Some([lo, hi]), Some(by)) = (a.ssh_wall_offset_s, &a.ssh_reference) {
+            writeln!(
+                out,
+                "      ssh (cluster.json): its wall clock is {lo:+.3} s to {hi:+.3} s from {by}'s"
+            )?;
+        }
     }
     if !c.dlm_latency.is_empty() {
         table::text(out, &DLM_LATENCY, &c.dlm_latency)?;

@@ -400,6 +400,7 @@ pub fn capture(a: &crate::capture::CaptureArgs) -> io::Result<()> {
     std::fs::create_dir_all(&out)?;
     let manifest = serde_json::json!({
         "glk_version": env!("CARGO_PKG_VERSION"),
+        "gathered_by": crate::trace::hostname(),
         "nodes": report,
     });
     std::fs::write(
@@ -502,6 +503,7 @@ fn node_record(slot: &Slot, state: &Result<usize, String>) -> serde_json::Value 
         "node": slot.node.name,
         "host": slot.node.host,
         "nodeid": slot.nodeid.or(slot.node.nodeid),
+        "local": slot.node.local,
         "captured": state.is_ok(),
         "files": state.as_ref().ok(),
         "missing": state.as_ref().err(),

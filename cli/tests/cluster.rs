@@ -574,6 +574,17 @@ fn a_cluster_capture_reads_as_the_nodes_own_captures() {
     assert!(cluster
         .iter()
         .any(|(c, t)| c == "GLK-DEADLOCK" && t.contains("pid 289") && t.contains("pid 303")));
+    // Two clocks that know nothing of each other agree: the DLM messages put n2's wall
+    // clock 394 ms off n1's, within what the ssh round trip bounds it to.
+    let doc = common::glk_json(&["analyze", "--json", f("ccap").to_str().unwrap()]);
+    let n2 = common::find(&doc["clock_alignment"], "node", "n2");
+    let off = n2["wall_clock_disagreement_ns"].as_f64().unwrap() / 1e9;
+    let (lo, hi) = (
+        n2["ssh_wall_offset_s"][0].as_f64().unwrap(),
+        n2["ssh_wall_offset_s"][1].as_f64().unwrap(),
+    );
+    assert!(lo <= off && off <= hi, "{off} s not in [{lo}, {hi}]");
+    assert_eq!(n2["ssh_reference"], "n1");
     let doc = common::glk_json(&["top", "--json", f("ccap").to_str().unwrap()]);
     let mut holders = Vec::new();
     for g in doc["glocks"].as_array().unwrap() {
