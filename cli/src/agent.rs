@@ -251,16 +251,18 @@ fn send_capture(c: &AgentCapture, out: &mut impl Write) -> io::Result<()> {
         tracepipe::stop::request();
     });
     let dir = tempfile::Builder::new().prefix("glk-agent-").tempdir()?;
-    let result = wait_for_start(&started).and_then(|()| {
-        crate::capture::run(&crate::capture::CaptureArgs {
-            fs: c.place.fs.clone(),
-            sampling: c.sampling.clone(),
-            output: dir.path().join("capture"),
-            debugfs: Some(root(&c.place)?),
-            node_name: Some(dir_name(&c.place.name)),
-            cluster: Default::default(),
-        })
-    });
+    let result = wait_for_start(&started)
+        .and_then(|()| traced_as_sudo_allows(&c.sampling.trace_events))
+        .and_then(|()| {
+            crate::capture::run(&crate::capture::CaptureArgs {
+                fs: c.place.fs.clone(),
+                sampling: c.sampling.clone(),
+                output: dir.path().join("capture"),
+                debugfs: Some(root(&c.place)?),
+                node_name: Some(dir_name(&c.place.name)),
+                cluster: Default::default(),
+            })
+        });
     match result {
         Ok(()) if tracepipe::stop::requested() => {
             problem(out, "the capture was interrupted".into())?;
@@ -269,6 +271,29 @@ fn send_capture(c: &AgentCapture, out: &mut impl Write) -> io::Result<()> {
         Err(e) => problem(out, format!("capture failed: {e}"))?,
     }
     end(out)
+}
+
+/// Through sudo (`SUDO_USER` set) the agent traces only gfs2 and dlm events: the login is
+/// allowed the node's locking state, not every process's system calls.
+fn traced_as_sudo_allows(events: &[String]) -> io::Result<()> {
+    if std::env::var_os("SUDO_USER").is_none() {
+        return Ok(());
+    }
+    // A bare name is a gfs2 event (or gfs2, dlm, all), as glk trace --events reads it.
+    let locking = |e: &str| match e.split_once(':') {
+        None => true,
+        Some((system, _)) => system == "gfs2" || system == "dlm",
+    };
+    match events.iter().find(|e| !locking(e.trim())) {
+        None => Ok(()),
+        Some(e) => Err(io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            format!(
+                "through sudo the agent traces only gfs2 and dlm events, not {}",
+                glockparse::quote::quote(e.as_bytes(), 60)
+            ),
+        )),
+    }
 }
 
 /// Waits for the `start` line; an error when stdin ends first.

@@ -456,7 +456,31 @@ fn a_missing_older_or_newer_glk_is_named_with_what_to_install() {
             .stdin(Stdio::null());
         let o = output(c);
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-        let said = std::fs::read_to_string(said).unwrap();
+        let said_text = std::fs::read_to_string(&said).unwrap();
+        // Through sudo, the agent traces the node's locking and nothing else.
+        let out = t.path().join("sudo-cap");
+        let mut c = Command::new(env!("CARGO_BIN_EXE_glk"));
+        c.args([
+            "capture",
+            "--count",
+            "1",
+            "--trace",
+            "1",
+            "--sudo",
+            "--nodes",
+            "127.0.0.2",
+        ])
+        .args(["--trace-events", "syscalls:sys_enter_getppid", "-o"])
+        .arg(&out)
+        .arg("--ssh-config")
+        .arg(sshd.config())
+        .args(["--remote-glk", &through])
+        .stdin(Stdio::null());
+        let o = output(c);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success(), "{err}");
+        assert!(err.contains("traces only gfs2 and dlm events"), "{err}");
+        let said = said_text;
         assert!(
             said.starts_with(&format!(
                 "root:{through} agent snapshot --now --name 127.0.0.2"

@@ -362,8 +362,8 @@ pub fn explain(
         return format!("its glk has no agent of this version: install glk {version} there");
     }
     if has("sudo: a password is required") || has("sudo: a terminal is required") {
-        return "sudo asks for a password there: allow the login to run glk with NOPASSWD \
-                in sudoers, or log in as root"
+        return "sudo asks for a password there: allow the login `glk agent` with NOPASSWD \
+                in sudoers (LOGIN ALL=(root) NOPASSWD: /usr/bin/glk agent *), or log in as root"
             .into();
     }
     if code == Some(127) || has("command not found") || has("glk: not found") {

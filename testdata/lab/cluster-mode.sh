@@ -4,7 +4,8 @@
 # cluster mode over real ssh, run on n1, reaching n2 (n1 itself runs without ssh).
 #  - ssh: n1 makes a key, n2 takes it for root and for the unprivileged user glkop (who may
 #    run /usr/bin/glk through sudo without a password), and starts sshd; n1 learns n2's host
-#    key. Node names come from /etc/hosts, members from corosync (--cluster).
+#    key. Node names come from /etc/hosts, members from corosync (--cluster). glkop may run
+#    `glk agent` as root and nothing else: `sudo glk top` is refused (sudo-refused.txt).
 #  - locks: a two-node flock cycle (n1 locks m then n, n2 locks n then m) and a cross-node
 #    wait (n1 holds w for the whole run, n2 waits for it from 2 s on).
 #  - n1: top --cluster --once (JSON and text), stats --cluster, doctor live --cluster, and
@@ -35,7 +36,7 @@ else
   mkdir -p /root/.ssh /run/sshd; cat $S/n1.pub >> /root/.ssh/authorized_keys
   useradd -m -s /bin/sh glkop; mkdir -p /home/glkop/.ssh; cp $S/n1.pub /home/glkop/.ssh/authorized_keys
   chown -R glkop /home/glkop/.ssh
-  echo 'glkop ALL=(root) NOPASSWD: /usr/bin/glk' > /etc/sudoers.d/glk; chmod 440 /etc/sudoers.d/glk
+  echo 'glkop ALL=(root) NOPASSWD: /usr/bin/glk agent *' > /etc/sudoers.d/glk; chmod 440 /etc/sudoers.d/glk
   ssh-keygen -A; /usr/sbin/sshd; touch $S/mark.sshd
 fi
 lab_wait sshd
@@ -69,6 +70,8 @@ if [ $N = n1 ]; then
   glk top --cluster --once --plain > $OUT/top.txt 2>&1
   glk stats --cluster --limit 5 > $OUT/stats.txt 2>&1; echo $? > $OUT/stats.rc
   su glkop -c 'glk top --nodes glkop@n2 --sudo --once --json' > $OUT/top-sudo.json 2> $OUT/top-sudo.err; echo $? > $OUT/top-sudo.rc
+  su glkop -c 'ssh -o BatchMode=yes n2 sudo -n glk top --once' > $OUT/sudo-refused.txt 2>&1; echo $? >> $OUT/sudo-refused.txt
+  su glkop -c 'glk capture --nodes glkop@n2 --sudo --count 1 --trace 2 --trace-events syscalls:sys_enter_getppid -o /tmp/sudo-cap' > $OUT/sudo-trace.txt 2>&1; echo $? >> $OUT/sudo-trace.txt
   glk doctor live --cluster --for 8 > $OUT/doctor.txt 2>&1; echo $? > $OUT/doctor.rc
   glk doctor live --cluster --for 8 --json > $OUT/doctor.json 2> $OUT/doctor.err
 fi
