@@ -107,8 +107,15 @@ fn nodeid() -> Option<u64> {
     bundle::local_nodeid().and_then(|s| s.trim().parse().ok())
 }
 
-/// The debugfs root: the one given, else `GLK_DEBUGFS`, else the mounted one.
+/// The debugfs root: the one given, else `GLK_DEBUGFS`, else the mounted one. Through
+/// sudo only the mounted one: the login may not point root at other files.
 fn root(w: &Where) -> io::Result<PathBuf> {
+    if std::env::var_os("SUDO_USER").is_some() && w.debugfs.is_some() {
+        return Err(io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            "through sudo the agent reads the mounted debugfs only (no --debugfs)",
+        ));
+    }
     let env = std::env::var_os("GLK_DEBUGFS").map(PathBuf::from);
     inputs::debugfs_root(w.debugfs.as_deref().or(env.as_deref()))
 }

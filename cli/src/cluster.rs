@@ -374,29 +374,29 @@ pub fn capture(a: &crate::capture::CaptureArgs) -> io::Result<()> {
     let deadline = Instant::now() + Duration::from_secs_f64(capture_secs(a) + c.node_timeout);
     let results = fleet.batches(deadline);
     let mut report = Vec::new();
-    for (slot, got) in fleet.slots.iter().zip(&results) {
-        let state = match got {
-            Ok(b) if b.files.is_empty() => Err(b.problems.join("; ")),
-            Ok(b) => {
-                write_capture(&out, &slot.node, &b.files)?;
-                for p in &b.problems {
-                    eprintln!("glk: {}: {p}", slot.node);
-                }
-                Ok(b.files.len())
+    let mut captured = 0;
+    for (slot, got) in fleet.slots.iter().zip(results) {
+        let state = got.and_then(|b| {
+            if b.files.is_empty() {
+                return Err(b.problems.join("; "));
             }
-            Err(why) => Err(why.clone()),
-        };
+            write_node_files(&out, &slot.node, &b.files)?;
+            for p in &b.problems {
+                eprintln!("glk: {}: {p}", slot.node);
+            }
+            Ok(b.files.len())
+        });
         report.push(node_record(slot, &state));
         match state {
-            Ok(n) => eprintln!("glk: {}: {n} file(s)", slot.node),
+            Ok(n) => {
+                captured += 1;
+                eprintln!("glk: {}: {n} file(s)", slot.node);
+            }
             Err(why) => eprintln!("glk: node {} missing: {why}", slot.node),
         }
     }
+    let asked = report.len();
     fleet.finish(Duration::from_secs(5));
-    let captured = results
-        .iter()
-        .filter(|r| r.as_ref().is_ok_and(|b| !b.files.is_empty()))
-        .count();
     std::fs::create_dir_all(&out)?;
     let manifest = serde_json::json!({
         "glk_version": env!("CARGO_PKG_VERSION"),
@@ -414,8 +414,7 @@ pub fn capture(a: &crate::capture::CaptureArgs) -> io::Result<()> {
         crate::capture::pack(&out, &a.output)?;
     }
     eprintln!(
-        "glk: {captured} of {} node(s) captured in {}",
-        results.len(),
+        "glk: {captured} of {asked} node(s) captured in {}",
         a.output.display()
     );
     Ok(())
@@ -465,26 +464,27 @@ fn refuse_existing(out: &Path, nodes: &[Node]) -> io::Result<()> {
     Ok(())
 }
 
-/// Writes a node's capture below `out`: every path names that node's directory
-/// (`NODE/...` or `FS/NODE/...`), so that no node writes another's files.
-fn write_capture(
+/// Writes the files a node sent below `out`. Every path must name that node's directory
+/// (`NODE/...` or `FS/NODE/...`): no node writes another's files. Err: why this node's
+/// files are not there (nothing of them is written when a path is outside).
+pub fn write_node_files(
     out: &Path,
     node: &Node,
     files: &[(PathBuf, Vec<::cluster::protocol::Packed>)],
-) -> io::Result<()> {
+) -> Result<(), String> {
     let name = crate::agent::dir_name(&node.name);
     for (rel, _) in files {
         let mut parts = rel.iter().map(|p| p.to_string_lossy());
         let first = parts.next().unwrap_or_default();
         let second = parts.next().unwrap_or_default();
         if first != name && second != name {
-            return Err(io::Error::other(format!(
-                "node {node} sent {}, outside its directory",
-                rel.display()
-            )));
+            return Err(format!(
+                "it sent {}, outside its directory",
+                glockparse::quote::quote(rel.to_string_lossy().as_bytes(), 80)
+            ));
         }
     }
-    ::cluster::session::write_batch(out, files)
+    ::cluster::session::write_batch(out, files).map_err(|e| format!("writing its files: {e}"))
 }
 
 /// A node's entry in `cluster.json`.
@@ -526,9 +526,8 @@ pub fn snapshot_once(c: &ClusterArgs, dir: &Path) -> io::Result<Vec<PathBuf>> {
     let mut written = Vec::new();
     let mut missing = Vec::new();
     for (slot, got) in fleet.slots.iter().zip(results) {
-        match got {
+        match got.and_then(|b| write_node_files(dir, &slot.node, &b.files).map(|()| b)) {
             Ok(b) => {
-                write_capture(dir, &slot.node, &b.files)?;
                 for p in &b.problems {
                     eprintln!("glk: {}: {p}", slot.node);
                 }
@@ -551,4 +550,39 @@ pub fn snapshot_once(c: &ClusterArgs, dir: &Path) -> io::Result<Vec<PathBuf>> {
         return Err(io::Error::other("no node answered (see above why)"));
     }
     Ok(written)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ::cluster::protocol::{self, Received};
+
+    /// The files a node sends, as read back from its stream.
+    fn sent(files: &[(&str, &[u8])]) -> Vec<(PathBuf, Vec<::cluster::protocol::Packed>)> {
+        let mut w = Vec::new();
+        for (p, d) in files {
+            protocol::write_file(&mut w, p, d).unwrap();
+        }
+        let mut r = io::Cursor::new(w);
+        let mut out = Vec::new();
+        while let Some(Received::File(p, d, _)) = protocol::read_frame(&mut r).unwrap() {
+            out.push((p, vec![d]));
+        }
+        out
+    }
+
+    #[test]
+    fn a_node_writes_only_its_own_directory() {
+        let d = tempfile::tempdir().unwrap();
+        let n1 = Node::new("root@n1", "x").unwrap();
+        let ok = sent(&[("n1/glocks.0", b"G:"), ("lab_gfs/n1/time.0", b"1\n")]);
+        write_node_files(d.path(), &n1, &ok).unwrap();
+        assert_eq!(std::fs::read(d.path().join("n1/glocks.0")).unwrap(), b"G:");
+        // Another node's file, even beside its own, and nothing of the batch is written.
+        let bad = sent(&[("n1/glocks.1", b"G:"), ("n2/glocks.0", b"G:")]);
+        let e = write_node_files(d.path(), &n1, &bad).unwrap_err();
+        assert!(e.contains("n2/glocks.0"), "{e}");
+        assert!(!d.path().join("n1/glocks.1").exists());
+        assert!(!d.path().join("n2").exists());
+    }
 }

@@ -58,14 +58,20 @@ impl ClusterFeed {
         for (slot, got) in self.fleet.slots.iter().zip(results) {
             let name = crate::agent::dir_name(&slot.node.name);
             remove_node(self.dir.path(), &name)?;
-            match got {
+            let written = got.and_then(|b| {
+                cluster::write_node_files(self.dir.path(), &slot.node, &b.files).map(|()| b)
+            });
+            match written {
                 Ok(batch) => {
-                    ::cluster::session::write_batch(self.dir.path(), &batch.files)?;
                     for p in batch.problems {
                         eprintln!("glk: {}: {p}", slot.node);
                     }
                 }
-                Err(why) => missing.push((slot.node.name.clone(), why)),
+                Err(why) => {
+                    // Nothing half-written of it is read.
+                    remove_node(self.dir.path(), &name)?;
+                    missing.push((slot.node.name.clone(), why));
+                }
             }
         }
         Ok((glocks_files(self.dir.path())?, missing))
