@@ -643,21 +643,7 @@ impl Rules<'_> {
             f.pids.extend(w.pid);
             let who = crate::owners::process(w.pid.unwrap_or(0), w.comm.as_deref());
             let holders = self.holders_of(w);
-            let behind: Vec<String> = holders
-                .iter()
-                .filter_map(|x| {
-                    let pid = x.holder_pid?;
-                    let node = if x.holder_node == w.node {
-                        "the same node".to_string()
-                    } else {
-                        x.holder_node.clone()
-                    };
-                    Some(format!(
-                        "{} on {node}",
-                        crate::owners::process(pid, x.holder_comm.as_deref())
-                    ))
-                })
-                .collect();
+            let behind = behind(&holders, &w.node);
             f.title = self.caveat(format!(
                 "{} on {} has waited for {} ({}){} for at least {secs:.0} s (seen waiting in \
                  snapshots {}..{}: the snapshots' clock)",
@@ -669,11 +655,7 @@ impl Rules<'_> {
                 w.node,
                 w.glock,
                 w.state,
-                if behind.is_empty() {
-                    String::new()
-                } else {
-                    format!(" behind {}", behind.join(", "))
-                },
+                behind,
                 w.first_snapshot,
                 w.last_snapshot
             ));
@@ -776,27 +758,29 @@ impl Rules<'_> {
             if w.pid > 0 {
                 f.pids.push(w.pid as i64);
             }
+            let holders: Vec<&crate::cross::CrossNode> = self
+                .r
+                .cross_node
+                .iter()
+                .filter(|x| x.glock == glock && x.waiter_node == owner)
+                .collect();
             f.title = self.caveat(format!(
-                "a DLM lock of {owner}{} has waited {secs:.0} s for {} ({} requested{}; the DLM \
-                 queue age)",
+                "a DLM lock of {owner}{} has waited {secs:.0} s for {}{} ({} requested{}; the \
+                 DLM queue age)",
                 if w.pid > 0 {
                     format!(" (pid {})", w.pid)
                 } else {
                     String::new()
                 },
                 w.glock,
+                behind(&holders, &owner),
                 w.rqmode.map_or("?", |m| m.as_str()),
                 w.grmode
                     .map(|g| format!(", {g} granted"))
                     .unwrap_or_default()
             ));
             f.evidence.push(evidence);
-            for x in self
-                .r
-                .cross_node
-                .iter()
-                .filter(|x| x.glock == glock && x.waiter_node == owner)
-            {
+            for x in holders {
                 f.evidence
                     .extend(x.cites.iter().map(|c| cite(c, "the wait and who holds it")));
                 if !f.nodes.contains(&x.holder_node) {
@@ -1135,6 +1119,34 @@ fn unparsed_input(diag: &Diagnostics) -> Option<Finding> {
             .push(Evidence::about("input".into(), fatal.clone()));
     }
     Some(f)
+}
+
+/// Whom a stuck waiter on `node` waits behind, as its title says it: ` behind pid 284
+/// [flock] on n1, ...` (`the same node` for a holder on its own), or nothing when no
+/// holder names a process.
+fn behind(holders: &[&crate::cross::CrossNode], node: &str) -> String {
+    let who: Vec<String> = holders
+        .iter()
+        .filter_map(|x| {
+            let pid = x.holder_pid?;
+            let on = if x.holder_node == node {
+                "the same node"
+            } else {
+                x.holder_node.as_str()
+            };
+            Some(format!(
+                "{} on {on}",
+                crate::owners::process(pid, x.holder_comm.as_deref())
+            ))
+        })
+        .collect();
+    let mut seen = std::collections::HashSet::new();
+    let who: Vec<String> = who.into_iter().filter(|w| seen.insert(w.clone())).collect();
+    if who.is_empty() {
+        String::new()
+    } else {
+        format!(" behind {}", who.join(", "))
+    }
 }
 
 #[cfg(test)]

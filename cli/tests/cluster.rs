@@ -594,6 +594,17 @@ fn a_cluster_capture_reads_as_the_nodes_own_captures() {
         out
     };
     let cluster = doctor(&[f("ccap")]);
+    // A stuck wait names its holder on the other node, as n1's ps shows it.
+    let doc = doctor_with_findings(&[f("ccap")]);
+    assert!(doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|x| x["code"] == "GLK-STUCK-WAITER"
+            && x["title"]
+                .as_str()
+                .unwrap()
+                .contains("for 6/21828 behind pid 284 [flock] on n1")));
     assert_eq!(cluster, doctor(&[f("pcap-n1"), f("pcap-n2")]));
     assert!(cluster
         .iter()
