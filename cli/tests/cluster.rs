@@ -495,6 +495,54 @@ fn a_missing_older_or_newer_glk_is_named_with_what_to_install() {
     }
 }
 
+#[test]
+fn a_node_that_breaks_the_protocol_costs_only_itself() {
+    let t = scratch();
+    let Some(sshd) = two_nodes("a_node_that_breaks_the_protocol", t.path(), &[]) else {
+        return;
+    };
+    // Node 2's "agent" writes into node 127.0.0.2's directory; node 1's is glk.
+    let evil = script(
+        t.path(),
+        "evil-glk",
+        &format!(
+            "if [ \"$GLK_NODEID\" = 2 ]; then\n\
+             echo '{{\"glk_agent\":1,\"version\":\"0.1.0\",\"host\":\"x\",\"nodeid\":2,\"time\":0}}'\n\
+             echo '{{\"frame\":\"file\",\"path\":\"lab_gfs/127.0.0.2/glocks.0\",\"bytes\":0}}'\n\
+             echo '{{\"frame\":\"end\",\"time\":0}}'\n\
+             sleep 5\n\
+             else exec {} \"$@\"; fi",
+            env!("CARGO_BIN_EXE_glk")
+        ),
+    );
+    let mut c = Command::new(env!("CARGO_BIN_EXE_glk"));
+    c.args(["top", "--once", "--json", "--nodes", "127.0.0.2,127.0.0.3"])
+        .arg("--ssh-config")
+        .arg(sshd.config())
+        .args(["--remote-glk", &evil])
+        .stdin(Stdio::null());
+    let o = output(c);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(doc["missing_nodes"][0]["node"], "127.0.0.3");
+    let why = doc["missing_nodes"][0]["reason"].as_str().unwrap();
+    assert!(why.contains("outside its directory"), "{why}");
+    // Node 1's glocks are its own, untouched.
+    let sources: Vec<&str> = doc["sources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(sources, ["lab_gfs/127.0.0.2/glocks.0"]);
+    assert!(
+        doc["sources"][0]["summary"]["total"]["glocks"]
+            .as_u64()
+            .unwrap()
+            > 0
+    );
+}
+
 /// tracefs's directory, when mounted.
 fn tracefs() -> Option<PathBuf> {
     let m = std::fs::read_to_string("/proc/self/mounts").ok()?;

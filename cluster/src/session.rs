@@ -101,6 +101,10 @@ pub struct Batch {
     pub end_time: f64,
 }
 
+/// The most one batch (a snapshot, a capture) may hold, packed: a node cannot fill this
+/// one's memory.
+const MAX_BATCH: u64 = 8 << 30;
+
 /// The most of a remote standard error kept.
 const STDERR_KEEP: usize = 16 << 10;
 
@@ -182,30 +186,41 @@ impl Session {
     /// complete by then is abandoned: its frames are skipped when they come later.
     pub fn batch(&mut self, deadline: Instant) -> Result<Batch, String> {
         let mut b = Batch::default();
+        let mut packed = 0u64;
         loop {
             match self.next(deadline) {
                 Ok(Event::Frame(Received::End(t))) if self.stale > 0 => {
                     let _ = t;
                     self.stale -= 1;
                     b = Batch::default();
+                    packed = 0;
                 }
                 Ok(Event::Frame(_)) if self.stale > 0 => {}
-                Ok(Event::Frame(Received::File(p, d, append))) => match b.files.last_mut() {
-                    Some((last, data)) if append && *last == p => data.push(d),
-                    _ if append => {
-                        return Err(format!(
-                            "its agent continued a file it had not started: {}",
-                            p.display()
-                        ))
+                Ok(Event::Frame(Received::File(p, d, append))) => {
+                    packed += d.len() as u64;
+                    if packed > MAX_BATCH {
+                        return Err(self.broken(format!(
+                            "its agent sent more than {} GiB at once",
+                            MAX_BATCH >> 30
+                        )));
                     }
-                    _ => b.files.push((p, vec![d])),
-                },
+                    match b.files.last_mut() {
+                        Some((last, data)) if append && *last == p => data.push(d),
+                        _ if append => {
+                            return Err(self.broken(format!(
+                                "its agent continued a file it had not started: {}",
+                                p.display()
+                            )))
+                        }
+                        _ => b.files.push((p, vec![d])),
+                    }
+                }
                 Ok(Event::Frame(Received::Problem(t))) => b.problems.push(t),
                 Ok(Event::Frame(Received::End(t))) => {
                     b.end_time = t;
                     return Ok(b);
                 }
-                Ok(Event::Hello(_)) => return Err("its agent said hello twice".into()),
+                Ok(Event::Hello(_)) => return Err(self.broken("its agent said hello twice".into())),
                 Ok(Event::Closed(_)) => unreachable!("next turns Closed into Err"),
                 Err(e) => {
                     if e.starts_with("no answer") {
@@ -215,6 +230,13 @@ impl Session {
                 }
             }
         }
+    }
+
+    /// Ends a session whose agent broke the protocol: nothing more of it is read.
+    fn broken(&mut self, why: String) -> String {
+        self.closed = Some(why.clone());
+        self.kill();
+        why
     }
 
     /// True once the agent's stream has ended.
