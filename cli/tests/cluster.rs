@@ -57,6 +57,20 @@ fn two_nodes(test: &str, dir: &Path, more: &[Host]) -> Option<Sshd> {
     }
 }
 
+/// [`two_nodes`] in a scratch directory of their own.
+fn two_nodes_in_scratch(test: &str) -> Option<(tempfile::TempDir, Sshd)> {
+    let t = scratch();
+    let sshd = two_nodes(test, t.path(), &[])?;
+    Some((t, sshd))
+}
+
+/// `glk capture --nodes 127.0.0.2 --count 1 EXTRA -o OUT` through `sshd`.
+fn capture_one_snapshot(sshd: &Sshd, extra: &[&str], out: &Path) -> Output {
+    let mut c = glk(sshd, &["capture", "--nodes", "127.0.0.2", "--count", "1"]);
+    c.args(extra).arg("-o").arg(out);
+    output(c)
+}
+
 /// `glk ARGS --ssh-config ... --remote-glk THIS`: the cluster options for `sshd`.
 fn glk(sshd: &Sshd, args: &[&str]) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_glk"));
@@ -98,8 +112,7 @@ fn ps_pids(n: u32, what: &str) -> Vec<i64> {
 
 #[test]
 fn top_names_the_holder_on_the_other_node() {
-    let t = scratch();
-    let Some(sshd) = two_nodes("top_names_the_holder_on_the_other_node", t.path(), &[]) else {
+    let Some((_t, sshd)) = two_nodes_in_scratch("top_names_the_holder_on_the_other_node") else {
         return;
     };
     let o = output(glk(
@@ -253,8 +266,7 @@ fn nodes_that_do_not_answer_are_named_and_never_waited_for() {
 
 #[test]
 fn capture_gathers_every_node_into_one_directory() {
-    let t = scratch();
-    let Some(sshd) = two_nodes("capture_gathers_every_node", t.path(), &[]) else {
+    let Some((t, sshd)) = two_nodes_in_scratch("capture_gathers_every_node") else {
         return;
     };
     let out = t.path().join("capture");
@@ -316,18 +328,7 @@ fn capture_gathers_every_node_into_one_directory() {
         "{title}"
     );
     // A second capture into the same place is refused, not mixed in.
-    let o = output(glk(
-        &sshd,
-        &[
-            "capture",
-            "--nodes",
-            "127.0.0.2",
-            "--count",
-            "1",
-            "-o",
-            out.to_str().unwrap(),
-        ],
-    ));
+    let o = capture_one_snapshot(&sshd, &[], &out);
     assert!(!o.status.success());
     assert!(String::from_utf8_lossy(&o.stderr).contains("there already"));
 }
@@ -346,8 +347,7 @@ fn doctor_with_findings(paths: &[PathBuf]) -> serde_json::Value {
 
 #[test]
 fn hostile_names_run_nothing() {
-    let t = scratch();
-    let Some(sshd) = two_nodes("hostile_names_run_nothing", t.path(), &[]) else {
+    let Some((t, sshd)) = two_nodes_in_scratch("hostile_names_run_nothing") else {
         return;
     };
     let marker = t.path().join("pwned");
@@ -368,20 +368,7 @@ fn hostile_names_run_nothing() {
         marker.display()
     );
     let out = t.path().join("c");
-    let o = output(glk(
-        &sshd,
-        &[
-            "capture",
-            "--nodes",
-            "127.0.0.2",
-            "--count",
-            "1",
-            "--fs",
-            &fs,
-            "-o",
-            out.to_str().unwrap(),
-        ],
-    ));
+    let o = capture_one_snapshot(&sshd, &["--fs", &fs], &out);
     assert!(!o.status.success());
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("x; touch"), "{err}");
@@ -403,8 +390,7 @@ fn script(dir: &Path, name: &str, body: &str) -> String {
 
 #[test]
 fn a_missing_older_or_newer_glk_is_named_with_what_to_install() {
-    let t = scratch();
-    let Some(sshd) = two_nodes("a_missing_older_or_newer_glk", t.path(), &[]) else {
+    let Some((t, sshd)) = two_nodes_in_scratch("a_missing_older_or_newer_glk") else {
         return;
     };
     let older = script(
@@ -497,8 +483,7 @@ fn a_missing_older_or_newer_glk_is_named_with_what_to_install() {
 
 #[test]
 fn a_node_that_breaks_the_protocol_costs_only_itself() {
-    let t = scratch();
-    let Some(sshd) = two_nodes("a_node_that_breaks_the_protocol", t.path(), &[]) else {
+    let Some((t, sshd)) = two_nodes_in_scratch("a_node_that_breaks_the_protocol") else {
         return;
     };
     // Node 2's "agent" writes into node 127.0.0.2's directory; node 1's is glk.
@@ -566,8 +551,7 @@ fn glk_instances(t: &Path) -> Vec<String> {
 #[test]
 fn a_dropped_connection_leaves_the_node_tracefs_as_it_was() {
     const T: &str = "a_dropped_connection_leaves_the_node_tracefs_as_it_was";
-    let t = scratch();
-    let Some(sshd) = two_nodes(T, t.path(), &[]) else {
+    let Some((t, sshd)) = two_nodes_in_scratch(T) else {
         return;
     };
     let Some(tfs) = tracefs().filter(|t| t.join("instances").is_dir()) else {
