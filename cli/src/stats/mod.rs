@@ -294,7 +294,7 @@ fn cluster_run(args: &StatsArgs) -> io::Result<()> {
             "--cluster and --nodes read every node's live files: give no paths, --delta or --trace",
         ));
     }
-    let dir = tempfile::Builder::new().prefix("glk-stats-").tempdir()?;
+    let dir = crate::cluster::scratch_dir("glk-stats-")?;
     let nodes = crate::cluster::snapshot_once(&args.cluster, dir.path())?;
     let a = StatsArgs {
         paths: nodes,

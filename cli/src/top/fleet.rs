@@ -31,7 +31,7 @@ impl ClusterFeed {
         let c = &args.cluster;
         let nodes = c.members()?;
         let remote = c.remote()?;
-        let dir = tempfile::Builder::new().prefix("glk-top-").tempdir()?;
+        let dir = cluster::scratch_dir("glk-top-")?;
         let fleet = Fleet::start(
             remote,
             nodes,
@@ -54,24 +54,42 @@ impl ClusterFeed {
     /// nodes that did not, and returns the glocks files and the missing nodes.
     fn gather(&mut self) -> io::Result<(Vec<Input>, cluster::Missing)> {
         let results = self.fleet.snapshots(Instant::now() + self.wait);
+        let dir = self.dir.path();
+        let nodes: Vec<::cluster::Node> = self.fleet.slots.iter().map(|s| s.node.clone()).collect();
+        // Each node's files are unpacked and written on a thread of their own.
+        let written: Vec<io::Result<Result<Vec<String>, String>>> = std::thread::scope(|s| {
+            let handles: Vec<_> = nodes
+                .iter()
+                .zip(results)
+                .map(|(node, got)| {
+                    s.spawn(move || {
+                        let name = crate::agent::dir_name(&node.name);
+                        remove_node(dir, &name)?;
+                        let got = got.and_then(|b| {
+                            cluster::write_node_files(dir, node, &b.files).map(|()| b)
+                        });
+                        if got.is_err() {
+                            // Nothing half-written of it is read.
+                            remove_node(dir, &name)?;
+                        }
+                        Ok(got.map(|b| b.problems))
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().expect("a node's writer does not panic"))
+                .collect()
+        });
         let mut missing = Vec::new();
-        for (slot, got) in self.fleet.slots.iter().zip(results) {
-            let name = crate::agent::dir_name(&slot.node.name);
-            remove_node(self.dir.path(), &name)?;
-            let written = got.and_then(|b| {
-                cluster::write_node_files(self.dir.path(), &slot.node, &b.files).map(|()| b)
-            });
-            match written {
-                Ok(batch) => {
-                    for p in batch.problems {
-                        eprintln!("glk: {}: {p}", slot.node);
+        for (node, w) in nodes.iter().zip(written) {
+            match w? {
+                Ok(problems) => {
+                    for p in problems {
+                        eprintln!("glk: {node}: {p}");
                     }
                 }
-                Err(why) => {
-                    // Nothing half-written of it is read.
-                    remove_node(self.dir.path(), &name)?;
-                    missing.push((slot.node.name.clone(), why));
-                }
+                Err(why) => missing.push((node.name.clone(), why)),
             }
         }
         Ok((glocks_files(self.dir.path())?, missing))
