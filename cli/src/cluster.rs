@@ -267,6 +267,14 @@ impl Fleet {
             return true;
         }
         let session = s.session.as_mut().expect("said hello");
+        if let Some(owed) = session.owes() {
+            s.missing = Some(format!(
+                "still no answer, {:.0} s after its deadline (its debugfs read stuck, or the \
+                 node paused)",
+                owed.as_secs_f64()
+            ));
+            return false;
+        }
         match session.request("snapshot") {
             Ok(()) => true,
             Err(why) => {

@@ -226,6 +226,38 @@ fn nodes_that_do_not_answer_are_named_and_never_waited_for() {
     assert!(took < Duration::from_secs(20), "took {took:?}");
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("node 127.0.0.4 missing"), "{err}");
+    // A running top waits for the stuck node once, not at every refresh.
+    let start = Instant::now();
+    let o = output(glk(
+        &sshd,
+        &[
+            "top",
+            "--nodes",
+            "127.0.0.2,127.0.0.4",
+            "--node-timeout",
+            "3",
+            "--count",
+            "4",
+            "-d",
+            "0.2",
+            "--json",
+        ],
+    ));
+    let took = start.elapsed();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let docs: Vec<serde_json::Value> = String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(docs.len(), 4);
+    for d in &docs {
+        assert_eq!(d["missing_nodes"][0]["node"], "127.0.0.4", "{d}");
+        assert_eq!(d["sources"].as_array().unwrap().len(), 1);
+    }
+    let last = docs[3]["missing_nodes"][0]["reason"].as_str().unwrap();
+    assert!(last.starts_with("still no answer"), "{last}");
+    // One 3 s wait at the first refresh, not four.
+    assert!(took < Duration::from_secs(8), "took {took:?}");
     // A node whose sshd accepts and never speaks (a paused VM) is missing too.
     let (_l, port) = silent_listener("127.0.0.6");
     let cfg = t.path().join("silent_config");

@@ -87,6 +87,8 @@ pub struct Session {
     version: String,
     /// Snapshot ends still due from requests whose deadline passed.
     stale: u32,
+    /// When the oldest of those requests gave up waiting.
+    stale_since: Option<Instant>,
     closed: Option<String>,
 }
 
@@ -152,6 +154,7 @@ impl Session {
             stderr,
             version: remote.version.clone(),
             stale: 0,
+            stale_since: None,
             closed: None,
         })
     }
@@ -225,11 +228,35 @@ impl Session {
                 Err(e) => {
                     if e.starts_with("no answer") {
                         self.stale += 1;
+                        self.stale_since.get_or_insert_with(Instant::now);
                     }
                     return Err(e);
                 }
             }
         }
+    }
+
+    /// Whether the agent still owes an answer to a request whose deadline passed (its
+    /// debugfs read stuck, say): what has come of it since is taken, without waiting. The
+    /// caller then asks nothing more of it, so that one stuck node does not cost every
+    /// refresh its whole deadline; Some: how long it has owed it.
+    pub fn owes(&mut self) -> Option<Duration> {
+        while self.stale > 0 {
+            match self.events.try_recv() {
+                Ok(Event::Frame(Received::End(_))) => self.stale -= 1,
+                Ok(Event::Closed(broke)) => {
+                    let why = broke.unwrap_or_else(|| "the connection closed".into());
+                    self.closed = Some(why);
+                    self.stale = 0;
+                }
+                Ok(_) => {}
+                Err(_) => break,
+            }
+        }
+        if self.stale == 0 {
+            self.stale_since = None;
+        }
+        self.stale_since.map(|t| t.elapsed())
     }
 
     /// Ends a session whose agent broke the protocol: nothing more of it is read.
