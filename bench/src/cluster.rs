@@ -33,27 +33,29 @@ pub struct Setup<'a> {
 }
 
 /// Every real fixture node directory with a glocks, glstats, glockfd and DLM dump of one
-/// snapshot: (directory, snapshot number).
+/// snapshot: (directory, its newest such snapshot number).
 fn fixture_nodes() -> Vec<(PathBuf, u32)> {
-    let mut out = Vec::new();
-    let mut stack = vec![testdata::path("real")];
-    while let Some(d) = stack.pop() {
-        let Ok(rd) = std::fs::read_dir(&d) else {
+    let mut out: Vec<(PathBuf, u32)> = Vec::new();
+    for glocks in testdata::files("real", |n| n.starts_with("glocks.")) {
+        let (Some(dir), Some(n)) = (
+            glocks.parent(),
+            glocks
+                .extension()
+                .and_then(|e| e.to_str()?.parse::<u32>().ok()),
+        ) else {
             continue;
         };
-        let mut entries: Vec<PathBuf> = rd.flatten().map(|e| e.path()).collect();
-        entries.sort();
-        let newest = (0..10u32).rev().find(|n| {
-            ["glocks", "glstats", "glockfd", "dlm_locks"]
-                .iter()
-                .all(|f| d.join(format!("{f}.{n}")).is_file())
-        });
-        if let Some(n) = newest {
-            out.push((d.clone(), n));
+        let complete = ["glstats", "glockfd", "dlm_locks"]
+            .iter()
+            .all(|f| dir.join(format!("{f}.{n}")).is_file());
+        if !complete {
+            continue;
         }
-        stack.extend(entries.into_iter().filter(|p| p.is_dir()));
+        match out.last_mut() {
+            Some((d, newest)) if d == dir => *newest = (*newest).max(n),
+            _ => out.push((dir.to_path_buf(), n)),
+        }
     }
-    out.sort();
     out
 }
 

@@ -102,6 +102,23 @@ pub fn sysfs_values(dir: &Path) -> String {
     out
 }
 
+/// Waits at most `within` for `child` to end: its exit status, or None when it has not
+/// ended by then (never an unbounded wait: a child in uninterruptible sleep cannot end
+/// before it wakes, even killed).
+pub fn wait_within(
+    child: &mut std::process::Child,
+    within: std::time::Duration,
+) -> io::Result<Option<std::process::ExitStatus>> {
+    let until = std::time::Instant::now() + within;
+    loop {
+        match child.try_wait()? {
+            Some(s) => return Ok(Some(s)),
+            None if std::time::Instant::now() >= until => return Ok(None),
+            None => std::thread::sleep(std::time::Duration::from_millis(10)),
+        }
+    }
+}
+
 /// Runs a cluster tool (`corosync-quorumtool -s`, `dlm_tool ls`) with no input and gives
 /// its standard output; a tool that is not installed is `Ok(None)`. A tool that has not
 /// ended `within` the time given is killed and named in the error: a hung corosync must
@@ -127,28 +144,19 @@ pub fn run_tool(cmd: &[&str], within: std::time::Duration) -> io::Result<Option<
         let _ = io::Read::read_to_end(&mut stdout, &mut text);
         text
     });
-    let due = Instant::now() + within;
-    while child.try_wait()?.is_none() {
-        if Instant::now() >= due {
-            let _ = child.kill();
-            // Reaped if it dies at once; one stuck in uninterruptible sleep is left to
-            // the system rather than waited for.
-            for _ in 0..100 {
-                if !matches!(child.try_wait(), Ok(None)) {
-                    break;
-                }
-                std::thread::sleep(Duration::from_millis(10));
-            }
-            return Err(io::Error::new(
-                io::ErrorKind::TimedOut,
-                format!(
-                    "`{}` did not answer in {:.1} s",
-                    cmd.join(" "),
-                    within.as_secs_f64()
-                ),
-            ));
-        }
-        std::thread::sleep(Duration::from_millis(10));
+    if wait_within(&mut child, within)?.is_none() {
+        let _ = child.kill();
+        // Reaped if it dies at once; one stuck in uninterruptible sleep is left to the
+        // system rather than waited for.
+        let _ = wait_within(&mut child, Duration::from_secs(1));
+        return Err(io::Error::new(
+            io::ErrorKind::TimedOut,
+            format!(
+                "`{}` did not answer in {:.1} s",
+                cmd.join(" "),
+                within.as_secs_f64()
+            ),
+        ));
     }
     // The output ends with the tool, unless something it started keeps the pipe open:
     // then what came so far.

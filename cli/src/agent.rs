@@ -110,7 +110,7 @@ fn nodeid() -> Option<u64> {
 /// The debugfs root: the one given, else `GLK_DEBUGFS`, else the mounted one. Through
 /// sudo only the mounted one: the login may not point root at other files.
 fn root(w: &Where) -> io::Result<PathBuf> {
-    if std::env::var_os("SUDO_USER").is_some() && w.debugfs.is_some() {
+    if through_sudo() && w.debugfs.is_some() {
         return Err(io::Error::new(
             io::ErrorKind::PermissionDenied,
             "through sudo the agent reads the mounted debugfs only (no --debugfs)",
@@ -280,10 +280,16 @@ fn send_capture(c: &AgentCapture, out: &mut impl Write) -> io::Result<()> {
     end(out)
 }
 
-/// Through sudo (`SUDO_USER` set) the agent traces only gfs2 and dlm events: the login is
+/// True when the agent runs through sudo (`SUDO_USER` set): for a login that is not
+/// root, which gets what it needs and no more.
+fn through_sudo() -> bool {
+    std::env::var_os("SUDO_USER").is_some()
+}
+
+/// Through sudo the agent traces only gfs2 and dlm events: the login is
 /// allowed the node's locking state, not every process's system calls.
 fn traced_as_sudo_allows(events: &[String]) -> io::Result<()> {
-    if std::env::var_os("SUDO_USER").is_none() {
+    if !through_sudo() {
         return Ok(());
     }
     // A bare name is a gfs2 event (or gfs2, dlm, all), as glk trace --events reads it.

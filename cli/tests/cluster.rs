@@ -560,14 +560,6 @@ fn a_node_that_breaks_the_protocol_costs_only_itself() {
     );
 }
 
-/// tracefs's directory, when mounted.
-fn tracefs() -> Option<PathBuf> {
-    let m = std::fs::read_to_string("/proc/self/mounts").ok()?;
-    m.lines()
-        .find(|l| l.split(' ').nth(2) == Some("tracefs"))
-        .map(|l| PathBuf::from(l.split(' ').nth(1).unwrap()))
-}
-
 /// The private instances glk made (`glk-PID`).
 fn glk_instances(t: &Path) -> Vec<String> {
     std::fs::read_dir(t.join("instances"))
@@ -586,7 +578,7 @@ fn a_dropped_connection_leaves_the_node_tracefs_as_it_was() {
     let Some((t, sshd)) = two_nodes_in_scratch(T) else {
         return;
     };
-    let Some(tfs) = tracefs().filter(|t| t.join("instances").is_dir()) else {
+    let Some(tfs) = common::tracefs_dir().filter(|t| t.join("instances").is_dir()) else {
         testdata::skip(T, "tracefs is not mounted");
         return;
     };

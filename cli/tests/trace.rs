@@ -1,6 +1,8 @@
 //! `glk trace` end to end: offline decoding of the real captures, and live tracing on this
 //! machine's tracefs (root only) including a SIGINT in the middle.
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -277,19 +279,12 @@ fn root(test: &str) -> bool {
     r
 }
 
-fn tracing_dir() -> Option<PathBuf> {
-    let m = std::fs::read_to_string("/proc/self/mounts").unwrap();
-    m.lines()
-        .find(|l| l.split(' ').nth(2) == Some("tracefs"))
-        .map(|l| PathBuf::from(l.split(' ').nth(1).unwrap()))
-}
-
 /// Waits until the tracefs instance `name` is tracing, and returns its directory. Where
 /// tracefs is not mounted, glk mounts it itself: it is looked for only once glk runs.
 fn instance_tracing(name: &str) -> PathBuf {
     let mut inst = PathBuf::new();
     wait_for("the instance to be tracing", || {
-        let Some(t) = tracing_dir() else {
+        let Some(t) = common::tracefs_dir() else {
             return false;
         };
         inst = t.join("instances").join(name);
@@ -347,7 +342,7 @@ fn live_markers_then_signal(signal: i32) {
         return;
     }
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let mounted_before = tracing_dir();
+    let mounted_before = common::tracefs_dir();
     let scratch = tmp(&format!("live{signal}"));
     let dir = scratch.path();
     let out = dir.join("live.txt");
@@ -367,7 +362,7 @@ fn live_markers_then_signal(signal: i32) {
         .unwrap();
     let mut inst: Option<PathBuf> = None;
     wait_for("the instance to be tracing", || {
-        inst = tracing_dir().map(|t| t.join("instances").join(&name));
+        inst = common::tracefs_dir().map(|t| t.join("instances").join(&name));
         inst.as_ref().is_some_and(|i| {
             std::fs::read_to_string(i.join("tracing_on")).is_ok_and(|s| s.trim() == "1")
                 && std::fs::read_to_string(i.join("events/sched/sched_process_exec/enable"))
@@ -387,7 +382,11 @@ fn live_markers_then_signal(signal: i32) {
         "{err}"
     );
     assert!(!inst.exists(), "instance left behind");
-    assert_eq!(tracing_dir(), mounted_before, "tracefs mount state changed");
+    assert_eq!(
+        common::tracefs_dir(),
+        mounted_before,
+        "tracefs mount state changed"
+    );
     let text = std::fs::read_to_string(&out).unwrap();
     let markers: Vec<usize> = text
         .lines()
@@ -561,7 +560,7 @@ fn live_duration_filter_and_missing_gfs2() {
         "{text}"
     );
     // gfs2 events: available only where the gfs2 module is loaded.
-    let has_gfs2 = tracing_dir().is_some_and(|t| t.join("events/gfs2").is_dir());
+    let has_gfs2 = common::tracefs_dir().is_some_and(|t| t.join("events/gfs2").is_dir());
     let o = glk().args(["trace", "--duration", "0.2"]).output().unwrap();
     if !has_gfs2 {
         assert!(!o.status.success());

@@ -343,16 +343,9 @@ impl Drop for Session {
     }
 }
 
-/// The child's exit status if it ends within `within`.
+/// The child's exit status if it ends within `within` ([`bundle::live::wait_within`]).
 fn wait_a_moment(child: &mut Child, within: Duration) -> Option<ExitStatus> {
-    let until = Instant::now() + within;
-    loop {
-        match child.try_wait() {
-            Ok(Some(s)) => return Some(s),
-            Ok(None) if Instant::now() < until => std::thread::sleep(Duration::from_millis(10)),
-            _ => return None,
-        }
-    }
+    bundle::live::wait_within(child, within).ok().flatten()
 }
 
 /// Reads the hello, then frames, into `tx`, until the stream ends or breaks.

@@ -47,3 +47,12 @@ pub fn evidence(f: &serde_json::Value) -> Vec<(String, u64)> {
         })
         .collect()
 }
+
+/// tracefs's mount point, when mounted (from /proc/self/mounts).
+pub fn tracefs_dir() -> Option<std::path::PathBuf> {
+    let m = std::fs::read_to_string("/proc/self/mounts").ok()?;
+    m.lines()
+        .find(|l| l.split(' ').nth(2) == Some("tracefs"))
+        .and_then(|l| l.split(' ').nth(1))
+        .map(std::path::PathBuf::from)
+}
