@@ -12,12 +12,14 @@
 //! bench instructions [--glocks 100000]  # callgrind instruction counts of top and trace
 //! bench exporter [--glocks 1000000] [--scrapers 50] [--secs 60] [--min-interval 5]  # scrape load
 //! bench cluster [--nodes 16] [--glocks 100000] [--refreshes 5]  # cluster mode over sshd (root)
+//! bench fleet [--events 100000000] [--captures 100]  # glk fleet over a dataset made from real captures
 //! ```
 
 mod analyze;
 mod cluster;
 mod export;
 mod exporter;
+mod fleet;
 mod gen;
 mod instructions;
 mod measure;
@@ -27,7 +29,7 @@ use std::path::{Path, PathBuf};
 
 fn usage() -> ! {
     eprintln!(
-        "usage: bench gen-glocks --glocks N --out FILE\n       bench top [--glocks N] [--file FILE] [--glk PATH]\n       bench trace [--copies N] [--glk PATH]\n       bench live [--rate N] [--secs S] [--glk PATH]\n       bench export [--copies N]\n       bench analyze [--capture NAME] [--nodes N] [--copies N] [--runs N] [--python] [--glk PATH] [--against PATH]\n       bench instructions [--glocks N] [--glk PATH]\n       bench exporter [--glocks N] [--scrapers N] [--secs S] [--min-interval S] [--glk PATH]\n       bench cluster [--nodes N] [--glocks N] [--refreshes N] [--glk PATH]"
+        "usage: bench gen-glocks --glocks N --out FILE\n       bench top [--glocks N] [--file FILE] [--glk PATH]\n       bench trace [--copies N] [--glk PATH]\n       bench live [--rate N] [--secs S] [--glk PATH]\n       bench export [--copies N]\n       bench analyze [--capture NAME] [--nodes N] [--copies N] [--runs N] [--python] [--glk PATH] [--against PATH]\n       bench instructions [--glocks N] [--glk PATH]\n       bench exporter [--glocks N] [--scrapers N] [--secs S] [--min-interval S] [--glk PATH]\n       bench cluster [--nodes N] [--glocks N] [--refreshes N] [--glk PATH]\n       bench fleet [--events N] [--captures N] [--engine PATH]"
     );
     std::process::exit(2)
 }
@@ -159,6 +161,18 @@ fn main() -> std::io::Result<()> {
                 nodes: num("--nodes", 16),
                 generated: &generated,
                 refreshes: num("--refreshes", 5),
+            })?;
+        }
+        Some("fleet") => {
+            let num = |name: &str, default: u64| {
+                arg(&args, name).map_or(default, |s| s.parse().unwrap_or_else(|_| usage()))
+            };
+            let engine = arg(&args, "--engine")
+                .map_or_else(|| sibling_glk().with_file_name("glk-engine"), PathBuf::from);
+            fleet::run(&fleet::Setup {
+                engine: &std::fs::canonicalize(engine)?,
+                events: num("--events", 100_000_000),
+                captures: num("--captures", 100) as usize,
             })?;
         }
         _ => usage(),

@@ -91,6 +91,7 @@ pub fn read(dir: &Path, given: &Path) -> io::Result<(Vec<NodeCapture>, Vec<Strin
             let node = nodes.entry(name.clone()).or_insert_with(|| NodeCapture {
                 node: name,
                 nodeid: info(&nd, "NODE_ID").and_then(|v| v.parse().ok()),
+                kernel: info(&nd, "UNAMEA").and_then(|v| crate::kernel_release(&v)),
                 ..NodeCapture::default()
             });
             node.snapshots.push(snapshot(n.saturating_sub(1), &nd));
@@ -129,7 +130,12 @@ mod tests {
             let n = d.path().join(format!("run{run}/node-a"));
             std::fs::create_dir_all(n.join("gfs2/lab:gfs")).unwrap();
             std::fs::create_dir_all(n.join("dlm/gfs")).unwrap();
-            std::fs::write(n.join("hostinformation.txt"), "HOSTNAME=a1\nNODE_ID=3\n").unwrap();
+            std::fs::write(
+                n.join("hostinformation.txt"),
+                "HOSTNAME=a1\nUNAMEA=Linux a1 6.12.117+deb13-amd64 #1 SMP PREEMPT_DYNAMIC \
+                 Debian 6.12.117-1 (2026-11-12) x86_64 GNU/Linux\nNODE_ID=3\n",
+            )
+            .unwrap();
             std::fs::write(n.join("gfs2/lab:gfs/glocks"), "").unwrap();
             std::fs::write(n.join("dlm/gfs/gfs_lockdebug"), "").unwrap();
         }
@@ -142,6 +148,7 @@ mod tests {
             (n.node.as_str(), n.nodeid, n.snapshots.len()),
             ("a1", Some(3), 2)
         );
+        assert_eq!(n.kernel.as_deref(), Some("6.12.117+deb13-amd64"));
         assert_eq!(n.snapshots[1].index, 1);
         assert!(n.snapshots[0].glocks.is_some());
         assert!(n.snapshots[0]

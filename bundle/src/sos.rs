@@ -167,6 +167,9 @@ pub fn read(dir: &Path, given: &Path) -> io::Result<Report> {
         node: NodeCapture {
             node: name,
             nodeid: nodeid(dir),
+            kernel: ["uname", "sos_commands/kernel/uname_-a"]
+                .iter()
+                .find_map(|f| crate::kernel_release(&std::fs::read_to_string(dir.join(f)).ok()?)),
             snapshots: vec![s],
             ..NodeCapture::default()
         },

@@ -1,5 +1,5 @@
 //! The polars engine, `glk-engine`: a second binary, which `glk` runs for the commands
-//! that need polars (`export`, `trace -o FILE.parquet`). It is looked
+//! that need polars (`export`, `fleet`, `trace -o FILE.parquet`). It is looked
 //! for next to `glk` first (an installed package, a cargo target directory), then on PATH.
 
 use std::ffi::OsString;

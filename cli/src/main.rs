@@ -8,7 +8,7 @@
 use std::process::ExitCode;
 
 use clap::{CommandFactory, Parser, Subcommand};
-use clikit::args::{AnalyzeArgs, DoctorArgs, ExportArgs, ReportArgs};
+use clikit::args::{AnalyzeArgs, DoctorArgs, ExportArgs, FleetArgs, ReportArgs};
 use clikit::Color;
 
 mod agent;
@@ -37,7 +37,8 @@ mod trace;
                   holds it, is it stuck or slow, which DLM round trips are slow, which node \
                   made which wait.\n\nOn a cluster node: top, trace, stats, capture and doctor. \
                   Anywhere: analyze, doctor and report on captures. On a workstation: \
-                  export to Parquet (run by glk-engine, the polars engine)."
+                  export to Parquet and questions over fleet datasets (run by glk-engine, the \
+                  polars engine)."
 )]
 pub struct Cli {
     /// When to color the output (NO_COLOR is honoured).
@@ -64,6 +65,9 @@ enum Command {
     /// Every frame of capture bundles as Hive-partitioned Parquet (kind=…/node=…)
     /// (runs glk-engine).
     Export(ExportArgs),
+    /// Questions over a fleet dataset (`glk export --dataset`): glocks hot across captures,
+    /// slow DLM masters over weeks, captures that share a demote storm (runs glk-engine).
+    Fleet(FleetArgs),
     /// What is wrong, how sure, the evidence and what to do: findings with stable codes
     /// from capture bundles, or `live` on a node (exit status 3 when a finding is more
     /// severe than --fail-on).
@@ -150,7 +154,7 @@ fn main() -> ExitCode {
             }
         }
         // The arguments were checked above; the engine gets them exactly as typed.
-        Command::Export(_) => Err(engine::exec(std::env::args_os().skip(1))),
+        Command::Export(_) | Command::Fleet(_) => Err(engine::exec(std::env::args_os().skip(1))),
         Command::Generate(a) => generate::run(a, &mut Cli::command()),
         Command::Agent(a) => agent::run(a),
     };

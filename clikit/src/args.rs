@@ -134,6 +134,90 @@ pub struct ExportArgs {
     pub cluster: Option<String>,
 }
 
+/// `glk fleet`: questions over a fleet dataset (`glk export --dataset`), answered by lazy
+/// polars queries that stream the dataset's Parquet files (memory does not grow with it).
+#[derive(Debug, clap::Args)]
+pub struct FleetArgs {
+    /// The question.
+    #[command(subcommand)]
+    pub query: FleetQuery,
+}
+
+/// The questions `glk fleet` answers.
+#[derive(Debug, clap::Subcommand)]
+pub enum FleetQuery {
+    /// The glocks hot across many captures: remote demote requests in the traces, and
+    /// snapshots in which the glock had waiters, per cluster and glock (or also per node
+    /// or kernel), the glocks hot in the most captures first.
+    Hot {
+        /// The dataset, and what to print.
+        #[command(flatten)]
+        common: FleetCommon,
+        /// Also split each glock's rows by node, or by the kernel the nodes ran.
+        #[arg(long, value_enum)]
+        by: Option<FleetBy>,
+    },
+    /// DLM masters that are slow over days or weeks: the DLM round trip of gfs2 lock
+    /// requests (`lock_time` events' `tdiff`) sent to another node, by the node that
+    /// mastered the lock's resource (from the DLM lock dumps) and period, slowest first.
+    Masters {
+        /// The dataset, and what to print.
+        #[command(flatten)]
+        common: FleetCommon,
+        /// The period requests are grouped by (UTC; weeks start on Monday).
+        #[arg(long, value_enum, default_value = "week")]
+        period: FleetPeriod,
+    },
+    /// Which captures share a demote-storm pattern: glocks that had a storm (at least
+    /// --min-demotes remote demote requests within one second on a node) in several
+    /// captures, the glocks that stormed in the most captures first.
+    Storms {
+        /// The dataset, and what to print.
+        #[command(flatten)]
+        common: FleetCommon,
+        /// Remote demote requests within one second on one node that make a storm (5:
+        /// a node holds a glock at least its minimum hold time, 200 ms, before honouring
+        /// one, so a healthy glock sees at most about five a second).
+        #[arg(long, value_name = "N", default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..))]
+        min_demotes: u32,
+    },
+}
+
+/// What every `glk fleet` question takes.
+#[derive(Debug, clap::Args)]
+pub struct FleetCommon {
+    /// The dataset (the DIR of `glk export --dataset DIR`).
+    #[arg(value_name = "DATASET")]
+    pub dataset: PathBuf,
+    /// Rows to print at most.
+    #[arg(long, short = 'n', value_name = "N", default_value_t = 20)]
+    pub limit: u32,
+    /// Only this cluster (repeatable).
+    #[arg(long, value_name = "NAME")]
+    pub cluster: Vec<String>,
+    /// JSON lines, one object per row, instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// What `glk fleet hot` also splits by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum FleetBy {
+    /// The node.
+    Node,
+    /// The kernel release.
+    Kernel,
+}
+
+/// The period `glk fleet masters` groups by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum FleetPeriod {
+    /// A UTC day.
+    Day,
+    /// A week from Monday 00:00 UTC.
+    Week,
+}
+
 /// The threshold of the one stuck rule ([`analysis::stuck::is_stuck`]), with one name and
 /// one default on every command that judges stuck (`glk top`, `glk doctor`).
 #[derive(Debug, Clone, Copy, clap::Args)]

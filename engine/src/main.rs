@@ -1,14 +1,15 @@
-//! glk-engine: the analyst's half of glk, with the polars engine: `glk export` and
-//! `glk trace -o FILE.parquet` (glk runs this binary for them). Everything else, the
+//! glk-engine: the analyst's half of glk, with the polars engine: `glk export`, `glk fleet`
+//! and `glk trace -o FILE.parquet` (glk runs this binary for them). Everything else, the
 //! analyses included, is in glk itself.
 
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use clikit::args::ExportArgs;
+use clikit::args::{ExportArgs, FleetArgs};
 use clikit::Color;
 
 mod export;
+mod fleet;
 mod trace_sink;
 
 #[derive(Parser)]
@@ -31,6 +32,9 @@ struct Cli {
 enum Command {
     /// Every frame of capture bundles as Hive-partitioned Parquet (kind=…/node=…).
     Export(ExportArgs),
+    /// Questions over a fleet dataset (glk export --dataset): glocks hot across captures,
+    /// slow DLM masters over weeks, captures that share a demote storm.
+    Fleet(FleetArgs),
     /// Reads trace text on standard input and writes the events frame as Parquet, one row
     /// group at a time (what `glk trace -o FILE.parquet` runs).
     #[command(hide = true)]
@@ -41,6 +45,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match &cli.command {
         Command::Export(a) => export::run(a),
+        Command::Fleet(a) => fleet::run(a),
         Command::TraceParquet(a) => trace_sink::run(a),
     };
     clikit::exit(result)

@@ -6,6 +6,9 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
 
+mod common;
+use common::add;
+
 /// The Python with pyarrow, duckdb and polars: $GLK_PYTHON (scripts/test.sh sets it up in a
 /// private venv), else python3 if it has them.
 fn python() -> Option<String> {
@@ -18,19 +21,6 @@ fn python() -> Option<String> {
             .status()
             .is_ok_and(|s| s.success())
     })
-}
-
-/// `glk-engine export CAPTURE... --dataset DIR --cluster NAME`: its stderr.
-fn add(dir: &Path, cluster: &str, captures: &[&Path]) -> String {
-    let o = Command::new(env!("CARGO_BIN_EXE_glk-engine"))
-        .arg("export")
-        .args(captures)
-        .args(["--dataset", dir.to_str().unwrap(), "--cluster", cluster])
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&o.stderr).into_owned();
-    assert!(o.status.success(), "{err}");
-    err
 }
 
 /// `G:` lines of every `glocks.N` of a node directory: the glocks table's rows for it.
@@ -61,7 +51,7 @@ fn captures_of_two_clusters_form_one_dataset() {
     // A dataset written with other columns is refused, and left as it was.
     let manifest = dir.join("_glk_dataset.json");
     let good = std::fs::read_to_string(&manifest).unwrap();
-    std::fs::write(&manifest, good.replace("\"version\": 1", "\"version\": 0")).unwrap();
+    std::fs::write(&manifest, good.replace("\"version\": 2", "\"version\": 0")).unwrap();
     let o = Command::new(env!("CARGO_BIN_EXE_glk-engine"))
         .arg("export")
         .arg(&dlm2)
@@ -229,15 +219,7 @@ fn chrono_free_epoch(s: &str) -> f64 {
     let (date, rest) = s.split_once(' ').unwrap();
     let time = rest.trim_end_matches("+00").trim_end_matches("+00:00");
     let d: Vec<i64> = date.split('-').map(|x| x.parse().unwrap()).collect();
-    let (y, m, day) = (d[0], d[1], d[2]);
-    // Days from civil (Howard Hinnant's algorithm).
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + day - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146_097 + doe - 719_468;
+    let days = common::days_from_civil(d[0], d[1], d[2]);
     let t: Vec<f64> = time.split(':').map(|x| x.parse().unwrap()).collect();
     days as f64 * 86_400.0 + t[0] * 3600.0 + t[1] * 60.0 + t[2]
 }

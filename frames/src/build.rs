@@ -12,13 +12,14 @@ use traceparse::{Decoded, DlmEvent, Gfs2Event};
 use bundle::Captures;
 
 /// The frame kinds, in export order.
-pub const KINDS: [&str; 6] = [
+pub const KINDS: [&str; 7] = [
     "glocks",
     "holders",
     "events",
     "glstats",
     "sbstats",
     "dlm_locks",
+    "nodes",
 ];
 
 /// Every frame of a set of captures.
@@ -35,6 +36,8 @@ pub struct Frames {
     pub sbstats: DataFrame,
     /// Every DLM lock.
     pub dlm_locks: DataFrame,
+    /// Every node: its DLM node id, kernel release, snapshots and trace events.
+    pub nodes: DataFrame,
     /// What could not be read.
     pub diagnostics: Diagnostics,
 }
@@ -49,6 +52,7 @@ impl Frames {
             "glstats" => &self.glstats,
             "sbstats" => &self.sbstats,
             "dlm_locks" => &self.dlm_locks,
+            "nodes" => &self.nodes,
             _ => return None,
         })
     }
@@ -527,12 +531,55 @@ pub fn load(caps: &Captures) -> io::Result<Frames> {
     let snaps = Snapshots::load(caps)?;
     let mut events = EventCols::default();
     let mut diag = snaps.diagnostics.clone();
+    let mut nodes = NodeCols::default();
     for n in &caps.nodes {
+        let before = events.len();
         for t in &n.traces {
             read_trace(t, &n.node, &mut events, &mut diag)?;
         }
+        nodes.push(n, (events.len() - before) as u64);
     }
-    frames(&snaps, events, diag).map_err(to_polars)
+    let mut f = frames(&snaps, events, diag).map_err(to_polars)?;
+    f.nodes = nodes.frame().map_err(to_polars)?;
+    Ok(f)
+}
+
+/// The `nodes` frame: one row per node of the captures.
+#[derive(Default)]
+struct NodeCols {
+    node: Vec<String>,
+    nodeid: Vec<Option<u64>>,
+    kernel: Vec<Option<String>>,
+    snapshots: Vec<u32>,
+    time_unix: Vec<Option<f64>>,
+    last_time_unix: Vec<Option<f64>>,
+    events: Vec<u64>,
+}
+
+impl NodeCols {
+    /// Node `n`, whose traces held `events` events.
+    fn push(&mut self, n: &bundle::NodeCapture, events: u64) {
+        let times = || n.snapshots.iter().filter_map(|s| s.time_unix);
+        self.node.push(n.node.clone());
+        self.nodeid.push(n.nodeid);
+        self.kernel.push(n.kernel.clone());
+        self.snapshots.push(n.snapshots.len() as u32);
+        self.time_unix.push(times().reduce(f64::min));
+        self.last_time_unix.push(times().reduce(f64::max));
+        self.events.push(events);
+    }
+
+    fn frame(self) -> PolarsResult<DataFrame> {
+        DataFrame::new_infer_height(vec![
+            col("node", self.node),
+            col("nodeid", self.nodeid),
+            col("kernel", self.kernel),
+            col("snapshots", self.snapshots),
+            col("time_unix", self.time_unix),
+            col("last_time_unix", self.last_time_unix),
+            col("events", self.events),
+        ])
+    }
 }
 
 /// The frames of `snaps` and of the events in `events`.
@@ -554,6 +601,7 @@ pub fn frames(
         glstats: c.glstats.frame()?,
         sbstats: c.sbstats.frame()?,
         dlm_locks: c.dlm.frame()?,
+        nodes: NodeCols::default().frame()?,
         diagnostics,
     })
 }

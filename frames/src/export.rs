@@ -90,6 +90,32 @@ fn partition_value(v: &str) -> String {
     out
 }
 
+/// The value a partition directory's name stands for: [`partition_value`] undone (`%XX`
+/// back to its ASCII character; anything else as it is).
+pub fn partition_name(encoded: &str) -> String {
+    let mut out = String::with_capacity(encoded.len());
+    let mut rest = encoded;
+    while let Some(i) = rest.find('%') {
+        out.push_str(&rest[..i]);
+        let code = rest
+            .get(i + 1..i + 3)
+            .and_then(|h| u8::from_str_radix(h, 16).ok())
+            .filter(u8::is_ascii);
+        match code {
+            Some(c) => {
+                out.push(char::from(c));
+                rest = &rest[i + 3..];
+            }
+            None => {
+                out.push('%');
+                rest = &rest[i + 1..];
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
 /// One written file.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Written {
@@ -131,7 +157,7 @@ pub fn export(frames: &Frames, dir: &Path) -> io::Result<Vec<Written>> {
 
 /// The version of a dataset's layout and columns ([`dataset`]); a dataset written by
 /// another version is refused, never mixed.
-pub const DATASET_VERSION: u32 = 1;
+pub const DATASET_VERSION: u32 = 2;
 
 /// The file that says what a dataset holds: its format, version, partitions and each
 /// table's columns with their types.
@@ -292,21 +318,7 @@ impl Manifest {
 
 #[cfg(test)]
 mod tests {
-    use super::partition_value;
-
-    /// What a Hive reader does with a partition value: `%XX` back to the character.
-    fn decode(v: &str) -> String {
-        let mut out = String::new();
-        let mut rest = v;
-        while let Some(i) = rest.find('%') {
-            out.push_str(&rest[..i]);
-            let code = u8::from_str_radix(&rest[i + 1..i + 3], 16).expect("two hex digits");
-            out.push(char::from(code));
-            rest = &rest[i + 3..];
-        }
-        out.push_str(rest);
-        out
-    }
+    use super::{partition_name as decode, partition_value};
 
     #[test]
     fn partition_values_are_path_components_that_decode_back() {

@@ -75,7 +75,8 @@ fn export_is_hive_partitioned_and_reads_back() {
     let scratch = tempfile::tempdir().unwrap();
     let dir = scratch.path().join("export");
     let written = frames::export::export(&f, &dir).unwrap();
-    assert_eq!(written.len(), 12);
+    // Seven frames, each split by the two nodes.
+    assert_eq!(written.len(), 14);
     for w in &written {
         assert!(w
             .path
@@ -96,6 +97,43 @@ fn export_is_hive_partitioned_and_reads_back() {
         .map(|w| w.rows)
         .sum();
     assert_eq!(total, f.events.height());
+    // The nodes frame: one row per node, its node id (from dlm_controld.log), kernel
+    // release (kernel.txt) and trace events, which add up to the events frame.
+    let nodes = &f.nodes;
+    assert_eq!(nodes.height(), 2);
+    let kernels: Vec<_> = nodes
+        .column("kernel")
+        .unwrap()
+        .str()
+        .unwrap()
+        .iter()
+        .collect();
+    assert_eq!(kernels, [Some("6.1.0-56-amd64"), Some("6.1.0-56-amd64")]);
+    let ids: Vec<_> = nodes
+        .column("nodeid")
+        .unwrap()
+        .u64()
+        .unwrap()
+        .iter()
+        .collect();
+    assert_eq!(ids, [Some(1), Some(2)]);
+    let events: u64 = nodes
+        .column("events")
+        .unwrap()
+        .u64()
+        .unwrap()
+        .iter()
+        .flatten()
+        .sum();
+    assert_eq!(events as usize, f.events.height());
+    let snaps: Vec<_> = nodes
+        .column("snapshots")
+        .unwrap()
+        .u32()
+        .unwrap()
+        .iter()
+        .collect();
+    assert_eq!(snaps, [Some(6), Some(6)]);
 }
 
 #[test]

@@ -1,0 +1,51 @@
+//! What the engine's tests share: adding captures to a fleet dataset, and UTC days.
+
+#![allow(dead_code)]
+
+use std::path::Path;
+use std::process::Command;
+
+/// `glk-engine export CAPTURE... --dataset DIR --cluster NAME`: its stderr.
+pub fn add(dir: &Path, cluster: &str, captures: &[&Path]) -> String {
+    let o = Command::new(env!("CARGO_BIN_EXE_glk-engine"))
+        .arg("export")
+        .args(captures)
+        .args(["--dataset", dir.to_str().unwrap(), "--cluster", cluster])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(o.status.success(), "{err}");
+    err
+}
+
+/// Days since 1970-01-01 of a civil date (Howard Hinnant's algorithm).
+pub fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+/// `YYYY-MM-DD` of the UTC day that `secs` after the epoch falls on.
+pub fn utc_day(secs: i64) -> String {
+    let z = secs.div_euclid(86_400) + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!("{y:04}-{m:02}-{d:02}")
+}
+
+/// The weekday of `YYYY-MM-DD`, Monday 0.
+pub fn weekday(day: &str) -> i64 {
+    let d: Vec<i64> = day.split('-').map(|x| x.parse().unwrap()).collect();
+    // 1970-01-01 was a Thursday (3).
+    (days_from_civil(d[0], d[1], d[2]) + 3).rem_euclid(7)
+}

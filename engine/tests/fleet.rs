@@ -1,0 +1,404 @@
+//! `glk fleet` over a dataset of four captures in two clusters (three real ones, and one of
+//! them again two days later as another capture: the same incident recurring), each answer
+//! held to figures made here from the raw trace text and DLM dumps, without glk's parsers.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+mod common;
+
+/// The captures of the dataset: (cluster, directory).
+struct Fleet {
+    _scratch: tempfile::TempDir,
+    dir: PathBuf,
+    captures: Vec<(&'static str, PathBuf)>,
+}
+
+/// `real/handoff-6.12` again, its snapshots two days later: another capture.
+fn recurring(scratch: &Path) -> PathBuf {
+    let src = testdata::path("real/handoff-6.12");
+    let out = scratch.join("handoff-again");
+    for node in ["n1", "n2"] {
+        std::fs::create_dir_all(out.join(node)).unwrap();
+        for e in std::fs::read_dir(src.join(node)).unwrap().flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let to = out.join(node).join(&name);
+            if name.starts_with("time.") {
+                let t: f64 = std::fs::read_to_string(e.path())
+                    .unwrap()
+                    .trim()
+                    .parse()
+                    .unwrap();
+                std::fs::write(to, format!("{:.6}\n", t + 2.0 * 86_400.0)).unwrap();
+            } else if e.path().is_file() {
+                std::os::unix::fs::symlink(e.path(), to).unwrap();
+            }
+        }
+    }
+    out
+}
+
+fn fleet() -> Fleet {
+    let scratch = tempfile::tempdir().unwrap();
+    let dir = scratch.path().join("fleet");
+    let captures = vec![
+        ("a", testdata::path("real/handoff-6.12")),
+        ("a", recurring(scratch.path())),
+        ("a", testdata::path("real/dlm2-6.1")),
+        ("b", testdata::path("real/handoff-6.1")),
+    ];
+    for (cluster, c) in &captures {
+        common::add(&dir, cluster, &[c]);
+    }
+    Fleet {
+        _scratch: scratch,
+        dir,
+        captures,
+    }
+}
+
+/// `glk-engine fleet ARGS DIR --json --limit 100000`: its rows.
+fn ask(dir: &Path, args: &[&str]) -> Vec<serde_json::Value> {
+    let o = Command::new(env!("CARGO_BIN_EXE_glk-engine"))
+        .arg("fleet")
+        .arg(args[0])
+        .arg(dir)
+        .args(&args[1..])
+        .args(["--json", "--limit", "100000"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// A node's raw trace lines.
+fn trace(node: &Path) -> Vec<String> {
+    let out = Command::new("xz")
+        .arg("-dc")
+        .arg(node.join("trace_pipe.txt.xz"))
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+/// `2:8762` (a tracepoint's glock, decimal) as the glocks file writes it: `2/223a`.
+fn glock(tp: &str) -> String {
+    let (t, n) = tp.split_once(':').unwrap();
+    format!("{t}/{:x}", n.parse::<u64>().unwrap())
+}
+
+/// The word after `key` in `line`.
+fn after<'a>(line: &'a str, key: &str) -> Option<&'a str> {
+    line.split(key).nth(1)?.split_whitespace().next()
+}
+
+/// The trace clock of a line, ns.
+fn ts_ns(line: &str) -> u64 {
+    let head = &line[..line.find(": ").unwrap()];
+    let (s, us) = head.rsplit(' ').next().unwrap().split_once('.').unwrap();
+    s.parse::<u64>().unwrap() * 1_000_000_000 + us.parse::<u64>().unwrap() * 1000
+}
+
+/// The remote demote requests of a capture's nodes: (node, glock, second).
+fn remote_demotes(capture: &Path) -> Vec<(String, String, u64)> {
+    let mut out = Vec::new();
+    for node in ["n1", "n2"] {
+        for l in trace(&capture.join(node)) {
+            if l.contains(" gfs2_demote_rq: ") && l.ends_with(" remote") {
+                let g = glock(after(&l, " glock ").unwrap());
+                out.push((node.to_string(), g, ts_ns(&l) / 1_000_000_000));
+            }
+        }
+    }
+    out
+}
+
+/// The capture's id in the dataset is not known here; captures are told apart by their
+/// index in [`Fleet::captures`].
+type CaptureIx = usize;
+
+#[test]
+fn hot_glocks_are_counted_over_every_capture() {
+    let f = fleet();
+    // (cluster, glock) -> (remote demotes, captures with one)
+    let mut want: BTreeMap<(String, String), (u64, BTreeSet<CaptureIx>)> = BTreeMap::new();
+    for (i, (cluster, c)) in f.captures.iter().enumerate() {
+        for (_, g, _) in remote_demotes(c) {
+            let e = want.entry((cluster.to_string(), g)).or_default();
+            e.0 += 1;
+            e.1.insert(i);
+        }
+    }
+    assert!(want.len() > 10, "{want:?}");
+    let rows = ask(&f.dir, &["hot"]);
+    let got: BTreeMap<(String, String), (u64, u64)> = rows
+        .iter()
+        .filter(|r| r["remote_demotes"].as_u64().unwrap() > 0)
+        .map(|r| {
+            (
+                (
+                    r["cluster"].as_str().unwrap().to_string(),
+                    r["glock"].as_str().unwrap().to_string(),
+                ),
+                (
+                    r["remote_demotes"].as_u64().unwrap(),
+                    r["captures"].as_u64().unwrap(),
+                ),
+            )
+        })
+        .collect();
+    for (k, (n, caps)) in &want {
+        let (gn, gcaps) = got.get(k).unwrap_or_else(|| panic!("{k:?} missing"));
+        assert_eq!(*gn, *n, "{k:?}");
+        // Captures also count those that saw the glock only with waiters.
+        assert!(*gcaps >= caps.len() as u64, "{k:?}: {gcaps} < {caps:?}");
+    }
+    assert_eq!(got.len(), want.len());
+    // Ordered by captures, then demotes.
+    let order: Vec<(u64, u64)> = rows
+        .iter()
+        .map(|r| {
+            (
+                r["captures"].as_u64().unwrap(),
+                r["remote_demotes"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert!(order.windows(2).all(|w| w[0] >= w[1]), "{order:?}");
+    // Cluster a ran two kernels: split by kernel, each glock's demotes add up.
+    let by_kernel = ask(&f.dir, &["hot", "--by", "kernel"]);
+    let kernels: BTreeSet<&str> = by_kernel
+        .iter()
+        .filter(|r| r["cluster"] == "a")
+        .map(|r| r["kernel"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        kernels,
+        BTreeSet::from(["6.1.0-56-amd64", "6.12.117+deb13-amd64"]),
+        "{by_kernel:?}"
+    );
+    let mut summed: BTreeMap<(String, String), u64> = BTreeMap::new();
+    for r in &by_kernel {
+        *summed
+            .entry((
+                r["cluster"].as_str().unwrap().to_string(),
+                r["glock"].as_str().unwrap().to_string(),
+            ))
+            .or_default() += r["remote_demotes"].as_u64().unwrap();
+    }
+    for (k, (n, _)) in &want {
+        assert_eq!(summed[k], *n, "{k:?}");
+    }
+    // One cluster only; one the dataset does not have is named.
+    let only_b = ask(&f.dir, &["hot", "--cluster", "b"]);
+    assert!(!only_b.is_empty() && only_b.iter().all(|r| r["cluster"] == "b"));
+    let o = Command::new(env!("CARGO_BIN_EXE_glk-engine"))
+        .args(["fleet", "hot"])
+        .arg(&f.dir)
+        .args(["--cluster", "c\x1b[2J"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("no cluster c\\x1b[2J in this dataset (it has a, b)"),
+        "{err}"
+    );
+}
+
+#[test]
+fn recurring_storms_name_the_captures_that_share_them() {
+    let f = fleet();
+    // (cluster, capture, node, glock, second) -> remote demotes
+    let mut per_second: BTreeMap<(String, CaptureIx, String, String, u64), u64> = BTreeMap::new();
+    for (i, (cluster, c)) in f.captures.iter().enumerate() {
+        for (node, g, s) in remote_demotes(c) {
+            *per_second
+                .entry((cluster.to_string(), i, node, g, s))
+                .or_default() += 1;
+        }
+    }
+    // (cluster, glock) -> (captures, storm demotes, peak)
+    let mut want: BTreeMap<(String, String), (BTreeSet<CaptureIx>, u64, u64)> = BTreeMap::new();
+    for ((cluster, i, _, g, _), n) in per_second.into_iter().filter(|(_, n)| *n >= 5) {
+        let e = want.entry((cluster, g)).or_default();
+        e.0.insert(i);
+        e.1 += n;
+        e.2 = e.2.max(n);
+    }
+    assert!(!want.is_empty(), "the real captures hold demote storms");
+    let rows = ask(&f.dir, &["storms"]);
+    let got: BTreeMap<(String, String), (u64, u64, u64, usize)> = rows
+        .iter()
+        .map(|r| {
+            (
+                (
+                    r["cluster"].as_str().unwrap().to_string(),
+                    r["glock"].as_str().unwrap().to_string(),
+                ),
+                (
+                    r["captures"].as_u64().unwrap(),
+                    r["storm_demotes"].as_u64().unwrap(),
+                    r["peak_per_second"].as_u64().unwrap(),
+                    r["capture_ids"].as_array().unwrap().len(),
+                ),
+            )
+        })
+        .collect();
+    let want: BTreeMap<(String, String), (u64, u64, u64, usize)> = want
+        .into_iter()
+        .map(|(k, (caps, n, peak))| (k, (caps.len() as u64, n, peak, caps.len())))
+        .collect();
+    assert_eq!(got, want);
+    // The recurring capture shares every storm of the first: those come first, in two.
+    let shared: Vec<_> = rows.iter().filter(|r| r["captures"] == 2).collect();
+    assert!(!shared.is_empty(), "{rows:?}");
+    assert_eq!(rows[0]["captures"], 2);
+    // A higher threshold keeps fewer.
+    assert!(ask(&f.dir, &["storms", "--min-demotes", "50"]).len() < rows.len());
+}
+
+/// A node's DLM node id: `nodeid`, else `our_nodeid N` in dlm_controld.log.
+fn nodeid(node: &Path) -> u64 {
+    if let Ok(s) = std::fs::read_to_string(node.join("nodeid")) {
+        return s.trim().parse().unwrap();
+    }
+    let log = std::fs::read_to_string(node.join("dlm_controld.log")).unwrap();
+    after(&log, "our_nodeid ").unwrap().parse().unwrap()
+}
+
+/// Who masters each glock's resource in a node's DLM dumps (`r_nodeid`, 0: the node).
+fn masters_seen(node: &Path) -> BTreeMap<String, u64> {
+    let mut out = BTreeMap::new();
+    for e in std::fs::read_dir(node).unwrap().flatten() {
+        if !e.file_name().to_string_lossy().starts_with("dlm_locks.") {
+            continue;
+        }
+        for l in std::fs::read_to_string(e.path()).unwrap().lines().skip(1) {
+            let (head, name) = l.split_once('"').unwrap();
+            let w: Vec<&str> = head.split_whitespace().collect();
+            let n: Vec<&str> = name.trim_end_matches('"').split_whitespace().collect();
+            let g = format!("{}/{}", n[0], n[1]);
+            let m: u64 = w[11].parse().unwrap();
+            let e = out.entry(g).or_insert(m);
+            *e = (*e).max(m);
+        }
+    }
+    out
+}
+
+/// The first snapshot time of a node, seconds.
+fn first_time(node: &Path) -> f64 {
+    std::fs::read_dir(node)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("time."))
+        .map(|e| {
+            std::fs::read_to_string(e.path())
+                .unwrap()
+                .trim()
+                .parse::<f64>()
+                .unwrap()
+        })
+        .fold(f64::MAX, f64::min)
+}
+
+#[test]
+fn slow_masters_are_the_round_trips_to_the_resources_master() {
+    let f = fleet();
+    // (cluster, master, day) -> round trips, ns
+    let mut want: BTreeMap<(String, u64, i64), Vec<f64>> = BTreeMap::new();
+    for (cluster, c) in &f.captures {
+        for node in ["n1", "n2"] {
+            let dir = c.join(node);
+            let me = nodeid(&dir);
+            let masters = masters_seen(&dir);
+            let day = (first_time(&dir) as i64).div_euclid(86_400) * 86_400;
+            for l in trace(&dir) {
+                if !l.contains(" gfs2_glock_lock_time: ") {
+                    continue;
+                }
+                let g = glock(after(&l, " glock ").unwrap());
+                let Some(&m) = masters.get(&g) else { continue };
+                let master = if m == 0 { me } else { m };
+                if master != me {
+                    let t: f64 = after(&l, "tdiff:").unwrap().parse().unwrap();
+                    want.entry((cluster.to_string(), master, day))
+                        .or_default()
+                        .push(t);
+                }
+            }
+        }
+    }
+    assert!(!want.is_empty());
+    let rows = ask(&f.dir, &["masters", "--period", "day"]);
+    let mut got = BTreeMap::new();
+    for r in &rows {
+        let day = r["period_start"].as_str().unwrap();
+        got.insert(
+            (
+                r["cluster"].as_str().unwrap().to_string(),
+                r["master"].as_u64().unwrap(),
+                day.to_string(),
+            ),
+            r.clone(),
+        );
+    }
+    assert_eq!(got.len(), want.len(), "{rows:?}");
+    for ((cluster, master, day), mut ts) in want {
+        let key = (cluster, master, common::utc_day(day));
+        let r = got.get(&key).unwrap_or_else(|| panic!("{key:?} missing"));
+        ts.sort_by(f64::total_cmp);
+        let ms = |v: f64| (v / 1e6 * 1e3).round() / 1e3;
+        let p99 = {
+            let pos = 0.99 * (ts.len() - 1) as f64;
+            let (lo, hi) = (pos.floor() as usize, pos.ceil() as usize);
+            ts[lo] + (ts[hi] - ts[lo]) * (pos - lo as f64)
+        };
+        assert_eq!(r["requests"].as_u64().unwrap(), ts.len() as u64, "{key:?}");
+        assert_eq!(
+            r["max_ms"].as_f64().unwrap(),
+            ms(*ts.last().unwrap()),
+            "{key:?}"
+        );
+        assert_eq!(r["p99_ms"].as_f64().unwrap(), ms(p99), "{key:?}");
+        let mean = ts.iter().sum::<f64>() / ts.len() as f64;
+        assert!(
+            (r["mean_ms"].as_f64().unwrap() - ms(mean)).abs() <= 0.001,
+            "{key:?}"
+        );
+    }
+    // Slowest first.
+    let p99: Vec<f64> = rows.iter().map(|r| r["p99_ms"].as_f64().unwrap()).collect();
+    assert!(p99.windows(2).all(|w| w[0] >= w[1]), "{p99:?}");
+    // Weeks start on Monday.
+    for r in ask(&f.dir, &["masters"]) {
+        let day = r["period_start"].as_str().unwrap();
+        assert_eq!(common::weekday(day), 0, "{day} is no Monday");
+    }
+}
+
+#[test]
+fn a_directory_that_is_no_dataset_is_named() {
+    let scratch = tempfile::tempdir().unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_glk-engine"))
+        .args(["fleet", "hot"])
+        .arg(scratch.path())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("_glk_dataset.json") && err.contains("glk export --dataset"),
+        "{err}"
+    );
+}
