@@ -122,6 +122,14 @@ fn remote_demotes(capture: &Path) -> Vec<(String, String, u64)> {
     out
 }
 
+/// A row's cluster and glock.
+fn cluster_glock(r: &serde_json::Value) -> (String, String) {
+    (
+        r["cluster"].as_str().unwrap().to_string(),
+        r["glock"].as_str().unwrap().to_string(),
+    )
+}
+
 /// The capture's id in the dataset is not known here; captures are told apart by their
 /// index in [`Fleet::captures`].
 type CaptureIx = usize;
@@ -145,10 +153,7 @@ fn hot_glocks_are_counted_over_every_capture() {
         .filter(|r| r["remote_demotes"].as_u64().unwrap() > 0)
         .map(|r| {
             (
-                (
-                    r["cluster"].as_str().unwrap().to_string(),
-                    r["glock"].as_str().unwrap().to_string(),
-                ),
+                cluster_glock(r),
                 (
                     r["remote_demotes"].as_u64().unwrap(),
                     r["captures"].as_u64().unwrap(),
@@ -188,12 +193,7 @@ fn hot_glocks_are_counted_over_every_capture() {
     );
     let mut summed: BTreeMap<(String, String), u64> = BTreeMap::new();
     for r in &by_kernel {
-        *summed
-            .entry((
-                r["cluster"].as_str().unwrap().to_string(),
-                r["glock"].as_str().unwrap().to_string(),
-            ))
-            .or_default() += r["remote_demotes"].as_u64().unwrap();
+        *summed.entry(cluster_glock(r)).or_default() += r["remote_demotes"].as_u64().unwrap();
     }
     for (k, (n, _)) in &want {
         assert_eq!(summed[k], *n, "{k:?}");
@@ -241,10 +241,7 @@ fn recurring_storms_name_the_captures_that_share_them() {
         .iter()
         .map(|r| {
             (
-                (
-                    r["cluster"].as_str().unwrap().to_string(),
-                    r["glock"].as_str().unwrap().to_string(),
-                ),
+                cluster_glock(r),
                 (
                     r["captures"].as_u64().unwrap(),
                     r["storm_demotes"].as_u64().unwrap(),

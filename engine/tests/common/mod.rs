@@ -29,18 +29,10 @@ pub fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
     era * 146_097 + doe - 719_468
 }
 
-/// `YYYY-MM-DD` of the UTC day that `secs` after the epoch falls on.
+/// `YYYY-MM-DD` of the UTC day that `secs` (at least 0) after the epoch falls on.
 pub fn utc_day(secs: i64) -> String {
-    let z = secs.div_euclid(86_400) + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!("{y:04}-{m:02}-{d:02}")
+    let at = std::time::UNIX_EPOCH + std::time::Duration::from_secs(secs as u64);
+    clikit::fmt::utc(at)[..10].to_string()
 }
 
 /// The weekday of `YYYY-MM-DD`, Monday 0.
