@@ -194,7 +194,15 @@ fn snapshot(w: &Where, root: &Path, out: &mut impl Write) -> io::Result<()> {
                 read_whole(&path)
             };
             match read {
-                Ok(data) => protocol::write_file(out, &format!("{base}/{name}"), &data)?,
+                Ok(data) => {
+                    let cut = (name == "glockfd.0")
+                        .then(|| glockparse::glockfd::cut_short(data.len()))
+                        .flatten();
+                    protocol::write_file(out, &format!("{base}/{name}"), &data)?;
+                    if let Some(note) = cut {
+                        problem(out, note)?;
+                    }
+                }
                 Err(e) if e.kind() == io::ErrorKind::NotFound && name != "glocks.0" => {}
                 Err(e) => problem(out, format!("{}: {e}", path.display()))?,
             }

@@ -23,7 +23,6 @@ fn fake_debugfs(root: &Path) {
     std::fs::copy(src("dlm_waiters"), root.join("dlm/gfs_waiters")).unwrap();
 }
 
-/// A scratch directory, removed when dropped (also when a test fails).
 /// `glk capture --debugfs ROOT ARGS... -o OUT`: how it ended.
 fn capture(root: &Path, out: &Path, args: &[&str]) -> std::process::Output {
     capture_with_path(root, out, args, None)
@@ -62,6 +61,52 @@ fn tmp(name: &str) -> tempfile::TempDir {
         .prefix(&format!("glk-capture-{name}-"))
         .tempdir()
         .unwrap()
+}
+
+/// A live glockfd gives one page at most: a capture whose read came within a line of a
+/// page says that processes may be missing, and keeps what it read. A FIFO stands in for
+/// the debugfs file (size 0, one read).
+#[test]
+fn a_glockfd_read_that_fills_a_page_is_named_as_possibly_cut() {
+    let scratch = tmp("glockfd-page");
+    let d = scratch.path();
+    let root = d.join("debugfs");
+    fake_debugfs(&root);
+    let fifo = root.join("gfs2/lab:gfs/glockfd");
+    std::fs::remove_file(&fifo).unwrap();
+    assert!(Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    // SAFETY: no arguments.
+    let page = usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).unwrap();
+    let mut lines = String::new();
+    let mut i = 0;
+    loop {
+        let l = format!("{} {} 2/{:x}\n", 1000 + i, 3 + i % 50, 0x21826 + i);
+        if lines.len() + l.len() > page {
+            break;
+        }
+        lines.push_str(&l);
+        i += 1;
+    }
+    let written = lines.clone();
+    let writer = std::thread::spawn(move || std::fs::write(&fifo, written).unwrap());
+    let out = d.join("bundle");
+    let o = capture(&root, &out, &["--count", "1"]);
+    writer.join().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        err.contains(&format!(
+            "snapshot 0: glockfd: {} bytes, all the kernel gives in one read (a {page}-byte page)",
+            lines.len()
+        )),
+        "{err}"
+    );
+    let n = only_node(&out);
+    assert_eq!(std::fs::read_to_string(n.join("glockfd.0")).unwrap(), lines);
 }
 
 #[test]

@@ -66,6 +66,31 @@ pub fn read_path(path: &Path) -> io::Result<Vec<u8>> {
     Ok(buf)
 }
 
+/// The longest line a glockfd holds: `PID FD TYPE/NUMBER`, two 10-digit numbers, a
+/// one-digit glock type and a 16-digit hex glock number, with their separators.
+const LONGEST_LINE: usize = 10 + 1 + 10 + 1 + 1 + 1 + 16 + 1;
+
+/// The kernel's page size, the size of the seq_file buffer one read of a glockfd fills.
+fn page_size() -> usize {
+    // SAFETY: sysconf only reads a configuration value; it has no memory effects.
+    let n = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    usize::try_from(n).ok().filter(|&n| n > 0).unwrap_or(4096)
+}
+
+/// Why what one read of a live glockfd returned ([`read_path`]) may lack lines, when it
+/// may: the kernel fills one page and stops at the first line that does not fit, and a
+/// second read gives nothing, so a read that came within a line of a page left out the
+/// processes past it. `None` when the read was shorter.
+pub fn cut_short(len: usize) -> Option<String> {
+    let page = page_size();
+    (len + LONGEST_LINE > page).then(|| {
+        format!(
+            "glockfd: {len} bytes, all the kernel gives in one read (a {page}-byte page): \
+             processes past these may also hold GFS2 files open (docs/kernel-formats.md 1.10)"
+        )
+    })
+}
+
 /// Reads a whole glockfd file; malformed lines are counted and reported.
 pub fn read_all<R: Read>(rdr: R, source: &str) -> (Vec<GlockFd>, Diagnostics) {
     parse_records(rdr, source, |_, line| match parse_line(line) {
@@ -77,6 +102,19 @@ pub fn read_all<R: Read>(rdr: R, source: &str) -> (Vec<GlockFd>, Diagnostics) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_read_within_a_line_of_a_page_may_be_cut() {
+        let page = page_size();
+        assert!(page >= 4096 && page.is_power_of_two(), "{page}");
+        assert_eq!(cut_short(0), None);
+        assert_eq!(cut_short(page - LONGEST_LINE), None);
+        let note = cut_short(page - 10).unwrap();
+        assert!(note.contains(&format!("{}-byte page", page)), "{note}");
+        // The longest line the kernel prints is counted.
+        let longest = format!("{} {} 5/{:x}\n", u32::MAX, u32::MAX, u64::MAX);
+        assert_eq!(longest.len(), LONGEST_LINE);
+    }
 
     /// A live glockfd (size 0) is read once: what a second read would give is not asked
     /// for. A FIFO stands in: its size is 0 and it gives its writes one read at a time.

@@ -295,7 +295,9 @@ fn load_fds(path: &Path) -> Loaded<Vec<GlockFd>> {
         let bytes =
             glockparse::glockfd::read_path(path).map_err(|e| format!("{}: {e}", path.display()))?;
         let (fds, d) = glockparse::glockfd::read_all(&bytes[..], &path.display().to_string());
-        let mut problems = Vec::new();
+        let mut problems: Vec<String> = glockparse::glockfd::cut_short(bytes.len())
+            .into_iter()
+            .collect();
         named_problems(path, &d, &mut problems);
         (fds, problems)
     } else {
