@@ -135,7 +135,8 @@ pub struct ExportArgs {
 }
 
 /// `glk fleet`: questions over a fleet dataset (`glk export --dataset`), answered by lazy
-/// polars queries that stream the dataset's Parquet files (memory does not grow with it).
+/// polars queries that stream the dataset's Parquet files one cluster at a time (memory
+/// follows the largest cluster's files, not the rows).
 #[derive(Debug, clap::Args)]
 pub struct FleetArgs {
     /// The question.

@@ -136,8 +136,11 @@ impl Dataset {
                 ),
             ));
         }
+        // An absolute local path: polars would read `s3://…`-like names from the network.
+        let dir = std::fs::canonicalize(&c.dataset)
+            .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", c.dataset.display())))?;
         Ok(Dataset {
-            dir: c.dataset.clone(),
+            dir,
             wanted: c.cluster.clone(),
             cluster: None,
         })
