@@ -200,7 +200,7 @@ fn snapshot(w: &Where, root: &Path, out: &mut impl Write) -> io::Result<()> {
                         .flatten();
                     protocol::write_file(out, &format!("{base}/{name}"), &data)?;
                     if let Some(note) = cut {
-                        problem(out, note)?;
+                        problem(out, format!("{}: {note}", path.display()))?;
                     }
                 }
                 Err(e) if e.kind() == io::ErrorKind::NotFound && name != "glocks.0" => {}

@@ -98,7 +98,7 @@ fn snapshot(fs: &Filesystem, root: &Path, out: &Path, n: u32) -> io::Result<Inst
             FileKind::Glockfd => match glockparse::glockfd::read_path(&fs.dir.join("glockfd")) {
                 Ok(bytes) => {
                     if let Some(note) = glockparse::glockfd::cut_short(bytes.len()) {
-                        eprintln!("glk: warning: snapshot {n}: {note}");
+                        eprintln!("glk: warning: snapshot {n}: glockfd: {note}");
                     }
                     std::fs::write(to, bytes)?
                 }

@@ -374,3 +374,43 @@ fn top_and_doctor_judge_stuck_by_one_rule_and_one_default() {
         );
     }
 }
+
+/// What reading a companion file ran into is in the JSON's `problems`, the file named (a
+/// DLM dump with a damaged line here; a live glockfd that fills a page is another, tested
+/// with the companions' reader).
+#[test]
+fn companion_problems_are_in_the_json() {
+    let scratch = tempfile::tempdir().unwrap();
+    let dir = scratch.path();
+    std::fs::copy(
+        testdata::path("real/dlm2-6.1/n1/glocks.4"),
+        dir.join("glocks.4"),
+    )
+    .unwrap();
+    let mut dump = std::fs::read(testdata::path("real/dlm2-6.1/n1/dlm_locks.4")).unwrap();
+    dump.extend_from_slice(b"zz not a lock\x1b[2J\n");
+    std::fs::write(dir.join("dlm_locks.4"), &dump).unwrap();
+    let out = glk(&["top", "--json", dir.join("glocks.4").to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let doc = &json_docs(&out)[0];
+    let problems = doc["problems"].as_array().unwrap();
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    let note = problems[0].as_str().unwrap();
+    let lines = dump.iter().filter(|b| **b == b'\n').count();
+    assert!(
+        note.starts_with(&format!(
+            "{}: 1 unparsed line(s); first: {}:{lines}:",
+            dir.join("dlm_locks.4").display(),
+            dir.join("dlm_locks.4").display()
+        )),
+        "{note}"
+    );
+    assert!(
+        note.contains("\\x1b[2J") && !note.contains('\x1b'),
+        "{note}"
+    );
+    // Without problems, the key is left out.
+    let clean = glk(&["top", "--json", &p("real/dlm2-6.1/n1/glocks.4")]);
+    assert!(json_docs(&clean)[0].get("problems").is_none());
+}

@@ -85,8 +85,8 @@ pub fn cut_short(len: usize) -> Option<String> {
     let page = page_size();
     (len + LONGEST_LINE > page).then(|| {
         format!(
-            "glockfd: {len} bytes, all the kernel gives in one read (a {page}-byte page): \
-             processes past these may also hold GFS2 files open (docs/kernel-formats.md 1.10)"
+            "{len} bytes, all the kernel gives in one read (a {page}-byte page): processes \
+             past these may also hold GFS2 files open (docs/kernel-formats.md 1.10)"
         )
     })
 }

@@ -296,6 +296,7 @@ fn load_fds(path: &Path) -> Loaded<Vec<GlockFd>> {
             glockparse::glockfd::read_path(path).map_err(|e| format!("{}: {e}", path.display()))?;
         let (fds, d) = glockparse::glockfd::read_all(&bytes[..], &path.display().to_string());
         let mut problems: Vec<String> = glockparse::glockfd::cut_short(bytes.len())
+            .map(|note| format!("{}: {note}", path.display()))
             .into_iter()
             .collect();
         named_problems(path, &d, &mut problems);
@@ -604,6 +605,36 @@ impl Context {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A live glockfd read that fills a page is a problem of the node, the file named. A
+    /// FIFO stands in for the debugfs file (size 0, read once).
+    #[test]
+    fn a_glockfd_that_fills_a_page_is_a_problem() {
+        let scratch = tempfile::tempdir().unwrap();
+        let fifo = scratch.path().join("glockfd");
+        assert!(std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success());
+        let page = 4096;
+        let mut lines = String::new();
+        for i in 0.. {
+            let l = format!("{} {} 5/{:x}\n", 2000 + i, 4 + i % 40, 0x60af5 + i);
+            if lines.len() + l.len() > page {
+                break;
+            }
+            lines.push_str(&l);
+        }
+        let (path, text) = (fifo.clone(), lines.clone());
+        let writer = std::thread::spawn(move || std::fs::write(path, text).unwrap());
+        let (fds, problems) = load_fds(&fifo).unwrap();
+        writer.join().unwrap();
+        assert_eq!(fds.len(), lines.lines().count());
+        let want =
+            glockparse::glockfd::cut_short(lines.len()).map(|n| format!("{}: {n}", fifo.display()));
+        assert_eq!(problems.first(), want.as_ref(), "{problems:?}");
+    }
 
     fn input(rel: &str) -> Input {
         Input {

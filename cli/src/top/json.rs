@@ -32,6 +32,10 @@ struct Doc<'a> {
     /// Cluster mode: the nodes that did not answer this refresh, with why.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     missing_nodes: Vec<JMissing<'a>>,
+    /// What reading the companion files (DLM dump, glstats, glockfd...) ran into this
+    /// refresh, one line each, the file named.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    problems: Vec<&'a str>,
 }
 
 #[derive(Serialize)]
@@ -391,6 +395,13 @@ pub fn write(out: &mut impl Write, page: &Page, flag_names: bool) -> io::Result<
             .missing
             .iter()
             .map(|(node, reason)| JMissing { node, reason })
+            .collect(),
+        problems: snap
+            .ctx
+            .nodes
+            .iter()
+            .flat_map(|n| &n.problems)
+            .map(String::as_str)
             .collect(),
     };
     serde_json::to_writer(&mut *out, &doc)?;
