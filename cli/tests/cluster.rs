@@ -171,6 +171,30 @@ fn silent_listener(addr: &str) -> (std::net::TcpListener, u16) {
     (l, port)
 }
 
+/// Lets the readers blocked opening a FIFO through, when dropped (also when the test fails):
+/// the stuck node's agents, which outlive their ssh session, then read its end and exit
+/// instead of staying behind blocked for good.
+struct ReleaseFifo(std::path::PathBuf);
+
+impl Drop for ReleaseFifo {
+    fn drop(&mut self) {
+        use std::os::unix::fs::OpenOptionsExt;
+        // Each open for writing lets the readers waiting in open() through; once none is
+        // left, a non-blocking open fails (ENXIO).
+        for _ in 0..250 {
+            let writer = std::fs::OpenOptions::new()
+                .write(true)
+                .custom_flags(libc::O_NONBLOCK)
+                .open(&self.0);
+            if writer.is_err() {
+                break;
+            }
+            drop(writer);
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
 #[test]
 fn nodes_that_do_not_answer_are_named_and_never_waited_for() {
     let t = scratch();
@@ -184,6 +208,7 @@ fn nodes_that_do_not_answer_are_named_and_never_waited_for() {
         .status()
         .unwrap()
         .success());
+    let _release = ReleaseFifo(fifo.clone());
     let more = [host("127.0.0.4", &stuck, 3)];
     let Some(sshd) = two_nodes("nodes_that_do_not_answer_are_named", t.path(), &more) else {
         return;
