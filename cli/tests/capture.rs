@@ -81,16 +81,7 @@ fn a_glockfd_read_that_fills_a_page_is_named_as_possibly_cut() {
         .success());
     // SAFETY: no arguments.
     let page = usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).unwrap();
-    let mut lines = String::new();
-    let mut i = 0;
-    loop {
-        let l = format!("{} {} 2/{:x}\n", 1000 + i, 3 + i % 50, 0x21826 + i);
-        if lines.len() + l.len() > page {
-            break;
-        }
-        lines.push_str(&l);
-        i += 1;
-    }
+    let lines = testdata::glockfd_lines(page);
     let written = lines.clone();
     let writer = std::thread::spawn(move || std::fs::write(&fifo, written).unwrap());
     let out = d.join("bundle");

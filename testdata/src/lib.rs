@@ -100,6 +100,20 @@ pub fn trace_glock(line: &str) -> &str {
     after.split(' ').next().unwrap_or(after)
 }
 
+/// glockfd lines (`PID FD 5/NUMBER`, distinct processes and iopen glocks) filling at most
+/// `bytes` bytes: what a live glockfd of a busy node gives in its one read.
+pub fn glockfd_lines(bytes: usize) -> String {
+    let mut lines = String::new();
+    for i in 0u64.. {
+        let l = format!("{} {} 5/{:x}\n", 1000 + i, 3 + i % 50, 0x21826 + i);
+        if lines.len() + l.len() > bytes {
+            break;
+        }
+        lines.push_str(&l);
+    }
+    lines
+}
+
 /// Whether this run is under CI (`CI` set to anything but the empty string), where a test
 /// that cannot make its real check must fail instead of skipping.
 pub fn under_ci() -> bool {

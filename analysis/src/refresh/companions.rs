@@ -617,15 +617,7 @@ mod tests {
             .status()
             .unwrap()
             .success());
-        let page = 4096;
-        let mut lines = String::new();
-        for i in 0.. {
-            let l = format!("{} {} 5/{:x}\n", 2000 + i, 4 + i % 40, 0x60af5 + i);
-            if lines.len() + l.len() > page {
-                break;
-            }
-            lines.push_str(&l);
-        }
+        let lines = testdata::glockfd_lines(4096);
         let (path, text) = (fifo.clone(), lines.clone());
         let writer = std::thread::spawn(move || std::fs::write(path, text).unwrap());
         let (fds, problems) = load_fds(&fifo).unwrap();
