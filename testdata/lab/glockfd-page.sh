@@ -20,7 +20,8 @@ glk capture --count 1 -o $OUT/cap > $OUT/capture.out 2> $OUT/capture.err; echo $
 glk top --once --plain > $OUT/top.txt 2> $OUT/top.err; echo $? > $OUT/top.rc
 glk top --once --json > $OUT/top.json 2>> $OUT/top.err
 dmesg > $OUT/dmesg.txt
-kill $(jobs -p) 2>/dev/null
+# The flock holders and their sleep children (which hold the files open too).
+pkill -f 'sleep 90'; kill $(jobs -p) 2>/dev/null
 sleep 1
-umount /gfs
+umount /gfs; echo $? > $OUT/umount.rc
 echo done > $OUT/done
