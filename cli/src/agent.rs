@@ -189,15 +189,12 @@ fn snapshot(w: &Where, root: &Path, out: &mut impl Write) -> io::Result<()> {
         ] {
             let read = if name == "glockfd.0" {
                 // One read and no second: see glockparse::glockfd::read_path.
-                glockparse::glockfd::read_path(&path)
+                glockparse::glockfd::read_path(&path).map(|c| (c.bytes, c.cut_short))
             } else {
-                read_whole(&path)
+                read_whole(&path).map(|data| (data, None))
             };
             match read {
-                Ok(data) => {
-                    let cut = (name == "glockfd.0")
-                        .then(|| glockparse::glockfd::cut_short(data.len()))
-                        .flatten();
+                Ok((data, cut)) => {
                     protocol::write_file(out, &format!("{base}/{name}"), &data)?;
                     if let Some(note) = cut {
                         problem(out, format!("{}: {note}", path.display()))?;

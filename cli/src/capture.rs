@@ -96,11 +96,11 @@ fn snapshot(fs: &Filesystem, root: &Path, out: &Path, n: u32) -> io::Result<Inst
             }
             // One read and no second: see glockparse::glockfd::read_path.
             FileKind::Glockfd => match glockparse::glockfd::read_path(&fs.dir.join("glockfd")) {
-                Ok(bytes) => {
-                    if let Some(note) = glockparse::glockfd::cut_short(bytes.len()) {
+                Ok(c) => {
+                    if let Some(note) = c.cut_short {
                         eprintln!("glk: warning: snapshot {n}: glockfd: {note}");
                     }
-                    std::fs::write(to, bytes)?
+                    std::fs::write(to, c.bytes)?
                 }
                 Err(e) if e.kind() == io::ErrorKind::NotFound => {}
                 Err(e) => return Err(io::Error::new(e.kind(), format!("glockfd: {e}"))),

@@ -37,8 +37,19 @@ pub fn parse_line(line: &[u8]) -> Result<GlockFd, String> {
 /// The most one read of a live glockfd file is given room for (the kernel gives a page).
 const ONE_READ: usize = 1 << 20;
 
+/// A glockfd file as [`read_path`] read it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Contents {
+    /// Its bytes.
+    pub bytes: Vec<u8>,
+    /// A live file whose one read filled a page: why lines may be missing ([`cut_short`]).
+    /// Never for a copy.
+    pub cut_short: Option<String>,
+}
+
 /// Reads a glockfd file: a live one (debugfs, which reports size 0) with one `read(2)` and
-/// never a second; a copy (a regular file) whole.
+/// never a second, saying when that read filled a page ([`cut_short`]); a copy (a regular
+/// file) whole.
 ///
 /// The kernel's glockfd iterator (`gfs2_glockfd_seq_*`, 6.1 to 6.12 at least) has two
 /// faults a reader must step around. Its `start` returns nothing past position 0, so the
@@ -48,12 +59,15 @@ const ONE_READ: usize = 1 << 20;
 /// (nothing) and `stop` again, releases them twice: a use-after-free. In the lab (6.12) a
 /// reader whose first read took 32 bytes (Rust's `read_to_end` probe) set off a storm of
 /// kernel oopses; any reader of a glockfd longer than one read's worth does the same.
-pub fn read_path(path: &Path) -> io::Result<Vec<u8>> {
+pub fn read_path(path: &Path) -> io::Result<Contents> {
     let mut f = std::fs::File::open(path)?;
     if f.metadata()?.len() > 0 {
-        let mut all = Vec::new();
-        f.read_to_end(&mut all)?;
-        return Ok(all);
+        let mut bytes = Vec::new();
+        f.read_to_end(&mut bytes)?;
+        return Ok(Contents {
+            bytes,
+            cut_short: None,
+        });
     }
     let mut buf = vec![0u8; ONE_READ];
     let n = loop {
@@ -63,7 +77,10 @@ pub fn read_path(path: &Path) -> io::Result<Vec<u8>> {
         }
     };
     buf.truncate(n);
-    Ok(buf)
+    Ok(Contents {
+        cut_short: cut_short(n),
+        bytes: buf,
+    })
 }
 
 /// The longest line a glockfd holds: `PID FD TYPE/NUMBER`, two 10-digit numbers, a
@@ -71,7 +88,7 @@ pub fn read_path(path: &Path) -> io::Result<Vec<u8>> {
 const LONGEST_LINE: usize = 10 + 1 + 10 + 1 + 1 + 1 + 16 + 1;
 
 /// The kernel's page size, the size of the seq_file buffer one read of a glockfd fills.
-fn page_size() -> usize {
+pub fn page_size() -> usize {
     // SAFETY: sysconf only reads a configuration value; it has no memory effects.
     let n = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
     usize::try_from(n).ok().filter(|&n| n > 0).unwrap_or(4096)
@@ -140,14 +157,15 @@ mod tests {
                 let _ = w.write_all(b"861 4 5/806d\n");
             })
         };
-        assert_eq!(read_path(&fifo).unwrap(), b"860 3 5/806c\n");
+        assert_eq!(read_path(&fifo).unwrap().bytes, b"860 3 5/806c\n");
         writer.join().unwrap();
         let copy = d.join("glockfd.0");
         let big: Vec<u8> = (0..200_000u32)
             .flat_map(|i| format!("{i} 3 5/806c\n").into_bytes())
             .collect();
         std::fs::write(&copy, &big).unwrap();
-        assert!(read_path(&copy).unwrap() == big);
+        let c = read_path(&copy).unwrap();
+        assert!(c.bytes == big && c.cut_short.is_none());
         std::fs::remove_dir_all(&d).unwrap();
     }
 

@@ -292,10 +292,11 @@ fn load_comms(path: &Path) -> Loaded<HashMap<i64, String>> {
 fn load_fds(path: &Path) -> Loaded<Vec<GlockFd>> {
     let live = std::fs::metadata(path).is_ok_and(|m| m.len() == 0);
     let (mut fds, problems) = if live {
-        let bytes =
+        let c =
             glockparse::glockfd::read_path(path).map_err(|e| format!("{}: {e}", path.display()))?;
-        let (fds, d) = glockparse::glockfd::read_all(&bytes[..], &path.display().to_string());
-        let mut problems: Vec<String> = glockparse::glockfd::cut_short(bytes.len())
+        let (fds, d) = glockparse::glockfd::read_all(&c.bytes[..], &path.display().to_string());
+        let mut problems: Vec<String> = c
+            .cut_short
             .map(|note| format!("{}: {note}", path.display()))
             .into_iter()
             .collect();
