@@ -268,16 +268,12 @@ impl Dataset {
         })
     }
 
-    /// Each node of each capture: its cluster, node, capture, kernel and the time of its
-    /// first snapshot.
-    fn nodes(&self) -> io::Result<LazyFrame> {
-        Ok(self.scan("nodes")?.select([
-            col("cluster"),
-            col("node"),
-            col("capture"),
-            col("kernel"),
-            col("time_unix"),
-        ]))
+    /// One column of the `nodes` table (`kernel`, `time_unix`...) for each node of each
+    /// capture, with the keys that join it: cluster, node, capture.
+    fn per_node(&self, column: &str) -> io::Result<LazyFrame> {
+        Ok(self
+            .scan("nodes")?
+            .select([col("cluster"), col("node"), col("capture"), col(column)]))
     }
 }
 
@@ -358,9 +354,7 @@ fn hot(d: &Dataset, by: Option<FleetBy>) -> io::Result<LazyFrame> {
         .chain(["glock"])
         .collect();
     let on = keys(&["cluster", "node", "capture"]);
-    let kernels = d
-        .nodes()?
-        .select([col("cluster"), col("node"), col("capture"), col("kernel")]);
+    let kernels = d.per_node("kernel")?;
     let mut aggs = vec![
         col("type").first(),
         col("capture").n_unique().alias("captures"),
@@ -399,12 +393,7 @@ fn hot(d: &Dataset, by: Option<FleetBy>) -> io::Result<LazyFrame> {
 /// events' `tdiff`) of gfs2 lock requests whose resource another node mastered, slowest
 /// (99th percentile) first.
 fn masters(d: &Dataset, period: FleetPeriod) -> io::Result<LazyFrame> {
-    let nodes = d.nodes()?.select([
-        col("cluster"),
-        col("node"),
-        col("capture"),
-        col("time_unix"),
-    ]);
+    let nodes = d.per_node("time_unix")?;
     let by_capture = ["cluster", "node", "capture"];
     // Who mastered each glock's resource, as each node's DLM dump of that capture saw it
     // (0 in a dump: the node itself).
