@@ -56,6 +56,14 @@ fn only_node(out: &Path) -> PathBuf {
     nodes.into_iter().next().unwrap()
 }
 
+/// A scratch directory (see [`tmp`]) holding the [`fake_debugfs`] tree `debugfs`.
+fn scratch_with_debugfs(name: &str) -> (tempfile::TempDir, PathBuf) {
+    let scratch = tmp(name);
+    let root = scratch.path().join("debugfs");
+    fake_debugfs(&root);
+    (scratch, root)
+}
+
 fn tmp(name: &str) -> tempfile::TempDir {
     tempfile::Builder::new()
         .prefix(&format!("glk-capture-{name}-"))
@@ -68,10 +76,8 @@ fn tmp(name: &str) -> tempfile::TempDir {
 /// the debugfs file (size 0, one read).
 #[test]
 fn a_glockfd_read_that_fills_a_page_is_named_as_possibly_cut() {
-    let scratch = tmp("glockfd-page");
+    let (scratch, root) = scratch_with_debugfs("glockfd-page");
     let d = scratch.path();
-    let root = d.join("debugfs");
-    fake_debugfs(&root);
     let fifo = root.join("gfs2/lab:gfs/glockfd");
     std::fs::remove_file(&fifo).unwrap();
     assert!(Command::new("mkfifo")
@@ -79,8 +85,7 @@ fn a_glockfd_read_that_fills_a_page_is_named_as_possibly_cut() {
         .status()
         .unwrap()
         .success());
-    // SAFETY: no arguments.
-    let page = usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).unwrap();
+    let page = glockparse::glockfd::page_size();
     let lines = testdata::glockfd_lines(page);
     let written = lines.clone();
     let writer = std::thread::spawn(move || std::fs::write(&fifo, written).unwrap());
@@ -102,10 +107,8 @@ fn a_glockfd_read_that_fills_a_page_is_named_as_possibly_cut() {
 
 #[test]
 fn snapshots_copy_every_file_with_times() {
-    let scratch = tmp("dir");
+    let (scratch, root) = scratch_with_debugfs("dir");
     let d = scratch.path();
-    let root = d.join("debugfs");
-    fake_debugfs(&root);
     let out = d.join("bundle");
     let o = capture(&root, &out, &["--count", "3", "--interval", "0.2"]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
@@ -181,10 +184,8 @@ fn packed_bundle_with_a_trace() {
     if unsafe { libc::geteuid() } != 0 {
         return testdata::skip("packed_bundle_with_a_trace", "capture --trace needs root");
     }
-    let scratch = tmp("tar");
+    let (scratch, root) = scratch_with_debugfs("tar");
     let d = scratch.path();
-    let root = d.join("debugfs");
-    fake_debugfs(&root);
     let out = d.join("bundle.tar.zst");
     let child = glk()
         .args([
@@ -224,10 +225,8 @@ fn packed_bundle_with_a_trace() {
 
 #[test]
 fn top_and_stats_read_a_packed_bundle() {
-    let scratch = tmp("packed-read");
+    let (scratch, root) = scratch_with_debugfs("packed-read");
     let d = scratch.path();
-    let root = d.join("debugfs");
-    fake_debugfs(&root);
     let out = d.join("b.tar.zst");
     let o = capture(&root, &out, &["--count", "1"]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
@@ -260,10 +259,8 @@ fn fake_dlm_tool(dir: &Path, script: &str) -> String {
 
 #[test]
 fn posix_locks_are_recorded_and_a_stuck_dlm_tool_costs_only_them() {
-    let scratch = tmp("plocks");
+    let (scratch, root) = scratch_with_debugfs("plocks");
     let d = scratch.path();
-    let root = d.join("debugfs");
-    fake_debugfs(&root);
     // dlm_tool answers: its output is plocks.N, asked for the filesystem's lockspace.
     let dump = "8770 WR 0-9223372036854775807 nodeid 1 pid 431 owner ffff8a0c4e6d2f00 rown 0\n";
     let path = fake_dlm_tool(
