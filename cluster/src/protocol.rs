@@ -10,6 +10,7 @@
 use std::io::{self, BufRead, Read, Write};
 use std::path::PathBuf;
 
+use glockparse::quote::quote;
 use serde::{Deserialize, Serialize};
 
 /// The protocol this glk speaks. A change that an older reader would misread raises it.
@@ -24,6 +25,9 @@ pub const MAX_FILE: u64 = 1 << 30;
 
 /// The size of the frames [`write_file_from`] cuts a file into.
 pub const CHUNK: usize = 64 << 20;
+
+/// The most of a problem's text kept, characters.
+const MAX_PROBLEM: usize = 1000;
 
 /// The agent's first line.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -245,7 +249,8 @@ pub fn read_frame<R: BufRead>(r: &mut R) -> io::Result<Option<Received>> {
             }
             Received::File(rel, Packed(data), append)
         }
-        Frame::Problem { text } => Received::Problem(text),
+        // A problem is printed: what a node sends reaches no terminal raw.
+        Frame::Problem { text } => Received::Problem(quote(text.as_bytes(), MAX_PROBLEM)),
         Frame::End { time } => Received::End(time),
     }))
 }
@@ -294,6 +299,14 @@ mod tests {
             },
         )
         .unwrap();
+        // A node's problem reaches the terminal quoted, never raw.
+        write_frame(
+            &mut w,
+            &Frame::Problem {
+                text: "bad\x1b[2J\u{202e}".into(),
+            },
+        )
+        .unwrap();
         write_file(&mut w, "nodeid", b"").unwrap();
         write_frame(&mut w, &Frame::End { time: 2.0 }).unwrap();
         let mut r = io::Cursor::new(w);
@@ -308,6 +321,10 @@ mod tests {
         assert!(
             matches!(read_frame(&mut r).unwrap(), Some(Received::Problem(t)) if t == "no dlm_tool")
         );
+        match read_frame(&mut r).unwrap() {
+            Some(Received::Problem(t)) => assert_eq!(t, "bad\\x1b[2J\\u{202e}"),
+            other => panic!("{other:?}"),
+        }
         assert!(
             matches!(read_frame(&mut r).unwrap(), Some(Received::File(_, d, false)) if d.unpack().unwrap().is_empty())
         );

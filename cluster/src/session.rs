@@ -84,6 +84,8 @@ pub struct Session {
     stdin: Option<ChildStdin>,
     events: Receiver<Event>,
     stderr: Arc<Mutex<Vec<u8>>>,
+    /// How much of `stderr` [`Session::warnings`] has looked at.
+    warned: usize,
     version: String,
     /// Snapshot ends still due from requests whose deadline passed.
     stale: u32,
@@ -152,6 +154,7 @@ impl Session {
             child,
             events,
             stderr,
+            warned: 0,
             version: remote.version.clone(),
             stale: 0,
             stale_since: None,
@@ -221,6 +224,7 @@ impl Session {
                 Ok(Event::Frame(Received::Problem(t))) => b.problems.push(t),
                 Ok(Event::Frame(Received::End(t))) => {
                     b.end_time = t;
+                    b.problems.extend(self.warnings());
                     return Ok(b);
                 }
                 Ok(Event::Hello(_)) => return Err(self.broken("its agent said hello twice".into())),
@@ -234,6 +238,17 @@ impl Session {
                 }
             }
         }
+    }
+
+    /// The warnings the agent printed on its standard error since the last call (a
+    /// capture's `glk: warning: …` lines, such as a glockfd that filled its one page),
+    /// quoted: they reach the user with the batch instead of being lost.
+    fn warnings(&mut self) -> Vec<String> {
+        let err = self.stderr.lock().unwrap_or_else(|p| p.into_inner());
+        let (found, upto) = warning_lines(&err, self.warned);
+        drop(err);
+        self.warned = upto;
+        found
     }
 
     /// Whether the agent still owes an answer to a request whose deadline passed (its
@@ -379,6 +394,19 @@ fn read_stream(stdout: impl Read, tx: &mpsc::Sender<Event>) {
     }
 }
 
+/// The `glk: warning: ` lines of `stderr` from byte `from` on, quoted and without `glk: `,
+/// and where the last whole line ends (a line still being written is left for later).
+fn warning_lines(stderr: &[u8], from: usize) -> (Vec<String>, usize) {
+    let rest = stderr.get(from..).unwrap_or_default();
+    let whole = rest.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+    let found = rest[..whole]
+        .split(|&b| b == b'\n')
+        .filter_map(|l| l.strip_prefix(b"glk: warning: "))
+        .map(|w| format!("warning: {}", glockparse::quote::quote(w, 1000)))
+        .collect();
+    (found, from + whole)
+}
+
 /// The last line of `stderr` that says something, quoted.
 fn last_words(stderr: &str) -> Option<String> {
     stderr
@@ -456,6 +484,25 @@ pub fn write_batch(dir: &Path, files: &[(PathBuf, Vec<Packed>)]) -> io::Result<(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn warnings_are_taken_once_each_whole_and_quoted() {
+        let err = b"glk: snapshot 0 taken\nglk: warning: snapshot 0: glockfd: 4095 bytes\n\
+                    glk: warning: \x1b[2J\nglk: warning: half";
+        let (found, upto) = warning_lines(err, 0);
+        assert_eq!(
+            found,
+            [
+                "warning: snapshot 0: glockfd: 4095 bytes",
+                "warning: \\x1b[2J"
+            ]
+        );
+        assert_eq!(&err[upto..], b"glk: warning: half");
+        assert_eq!(warning_lines(err, upto), (Vec::<String>::new(), upto));
+        let more = [&err[..], b" done\n"].concat();
+        assert_eq!(warning_lines(&more, upto).0, ["warning: half done"]);
+        assert_eq!(warning_lines(&more, more.len() + 5).0, Vec::<String>::new());
+    }
     use std::os::unix::process::ExitStatusExt;
 
     fn remote() -> Remote {
