@@ -735,3 +735,78 @@ fn a_cluster_capture_reads_as_the_nodes_own_captures() {
         ]
     );
 }
+
+/// Writes `text` into the FIFO at `path` once a reader opens it; false when none has
+/// after 20 s.
+fn feed_fifo_once(path: &Path, text: &str) -> std::thread::JoinHandle<bool> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let (path, text) = (path.to_path_buf(), text.to_string());
+    std::thread::spawn(move || {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while Instant::now() < deadline {
+            // ENXIO until a reader opens it.
+            if let Ok(mut f) = std::fs::OpenOptions::new()
+                .write(true)
+                .custom_flags(libc::O_NONBLOCK)
+                .open(&path)
+            {
+                std::io::Write::write_all(&mut f, text.as_bytes()).unwrap();
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        false
+    })
+}
+
+/// What a node reports beside its files (here its glockfd filled the one page the kernel
+/// gives) reaches the gathering glk, named by node and quoted: a capture's warning, which
+/// the agent prints on its standard error, and a snapshot's problem, which `glk top`
+/// puts in its JSON. A FIFO stands in for n1's glockfd (size 0, read once).
+#[test]
+fn what_a_node_reports_reaches_the_gatherer() {
+    let Some((t, sshd)) = two_nodes_in_scratch("what_a_node_reports") else {
+        return;
+    };
+    let fifo = t.path().join("debugfs-n1/gfs2/lab:gfs/glockfd");
+    std::fs::remove_file(&fifo).unwrap();
+    assert!(Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    let _release = ReleaseFifo(fifo.clone());
+    let lines = testdata::glockfd_lines(glockparse::glockfd::page_size());
+    let note = format!("{} bytes, all the kernel gives in one read", lines.len());
+    let writer = feed_fifo_once(&fifo, &lines);
+    let out = t.path().join("capture");
+    let o = capture_one_snapshot(&sshd, &[], &out);
+    assert!(writer.join().unwrap(), "the agent never opened glockfd");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        err.contains(&format!(
+            "glk: 127.0.0.2: warning: snapshot 0: glockfd: {note}"
+        )),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(out.join("127.0.0.2/glockfd.0")).unwrap(),
+        lines
+    );
+    let writer = feed_fifo_once(&fifo, &lines);
+    let o = output(glk(
+        &sshd,
+        &["top", "--nodes", "127.0.0.2,127.0.0.3", "--once", "--json"],
+    ));
+    assert!(writer.join().unwrap(), "the agent never opened glockfd");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let problems = doc["problems"].as_array().unwrap();
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    let want = format!("127.0.0.2: {}: {note}", fifo.display());
+    assert!(
+        problems[0].as_str().unwrap().starts_with(&want),
+        "{problems:?}"
+    );
+}

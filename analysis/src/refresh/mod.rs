@@ -60,9 +60,23 @@ pub struct Snapshot {
     /// What should have been read but did not come (a cluster node that did not answer
     /// in time), each named with why; empty when the reader read files itself.
     pub missing: Vec<(String, String)>,
+    /// What the nodes' cluster agents reported with their files (a glockfd that filled
+    /// its one page...), each naming its node; empty when the reader read files itself.
+    pub reported: Vec<String>,
 }
 
 impl Snapshot {
+    /// Every problem of the refresh, one line each: what reading the companion files ran
+    /// into, then what the nodes' agents reported.
+    pub fn problems(&self) -> impl Iterator<Item = &str> {
+        self.ctx
+            .nodes
+            .iter()
+            .flat_map(|n| &n.problems)
+            .chain(&self.reported)
+            .map(String::as_str)
+    }
+
     /// The per-type counts over every input.
     pub fn summary(&self) -> Summary {
         let mut s = Summary::default();
@@ -151,6 +165,7 @@ impl Reader {
             ctx,
             read_time: start.elapsed(),
             missing: Vec::new(),
+            reported: Vec::new(),
         };
         let ages = if track {
             self.waits.update(&snap)

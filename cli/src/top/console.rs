@@ -527,12 +527,8 @@ impl App {
             ])
         } else if let Some(e) = &self.error {
             Line::styled(format!("error: {e}"), Style::new().fg(Color::Red))
-        } else if let Some(p) = self
-            .snap
-            .as_ref()
-            .and_then(|s| s.ctx.nodes.iter().flat_map(|n| &n.problems).next())
-        {
-            Line::styled(p.clone(), Style::new().fg(Color::Red))
+        } else if let Some(p) = self.snap.as_ref().and_then(|s| s.problems().next()) {
+            Line::styled(p.to_string(), Style::new().fg(Color::Red))
         } else {
             Line::from(
                 "q quit  ↑↓/jk move  Enter detail  s sort  / filter  H held  f freeze  r refresh  ? help",

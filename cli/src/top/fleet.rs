@@ -52,7 +52,9 @@ impl ClusterFeed {
 
     /// Writes this refresh's files of every node that answered, removes those of the
     /// nodes that did not, and returns the glocks files and the missing nodes.
-    fn gather(&mut self) -> io::Result<(Vec<Input>, cluster::Missing)> {
+    /// Every node's files, written below the private directory: the glocks inputs, the
+    /// nodes that did not answer, and what the nodes' agents reported (`NODE: what`).
+    fn gather(&mut self) -> io::Result<(Vec<Input>, cluster::Missing, Vec<String>)> {
         let results = self.fleet.snapshots(Instant::now() + self.wait);
         let dir = self.dir.path();
         let nodes: Vec<::cluster::Node> = self.fleet.slots.iter().map(|s| s.node.clone()).collect();
@@ -82,17 +84,14 @@ impl ClusterFeed {
                 .collect()
         });
         let mut missing = Vec::new();
+        let mut problems = Vec::new();
         for (node, w) in nodes.iter().zip(written) {
             match w? {
-                Ok(problems) => {
-                    for p in problems {
-                        eprintln!("glk: {node}: {p}");
-                    }
-                }
+                Ok(said) => problems.extend(said.into_iter().map(|p| format!("{node}: {p}"))),
                 Err(why) => missing.push((node.name.clone(), why)),
             }
         }
-        Ok((glocks_files(self.dir.path())?, missing))
+        Ok((glocks_files(self.dir.path())?, missing, problems))
     }
 }
 
@@ -103,7 +102,7 @@ impl Feed for ClusterFeed {
         track: bool,
     ) -> io::Result<(Snapshot, HashMap<WaiterKey, WaitAge>)> {
         let start = Instant::now();
-        let (inputs, missing) = self.gather()?;
+        let (inputs, missing, problems) = self.gather()?;
         if inputs.is_empty() {
             let why: Vec<String> = missing.iter().map(|(n, w)| format!("{n}: {w}")).collect();
             return Err(io::Error::other(format!(
@@ -120,6 +119,8 @@ impl Feed for ClusterFeed {
         let (mut snap, ages) = reader.take(sel, track)?;
         snap.read_time = start.elapsed();
         snap.missing = missing;
+        // What a node's agent reported, with the problems of reading its files here.
+        snap.reported = problems;
         // The private directory is gone after this refresh: the views name `FS/NODE/glocks.0`.
         for i in &mut snap.inputs {
             if let Ok(rel) = i.path.strip_prefix(self.dir.path()) {

@@ -396,13 +396,7 @@ pub fn write(out: &mut impl Write, page: &Page, flag_names: bool) -> io::Result<
             .iter()
             .map(|(node, reason)| JMissing { node, reason })
             .collect(),
-        problems: snap
-            .ctx
-            .nodes
-            .iter()
-            .flat_map(|n| &n.problems)
-            .map(String::as_str)
-            .collect(),
+        problems: snap.problems().collect(),
     };
     serde_json::to_writer(&mut *out, &doc)?;
     writeln!(out)

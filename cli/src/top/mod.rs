@@ -214,7 +214,7 @@ fn show(mut feed: impl Feed, args: &TopArgs, color: clikit::Color, live: bool) -
         }
         out.flush()?;
         clikit::diag::report(&snap.diagnostics());
-        for p in snap.ctx.nodes.iter().flat_map(|n| &n.problems) {
+        for p in snap.problems() {
             eprintln!("glk: {p}");
         }
         crate::cluster::report_missing(&snap.missing);
