@@ -79,12 +79,7 @@ fn a_glockfd_read_that_fills_a_page_is_named_as_possibly_cut() {
     let (scratch, root) = scratch_with_debugfs("glockfd-page");
     let d = scratch.path();
     let fifo = root.join("gfs2/lab:gfs/glockfd");
-    std::fs::remove_file(&fifo).unwrap();
-    assert!(Command::new("mkfifo")
-        .arg(&fifo)
-        .status()
-        .unwrap()
-        .success());
+    testdata::fifo_at(&fifo);
     let page = glockparse::glockfd::page_size();
     let lines = testdata::glockfd_lines(page);
     let written = lines.clone();

@@ -203,11 +203,7 @@ fn nodes_that_do_not_answer_are_named_and_never_waited_for() {
     let stuck = t.path().join("debugfs-stuck");
     std::fs::create_dir_all(stuck.join("gfs2/lab:gfs")).unwrap();
     let fifo = stuck.join("gfs2/lab:gfs/glocks");
-    assert!(Command::new("mkfifo")
-        .arg(&fifo)
-        .status()
-        .unwrap()
-        .success());
+    testdata::fifo_at(&fifo);
     let _release = ReleaseFifo(fifo.clone());
     let more = [host("127.0.0.4", &stuck, 3)];
     let Some(sshd) = two_nodes("nodes_that_do_not_answer_are_named", t.path(), &more) else {
@@ -769,12 +765,7 @@ fn what_a_node_reports_reaches_the_gatherer() {
         return;
     };
     let fifo = t.path().join("debugfs-n1/gfs2/lab:gfs/glockfd");
-    std::fs::remove_file(&fifo).unwrap();
-    assert!(Command::new("mkfifo")
-        .arg(&fifo)
-        .status()
-        .unwrap()
-        .success());
+    testdata::fifo_at(&fifo);
     let _release = ReleaseFifo(fifo.clone());
     let lines = testdata::glockfd_lines(glockparse::glockfd::page_size());
     let note = format!("{} bytes, all the kernel gives in one read", lines.len());

@@ -518,10 +518,7 @@ fn bad_and_stuck_input_fail_their_collector_only() {
 
     // A read that never ends (a FIFO nobody writes: as a debugfs read stuck in the
     // kernel): the collector fails at its deadline, the rest is served.
-    std::fs::remove_file(&glocks).unwrap();
-    let c = std::ffi::CString::new(glocks.to_str().unwrap()).unwrap();
-    // SAFETY: a valid C string.
-    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    testdata::fifo_at(&glocks);
     let start = Instant::now();
     let (text, stderr) = t.once(&["--collector.timeout", "1"]);
     assert!(

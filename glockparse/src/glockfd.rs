@@ -140,12 +140,7 @@ mod tests {
         let d = std::env::temp_dir().join(format!("glk-glockfd-{}", std::process::id()));
         std::fs::create_dir_all(&d).unwrap();
         let fifo = d.join("glockfd");
-        let _ = std::fs::remove_file(&fifo);
-        assert!(std::process::Command::new("mkfifo")
-            .arg(&fifo)
-            .status()
-            .unwrap()
-            .success());
+        testdata::fifo_at(&fifo);
         let writer = {
             let fifo = fifo.clone();
             std::thread::spawn(move || {

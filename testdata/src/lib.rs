@@ -100,6 +100,17 @@ pub fn trace_glock(line: &str) -> &str {
     after.split(' ').next().unwrap_or(after)
 }
 
+/// Makes a FIFO at `path`, in place of the file there if any: how tests stand in for a
+/// debugfs file (size 0, read as it is written, or never).
+pub fn fifo_at(path: &Path) {
+    let _ = std::fs::remove_file(path);
+    let made = std::process::Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .expect("mkfifo runs");
+    assert!(made.success(), "mkfifo {}", path.display());
+}
+
 /// glockfd lines (`PID FD 5/NUMBER`, distinct processes and iopen glocks) filling at most
 /// `bytes` bytes: what a live glockfd of a busy node gives in its one read.
 pub fn glockfd_lines(bytes: usize) -> String {

@@ -613,11 +613,7 @@ mod tests {
     fn a_glockfd_that_fills_a_page_is_a_problem() {
         let scratch = tempfile::tempdir().unwrap();
         let fifo = scratch.path().join("glockfd");
-        assert!(std::process::Command::new("mkfifo")
-            .arg(&fifo)
-            .status()
-            .unwrap()
-            .success());
+        testdata::fifo_at(&fifo);
         let lines = testdata::glockfd_lines(4096);
         let (path, text) = (fifo.clone(), lines.clone());
         let writer = std::thread::spawn(move || std::fs::write(path, text).unwrap());
