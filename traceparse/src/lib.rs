@@ -18,6 +18,7 @@ pub mod format;
 pub mod grammar;
 pub mod line;
 pub mod parallel;
+pub mod raw;
 pub mod reader;
 pub mod sink;
 

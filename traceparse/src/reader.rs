@@ -28,6 +28,14 @@ pub enum Next {
     Done,
 }
 
+/// A live source of whole lines for [`BlockReader::live`] (raw ring-buffer pages turned
+/// into `trace_pipe`'s lines, say).
+pub trait LineSource: Send {
+    /// Appends the whole lines available now to `block`; returns how many bytes it
+    /// appended (0: nothing right now).
+    fn fill(&mut self, block: &mut Vec<u8>) -> io::Result<usize>;
+}
+
 /// Blocks of whole lines from one source.
 pub struct BlockReader {
     blocks: Option<Receiver<Vec<u8>>>,
@@ -227,6 +235,44 @@ impl BlockReader {
             drain,
             handle: Some(handle),
         })
+    }
+
+    /// Follows a live [`LineSource`] until [`BlockReader::drain`] is called, then takes
+    /// what it still has and ends. The source is polled every 10 ms while it has nothing.
+    pub fn live(mut src: impl LineSource + 'static) -> BlockReader {
+        let (tx, blocks) = bounded(IN_FLIGHT);
+        let (pool, pool_rx) = bounded::<Vec<u8>>(IN_FLIGHT + 2);
+        let drain = Arc::new(AtomicBool::new(false));
+        let stop = Arc::clone(&drain);
+        let handle = std::thread::spawn(move || -> io::Result<u64> {
+            let mut buf = take_buf(&pool_rx);
+            buf.clear();
+            let mut total = 0u64;
+            loop {
+                let draining = stop.load(Ordering::SeqCst);
+                let n = src.fill(&mut buf)?;
+                total += n as u64;
+                if buf.len() >= BLOCK || (n == 0 && !buf.is_empty()) {
+                    if tx.send(buf).is_err() {
+                        return Ok(total);
+                    }
+                    buf = take_buf(&pool_rx);
+                    buf.clear();
+                }
+                if n == 0 {
+                    if draining {
+                        return Ok(total);
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(10));
+                }
+            }
+        });
+        BlockReader {
+            blocks: Some(blocks),
+            pool,
+            drain,
+            handle: Some(handle),
+        }
     }
 
     /// The next block of whole lines; `None` when the source is done.

@@ -1,0 +1,433 @@
+//! Binary trace records: the kernel's ring-buffer pages ([`page`]), the events' format
+//! files ([`format`]) and their print formats ([`print`]), turned into the very lines
+//! `trace_pipe` would have printed ([`Lines`]), so that one text decoder serves both.
+//!
+//! Reading `trace_pipe_raw` instead of `trace_pipe` moves the formatting of every event
+//! out of the kernel's single `trace_pipe` reader: pages are copied per CPU, and the
+//! lines are written here. Every event's print format must be understood for that
+//! ([`print::Printer`]); when one is not, the caller reads `trace_pipe`.
+
+pub mod format;
+pub mod page;
+pub mod print;
+
+use std::io::Write as _;
+
+pub use format::{EventFormat, Field};
+pub use page::{Page, PageLayout, Record};
+pub use print::{Printer, Unsupported};
+
+/// The bit of a gfs2 glock flag (`GLF_*`, fs/gfs2/incore.h), which gfs2's trace formats
+/// name without resolving them. The numbers have not changed since the flags were added;
+/// names that were renamed keep their bit (docs/kernel-formats.md §1.8). An unknown name
+/// is `None`, and such a format is not printed from raw records.
+pub fn glf_bit(name: &str) -> Option<u32> {
+    Some(match name {
+        "GLF_LOCK" => 1,
+        "GLF_INSTANTIATE_NEEDED" => 2,
+        "GLF_DEMOTE" => 3,
+        "GLF_PENDING_DEMOTE" => 4,
+        "GLF_DEMOTE_IN_PROGRESS" => 5,
+        "GLF_DIRTY" => 6,
+        "GLF_LFLUSH" => 7,
+        "GLF_INVALIDATE_IN_PROGRESS" => 8,
+        "GLF_REPLY_PENDING" | "GLF_HAVE_REPLY" => 9,
+        "GLF_INITIAL" => 10,
+        "GLF_FROZEN" | "GLF_HAVE_FROZEN_REPLY" => 11,
+        "GLF_INSTANTIATE_IN_PROG" => 12,
+        "GLF_LRU" => 13,
+        "GLF_OBJECT" => 14,
+        "GLF_BLOCKING" => 15,
+        "GLF_FREEING" | "GLF_UNLOCKED" => 16,
+        "GLF_TRY_TO_EVICT" => 17,
+        "GLF_VERIFY_DELETE" | "GLF_VERIFY_EVICT" => 18,
+        "GLF_PENDING_REPLY" => 19,
+        "GLF_DEFER_DELETE" => 20,
+        "GLF_CANCELING" => 21,
+        _ => return None,
+    })
+}
+
+/// The names gfs2's trace formats leave unresolved, as values: `GLF_*` as its bit (the
+/// formats shift it themselves), and `WB_SYNC_*` (include/linux/writeback.h).
+pub fn gfs2_symbols(name: &str) -> Option<u64> {
+    match name {
+        "WB_SYNC_NONE" => Some(0),
+        "WB_SYNC_ALL" => Some(1),
+        _ => glf_bit(name).map(u64::from),
+    }
+}
+
+/// How an event's body is written.
+#[derive(Debug, Clone)]
+enum How {
+    /// By its print format.
+    Print(Printer),
+    /// `ftrace:print`, a `trace_marker` write: `tracing_mark_write: TEXT`.
+    Marker(usize),
+    /// A system call's entry, `sys_NAME(arg: hex, …)` (kernel/trace/trace_syscalls.c).
+    SyscallEnter {
+        /// `sys_NAME`.
+        call: Vec<u8>,
+        /// The arguments' names and fields.
+        args: Vec<(Vec<u8>, usize)>,
+    },
+    /// A system call's return, `sys_NAME -> 0xRET`.
+    SyscallExit {
+        /// `sys_NAME`.
+        call: Vec<u8>,
+        /// The `ret` field.
+        ret: usize,
+    },
+}
+
+#[derive(Debug, Clone)]
+struct Known {
+    /// The name the line prints.
+    name: Vec<u8>,
+    fields: Vec<Field>,
+    how: How,
+    /// `common_flags`, `common_preempt_count`, `common_pid`.
+    flags: Option<usize>,
+    preempt: Option<usize>,
+    pid: Option<usize>,
+}
+
+/// Where the task names come from: the kernel's `saved_cmdlines`, as `trace_pipe` takes
+/// them.
+pub trait Comms {
+    /// The command name of `pid`, `None` when the kernel did not save it (printed `<...>`).
+    fn comm(&mut self, pid: i32) -> Option<&[u8]>;
+}
+
+/// The kernel release whose lines are written (major, minor): its irq-info columns
+/// (4 before 5.13, then 5 with the migrate-disable depth) and how it prints system calls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Release(pub u32, pub u32);
+
+impl Release {
+    /// The release of a `uname -r` text (`6.12.117+deb13-amd64`, `4.18.0-553.el8_10`).
+    pub fn parse(text: &str) -> Option<Release> {
+        let mut parts = text.trim().split(['.', '-', '+']);
+        Some(Release(
+            parts.next()?.parse().ok()?,
+            parts.next()?.parse().ok()?,
+        ))
+    }
+}
+
+/// The events a trace may hold, by id, and how each is printed as a line.
+#[derive(Debug, Clone)]
+pub struct Lines {
+    by_id: Vec<Option<Known>>,
+    release: Release,
+    /// Whether lines carry the irq-info columns.
+    irq_info: bool,
+    /// The trace clock counts nanoseconds (printed `secs.micros`), or is a counter.
+    counter_clock: bool,
+}
+
+/// A record whose event is not in the table, or too short for its fields.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownRecord {
+    /// Its `common_type`.
+    pub id: u16,
+}
+
+impl Lines {
+    /// An empty table for kernel `release`, whose lines carry the irq-info columns when
+    /// `irq_info` (tracefs' default), with a clock counting nanoseconds unless
+    /// `counter_clock`.
+    pub fn new(release: Release, irq_info: bool, counter_clock: bool) -> Lines {
+        Lines {
+            by_id: Vec::new(),
+            release,
+            irq_info,
+            counter_clock,
+        }
+    }
+
+    /// Adds the event `format` of `system`. An event whose body cannot be printed from
+    /// its record is an error naming what is missing.
+    pub fn add(
+        &mut self,
+        system: &str,
+        format: &EventFormat,
+        symbols: &dyn Fn(&str) -> Option<u64>,
+    ) -> Result<(), Unsupported> {
+        let idx = |name: &str| format.field(name).map(|(i, _)| i);
+        let how = match (system, format.name.as_str()) {
+            ("ftrace", "print") => How::Marker(
+                idx("buf").ok_or_else(|| Unsupported("ftrace:print has no buf".into()))?,
+            ),
+            ("ftrace", other) => {
+                return Err(Unsupported(format!(
+                    "ftrace:{other} is printed by the kernel's own code"
+                )))
+            }
+            // 6.18 prints each argument by its type (an int's -100 as 0xffffff9c).
+            ("syscalls", _) if self.release >= Release(6, 18) => {
+                return Err(Unsupported(format!(
+                    "syscalls:{}: system call events print their arguments by type from 6.18",
+                    format.name
+                )))
+            }
+            ("syscalls", name) if name.starts_with("sys_enter_") => How::SyscallEnter {
+                call: format!("sys_{}", &name["sys_enter_".len()..]).into_bytes(),
+                args: format
+                    .fields
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, f)| !f.name.starts_with("common_") && f.name != "__syscall_nr")
+                    .map(|(i, f)| (f.name.clone().into_bytes(), i))
+                    .collect(),
+            },
+            ("syscalls", name) if name.starts_with("sys_exit_") => How::SyscallExit {
+                call: format!("sys_{}", &name["sys_exit_".len()..]).into_bytes(),
+                ret: idx("ret").ok_or_else(|| Unsupported(format!("{name} has no ret")))?,
+            },
+            _ => How::Print(Printer::compile(format, symbols)?),
+        };
+        let name = match how {
+            How::Marker(_) => b"tracing_mark_write".to_vec(),
+            _ => format.name.clone().into_bytes(),
+        };
+        let id = usize::from(format.id);
+        if self.by_id.len() <= id {
+            self.by_id.resize(id + 1, None);
+        }
+        self.by_id[id] = Some(Known {
+            name,
+            fields: format.fields.clone(),
+            how,
+            flags: idx("common_flags"),
+            preempt: idx("common_preempt_count"),
+            pid: idx("common_pid"),
+        });
+        Ok(())
+    }
+
+    /// Whether records of event `id` can be printed.
+    pub fn knows(&self, id: u16) -> bool {
+        matches!(self.by_id.get(usize::from(id)), Some(Some(_)))
+    }
+
+    /// Writes `rec` of CPU `cpu` as `trace_pipe` prints it, with its newline.
+    pub fn line(
+        &self,
+        cpu: u32,
+        rec: &Record<'_>,
+        comms: &mut dyn Comms,
+        out: &mut Vec<u8>,
+    ) -> Result<(), UnknownRecord> {
+        let data = rec.data;
+        let id = data
+            .get(..2)
+            .map_or(u16::MAX, |b| u16::from_le_bytes([b[0], b[1]]));
+        let Some(Some(k)) = self.by_id.get(usize::from(id)) else {
+            return Err(UnknownRecord { id });
+        };
+        let common = |i: Option<usize>| i.and_then(|i| k.fields[i].int(data)).unwrap_or(0);
+        let pid = common(k.pid) as i64 as i32;
+        let comm: &[u8] = match pid {
+            0 => b"<idle>",
+            p if p < 0 => b"<XXX>",
+            p => comms.comm(p).unwrap_or(b"<...>"),
+        };
+        pad_left(out, comm, 16);
+        // The pid's column widened from 5 to 7 in 5.10.
+        if self.release >= Release(5, 10) {
+            let _ = write!(out, "-{pid:<7} [{cpu:03}] ");
+        } else {
+            let _ = write!(out, "-{pid:<5} [{cpu:03}] ");
+        }
+        if self.irq_info {
+            lat_columns(
+                out,
+                common(k.flags) as u8,
+                common(k.preempt) as u8,
+                self.release,
+            );
+        }
+        if self.counter_clock {
+            let _ = write!(out, " {:>12}: ", rec.ts);
+        } else {
+            let us = (rec.ts + 500) / 1000;
+            let _ = write!(out, " {:>5}.{:06}: ", us / 1_000_000, us % 1_000_000);
+        }
+        match &k.how {
+            How::SyscallEnter { call, args } => {
+                out.extend_from_slice(call);
+                out.push(b'(');
+                for (n, (name, i)) in args.iter().enumerate() {
+                    if n > 0 {
+                        out.extend_from_slice(b", ");
+                    }
+                    out.extend_from_slice(name);
+                    let _ = write!(out, ": {:x}", k.fields[*i].int(data).unwrap_or(0));
+                }
+                out.push(b')');
+            }
+            How::SyscallExit { call, ret } => {
+                out.extend_from_slice(call);
+                let _ = write!(out, " -> 0x{:x}", k.fields[*ret].int(data).unwrap_or(0));
+            }
+            How::Marker(buf) => {
+                out.extend_from_slice(&k.name);
+                out.extend_from_slice(b": ");
+                let text = k.fields[*buf].string(data).unwrap_or_default();
+                out.extend_from_slice(text.strip_suffix(b"\n").unwrap_or(text));
+            }
+            How::Print(p) => {
+                out.extend_from_slice(&k.name);
+                out.extend_from_slice(b": ");
+                p.print(&k.fields, data, out);
+            }
+        }
+        out.push(b'\n');
+        Ok(())
+    }
+}
+
+/// What [`Lines::write_pages`] met besides events.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PageTally {
+    /// Events written as lines.
+    pub events: u64,
+    /// Records of events not in the table (ids), not written.
+    pub unknown: Vec<u16>,
+    /// Records of unknown events, in all.
+    pub unknown_records: u64,
+    /// Pages that could not be read to their end, and the first reason.
+    pub bad_pages: u64,
+    /// Why the first bad page was bad.
+    pub first_bad: Option<String>,
+}
+
+impl Lines {
+    /// Writes the records of `pages` (each with its CPU; a CPU's pages in the order read)
+    /// as `trace_pipe`'s lines, all CPUs merged in time order, as `trace_pipe` merges
+    /// them. Lost events a page announces come first as `CPU:N [LOST M EVENTS]`.
+    pub fn write_pages(
+        &self,
+        pages: &[(u32, &[u8])],
+        layout: PageLayout,
+        comms: &mut dyn Comms,
+        out: &mut Vec<u8>,
+        tally: &mut PageTally,
+    ) {
+        enum Item<'a> {
+            Lost(u32, u64),
+            Rec(u32, Record<'a>),
+        }
+        let mut items: Vec<(u64, Item<'_>)> = Vec::new();
+        for &(cpu, bytes) in pages {
+            let page = match Page::parse(bytes, layout) {
+                Ok(p) => p,
+                Err(e) => {
+                    tally.bad_pages += 1;
+                    tally.first_bad.get_or_insert(format!("cpu {cpu}: {e}"));
+                    continue;
+                }
+            };
+            if let page::Missed::Count(n) = page.missed {
+                items.push((page.time_stamp, Item::Lost(cpu, n)));
+            }
+            for r in page.records() {
+                match r {
+                    Ok(rec) => items.push((rec.ts, Item::Rec(cpu, rec))),
+                    Err(e) => {
+                        tally.bad_pages += 1;
+                        tally.first_bad.get_or_insert(format!("cpu {cpu}: {e}"));
+                    }
+                }
+            }
+        }
+        // Stable: a CPU's records keep their order among equal times.
+        items.sort_by_key(|(ts, _)| *ts);
+        for (_, item) in &items {
+            match item {
+                Item::Lost(cpu, n) => {
+                    let _ = writeln!(out, "CPU:{cpu} [LOST {n} EVENTS]");
+                }
+                Item::Rec(cpu, rec) => match self.line(*cpu, rec, comms, out) {
+                    Ok(()) => tally.events += 1,
+                    Err(UnknownRecord { id }) => {
+                        tally.unknown_records += 1;
+                        if !tally.unknown.contains(&id) {
+                            tally.unknown.push(id);
+                        }
+                    }
+                },
+            }
+        }
+    }
+}
+
+fn pad_left(out: &mut Vec<u8>, s: &[u8], width: usize) {
+    out.resize(out.len() + width.saturating_sub(s.len()), b' ');
+    out.extend_from_slice(s);
+}
+
+/// trace_print_lat_fmt(): irqs-off, need-resched, hard/soft irq, preempt depth and (from
+/// 5.13) migrate-disable depth (docs/kernel-formats.md §4.5).
+fn lat_columns(out: &mut Vec<u8>, flags: u8, preempt: u8, release: Release) {
+    const IRQS_OFF: u8 = 0x01;
+    /// IRQS_NOSUPPORT before 6.13, then NEED_RESCHED_LAZY.
+    const BIT1: u8 = 0x02;
+    const NEED_RESCHED: u8 = 0x04;
+    const HARDIRQ: u8 = 0x08;
+    const SOFTIRQ: u8 = 0x10;
+    const PREEMPT_RESCHED: u8 = 0x20;
+    const NMI: u8 = 0x40;
+    const BH_OFF: u8 = 0x80;
+    let irqs_off = flags & IRQS_OFF != 0;
+    let bh_off = flags & BH_OFF != 0;
+    let lazy_kernel = release >= Release(6, 13);
+    out.push(match (irqs_off, bh_off) {
+        (true, true) => b'D',
+        (true, false) => b'd',
+        (false, true) => b'b',
+        _ if !lazy_kernel && flags & BIT1 != 0 => b'X',
+        _ => b'.',
+    });
+    let lazy = lazy_kernel && flags & BIT1 != 0;
+    out.push(
+        match (
+            flags & NEED_RESCHED != 0,
+            lazy,
+            flags & PREEMPT_RESCHED != 0,
+        ) {
+            (true, true, true) => b'B',
+            (true, false, true) => b'N',
+            (false, true, true) => b'L',
+            (true, true, false) => b'b',
+            (true, false, false) => b'n',
+            (false, false, true) => b'p',
+            (false, true, false) => b'l',
+            _ => b'.',
+        },
+    );
+    let (nmi, hard, soft) = (flags & NMI != 0, flags & HARDIRQ != 0, flags & SOFTIRQ != 0);
+    out.push(match (nmi, hard, soft) {
+        (true, true, _) => b'Z',
+        (true, false, _) => b'z',
+        (false, true, true) => b'H',
+        (false, true, false) => b'h',
+        (false, false, true) => b's',
+        _ => b'.',
+    });
+    let digit = |n: u8| {
+        if n == 0 {
+            b'.'
+        } else {
+            b"0123456789abcdef"[usize::from(n & 15)]
+        }
+    };
+    if release < Release(5, 13) {
+        out.push(digit(preempt));
+    } else {
+        out.push(digit(preempt & 0xf));
+        out.push(digit(preempt >> 4));
+    }
+}

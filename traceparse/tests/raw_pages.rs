@@ -1,0 +1,180 @@
+//! Raw ring-buffer pages of real gfs2 and dlm traces, held to the kernel's own text of the
+//! same records: in the lab (`testdata/lab/trace-raw.sh`) one instance recorded the
+//! events, its `trace` file was saved (the kernel's formatting, which leaves the buffer as
+//! it is), then its pages were consumed from `per_cpu/cpuN/trace_pipe_raw`. Written by
+//! `traceparse::raw`, the pages must give the kernel's lines, byte for byte: times,
+//! irq-info columns, task names, and every body, the glock flags' letters included.
+
+use std::collections::HashMap;
+use std::io::Read;
+use std::path::Path;
+
+use traceparse::raw::{Comms, EventFormat, Lines, PageLayout, PageTally, Release};
+
+/// `saved_cmdlines` as saved beside the pages.
+struct Saved(HashMap<i32, Vec<u8>>);
+
+impl Comms for Saved {
+    fn comm(&mut self, pid: i32) -> Option<&[u8]> {
+        self.0.get(&pid).map(Vec::as_slice)
+    }
+}
+
+fn read(path: &Path) -> Vec<u8> {
+    let mut v = Vec::new();
+    glockparse::input::open(path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .read_to_end(&mut v)
+        .unwrap();
+    v
+}
+
+/// The pages' lines as traceparse writes them, and the kernel's.
+fn both(dir: &Path) -> (Vec<String>, Vec<String>, PageTally) {
+    let text = |name: &str| String::from_utf8(read(&dir.join(name))).unwrap();
+    let header = text("header_page");
+    let layout = PageLayout::from_header_page(&header).unwrap();
+    let page: usize = header
+        .lines()
+        .find(|l| l.contains(" data;"))
+        .map(|l| {
+            let num = |k: &str| -> usize {
+                l.split(';')
+                    .find_map(|p| p.trim().strip_prefix(k))
+                    .unwrap()
+                    .parse()
+                    .unwrap()
+            };
+            num("offset:") + num("size:")
+        })
+        .unwrap();
+    let release = Release::parse(&text("osrelease")).unwrap();
+    let mut lines = Lines::new(release, true, false);
+    for f in testdata::files(
+        dir.strip_prefix(testdata::root())
+            .unwrap()
+            .to_str()
+            .unwrap(),
+        |n| n.starts_with("format."),
+    ) {
+        let format = EventFormat::parse(&std::fs::read_to_string(&f).unwrap()).unwrap();
+        let system = match format.name.as_str() {
+            "print" => "ftrace",
+            n => n.split('_').next().unwrap(),
+        };
+        lines
+            .add(system, &format, &traceparse::raw::gfs2_symbols)
+            .unwrap_or_else(|e| panic!("{}: {e}", f.display()));
+    }
+    let saved = text("saved_cmdlines")
+        .lines()
+        .filter_map(|l| {
+            let (pid, comm) = l.split_once(' ')?;
+            Some((pid.parse().ok()?, comm.as_bytes().to_vec()))
+        })
+        .collect();
+    let mut comms = Saved(saved);
+    let mut cpus: Vec<(u32, Vec<u8>)> = std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .filter_map(|e| {
+            let name = e.file_name().into_string().ok()?;
+            let cpu = name.strip_prefix("cpu")?.split('.').next()?.parse().ok()?;
+            Some((cpu, read(&e.path())))
+        })
+        .collect();
+    cpus.sort_by_key(|(c, _)| *c);
+    let pages: Vec<(u32, &[u8])> = cpus
+        .iter()
+        .flat_map(|(cpu, bytes)| bytes.chunks(page).map(move |p| (*cpu, p)))
+        .collect();
+    let mut out = Vec::new();
+    let mut tally = PageTally::default();
+    lines.write_pages(&pages, layout, &mut comms, &mut out, &mut tally);
+    let ours = String::from_utf8(out)
+        .unwrap()
+        .lines()
+        .map(str::to_string)
+        .collect();
+    let kernel = text("trace.txt.xz")
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+        .map(str::to_string)
+        .collect();
+    (ours, kernel, tally)
+}
+
+fn check(rel: &str) {
+    let dir = testdata::path(rel);
+    let (ours, kernel, tally) = both(&dir);
+    assert_eq!(tally.bad_pages, 0, "{rel}: {:?}", tally.first_bad);
+    assert_eq!(tally.unknown_records, 0, "{rel}: ids {:?}", tally.unknown);
+    assert!(kernel.len() > 1000, "{rel}: {} lines", kernel.len());
+    for needle in [
+        "gfs2_glock_state_change",
+        "gfs2_demote_rq",
+        "dlm_lock_start",
+        "flags:",
+    ] {
+        assert!(
+            kernel.iter().any(|l| l.contains(needle)),
+            "{rel}: no {needle}"
+        );
+    }
+    if let Some((i, (a, b))) = ours
+        .iter()
+        .zip(&kernel)
+        .enumerate()
+        .find(|(_, (a, b))| a != b)
+    {
+        panic!("{rel}: line {}:\nours   {a}\nkernel {b}", i + 1);
+    }
+    assert_eq!(ours.len(), kernel.len(), "{rel}");
+}
+
+#[test]
+fn pages_of_6_12_print_as_the_kernel_printed_them() {
+    check("real/trace-raw-6.12/n1/pages");
+    check("real/trace-raw-6.12/n2/pages");
+}
+
+#[test]
+fn pages_of_6_1_print_as_the_kernel_printed_them() {
+    check("real/trace-raw-6.1/n1/pages");
+    check("real/trace-raw-6.1/n2/pages");
+}
+
+/// The events of a `glk trace` output, in order: name and body (the times, irq-info
+/// columns and task names are each instance's own), glk's clock markers left out.
+fn events(path: &Path) -> Vec<(String, String)> {
+    let text = read(path);
+    traceparse::reader::lines(&text)
+        .filter_map(|l| match traceparse::line::parse(l) {
+            Ok(traceparse::Line::Event(t)) => Some((
+                t.event_name().into_owned(),
+                String::from_utf8_lossy(t.body).into_owned(),
+            )),
+            _ => None,
+        })
+        .filter(|(_, body)| !body.starts_with("glkmark "))
+        .collect()
+}
+
+/// On each node two `glk trace` ran at once on their own instances: `--reader raw` and
+/// `--reader text`. They kept the same events, in the same order, with the same bodies.
+#[test]
+fn the_raw_and_text_readers_kept_the_same_events() {
+    for node in ["6.12/n1", "6.12/n2", "6.1/n1", "6.1/n2"] {
+        let dir = testdata::path(&format!("real/trace-raw-{node}"));
+        let raw = events(&dir.join("raw.txt.xz"));
+        let text = events(&dir.join("text.txt.xz"));
+        assert!(raw.len() > 5000, "{node}: {} events", raw.len());
+        assert!(raw
+            .iter()
+            .any(|(e, b)| e == "gfs2_demote_rq" && b.contains("remote")));
+        if let Some((a, b)) = raw.iter().zip(&text).find(|(a, b)| a != b) {
+            panic!("{node}: raw {a:?}\ntext {b:?}");
+        }
+        assert_eq!(raw.len(), text.len(), "{node}");
+    }
+}

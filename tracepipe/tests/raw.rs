@@ -1,0 +1,146 @@
+//! The raw reader held to the kernel's own text: the same events, read once through the
+//! instance's `trace` file (the kernel's formatting, which leaves the buffer as it is)
+//! and then consumed as raw pages through `trace_pipe_raw`, give the same lines.
+
+use std::process::Command;
+use std::sync::Mutex;
+
+use traceparse::raw::PageTally;
+use tracepipe::raw::{RawPipes, RawSetup, SavedCmdlines};
+use tracepipe::{Instance, Tracefs};
+
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn root(test: &str) -> bool {
+    let r = tracepipe::tracefs::is_root();
+    if !r {
+        testdata::skip(test, "live tracefs tests need root");
+    }
+    r
+}
+
+/// The kernel's lines of the `trace` file, without its `#` header.
+fn kernel_lines(inst: &Instance) -> Vec<String> {
+    let text = std::fs::read(inst.dir().join("trace")).unwrap();
+    String::from_utf8_lossy(&text)
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+/// Consumes the instance's pages and writes them as lines.
+fn raw_lines(
+    tfs: &Tracefs,
+    inst: &Instance,
+    events: &[(String, String)],
+) -> (Vec<String>, PageTally) {
+    let setup = RawSetup::new(tfs, events, inst.trace_clock().as_deref()).unwrap();
+    let mut pipes = RawPipes::open(inst, setup.page).unwrap();
+    let mut pages = Vec::new();
+    let mut spare = Vec::new();
+    while pipes
+        .read_available(&mut pages, &mut spare, usize::MAX)
+        .unwrap()
+        > 0
+    {}
+    let refs: Vec<(u32, &[u8])> = pages.iter().map(|p| (p.cpu, p.bytes.as_slice())).collect();
+    let mut out = Vec::new();
+    let mut tally = PageTally::default();
+    let mut comms = SavedCmdlines::new(tfs);
+    setup
+        .lines
+        .write_pages(&refs, setup.layout, &mut comms, &mut out, &mut tally);
+    let lines = String::from_utf8_lossy(&out)
+        .lines()
+        .map(str::to_string)
+        .collect();
+    (lines, tally)
+}
+
+#[test]
+fn raw_pages_print_as_the_kernel_prints_them() {
+    if !root("raw_pages_print_as_the_kernel_prints_them") {
+        return;
+    }
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let tfs = Tracefs::locate(true).unwrap();
+    let mut inst = Instance::open(&tfs, &format!("glk-test-raw-{}", std::process::id())).unwrap();
+    inst.set_buffer_kb(4096).unwrap();
+    // Events with print formats of every shape: strings, flags in a conditional
+    // (sched_switch's prev_state), system calls (printed by the kernel's own code),
+    // arrays (raw_syscalls' args), and trace_marker's text.
+    let events: Vec<(String, String)> = [
+        ("sched", "sched_switch"),
+        ("sched", "sched_wakeup"),
+        ("sched", "sched_process_exec"),
+        ("sched", "sched_process_fork"),
+        ("sched", "sched_process_exit"),
+        ("syscalls", "sys_enter_getppid"),
+        ("syscalls", "sys_exit_getppid"),
+        ("syscalls", "sys_enter_openat"),
+        ("raw_syscalls", "sys_enter"),
+    ]
+    .iter()
+    .filter(|(s, e)| tfs.has_event(s, Some(e)))
+    .map(|(s, e)| (s.to_string(), e.to_string()))
+    .filter(|(s, e)| {
+        // From 6.18 the kernel prints system calls' arguments by type: refused, by name.
+        let alone = [(s.clone(), e.clone())];
+        match RawSetup::new(&tfs, &alone, None) {
+            Ok(_) => true,
+            Err(why) => {
+                assert!(s == "syscalls" && why.contains("6.18"), "{s}:{e}: {why}");
+                false
+            }
+        }
+    })
+    .collect();
+    for (s, e) in &events {
+        inst.enable(s, e).unwrap();
+    }
+    // getppid only: raw_syscalls:sys_enter would otherwise record every call.
+    inst.set_filter("raw_syscalls", "sys_enter", "id == 110")
+        .unwrap();
+    inst.tracing_on().unwrap();
+    for i in 0..200 {
+        // SAFETY: getppid(2) has no preconditions.
+        unsafe { libc::getppid() };
+        if i % 50 == 0 {
+            Command::new("true").status().unwrap();
+            let _ = std::fs::File::open("/proc/self/status");
+        }
+        inst.write_marker(&format!("glk raw {i} \u{e9}\t%s"))
+            .unwrap();
+    }
+    inst.tracing_off();
+    let kernel = kernel_lines(&inst);
+    let (ours, tally) = raw_lines(&tfs, &inst, &events);
+    assert_eq!(tally.bad_pages, 0, "{:?}", tally.first_bad);
+    assert_eq!(tally.unknown_records, 0, "ids {:?}", tally.unknown);
+    assert!(kernel.len() > 400, "only {} events", kernel.len());
+    let mut expected = vec![
+        "sched_switch",
+        "NR 110",
+        "tracing_mark_write",
+        "sched_process_exec",
+    ];
+    if events.iter().any(|(s, _)| s == "syscalls") {
+        expected.push("sys_getppid()");
+    }
+    for name in expected {
+        assert!(kernel.iter().any(|l| l.contains(name)), "no {name} traced");
+    }
+    // The same lines; equal times on two CPUs may come in either order.
+    let (mut k, mut o) = (kernel.clone(), ours.clone());
+    k.sort();
+    o.sort();
+    let first_diff = k.iter().zip(&o).find(|(a, b)| a != b);
+    assert!(
+        first_diff.is_none() && k.len() == o.len(),
+        "{} kernel lines, {} ours; first difference:\n{first_diff:?}",
+        k.len(),
+        o.len()
+    );
+    inst.close().unwrap();
+}
