@@ -8,6 +8,7 @@
 
 pub mod error;
 pub mod instance;
+pub mod raw;
 pub mod stop;
 pub mod tracefs;
 

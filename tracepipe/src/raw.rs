@@ -110,27 +110,32 @@ impl RawPipes {
     }
 }
 
-/// The task names the kernel saved (tracefs `saved_cmdlines`, which `trace_pipe` prints
-/// from). The kernel saves a name at the task's next context switch, and pages are read
-/// sooner than `trace_pipe` formats them: a pid not saved yet is looked up again (at most
-/// every 100 ms), then in `/proc/PID/comm`; one found nowhere is not asked for again
-/// within a second, and prints `<...>` as the kernel's does.
+/// The task names of traced pids, as `trace_pipe` prints them: the kernel saves a task's
+/// name at its next context switch (tracefs `saved_cmdlines`), and formats an event when
+/// `trace_pipe` reads it. Pages are read sooner, so a pid is looked up first in
+/// `/proc/PID/comm` (a live task's name now), then in `saved_cmdlines` (read again at
+/// most every 100 ms; it keeps tasks that have exited, and stale names of reused pids).
+/// Names are forgotten every second, for pids reused and tasks that exec; a pid found
+/// nowhere is not asked for again within a second, and prints `<...>` as the kernel's
+/// does.
 pub struct SavedCmdlines {
     path: PathBuf,
     proc: PathBuf,
     names: HashMap<i32, Vec<u8>>,
     missing: HashMap<i32, Instant>,
     read_at: Option<Instant>,
+    saved: HashMap<i32, Vec<u8>>,
+    calls: u32,
+    forgot_at: Instant,
 }
 
 impl SavedCmdlines {
-    /// The saved names of tracefs `tfs`.
+    /// The names of this machine's tasks and of tracefs `tfs`' saved ones.
     pub fn new(tfs: &Tracefs) -> SavedCmdlines {
         SavedCmdlines::at(tfs.dir().join("saved_cmdlines"), PathBuf::from("/proc"))
     }
 
-    /// The saved names in the file `path` (`PID COMM` lines), then those of the procfs
-    /// at `proc`.
+    /// The names in the procfs at `proc`, then in the file `path` (`PID COMM` lines).
     pub fn at(path: PathBuf, proc: PathBuf) -> SavedCmdlines {
         SavedCmdlines {
             path,
@@ -138,9 +143,13 @@ impl SavedCmdlines {
             names: HashMap::new(),
             missing: HashMap::new(),
             read_at: None,
+            saved: HashMap::new(),
+            calls: 0,
+            forgot_at: Instant::now(),
         }
     }
 
+    /// Reads `saved_cmdlines` again, unless it was read in the last 100 ms.
     fn reload(&mut self) {
         if self
             .read_at
@@ -152,6 +161,7 @@ impl SavedCmdlines {
         let Ok(text) = std::fs::read(&self.path) else {
             return;
         };
+        self.saved.clear();
         for line in text.split(|b| *b == b'\n') {
             let Some(sp) = line.iter().position(|b| *b == b' ') else {
                 continue;
@@ -162,11 +172,11 @@ impl SavedCmdlines {
             else {
                 continue;
             };
-            self.names.insert(pid, line[sp + 1..].to_vec());
+            self.saved.insert(pid, line[sp + 1..].to_vec());
         }
     }
 
-    /// Finds a pid the table does not have yet.
+    /// Finds a pid the table does not have.
     fn look_up(&mut self, pid: i32) {
         if self
             .missing
@@ -175,27 +185,38 @@ impl SavedCmdlines {
         {
             return;
         }
-        self.reload();
-        if self.names.contains_key(&pid) {
+        if let Ok(mut comm) = std::fs::read(self.proc.join(pid.to_string()).join("comm")) {
+            if comm.last() == Some(&b'\n') {
+                comm.pop();
+            }
+            comm.truncate(15);
+            self.names.insert(pid, comm);
             return;
         }
-        match std::fs::read(self.proc.join(pid.to_string()).join("comm")) {
-            Ok(mut comm) => {
-                if comm.last() == Some(&b'\n') {
-                    comm.pop();
-                }
-                comm.truncate(15);
-                self.names.insert(pid, comm);
+        self.reload();
+        match self.saved.get(&pid) {
+            Some(comm) => {
+                self.names.insert(pid, comm.clone());
             }
-            Err(_) => {
+            None => {
                 self.missing.insert(pid, Instant::now());
             }
+        }
+    }
+
+    /// Forgets the names found, every second (checked every 64 Ki calls).
+    fn forget_now_and_then(&mut self) {
+        self.calls = self.calls.wrapping_add(1);
+        if self.calls % (1 << 16) == 0 && self.forgot_at.elapsed() >= Duration::from_secs(1) {
+            self.names.clear();
+            self.forgot_at = Instant::now();
         }
     }
 }
 
 impl raw::Comms for SavedCmdlines {
     fn comm(&mut self, pid: i32) -> Option<&[u8]> {
+        self.forget_now_and_then();
         if !self.names.contains_key(&pid) {
             self.look_up(pid);
         }
@@ -370,9 +391,10 @@ mod tests {
     fn saved_names() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("saved_cmdlines");
-        std::fs::write(&p, "12 bash\n7 kworker/0:1\nbad\n").unwrap();
+        std::fs::write(&p, "12 bash\n7 kworker/0:1\n30 stale\nbad\n").unwrap();
         let proc = dir.path().join("proc");
         std::fs::create_dir_all(proc.join("30")).unwrap();
+        // A live task's name wins over a stale saved one.
         std::fs::write(proc.join("30/comm"), "a-long-command-name\n").unwrap();
         let mut s = SavedCmdlines::at(p, proc);
         use traceparse::raw::Comms;
