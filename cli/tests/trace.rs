@@ -674,3 +674,96 @@ fn a_bad_filter_is_said_once() {
     assert!(err.contains("events)") && err.contains('^'), "{err}");
     assert!(!err.contains("] event filter"), "timestamp kept: {err}");
 }
+
+/// The two live readers keep the same events: one `glk trace --reader raw` (ring-buffer
+/// pages, lines written by glk) and one `--reader text` (the kernel's `trace_pipe`), side
+/// by side with their own instances, see this thread's system calls alike, in order, with
+/// the same bodies. `--reader raw` on an instance glk did not make is refused.
+#[test]
+fn live_raw_and_text_readers_agree() {
+    if !root("live_raw_and_text_readers_agree") {
+        return;
+    }
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let scratch = tmp("readers");
+    // SAFETY: gettid(2) has no preconditions.
+    let me = unsafe { libc::gettid() };
+    let filter = format!("common_pid == {me}");
+    let start = |reader: &str| {
+        let out = scratch.path().join(format!("{reader}.jsonl"));
+        let child = glk()
+            .args([
+                "trace",
+                "--events",
+                "raw_syscalls:sys_enter,raw_syscalls:sys_exit",
+            ])
+            .args(["--filter", &filter, "--reader", reader, "--duration", "4"])
+            .args(["-o", out.to_str().unwrap()])
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        (child, out)
+    };
+    let (mut raw, raw_out) = start("raw");
+    let (mut text, text_out) = start("text");
+    for c in [&raw, &text] {
+        instance_tracing(&format!("glk-{}", c.id()));
+    }
+    for i in 0..3000 {
+        // SAFETY: getppid(2) has no preconditions.
+        unsafe { libc::getppid() };
+        if i % 100 == 0 {
+            let _ = std::fs::metadata(format!("/nonexistent/{i}"));
+        }
+    }
+    let raw_err = wait_ok(&mut raw);
+    let text_err = wait_ok(&mut text);
+    assert!(!raw_err.contains("warning"), "{raw_err}");
+    let mine = |path: &Path| -> Vec<(String, String, String)> {
+        std::fs::read_to_string(path)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+            .filter(|v| v["pid"] == i64::from(me))
+            .map(|v| {
+                let s = |k: &str| v[k].as_str().unwrap_or_default().to_string();
+                (s("event"), s("body"), s("comm"))
+            })
+            .collect()
+    };
+    let (mut r, mut t) = (mine(&raw_out), mine(&text_out));
+    assert!(r.len() > 6000, "raw: {} events\n{raw_err}", r.len());
+    // The raw reader names this live thread as it is named now; trace_pipe may print
+    // `<...>` (or a reused pid's old name) until the kernel saves the name.
+    let comm = std::fs::read_to_string("/proc/thread-self/comm").unwrap();
+    assert!(
+        r.iter().all(|(_, _, c)| c == comm.trim()),
+        "{:?}",
+        r.first()
+    );
+    for e in r.iter_mut().chain(t.iter_mut()) {
+        e.2.clear();
+    }
+    assert_eq!(r.len(), t.len(), "raw:\n{raw_err}\ntext:\n{text_err}");
+    if let Some((a, b)) = r.iter().zip(&t).find(|(a, b)| a != b) {
+        panic!("raw {a:?}\ntext {b:?}");
+    }
+    let o = glk()
+        .args([
+            "trace",
+            "--events",
+            "sched:sched_process_exec",
+            "--reader",
+            "raw",
+        ])
+        .args([
+            "--instance",
+            &format!("glk-clitest-raw-{}", std::process::id()),
+        ])
+        .args(["--duration", "0.1"])
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("--reader raw: --instance"), "{err}");
+}

@@ -50,6 +50,23 @@ pub struct TraceArgs {
     /// Per-CPU ring buffer size in KiB for the instance.
     #[arg(long)]
     pub buffer_kb: Option<u64>,
+    /// How to read the live ring buffer: `raw` pages per CPU (`trace_pipe_raw`, the lines
+    /// written by glk from the events' formats), `text` (the kernel's `trace_pipe`), or
+    /// `auto`: raw when glk can print every traced event from its records, on a private
+    /// instance.
+    #[arg(long, value_enum, default_value_t = ReaderKind::Auto)]
+    pub reader: ReaderKind,
+}
+
+/// How `glk trace` reads a live ring buffer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ReaderKind {
+    /// Raw pages when possible, else text.
+    Auto,
+    /// Raw pages per CPU, or an error saying why not.
+    Raw,
+    /// The kernel's `trace_pipe` text.
+    Text,
 }
 
 /// What `--events` asks for.
@@ -239,7 +256,8 @@ impl Consumer {
             t.other
         );
         if let Some(l) = lost_in_buffer {
-            msg.push_str(&format!(", {} lost", l + t.lost_lines));
+            // The LOST lines report the buffer's own overruns again: the larger is right.
+            msg.push_str(&format!(", {} lost", l.max(t.lost_lines)));
         } else if t.lost_lines > 0 {
             msg.push_str(&format!(
                 ", {} lost (LOST lines in the input)",
@@ -353,11 +371,12 @@ pub fn record_raw(events: &[String], secs: f64, path: &std::path::Path) -> io::R
         summary: false,
         instance: None,
         buffer_kb: None,
+        reader: ReaderKind::Auto,
     };
     let mut rec = live(&args, false).map_err(io::Error::from)?;
     rec.consumer.sink.finish()?;
     let t = &rec.consumer.tally;
-    Ok((t.events(), rec.lost + t.lost_lines))
+    Ok((t.events(), rec.lost.max(t.lost_lines)))
 }
 
 /// What a live trace saw.
@@ -434,8 +453,13 @@ impl From<io::Error> for Failure {
     }
 }
 
-/// Enables the selected events (and the filter) in `inst`.
-fn set_up(tfs: &Tracefs, inst: &mut Instance, args: &TraceArgs) -> Result<(), Failure> {
+/// Enables the selected events (and the filter) in `inst`; returns the (system, event)
+/// pairs traced.
+fn set_up(
+    tfs: &Tracefs,
+    inst: &mut Instance,
+    args: &TraceArgs,
+) -> Result<Vec<(String, String)>, Failure> {
     let sel = parse_events(&args.events).map_err(|m| Failure::Io(io::Error::other(m)))?;
     let wants_gfs2 = sel
         .iter()
@@ -449,7 +473,71 @@ fn set_up(tfs: &Tracefs, inst: &mut Instance, args: &TraceArgs) -> Result<(), Fa
     }
     warn_unknown_formats(tfs, &pairs);
     let enabled = enable(inst, tfs, &pairs, args.filter.as_deref())?;
-    enabled.report(args.filter.as_deref())
+    enabled.report(args.filter.as_deref())?;
+    Ok(pairs)
+}
+
+/// A live reader of the instance, raw or text as `args.reader` asks and the events
+/// allow; the raw reader's tally of what was not an event comes with it.
+fn open_reader(
+    tfs: &Tracefs,
+    inst: &Instance,
+    args: &TraceArgs,
+    pairs: &[(String, String)],
+) -> Result<(BlockReader, Option<RawTally>, String), Failure> {
+    let raw = match args.reader {
+        ReaderKind::Text => Err(String::new()),
+        _ if args.instance.is_some() => {
+            Err("--instance: an instance glk did not make may hold events glk does not know".into())
+        }
+        _ if !tracepipe::raw::has_raw(inst.dir()) => Err("no per_cpu/cpu0/trace_pipe_raw".into()),
+        _ => tracepipe::raw::RawSetup::new(tfs, pairs, inst.trace_clock().as_deref()),
+    };
+    match raw {
+        Ok(setup) => {
+            let pipes = tracepipe::raw::RawPipes::open(inst, setup.page)?;
+            let (src, tally) = tracepipe::raw::RawSource::new(
+                pipes,
+                setup,
+                tracepipe::raw::SavedCmdlines::new(tfs),
+            );
+            let name = inst.dir().join("per_cpu/cpu*/trace_pipe_raw");
+            Ok((
+                BlockReader::live(src),
+                Some(tally),
+                name.display().to_string(),
+            ))
+        }
+        Err(why) if args.reader == ReaderKind::Raw => Err(Failure::Io(io::Error::other(format!(
+            "--reader raw: {why}"
+        )))),
+        Err(_) => Ok((
+            BlockReader::live_pipe(&inst.trace_pipe())?,
+            None,
+            inst.trace_pipe().display().to_string(),
+        )),
+    }
+}
+
+/// What the raw reader met besides events.
+type RawTally = std::sync::Arc<std::sync::Mutex<traceparse::raw::PageTally>>;
+
+/// Warns of the records the raw reader could not write as lines.
+fn warn_raw(tally: &RawTally) {
+    let t = tally.lock().unwrap_or_else(|e| e.into_inner());
+    if t.unknown_records > 0 {
+        eprintln!(
+            "glk: warning: {} records of events glk did not enable (ids {:?}) were not written",
+            t.unknown_records, t.unknown
+        );
+    }
+    if t.bad_pages > 0 {
+        eprintln!(
+            "glk: warning: {} ring-buffer pages could not be read to their end: {}",
+            t.bad_pages,
+            t.first_bad.as_deref().unwrap_or("")
+        );
+    }
 }
 
 /// The (system, event) pairs the selection names, one per event so a filter can be set on
@@ -667,9 +755,9 @@ fn live(args: &TraceArgs, show_progress: bool) -> Result<Recorded, Failure> {
             inst
         }
     };
-    set_up(&tfs, &mut inst, args)?;
-    let mut c = consumer(args, &inst.trace_pipe().display().to_string())?;
-    let reader = BlockReader::live_pipe(&inst.trace_pipe())?;
+    let pairs = set_up(&tfs, &mut inst, args)?;
+    let (reader, raw_tally, source) = open_reader(&tfs, &inst, args, &pairs)?;
+    let mut c = consumer(args, &source)?;
     inst.tracing_on()?;
     let clock = inst.trace_clock();
     mark(&inst, "start", clock.as_deref());
@@ -720,6 +808,9 @@ fn live(args: &TraceArgs, show_progress: bool) -> Result<Recorded, Failure> {
     }
     inst.tracing_off();
     let read = reader.finish();
+    if let Some(t) = &raw_tally {
+        warn_raw(t);
+    }
     let losses = inst.losses();
     inst.close()?;
     drop(tfs);
