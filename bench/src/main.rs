@@ -6,7 +6,8 @@
 //! bench gen-glocks --glocks 1000000 --out bench/out/glocks-1M
 //! bench top --glocks 1000000          # wc -l vs glk top --once, peak RSS
 //! bench trace [--copies 10]            # decode throughput vs wc -l (nolock fixture)
-//! bench live [--rate 200000] [--secs 10]   # markers through glk trace, lost events
+//! bench live [--rate 200000] [--secs 10] [--source syscall|marker] [--reader auto|raw|text] [--out jsonl|txt]
+//!                                          # a flood through glk trace, events kept
 //! bench export [--copies 10]           # Parquet export rows/s
 //! bench analyze [--capture dlm2-6.1] [--nodes 2] [--copies 10] [--runs 3] [--python] [--against OLD]   # glk analyze at scale
 //! bench instructions [--glocks 100000]  # callgrind instruction counts of top and trace
@@ -29,7 +30,7 @@ use std::path::{Path, PathBuf};
 
 fn usage() -> ! {
     eprintln!(
-        "usage: bench gen-glocks --glocks N --out FILE\n       bench top [--glocks N] [--file FILE] [--glk PATH]\n       bench trace [--copies N] [--glk PATH]\n       bench live [--rate N] [--secs S] [--glk PATH]\n       bench export [--copies N]\n       bench analyze [--capture NAME] [--nodes N] [--copies N] [--runs N] [--python] [--glk PATH] [--against PATH]\n       bench instructions [--glocks N] [--glk PATH]\n       bench exporter [--glocks N] [--scrapers N] [--secs S] [--min-interval S] [--glk PATH]\n       bench cluster [--nodes N] [--glocks N] [--refreshes N] [--glk PATH]\n       bench fleet [--events N] [--captures N] [--engine PATH]"
+        "usage: bench gen-glocks --glocks N --out FILE\n       bench top [--glocks N] [--file FILE] [--glk PATH]\n       bench trace [--copies N] [--glk PATH]\n       bench live [--rate N] [--secs S] [--source syscall|marker] [--reader auto|raw|text] [--out jsonl|txt] [--glk PATH]\n       bench export [--copies N]\n       bench analyze [--capture NAME] [--nodes N] [--copies N] [--runs N] [--python] [--glk PATH] [--against PATH]\n       bench instructions [--glocks N] [--glk PATH]\n       bench exporter [--glocks N] [--scrapers N] [--secs S] [--min-interval S] [--glk PATH]\n       bench cluster [--nodes N] [--glocks N] [--refreshes N] [--glk PATH]\n       bench fleet [--events N] [--captures N] [--engine PATH]"
     );
     std::process::exit(2)
 }
@@ -112,7 +113,19 @@ fn main() -> std::io::Result<()> {
                 arg(&args, "--rate").map_or(200_000, |s| s.parse().unwrap_or_else(|_| usage()));
             let secs = arg(&args, "--secs").map_or(10.0, |s| s.parse().unwrap_or_else(|_| usage()));
             let glk = arg(&args, "--glk").map_or_else(sibling_glk, PathBuf::from);
-            trace::live(&glk, rate, secs)?;
+            let source = match arg(&args, "--source").as_deref() {
+                None | Some("syscall") => trace::Source::Syscall,
+                Some("marker") => trace::Source::Marker,
+                Some(_) => usage(),
+            };
+            let live = trace::Live {
+                source,
+                rate,
+                secs,
+                reader: arg(&args, "--reader").unwrap_or_else(|| "auto".into()),
+                ext: arg(&args, "--out").unwrap_or_else(|| "jsonl".into()),
+            };
+            trace::live(&glk, &live)?;
         }
         Some("export") => {
             let copies =

@@ -149,55 +149,163 @@ pub fn offline(glk: &Path, copies: usize) -> std::io::Result<()> {
     Ok(())
 }
 
-/// Runs `glk trace` on a private instance and writes markers into it at `rate` per second
-/// for `secs` seconds; reports what glk saw and lost.
-pub fn live(glk: &Path, rate: u64, secs: f64) -> std::io::Result<()> {
-    let name = format!("glk-bench-{}", std::process::id());
-    let out = std::env::temp_dir().join(format!("{name}.txt"));
-    let mut child = Command::new(glk)
-        .args([
-            "trace",
-            "--events",
-            "sched:sched_process_exec",
-            "--buffer-kb",
-            "8192",
-            "--instance",
-            &name,
-            "-o",
-        ])
-        .arg(&out)
-        .stderr(Stdio::piped())
-        .spawn()?;
-    let tracing = ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"];
+/// What `bench live` floods the ring buffer with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Source {
+    /// `getppid(2)` calls traced by `raw_syscalls:sys_enter` with a filter on their number
+    /// and this thread: the cheapest event to make, so the reader is what is measured.
+    Syscall,
+    /// `trace_marker` writes (`ftrace:print`), each a numbered text.
+    Marker,
+}
+
+/// How a live run is set up: its source, rate, length, `glk trace --reader` and output.
+pub struct Live {
+    /// What makes the events.
+    pub source: Source,
+    /// Events per second.
+    pub rate: u64,
+    /// Seconds of flood.
+    pub secs: f64,
+    /// `--reader` for glk (auto, raw, text).
+    pub reader: String,
+    /// The output's extension (jsonl, txt).
+    pub ext: String,
+}
+
+/// Runs `glk trace` on its private instance and floods it at `live.rate` events per
+/// second for `live.secs` seconds; reports what glk kept and lost, counted in its output.
+pub fn live(glk: &Path, live: &Live) -> std::io::Result<()> {
+    let out = std::env::temp_dir().join(format!(
+        "glk-bench-live-{}.{}",
+        std::process::id(),
+        live.ext
+    ));
+    // SAFETY: gettid(2) has no preconditions.
+    let tid = unsafe { libc::gettid() };
+    let (events, filter, check_event) = match live.source {
+        Source::Syscall => (
+            "raw_syscalls:sys_enter".to_string(),
+            Some(format!(
+                "id == {} && common_pid == {tid}",
+                libc::SYS_getppid
+            )),
+            "sys_enter/enable",
+        ),
+        Source::Marker => (
+            "sched:sched_process_exec".to_string(),
+            None,
+            "sched_process_exec/enable",
+        ),
+    };
+    let mut cmd = Command::new(glk);
+    cmd.args([
+        "trace",
+        "--events",
+        &events,
+        "--buffer-kb",
+        "8192",
+        "--reader",
+        &live.reader,
+    ]);
+    if let Some(f) = &filter {
+        cmd.args(["--filter", f]);
+    }
+    let mut child = cmd.arg("-o").arg(&out).stderr(Stdio::piped()).spawn()?;
+    let inst = wait_for_instance(&mut child, check_event)?;
+    let total = (live.rate as f64 * live.secs) as u64;
+    let wrote_in = match live.source {
+        Source::Syscall => flood_syscalls(total, live.rate),
+        Source::Marker => flood_markers(&inst, total, live.rate)?,
+    };
+    std::thread::sleep(Duration::from_millis(300));
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let o = child.wait_with_output()?;
+    let err = String::from_utf8_lossy(&o.stderr);
+    let needle = match live.source {
+        Source::Syscall => format!("NR {} (", libc::SYS_getppid),
+        Source::Marker => "glk-bench ".to_string(),
+    };
+    let finder = memchr::memmem::Finder::new(needle.as_bytes());
+    let text = std::fs::read(&out)?;
+    let seen = traceparse::reader::lines(&text)
+        .filter(|l| finder.find(l).is_some())
+        .count() as u64;
+    let _ = std::fs::remove_file(&out);
+    println!(
+        "source {:?}, glk trace --reader {} -o .{}",
+        live.source, live.reader, live.ext
+    );
+    println!(
+        "events made                {total} in {:.2} s ({:.0}/s, target {}/s)",
+        wrote_in.as_secs_f64(),
+        total as f64 / wrote_in.as_secs_f64(),
+        live.rate
+    );
+    println!(
+        "events in glk's output     {seen} ({} missing, {:.2}% kept)",
+        total - seen.min(total),
+        100.0 * seen as f64 / total.max(1) as f64
+    );
+    println!(
+        "glk says                   {}",
+        err.lines().find(|l| l.contains("events (")).unwrap_or("?")
+    );
+    Ok(())
+}
+
+/// Waits until glk's private instance (`glk-PID`) records with `event` (a path under
+/// its `events/SYSTEM/`) enabled; returns its directory.
+fn wait_for_instance(child: &mut std::process::Child, event: &str) -> std::io::Result<PathBuf> {
+    let name = format!("glk-{}", child.id());
     let start = Instant::now();
-    let inst = loop {
-        if let Some(d) = tracing
+    loop {
+        let found = ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"]
             .iter()
             .map(|t| Path::new(t).join("instances").join(&name))
             .find(|d| {
-                std::fs::read_to_string(d.join("tracing_on")).is_ok_and(|s| s.trim() == "1")
-                    && std::fs::read_to_string(d.join("events/sched/sched_process_exec/enable"))
-                        .is_ok_and(|s| s.trim() == "1")
-            })
-        {
-            break d;
+                let on = |f: PathBuf| std::fs::read_to_string(f).is_ok_and(|s| s.trim() == "1");
+                on(d.join("tracing_on"))
+                    && std::fs::read_dir(d.join("events"))
+                        .map(|systems| systems.flatten().any(|s| on(s.path().join(event))))
+                        .unwrap_or(false)
+            });
+        if let Some(d) = found {
+            return Ok(d);
         }
-        if start.elapsed() > Duration::from_secs(20) {
+        if start.elapsed() > Duration::from_secs(20) || child.try_wait()?.is_some() {
             let _ = child.kill();
             return Err(std::io::Error::other(
                 "glk trace did not start (root needed)",
             ));
         }
         std::thread::sleep(Duration::from_millis(20));
-    };
+    }
+}
+
+/// `total` getppid calls paced at `rate` per second.
+fn flood_syscalls(total: u64, rate: u64) -> Duration {
+    let t0 = Instant::now();
+    for i in 0..total {
+        let due = Duration::from_secs_f64(i as f64 / rate as f64);
+        while t0.elapsed() < due {
+            std::hint::spin_loop();
+        }
+        // SAFETY: getppid(2) has no preconditions.
+        unsafe { libc::getppid() };
+    }
+    t0.elapsed()
+}
+
+/// `total` numbered markers paced at `rate` per second.
+fn flood_markers(inst: &Path, total: u64, rate: u64) -> std::io::Result<Duration> {
     let mut marker = std::fs::OpenOptions::new()
         .write(true)
         .open(inst.join("trace_marker"))?;
-    let total = (rate as f64 * secs) as u64;
     let t0 = Instant::now();
     let mut buf = String::with_capacity(64);
     for i in 0..total {
-        // Pace to the target rate.
         let due = Duration::from_secs_f64(i as f64 / rate as f64);
         while t0.elapsed() < due {
             std::hint::spin_loop();
@@ -207,30 +315,5 @@ pub fn live(glk: &Path, rate: u64, secs: f64) -> std::io::Result<()> {
         let _ = write!(buf, "glk-bench {i}");
         marker.write_all(buf.as_bytes())?;
     }
-    let wrote_in = t0.elapsed();
-    drop(marker);
-    std::thread::sleep(Duration::from_millis(300));
-    // SAFETY: signalling our own child.
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    let o = child.wait_with_output()?;
-    let err = String::from_utf8_lossy(&o.stderr);
-    let seen = std::fs::read_to_string(&out)?
-        .lines()
-        .filter(|l| l.contains("glk-bench "))
-        .count();
-    let _ = std::fs::remove_file(&out);
-    println!(
-        "markers written            {total} in {:.2} s ({:.0}/s, target {rate}/s)",
-        wrote_in.as_secs_f64(),
-        total as f64 / wrote_in.as_secs_f64()
-    );
-    println!(
-        "markers received by glk    {seen} ({} missing)",
-        total as usize - seen.min(total as usize)
-    );
-    println!(
-        "glk says                   {}",
-        err.lines().find(|l| l.contains("events")).unwrap_or("?")
-    );
-    Ok(())
+    Ok(t0.elapsed())
 }
