@@ -131,9 +131,34 @@ fn fields(out: &mut String, e: &impl serde::Serialize) {
     }
 }
 
+/// `s` as a JSON string, invalid UTF-8 replaced, escaped as serde_json escapes (`"`,
+/// `\`, and control characters), without an allocation when `s` is valid UTF-8.
 fn json_str(out: &mut String, s: &[u8]) {
-    let v = serde_json::Value::String(String::from_utf8_lossy(s).into_owned());
-    out.push_str(&v.to_string());
+    out.push('"');
+    let text = String::from_utf8_lossy(s);
+    let mut plain = 0;
+    for (i, b) in text.bytes().enumerate() {
+        let esc: &str = match b {
+            b'"' => "\\\"",
+            b'\\' => "\\\\",
+            b'\n' => "\\n",
+            b'\r' => "\\r",
+            b'\t' => "\\t",
+            0x08 => "\\b",
+            0x0c => "\\f",
+            0..=0x1f => "",
+            _ => continue,
+        };
+        out.push_str(&text[plain..i]);
+        plain = i + 1;
+        if esc.is_empty() {
+            let _ = write!(out, "\\u{b:04x}");
+        } else {
+            out.push_str(esc);
+        }
+    }
+    out.push_str(&text[plain..]);
+    out.push('"');
 }
 
 /// `"key":value` pairs common to every event line.
@@ -297,4 +322,28 @@ pub fn dlm_json(out: &mut String, l: &TraceLine<'_>, e: &DlmEvent) {
     }
     fields(out, e);
     out.push_str("}\n");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_strings_are_serde_jsons() {
+        let cases: &[&[u8]] = &[
+            b"plain",
+            b"",
+            b"quote \" backslash \\ slash /",
+            b"\n\r\t\x08\x0c\x00\x01\x1f\x7f end",
+            "caf\u{e9} \u{1f600}".as_bytes(),
+            b"bad \xff\xfe utf8 \xc3",
+        ];
+        for c in cases {
+            let mut ours = String::new();
+            json_str(&mut ours, c);
+            let serde =
+                serde_json::Value::String(String::from_utf8_lossy(c).into_owned()).to_string();
+            assert_eq!(ours, serde, "{c:?}");
+        }
+    }
 }

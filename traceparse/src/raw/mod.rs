@@ -235,12 +235,15 @@ impl Lines {
             p => comms.comm(p).unwrap_or(b"<...>"),
         };
         pad_left(out, comm, 16);
+        out.push(b'-');
         // The pid's column widened from 5 to 7 in 5.10.
-        if self.release >= Release(5, 10) {
-            let _ = write!(out, "-{pid:<7} [{cpu:03}] ");
-        } else {
-            let _ = write!(out, "-{pid:<5} [{cpu:03}] ");
-        }
+        let width = if self.release >= Release(5, 10) { 7 } else { 5 };
+        let start = out.len();
+        push_dec(out, i64::from(pid).unsigned_abs(), 0, pid < 0);
+        out.resize(start.max(out.len()).max(start + width), b' ');
+        out.extend_from_slice(b" [");
+        push_dec(out, u64::from(cpu), 3, false);
+        out.extend_from_slice(b"] ");
         if self.irq_info {
             lat_columns(
                 out,
@@ -253,7 +256,16 @@ impl Lines {
             let _ = write!(out, " {:>12}: ", rec.ts);
         } else {
             let us = (rec.ts + 500) / 1000;
-            let _ = write!(out, " {:>5}.{:06}: ", us / 1_000_000, us % 1_000_000);
+            let secs = us / 1_000_000;
+            out.push(b' ');
+            if secs < 10_000 {
+                let w = 5 - decimal_len(secs);
+                out.resize(out.len() + w, b' ');
+            }
+            push_dec(out, secs, 0, false);
+            out.push(b'.');
+            push_dec(out, us % 1_000_000, 6, false);
+            out.extend_from_slice(b": ");
         }
         match &k.how {
             How::SyscallEnter { call, args } => {
@@ -362,6 +374,31 @@ impl Lines {
             }
         }
     }
+}
+
+/// Writes `v` in decimal, zero-padded to `zeros` digits, after a `-` when `neg`.
+#[inline]
+fn push_dec(out: &mut Vec<u8>, mut v: u64, zeros: usize, neg: bool) {
+    let mut d = [0u8; 20];
+    let mut n = 0;
+    loop {
+        d[n] = b'0' + (v % 10) as u8;
+        n += 1;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    if neg {
+        out.push(b'-');
+    }
+    out.resize(out.len() + zeros.saturating_sub(n), b'0');
+    out.extend(d[..n].iter().rev());
+}
+
+/// How many decimal digits `v` has.
+fn decimal_len(v: u64) -> usize {
+    v.checked_ilog10().map_or(1, |l| l as usize + 1)
 }
 
 fn pad_left(out: &mut Vec<u8>, s: &[u8], width: usize) {

@@ -344,56 +344,47 @@ fn write_int(out: &mut Vec<u8>, spec: &Spec, v: u64) {
     }
     let signed = matches!(spec.conv, b'd' | b'i');
     let v = truncate(v, spec.bits, signed);
-    let mut digits = [0u8; 24];
-    let mut n = 0;
-    let (neg, mut mag) = if signed && (v as i64) < 0 {
+    let (neg, mag) = if signed && (v as i64) < 0 {
         (true, (v as i64).unsigned_abs())
     } else {
         (false, v)
     };
-    let (base, upper) = match spec.conv {
-        b'x' => (16, false),
-        b'X' => (16, true),
-        b'o' => (8, false),
-        _ => (10, false),
+    let mut digits = [0u8; 24];
+    let mut n = match spec.conv {
+        b'x' => digits_of(mag, 4, b"0123456789abcdef", &mut digits),
+        b'X' => digits_of(mag, 4, b"0123456789ABCDEF", &mut digits),
+        b'o' => digits_of(mag, 3, b"01234567", &mut digits),
+        _ => decimal_digits(mag, &mut digits),
     };
-    let table: &[u8; 16] = if upper {
-        b"0123456789ABCDEF"
-    } else {
-        b"0123456789abcdef"
-    };
-    loop {
-        digits[n] = table[(mag % base) as usize];
-        n += 1;
-        mag /= base;
-        if mag == 0 {
-            break;
-        }
-    }
     if spec.precision == Some(0) && v == 0 {
         n = 0;
     }
-    let mut prefix: Vec<u8> = Vec::new();
+    let mut prefix = [0u8; 3];
+    let mut p = 0;
+    let mut put = |b: &[u8]| {
+        prefix[p..p + b.len()].copy_from_slice(b);
+        p += b.len();
+    };
     if neg {
-        prefix.push(b'-');
+        put(b"-");
     } else if signed && spec.plus {
-        prefix.push(b'+');
+        put(b"+");
     } else if signed && spec.space {
-        prefix.push(b' ');
+        put(b" ");
     }
-    if spec.alt && base == 16 && v != 0 {
-        prefix.extend_from_slice(if upper { b"0X" } else { b"0x" });
-    } else if spec.alt && base == 8 {
-        prefix.push(b'0');
+    match spec.conv {
+        b'x' if spec.alt && v != 0 => put(b"0x"),
+        b'X' if spec.alt && v != 0 => put(b"0X"),
+        b'o' if spec.alt => put(b"0"),
+        _ => {}
     }
     let min_digits = spec.precision.unwrap_or(0).max(n);
-    let body_len = prefix.len() + min_digits;
-    let fill = spec.width.saturating_sub(body_len);
+    let fill = spec.width.saturating_sub(p + min_digits);
     let zero = spec.zero && !spec.left && spec.precision.is_none();
     if !spec.left && !zero {
         out.resize(out.len() + fill, b' ');
     }
-    out.extend_from_slice(&prefix);
+    out.extend_from_slice(&prefix[..p]);
     if zero {
         out.resize(out.len() + fill, b'0');
     }
@@ -401,6 +392,35 @@ fn write_int(out: &mut Vec<u8>, spec: &Spec, v: u64) {
     out.extend(digits[..n].iter().rev());
     if spec.left {
         out.resize(out.len() + fill, b' ');
+    }
+}
+
+/// The digits of `v` in base `1 << shift`, least significant first; returns how many.
+#[inline]
+fn digits_of(mut v: u64, shift: u32, table: &[u8], out: &mut [u8; 24]) -> usize {
+    let mask = (1u64 << shift) - 1;
+    let mut n = 0;
+    loop {
+        out[n] = table[(v & mask) as usize];
+        n += 1;
+        v >>= shift;
+        if v == 0 {
+            return n;
+        }
+    }
+}
+
+/// The decimal digits of `v`, least significant first; returns how many.
+#[inline]
+fn decimal_digits(mut v: u64, out: &mut [u8; 24]) -> usize {
+    let mut n = 0;
+    loop {
+        out[n] = b'0' + (v % 10) as u8;
+        n += 1;
+        v /= 10;
+        if v == 0 {
+            return n;
+        }
     }
 }
 
