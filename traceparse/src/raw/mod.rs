@@ -378,17 +378,9 @@ impl Lines {
 
 /// Writes `v` in decimal, zero-padded to `zeros` digits, after a `-` when `neg`.
 #[inline]
-fn push_dec(out: &mut Vec<u8>, mut v: u64, zeros: usize, neg: bool) {
-    let mut d = [0u8; 20];
-    let mut n = 0;
-    loop {
-        d[n] = b'0' + (v % 10) as u8;
-        n += 1;
-        v /= 10;
-        if v == 0 {
-            break;
-        }
-    }
+fn push_dec(out: &mut Vec<u8>, v: u64, zeros: usize, neg: bool) {
+    let mut d = [0u8; 24];
+    let n = print::decimal_digits(v, &mut d);
     if neg {
         out.push(b'-');
     }

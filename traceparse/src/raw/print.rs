@@ -412,7 +412,7 @@ fn digits_of(mut v: u64, shift: u32, table: &[u8], out: &mut [u8; 24]) -> usize 
 
 /// The decimal digits of `v`, least significant first; returns how many.
 #[inline]
-fn decimal_digits(mut v: u64, out: &mut [u8; 24]) -> usize {
+pub(super) fn decimal_digits(mut v: u64, out: &mut [u8; 24]) -> usize {
     let mut n = 0;
     loop {
         out[n] = b'0' + (v % 10) as u8;
@@ -445,53 +445,19 @@ fn pad(out: &mut Vec<u8>, spec: &Spec, s: &[u8]) {
 
 /// `"format", arg, arg`: the format's bytes (escapes read) and the arguments' texts.
 fn split_print(print: &str) -> Result<(Vec<u8>, Vec<String>), Unsupported> {
-    let tokens = tokenize(print)?;
+    let mut parts = split_args(print).into_iter();
     let mut fmt = Vec::new();
-    let mut at = 0;
-    while let Some(Tok::Str(s)) = tokens.get(at) {
-        fmt.extend_from_slice(s);
-        at += 1;
+    // The format: one string literal, or adjacent ones.
+    for t in tokenize(&parts.next().unwrap_or_default())? {
+        match t {
+            Tok::Str(s) => fmt.extend_from_slice(&s),
+            _ => return unsupported("print fmt does not start with a string"),
+        }
     }
-    if at == 0 {
+    if fmt.is_empty() {
         return unsupported("print fmt does not start with a string");
     }
-    // The arguments' texts, split at top-level commas after the format.
-    let rest = {
-        let mut depth = 0i32;
-        let mut in_str = false;
-        let mut esc = false;
-        let mut strings = 0;
-        let mut start = None;
-        for (i, c) in print.char_indices() {
-            if in_str {
-                if esc {
-                    esc = false;
-                } else if c == '\\' {
-                    esc = true;
-                } else if c == '"' {
-                    in_str = false;
-                }
-                continue;
-            }
-            match c {
-                '"' => {
-                    in_str = true;
-                    if depth == 0 && start.is_none() {
-                        strings += 1;
-                    }
-                }
-                ',' if depth == 0 && start.is_none() && strings > 0 => {
-                    start = Some(i + 1);
-                    break;
-                }
-                '(' | '{' | '[' => depth += 1,
-                ')' | '}' | ']' => depth -= 1,
-                _ => {}
-            }
-        }
-        start.map_or("", |s| &print[s..])
-    };
-    Ok((fmt, split_args(rest)))
+    Ok((fmt, parts.collect()))
 }
 
 /// Splits at the commas outside brackets and strings.
@@ -1067,26 +1033,16 @@ mod tests {
 
     #[test]
     fn what_cannot_be_printed_is_named() {
-        let ev = event(
-            "\tfield:unsigned long ip;\toffset:8;\tsize:8;\tsigned:0;",
-            "\"%ps\", (void *)REC->ip",
-        );
-        assert!(Printer::compile(&ev, &no_symbols)
-            .unwrap_err()
-            .0
-            .contains("%p"));
-        let ev = event(
-            "\tfield:unsigned long f;\toffset:8;\tsize:8;\tsigned:0;",
-            "\"%s\", __print_flags(REC->f, \"\", {(1UL << GLF_LOCK), \"l\" })",
-        );
-        assert!(Printer::compile(&ev, &no_symbols)
-            .unwrap_err()
-            .0
-            .contains("GLF_LOCK"));
-        let ev = event(
-            "\tfield:const char * s;\toffset:8;\tsize:8;\tsigned:0;",
-            "\"%s\", REC->s",
-        );
-        assert!(Printer::compile(&ev, &no_symbols).is_err());
+        let refused = |field: &str, print: &str| {
+            let ev = event(
+                &format!("\tfield:{field};\toffset:8;\tsize:8;\tsigned:0;"),
+                print,
+            );
+            Printer::compile(&ev, &no_symbols).unwrap_err().0
+        };
+        assert!(refused("unsigned long ip", "\"%ps\", (void *)REC->ip").contains("%p"));
+        let flags = "\"%s\", __print_flags(REC->f, \"\", {(1UL << GLF_LOCK), \"l\" })";
+        assert!(refused("unsigned long f", flags).contains("GLF_LOCK"));
+        assert!(refused("const char * s", "\"%s\", REC->s").contains("%s of a number"));
     }
 }
