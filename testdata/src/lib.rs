@@ -131,6 +131,17 @@ pub fn under_ci() -> bool {
     std::env::var_os("CI").is_some_and(|v| !v.is_empty())
 }
 
+/// Whether this process runs as root; when not, the test `test` is skipped ([`skip`]),
+/// with `why` root is needed. The effective uid is read as the owner of `/proc/self`.
+pub fn as_root(test: &str, why: &str) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let root = std::fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0);
+    if !root {
+        skip(test, why);
+    }
+    root
+}
+
 /// Says that a test could not make its real check, and why. Under CI this fails the test
 /// (a panic); elsewhere it prints `SKIPPED: test: why` on stderr (shown by `cargo test`
 /// with `--nocapture`) and appends it to the file named by `GLK_SKIP_LOG`, which

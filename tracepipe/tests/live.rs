@@ -10,15 +10,6 @@ use tracepipe::{Instance, TraceError, Tracefs};
 /// Tests share one tracefs mount: run them one at a time.
 static SERIAL: Mutex<()> = Mutex::new(());
 
-/// Whether the live test `test` can run (root); says why not (and fails under CI).
-fn root(test: &str) -> bool {
-    let r = tracepipe::tracefs::is_root();
-    if !r {
-        testdata::skip(test, "live tracefs tests need root");
-    }
-    r
-}
-
 fn collect(reader: BlockReader) -> Vec<String> {
     let mut lines = Vec::new();
     while let Some(b) = reader.next_block() {
@@ -31,7 +22,10 @@ fn collect(reader: BlockReader) -> Vec<String> {
 
 #[test]
 fn markers_arrive_in_order_and_the_instance_is_removed() {
-    if !root("markers_arrive_in_order_and_the_instance_is_removed") {
+    if !testdata::as_root(
+        "markers_arrive_in_order_and_the_instance_is_removed",
+        "live tracefs tests need root",
+    ) {
         return;
     }
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
@@ -75,7 +69,10 @@ fn markers_arrive_in_order_and_the_instance_is_removed() {
 
 #[test]
 fn sched_event_with_filter_and_a_bad_filter() {
-    if !root("sched_event_with_filter_and_a_bad_filter") {
+    if !testdata::as_root(
+        "sched_event_with_filter_and_a_bad_filter",
+        "live tracefs tests need root",
+    ) {
         return;
     }
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
@@ -127,7 +124,10 @@ fn sched_event_with_filter_and_a_bad_filter() {
 
 #[test]
 fn a_preexisting_instance_is_restored_not_removed() {
-    if !root("a_preexisting_instance_is_restored_not_removed") {
+    if !testdata::as_root(
+        "a_preexisting_instance_is_restored_not_removed",
+        "live tracefs tests need root",
+    ) {
         return;
     }
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
@@ -163,7 +163,10 @@ fn a_preexisting_instance_is_restored_not_removed() {
 
 #[test]
 fn stale_private_instances_are_removed() {
-    if !root("stale_private_instances_are_removed") {
+    if !testdata::as_root(
+        "stale_private_instances_are_removed",
+        "live tracefs tests need root",
+    ) {
         return;
     }
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
@@ -186,7 +189,10 @@ fn stale_private_instances_are_removed() {
 /// A panic while an instance is in use unwinds through its guard, which restores tracefs.
 #[test]
 fn a_panic_while_tracing_restores_everything() {
-    if !root("a_panic_while_tracing_restores_everything") {
+    if !testdata::as_root(
+        "a_panic_while_tracing_restores_everything",
+        "live tracefs tests need root",
+    ) {
         return;
     }
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());

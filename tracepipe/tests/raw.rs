@@ -11,14 +11,6 @@ use tracepipe::{Instance, Tracefs};
 
 static SERIAL: Mutex<()> = Mutex::new(());
 
-fn root(test: &str) -> bool {
-    let r = tracepipe::tracefs::is_root();
-    if !r {
-        testdata::skip(test, "live tracefs tests need root");
-    }
-    r
-}
-
 /// The kernel's lines of the `trace` file, without its `#` header.
 fn kernel_lines(inst: &Instance) -> Vec<String> {
     let text = std::fs::read(inst.dir().join("trace")).unwrap();
@@ -60,7 +52,10 @@ fn raw_lines(
 
 #[test]
 fn raw_pages_print_as_the_kernel_prints_them() {
-    if !root("raw_pages_print_as_the_kernel_prints_them") {
+    if !testdata::as_root(
+        "raw_pages_print_as_the_kernel_prints_them",
+        "live tracefs tests need root",
+    ) {
         return;
     }
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
