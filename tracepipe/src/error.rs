@@ -23,6 +23,8 @@ pub enum TraceError {
     },
     /// Reading or writing a tracefs file failed (the file, the error).
     Io(String, io::Error),
+    /// Raw pages were asked for and cannot be read (why).
+    NoRaw(String),
 }
 
 impl fmt::Display for TraceError {
@@ -41,6 +43,7 @@ impl fmt::Display for TraceError {
                 )
             }
             TraceError::Io(what, e) => write!(f, "{what}: {e}"),
+            TraceError::NoRaw(why) => write!(f, "--reader raw: {why}"),
         }
     }
 }

@@ -376,6 +376,97 @@ pub fn has_raw(inst_dir: &Path) -> bool {
     inst_dir.join("per_cpu/cpu0/trace_pipe_raw").exists()
 }
 
+/// How a live trace is to be read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Prefer {
+    /// Raw pages when every event traced can be printed from its records, on an instance
+    /// glk made; else `trace_pipe`.
+    Auto,
+    /// Raw pages, or an error saying why not.
+    Raw,
+    /// The kernel's `trace_pipe` text.
+    Text,
+}
+
+/// What counts the raw reader's records that were not events.
+pub type RawTally = Arc<Mutex<PageTally>>;
+
+/// A live reader of an instance: blocks of `trace_pipe`'s lines, however read.
+pub struct LiveReader {
+    /// The lines.
+    pub reader: traceparse::BlockReader,
+    /// The raw reader's tally, when the pages are read raw.
+    pub tally: Option<RawTally>,
+    /// What is read, for messages (`.../trace_pipe`, `.../per_cpu/cpu*/trace_pipe_raw`).
+    pub source: String,
+}
+
+/// Opens a live reader of `inst`, which traces `events`, as `prefer` asks and the events
+/// allow. `made_here`: the instance is glk's own, so that it holds no event glk did not
+/// enable.
+pub fn live_reader(
+    tfs: &Tracefs,
+    inst: &Instance,
+    events: &[(String, String)],
+    prefer: Prefer,
+    made_here: bool,
+) -> Result<LiveReader, TraceError> {
+    let raw = match prefer {
+        Prefer::Text => Err(String::new()),
+        _ if !made_here => {
+            Err("--instance: an instance glk did not make may hold events glk does not know".into())
+        }
+        _ if !has_raw(inst.dir()) => Err("no per_cpu/cpu0/trace_pipe_raw".into()),
+        _ => RawSetup::new(tfs, events, inst.trace_clock().as_deref()),
+    };
+    match raw {
+        Ok(setup) => {
+            let pipes = RawPipes::open(inst, setup.page)?;
+            let (src, tally) = RawSource::new(pipes, setup, SavedCmdlines::new(tfs));
+            Ok(LiveReader {
+                reader: traceparse::BlockReader::live(src),
+                tally: Some(tally),
+                source: inst
+                    .dir()
+                    .join("per_cpu/cpu*/trace_pipe_raw")
+                    .display()
+                    .to_string(),
+            })
+        }
+        Err(why) if prefer == Prefer::Raw => Err(TraceError::NoRaw(why)),
+        Err(_) => {
+            let path = inst.trace_pipe();
+            let reader = traceparse::BlockReader::live_pipe(&path)
+                .map_err(|e| TraceError::Io(format!("opening {}", path.display()), e))?;
+            Ok(LiveReader {
+                reader,
+                tally: None,
+                source: path.display().to_string(),
+            })
+        }
+    }
+}
+
+/// What the raw reader met besides events, as warnings (none when it met only events).
+pub fn tally_warnings(tally: &RawTally) -> Vec<String> {
+    let t = tally.lock().unwrap_or_else(|e| e.into_inner());
+    let mut out = Vec::new();
+    if t.unknown_records > 0 {
+        out.push(format!(
+            "{} records of events glk did not enable (ids {:?}) were not written",
+            t.unknown_records, t.unknown
+        ));
+    }
+    if t.bad_pages > 0 {
+        out.push(format!(
+            "{} ring-buffer pages could not be read to their end: {}",
+            t.bad_pages,
+            t.first_bad.as_deref().unwrap_or("")
+        ));
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -12,7 +12,8 @@ use std::time::{Duration, Instant};
 
 use glockparse::{Diagnostics, ParseError};
 use traceparse::reader::Next;
-use traceparse::{decode_line, BlockReader, Decoded, GFS2_EVENTS};
+use traceparse::{decode_line, Decoded, GFS2_EVENTS};
+use tracepipe::raw::{LiveReader, Prefer};
 use tracepipe::{stop, Instance, TraceError, Tracefs};
 
 pub use sink::hostname;
@@ -477,69 +478,6 @@ fn set_up(
     Ok(pairs)
 }
 
-/// A live reader of the instance, raw or text as `args.reader` asks and the events
-/// allow; the raw reader's tally of what was not an event comes with it.
-fn open_reader(
-    tfs: &Tracefs,
-    inst: &Instance,
-    args: &TraceArgs,
-    pairs: &[(String, String)],
-) -> Result<(BlockReader, Option<RawTally>, String), Failure> {
-    let raw = match args.reader {
-        ReaderKind::Text => Err(String::new()),
-        _ if args.instance.is_some() => {
-            Err("--instance: an instance glk did not make may hold events glk does not know".into())
-        }
-        _ if !tracepipe::raw::has_raw(inst.dir()) => Err("no per_cpu/cpu0/trace_pipe_raw".into()),
-        _ => tracepipe::raw::RawSetup::new(tfs, pairs, inst.trace_clock().as_deref()),
-    };
-    match raw {
-        Ok(setup) => {
-            let pipes = tracepipe::raw::RawPipes::open(inst, setup.page)?;
-            let (src, tally) = tracepipe::raw::RawSource::new(
-                pipes,
-                setup,
-                tracepipe::raw::SavedCmdlines::new(tfs),
-            );
-            let name = inst.dir().join("per_cpu/cpu*/trace_pipe_raw");
-            Ok((
-                BlockReader::live(src),
-                Some(tally),
-                name.display().to_string(),
-            ))
-        }
-        Err(why) if args.reader == ReaderKind::Raw => Err(Failure::Io(io::Error::other(format!(
-            "--reader raw: {why}"
-        )))),
-        Err(_) => Ok((
-            BlockReader::live_pipe(&inst.trace_pipe())?,
-            None,
-            inst.trace_pipe().display().to_string(),
-        )),
-    }
-}
-
-/// What the raw reader met besides events.
-type RawTally = std::sync::Arc<std::sync::Mutex<traceparse::raw::PageTally>>;
-
-/// Warns of the records the raw reader could not write as lines.
-fn warn_raw(tally: &RawTally) {
-    let t = tally.lock().unwrap_or_else(|e| e.into_inner());
-    if t.unknown_records > 0 {
-        eprintln!(
-            "glk: warning: {} records of events glk did not enable (ids {:?}) were not written",
-            t.unknown_records, t.unknown
-        );
-    }
-    if t.bad_pages > 0 {
-        eprintln!(
-            "glk: warning: {} ring-buffer pages could not be read to their end: {}",
-            t.bad_pages,
-            t.first_bad.as_deref().unwrap_or("")
-        );
-    }
-}
-
 /// The (system, event) pairs the selection names, one per event so a filter can be set on
 /// each; every one must exist.
 fn event_pairs(tfs: &Tracefs, sel: &[EventSel]) -> Result<Vec<(String, String)>, Failure> {
@@ -756,7 +694,16 @@ fn live(args: &TraceArgs, show_progress: bool) -> Result<Recorded, Failure> {
         }
     };
     let pairs = set_up(&tfs, &mut inst, args)?;
-    let (reader, raw_tally, source) = open_reader(&tfs, &inst, args, &pairs)?;
+    let prefer = match args.reader {
+        ReaderKind::Auto => Prefer::Auto,
+        ReaderKind::Raw => Prefer::Raw,
+        ReaderKind::Text => Prefer::Text,
+    };
+    let LiveReader {
+        reader,
+        tally,
+        source,
+    } = tracepipe::raw::live_reader(&tfs, &inst, &pairs, prefer, args.instance.is_none())?;
     let mut c = consumer(args, &source)?;
     inst.tracing_on()?;
     let clock = inst.trace_clock();
@@ -808,8 +755,8 @@ fn live(args: &TraceArgs, show_progress: bool) -> Result<Recorded, Failure> {
     }
     inst.tracing_off();
     let read = reader.finish();
-    if let Some(t) = &raw_tally {
-        warn_raw(t);
+    for w in tally.iter().flat_map(tracepipe::raw::tally_warnings) {
+        eprintln!("glk: warning: {w}");
     }
     let losses = inst.losses();
     inst.close()?;

@@ -26,6 +26,7 @@ use glockparse::{GlockId, GlockType};
 use traceparse::reader::Next;
 use traceparse::sink::{Decoder, FnSink};
 use traceparse::{BlockReader, Decoded, Dev, Gfs2Event};
+use tracepipe::raw::Prefer;
 use tracepipe::{Instance, Tracefs};
 
 use super::{Collected, Collector};
@@ -335,12 +336,17 @@ impl Tracer {
                 "glk exporter: removed tracefs instance {name}, left by a glk that was killed"
             );
         }
+        let mut events = Vec::new();
         for e in EVENTS {
             if tfs.has_event("gfs2", Some(e)) {
                 inst.enable("gfs2", e).map_err(io::Error::other)?;
+                events.push(("gfs2".to_string(), e.to_string()));
             }
         }
-        let reader = BlockReader::live_pipe(&inst.trace_pipe())?;
+        // Raw ring-buffer pages where glk can print the events (it always can gfs2's).
+        let live = tracepipe::raw::live_reader(&tfs, &inst, &events, Prefer::Auto, true)
+            .map_err(io::Error::other)?;
+        let reader = live.reader;
         inst.tracing_on().map_err(io::Error::other)?;
         let state = Arc::new(Mutex::new(State::new(sysfs)));
         let stop = Arc::new(AtomicBool::new(false));
