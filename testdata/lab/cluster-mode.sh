@@ -26,22 +26,14 @@ lab_up
     done > $OUT/glk-stacks.txt 2>&1
     sleep 10
   done ) &
-printf '10.99.0.1 n1\n10.99.0.2 n2\n' >> /etc/hosts
-hostname > /dev/null
-if [ $N = n1 ]; then
-  mkdir -p /root/.ssh; ssh-keygen -q -t ed25519 -N '' -f /root/.ssh/id_ed25519
-  cp /root/.ssh/id_ed25519.pub $S/n1.pub; touch $S/mark.key
-else
-  lab_wait key
-  mkdir -p /root/.ssh /run/sshd; cat $S/n1.pub >> /root/.ssh/authorized_keys
+# n2: the unprivileged glkop, who may run `glk agent` as root through sudo.
+glkop() {
   useradd -m -s /bin/sh glkop; mkdir -p /home/glkop/.ssh; cp $S/n1.pub /home/glkop/.ssh/authorized_keys
   chown -R glkop /home/glkop/.ssh
   echo 'glkop ALL=(root) NOPASSWD: /usr/bin/glk agent *' > /etc/sudoers.d/glk; chmod 440 /etc/sudoers.d/glk
-  ssh-keygen -A; /usr/sbin/sshd; touch $S/mark.sshd
-fi
-lab_wait sshd
+}
+lab_ssh glkop
 if [ $N = n1 ]; then
-  lab_until "ssh-keyscan -T 5 n2 > /root/.ssh/known_hosts 2>/dev/null && test -s /root/.ssh/known_hosts" 60
   ssh -o BatchMode=yes n2 true; echo $? > $OUT/ssh-n2.rc
   useradd -m -s /bin/sh glkop; cp -r /root/.ssh /home/glkop/; chown -R glkop /home/glkop/.ssh
 fi

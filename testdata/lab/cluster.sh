@@ -57,6 +57,26 @@ lab_up() {
   cp $S/glk /usr/bin/glk; chmod +x /usr/bin/glk
 }
 
+# ssh from n1 to n2 as root: the nodes' names in /etc/hosts, a key n1 makes and n2 takes,
+# sshd started on n2 (after running $1, a function of the job, when given: more users),
+# and n2's host key known to n1.
+lab_ssh() {
+  printf '10.99.0.1 n1\n10.99.0.2 n2\n' >> /etc/hosts
+  if [ $N = n1 ]; then
+    mkdir -p /root/.ssh; ssh-keygen -q -t ed25519 -N '' -f /root/.ssh/id_ed25519
+    cp /root/.ssh/id_ed25519.pub $S/n1.pub; touch $S/mark.key
+  else
+    lab_wait key
+    mkdir -p /root/.ssh /run/sshd; cat $S/n1.pub >> /root/.ssh/authorized_keys
+    if [ -n "$1" ]; then "$1"; fi
+    ssh-keygen -A; /usr/sbin/sshd; touch $S/mark.sshd
+  fi
+  lab_wait sshd
+  if [ $N = n1 ]; then
+    lab_until "ssh-keyscan -T 5 n2 > /root/.ssh/known_hosts 2>/dev/null && test -s /root/.ssh/known_hosts" 60
+  fi
+}
+
 # n1 makes /gfs/shared and the files named (in /gfs/shared); both nodes wait for them.
 lab_shared_files() {
   if [ $N = n1 ]; then mkdir -p /gfs/shared; for f in "$@"; do touch /gfs/shared/$f; done; touch $S/mark.files; fi

@@ -7,16 +7,7 @@
 # glockfd with dd in exactly one read, and both kernels' logs are kept.
 . /mnt/share/cluster.sh
 lab_up
-printf '10.99.0.1 n1\n10.99.0.2 n2\n' >> /etc/hosts
-if [ $N = n1 ]; then
-  mkdir -p /root/.ssh; ssh-keygen -q -t ed25519 -N '' -f /root/.ssh/id_ed25519
-  cp /root/.ssh/id_ed25519.pub $S/n1.pub; touch $S/mark.key
-else
-  lab_wait key
-  mkdir -p /root/.ssh /run/sshd; cat $S/n1.pub >> /root/.ssh/authorized_keys
-  ssh-keygen -A; /usr/sbin/sshd; touch $S/mark.sshd
-fi
-lab_wait sshd
+lab_ssh
 lab_barrier mounted
 if [ $N = n2 ]; then
   mkdir -p /gfs/many
@@ -27,7 +18,6 @@ if [ $N = n2 ]; then
 fi
 lab_wait many
 if [ $N = n1 ]; then
-  lab_until "ssh-keyscan -T 5 n2 > /root/.ssh/known_hosts 2>/dev/null && test -s /root/.ssh/known_hosts" 60
   glk top --cluster --once --json > $OUT/top.json 2> $OUT/top.err; echo $? > $OUT/top.rc
   glk capture --cluster --count 1 -o $OUT/ccap > $OUT/capture.out 2> $OUT/capture.err
   echo $? > $OUT/capture.rc
