@@ -227,10 +227,8 @@ impl raw::Comms for SavedCmdlines {
 /// What reading an instance raw needs: the page layout and size, and how each event
 /// traced is printed.
 pub struct RawSetup {
-    /// The pages' header layout.
+    /// The pages' layout and size.
     pub layout: PageLayout,
-    /// The ring buffer's page size.
-    pub page: usize,
     /// How each event is printed as a `trace_pipe` line.
     pub lines: Lines,
 }
@@ -248,8 +246,7 @@ impl RawSetup {
         let header = read_header_page(&tfs.dir().join("events/header_page"))
             .map_err(|e| format!("events/header_page: {e}"))?;
         let layout = PageLayout::from_header_page(&header)
-            .ok_or("events/header_page: no commit field of 4 or 8 bytes")?;
-        let page = page_size(&header).ok_or("events/header_page: no data field")?;
+            .ok_or("events/header_page: no commit field of 4 or 8 bytes, or no data field")?;
         let counter = clock.is_some_and(|c| matches!(c, "counter" | "x86-tsc" | "uptime"));
         let release = std::fs::read_to_string("/proc/sys/kernel/osrelease")
             .ok()
@@ -268,11 +265,7 @@ impl RawSetup {
                 .add(system, &format, &raw::gfs2_symbols)
                 .map_err(|e| e.to_string())?;
         }
-        Ok(RawSetup {
-            layout,
-            page,
-            lines,
-        })
+        Ok(RawSetup { layout, lines })
     }
 }
 
@@ -358,19 +351,6 @@ fn read_header_page(path: &Path) -> io::Result<String> {
     String::from_utf8(buf).map_err(|_| io::Error::from(io::ErrorKind::InvalidData))
 }
 
-/// The page size `header_page` gives: its `data` field's offset plus size.
-fn page_size(header: &str) -> Option<usize> {
-    let line = header.lines().find(|l| l.contains(" data;"))?;
-    let num = |key: &str| -> Option<usize> {
-        line.split(';')
-            .find_map(|p| p.trim().strip_prefix(key))?
-            .trim()
-            .parse()
-            .ok()
-    };
-    Some(num("offset:")? + num("size:")?)
-}
-
 /// Whether the instance in `inst_dir` has per-CPU `trace_pipe_raw` files.
 pub fn has_raw(inst_dir: &Path) -> bool {
     inst_dir.join("per_cpu/cpu0/trace_pipe_raw").exists()
@@ -421,7 +401,7 @@ pub fn live_reader(
     };
     match raw {
         Ok(setup) => {
-            let pipes = RawPipes::open(inst, setup.page)?;
+            let pipes = RawPipes::open(inst, setup.layout.page_size)?;
             let (src, tally) = RawSource::new(pipes, setup, SavedCmdlines::new(tfs));
             Ok(LiveReader {
                 reader: traceparse::BlockReader::live(src),
@@ -470,13 +450,6 @@ pub fn tally_warnings(tally: &RawTally) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn page_size_from_header_page() {
-        let h = "\tfield: u64 timestamp;\toffset:0;\tsize:8;\tsigned:0;\n\tfield: local_t commit;\toffset:8;\tsize:8;\tsigned:1;\n\tfield: int overwrite;\toffset:8;\tsize:1;\tsigned:1;\n\tfield: char data;\toffset:16;\tsize:4080;\tsigned:1;\n";
-        assert_eq!(page_size(h), Some(4096));
-        assert_eq!(PageLayout::from_header_page(h), Some(PageLayout::LONG_8));
-    }
 
     #[test]
     fn saved_names() {

@@ -28,7 +28,7 @@ fn raw_lines(
     events: &[(String, String)],
 ) -> (Vec<String>, PageTally) {
     let setup = RawSetup::new(tfs, events, inst.trace_clock().as_deref()).unwrap();
-    let mut pipes = RawPipes::open(inst, setup.page).unwrap();
+    let mut pipes = RawPipes::open(inst, setup.layout.page_size).unwrap();
     let mut pages = Vec::new();
     let mut spare = Vec::new();
     while pipes

@@ -68,28 +68,39 @@ pub struct Page<'a> {
     data: &'a [u8],
 }
 
-/// The layout of a page's header: where the data starts (`events/header_page`: 16 with
-/// an 8-byte `commit`, 12 with a 4-byte one).
+/// The layout of the pages (`events/header_page`): the size of a page's `commit` (where
+/// the data starts: 16 with an 8-byte `commit`, 12 with a 4-byte one) and of a page.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PageLayout {
     /// The size of `commit` (4 or 8).
     pub commit_size: usize,
+    /// The size of a page: its `data` field's offset plus size.
+    pub page_size: usize,
 }
 
 impl PageLayout {
-    /// A 64-bit kernel's layout.
-    pub const LONG_8: PageLayout = PageLayout { commit_size: 8 };
+    /// A 64-bit kernel's layout with 4 KiB pages.
+    pub const LONG_8: PageLayout = PageLayout {
+        commit_size: 8,
+        page_size: 4096,
+    };
 
-    /// The layout `events/header_page` describes (its `commit` field's size).
+    /// The layout `events/header_page` describes.
     pub fn from_header_page(text: &str) -> Option<PageLayout> {
-        let line = text.lines().find(|l| l.contains(" commit;"))?;
-        let size = line
-            .split(';')
-            .find_map(|p| p.trim().strip_prefix("size:"))?;
-        match size.trim().parse() {
-            Ok(n @ (4 | 8)) => Some(PageLayout { commit_size: n }),
-            _ => None,
-        }
+        let field = |name: &str, key: &str| -> Option<usize> {
+            let line = text.lines().find(|l| l.contains(name))?;
+            line.split(';')
+                .find_map(|p| p.trim().strip_prefix(key))?
+                .trim()
+                .parse()
+                .ok()
+        };
+        let commit_size = field(" commit;", "size:").filter(|n| matches!(n, 4 | 8))?;
+        let page_size = field(" data;", "offset:")? + field(" data;", "size:")?;
+        Some(PageLayout {
+            commit_size,
+            page_size,
+        })
     }
 
     /// Where a page's data starts.
@@ -347,12 +358,13 @@ mod tests {
 
     #[test]
     fn layouts_from_header_page() {
-        let text = "\tfield: u64 timestamp;\toffset:0;\tsize:8;\tsigned:0;\n\tfield: local_t commit;\toffset:8;\tsize:8;\tsigned:1;\n";
+        let text = "\tfield: u64 timestamp;\toffset:0;\tsize:8;\tsigned:0;\n\tfield: local_t commit;\toffset:8;\tsize:8;\tsigned:1;\n\tfield: int overwrite;\toffset:8;\tsize:1;\tsigned:1;\n\tfield: char data;\toffset:16;\tsize:4080;\tsigned:0;\n";
         assert_eq!(PageLayout::from_header_page(text), Some(PageLayout::LONG_8));
-        let text32 = text.replace("size:8;\tsigned:1", "size:4;\tsigned:1");
-        assert_eq!(
-            PageLayout::from_header_page(&text32).unwrap().data_start(),
-            12
-        );
+        let text32 = text
+            .replace("size:8;\tsigned:1", "size:4;\tsigned:1")
+            .replace("offset:16;\tsize:4080", "offset:12;\tsize:4084");
+        let l = PageLayout::from_header_page(&text32).unwrap();
+        assert_eq!((l.data_start(), l.page_size), (12, 4096));
+        assert_eq!(PageLayout::from_header_page("nothing"), None);
     }
 }
