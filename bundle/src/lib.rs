@@ -491,8 +491,7 @@ pub enum Sniffed {
     Kind(FileKind),
     /// Trace text (an ftrace line, or the `# tracer` header).
     Trace,
-    /// A trace-cmd `trace.dat`: binary ring-buffer pages, read through `trace-cmd report`
-    /// ([`traceparse::dat`]).
+    /// A trace-cmd `trace.dat`: binary ring-buffer pages ([`traceparse::dat`] reads them).
     TraceDat,
     /// Nothing but blank lines.
     Empty,
@@ -574,7 +573,7 @@ fn loose_file(path: &Path) -> io::Result<NodeCapture> {
     };
     let mut s = Snapshot::default();
     match sniff(path)?.0 {
-        // A trace.dat is read through `trace-cmd report` (traceparse::dat).
+        // A trace.dat is read by traceparse::dat.
         Sniffed::Trace | Sniffed::TraceDat => node.traces.push(path.to_path_buf()),
         Sniffed::Kind(k) => s.set(k, path.to_path_buf()),
         // Anything else is read as glocks text: kernel logs with glock dumps in them, or

@@ -1,14 +1,16 @@
-//! trace-cmd's binary `trace.dat` (trace-cmd.dat(5)), read through trace-cmd itself:
-//! `trace-cmd report -i FILE` turns it into the text glk decodes, with every version of the
-//! format, its compression and its per-CPU buffers merged in time order as trace-cmd knows
-//! them. A file is a trace.dat by its magic bytes, whatever its name.
+//! trace-cmd's binary `trace.dat` (trace-cmd.dat(5)). A file is a trace.dat by its magic
+//! bytes, whatever its name.
 //!
-//! Why the producer's own tool and not a reader of our own or libtracecmd: the format has
-//! changed across trace-cmd versions (v6, v7 with compressed sections and several buffers),
-//! and the files come from the machines that have trace-cmd; libtracecmd would link a
-//! library of the same version into glk for files glk only needs as text, and a reader of
-//! our own would have to follow each of those changes. The analyst's machine needs
-//! trace-cmd (it is in every distribution); glk says so when it is missing.
+//! glk reads it itself ([`crate::raw::datfile`]): versions 6 and 7, uncompressed or zstd
+//! (what trace-cmd 2.x and 3.x write by default), the top instance's pages through the same
+//! page decoder and print formats as a live `trace_pipe_raw`, so the lines are the kernel's
+//! own (the glock flags as the kernel's letters, where `trace-cmd report` prints hex) and
+//! no trace-cmd is needed on the analyst's machine. What glk does not read itself (another
+//! compression, a big-endian file, times trace-cmd shifts or converts, an event format it
+//! cannot print) goes through `trace-cmd report -i FILE`, which knows every variant; glk
+//! says to install trace-cmd when it is missing. libtracecmd was not taken: it would link
+//! a library of the analyst's distribution's version into glk for what is, once the pages
+//! are read, a few hundred lines.
 
 use std::io::{self, Read};
 use std::path::Path;
@@ -126,11 +128,27 @@ impl Drop for Report {
     }
 }
 
-/// Opens a saved trace: a trace.dat through `trace-cmd report`, anything else as
+/// Opens a saved trace: a trace.dat as its lines (read by glk, or through `trace-cmd
+/// report` when glk does not read that kind itself), anything else as
 /// [`glockparse::input::open`] does (plain or compressed text).
 pub fn open(path: &Path) -> io::Result<Box<dyn Read + Send>> {
-    if is_dat(path)? {
-        return Ok(Box::new(report(path)?));
+    if !is_dat(path)? {
+        return glockparse::input::open(path);
     }
-    glockparse::input::open(path)
+    let file = path.display();
+    match crate::raw::datfile::DatLines::open(path) {
+        Ok(lines) => Ok(Box::new(lines)),
+        Err(crate::raw::datfile::DatError::Unsupported(why)) => report(path)
+            .map_err(|e| {
+                io::Error::new(
+                    e.kind(),
+                    format!("{e} (glk reads this trace.dat only so: {why})"),
+                )
+            })
+            .map(|r| Box::new(r) as Box<dyn Read + Send>),
+        Err(e) => Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("{file}: a trace.dat, {e}"),
+        )),
+    }
 }

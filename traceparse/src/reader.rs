@@ -403,8 +403,8 @@ pub fn for_each_decoded(
     crate::sink::read_file(path, &mut Diagnosed { f, diag, source })
 }
 
-/// Opens a saved trace file (compressed or not, or a trace-cmd trace.dat through
-/// `trace-cmd report`: [`crate::dat`]) as blocks.
+/// Opens a saved trace file (compressed or not, or a trace-cmd trace.dat: [`crate::dat`])
+/// as blocks.
 pub fn open_file(path: &Path) -> io::Result<BlockReader> {
     Ok(BlockReader::stream(crate::dat::open(path)?))
 }

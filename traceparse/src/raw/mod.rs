@@ -7,6 +7,7 @@
 //! lines are written here. Every event's print format must be understood for that
 //! ([`print::Printer`]); when one is not, the caller reads `trace_pipe`.
 
+pub mod datfile;
 pub mod format;
 pub mod page;
 pub mod print;
