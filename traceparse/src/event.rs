@@ -19,31 +19,40 @@ pub struct TraceFlags {
     pub unknown_bits: u64,
 }
 
-/// The letter of each glock flag bit whose letter every kernel gives it (`enum` values in
-/// fs/gfs2/incore.h are explicit; see docs/kernel-formats.md 1.8). Bit 10 (GLF_INITIAL) is
-/// left out: its letter and meaning changed in 6.11 (`I`, then `a`).
-const FLAG_BITS: [(u32, u8); 20] = [
-    (1, b'l'),
-    (2, b'n'),
-    (3, b'D'),
-    (4, b'd'),
-    (5, b'p'),
-    (6, b'y'),
-    (7, b'f'),
-    (8, b'i'),
-    (9, b'r'),
-    (11, b'F'),
-    (12, b'N'),
-    (13, b'L'),
-    (14, b'o'),
-    (15, b'b'),
-    (16, b'x'),
-    (17, b'e'),
-    (18, b'E'),
-    (19, b'R'),
-    (20, b's'),
-    (21, b'C'),
+/// The glock flags (fs/gfs2/incore.h; docs/kernel-formats.md 1.8): each bit, the letter
+/// every kernel's trace table gives it, and the names it has had. The numbers are explicit
+/// in the enum and have not changed; renamed flags kept their bit. GLF_INITIAL (bit 10) has
+/// no one letter: its letter and meaning changed in 6.11 (`I`, then `a`).
+pub const GLF: [(u32, Option<u8>, &[&str]); 21] = [
+    (1, Some(b'l'), &["GLF_LOCK"]),
+    (2, Some(b'n'), &["GLF_INSTANTIATE_NEEDED"]),
+    (3, Some(b'D'), &["GLF_DEMOTE"]),
+    (4, Some(b'd'), &["GLF_PENDING_DEMOTE"]),
+    (5, Some(b'p'), &["GLF_DEMOTE_IN_PROGRESS"]),
+    (6, Some(b'y'), &["GLF_DIRTY"]),
+    (7, Some(b'f'), &["GLF_LFLUSH"]),
+    (8, Some(b'i'), &["GLF_INVALIDATE_IN_PROGRESS"]),
+    (9, Some(b'r'), &["GLF_REPLY_PENDING", "GLF_HAVE_REPLY"]),
+    (10, None, &["GLF_INITIAL"]),
+    (11, Some(b'F'), &["GLF_FROZEN", "GLF_HAVE_FROZEN_REPLY"]),
+    (12, Some(b'N'), &["GLF_INSTANTIATE_IN_PROG"]),
+    (13, Some(b'L'), &["GLF_LRU"]),
+    (14, Some(b'o'), &["GLF_OBJECT"]),
+    (15, Some(b'b'), &["GLF_BLOCKING"]),
+    (16, Some(b'x'), &["GLF_FREEING", "GLF_UNLOCKED"]),
+    (17, Some(b'e'), &["GLF_TRY_TO_EVICT"]),
+    (18, Some(b'E'), &["GLF_VERIFY_DELETE", "GLF_VERIFY_EVICT"]),
+    (19, Some(b'R'), &["GLF_PENDING_REPLY"]),
+    (20, Some(b's'), &["GLF_DEFER_DELETE"]),
+    (21, Some(b'C'), &["GLF_CANCELING"]),
 ];
+
+/// The bit of the glock flag named `name` (`GLF_LOCK`), any of its names.
+pub fn glf_bit(name: &str) -> Option<u32> {
+    GLF.iter()
+        .find(|(_, _, names)| names.contains(&name))
+        .map(|(bit, _, _)| *bit)
+}
 
 impl TraceFlags {
     /// Parses the flags field of a trace line (`lob0x4`); `None` when it is not one. A bare
@@ -71,11 +80,12 @@ impl TraceFlags {
 }
 
 impl TraceFlags {
-    /// The flags of a raw GLF_* bit mask: the letters of [`FLAG_BITS`], the other bits kept.
+    /// The flags of a raw GLF_* bit mask: the letters every kernel gives ([`GLF`]), the
+    /// other bits kept.
     fn of_bits(mut bits: u64) -> TraceFlags {
         let mut letters = Vec::new();
-        for (bit, letter) in FLAG_BITS {
-            if bits & (1 << bit) != 0 {
+        for (bit, letter, _) in GLF {
+            if let Some(letter) = letter.filter(|_| bits & (1 << bit) != 0) {
                 letters.push(letter);
                 bits &= !(1 << bit);
             }
@@ -83,6 +93,19 @@ impl TraceFlags {
         TraceFlags {
             letters: GlockFlags::parse(&letters).unwrap_or_default(),
             unknown_bits: bits,
+        }
+    }
+
+    /// The same flags with the tail's bits that every kernel gives a letter (a bit the
+    /// tracing kernel's own table lacked, `lob0x4`) as letters (`lobn`): flags printed in
+    /// letters and flags printed in hex compare alike.
+    pub fn lettered(self) -> TraceFlags {
+        let tail = TraceFlags::of_bits(self.unknown_bits);
+        let mut letters = self.letters.to_string().into_bytes();
+        letters.extend_from_slice(tail.letters.to_string().as_bytes());
+        TraceFlags {
+            letters: GlockFlags::parse(&letters).unwrap_or(self.letters),
+            unknown_bits: tail.unknown_bits,
         }
     }
 }
@@ -882,6 +905,21 @@ fn rs(c: &mut Cursor<'_>) -> Option<Gfs2Event> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A bit the tracing kernel's table lacks (6.1's `lob0x4`) compares with the same
+    /// flags read from hex (`0xc006`); bit 10 and bits no kernel names stay a tail.
+    #[test]
+    fn lettered_flags_compare_with_hex_ones() {
+        let printed = TraceFlags::parse(b"lob0x4").unwrap();
+        let hex = TraceFlags::parse(b"0xc006").unwrap();
+        assert_ne!(printed, hex);
+        assert_eq!(printed.lettered(), hex);
+        assert_eq!(printed.lettered().to_string(), "lobn");
+        let odd = TraceFlags::parse(b"l0x400400").unwrap();
+        assert_eq!(odd.lettered(), odd);
+        assert_eq!(glf_bit("GLF_HAVE_REPLY"), glf_bit("GLF_REPLY_PENDING"));
+        assert_eq!(glf_bit("GLF_MAY_CANCEL"), None);
+    }
 
     /// trace-cmd report's hex flags read as the kernel's letters (6.12's `lDpo` is 0x402a).
     #[test]

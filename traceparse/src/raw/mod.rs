@@ -18,44 +18,15 @@ pub use format::{EventFormat, Field};
 pub use page::{Page, PageLayout, Record};
 pub use print::{Printer, Unsupported};
 
-/// The bit of a gfs2 glock flag (`GLF_*`, fs/gfs2/incore.h), which gfs2's trace formats
-/// name without resolving them. The numbers have not changed since the flags were added;
-/// names that were renamed keep their bit (docs/kernel-formats.md §1.8). An unknown name
-/// is `None`, and such a format is not printed from raw records.
-pub fn glf_bit(name: &str) -> Option<u32> {
-    Some(match name {
-        "GLF_LOCK" => 1,
-        "GLF_INSTANTIATE_NEEDED" => 2,
-        "GLF_DEMOTE" => 3,
-        "GLF_PENDING_DEMOTE" => 4,
-        "GLF_DEMOTE_IN_PROGRESS" => 5,
-        "GLF_DIRTY" => 6,
-        "GLF_LFLUSH" => 7,
-        "GLF_INVALIDATE_IN_PROGRESS" => 8,
-        "GLF_REPLY_PENDING" | "GLF_HAVE_REPLY" => 9,
-        "GLF_INITIAL" => 10,
-        "GLF_FROZEN" | "GLF_HAVE_FROZEN_REPLY" => 11,
-        "GLF_INSTANTIATE_IN_PROG" => 12,
-        "GLF_LRU" => 13,
-        "GLF_OBJECT" => 14,
-        "GLF_BLOCKING" => 15,
-        "GLF_FREEING" | "GLF_UNLOCKED" => 16,
-        "GLF_TRY_TO_EVICT" => 17,
-        "GLF_VERIFY_DELETE" | "GLF_VERIFY_EVICT" => 18,
-        "GLF_PENDING_REPLY" => 19,
-        "GLF_DEFER_DELETE" => 20,
-        "GLF_CANCELING" => 21,
-        _ => return None,
-    })
-}
-
-/// The names gfs2's trace formats leave unresolved, as values: `GLF_*` as its bit (the
-/// formats shift it themselves), and `WB_SYNC_*` (include/linux/writeback.h).
+/// The names gfs2's trace formats leave unresolved (no `TRACE_DEFINE_ENUM`), as values:
+/// `GLF_*` as its bit ([`crate::event::GLF`]; the formats shift it themselves), and
+/// `WB_SYNC_*` (include/linux/writeback.h). A name not known is `None`, and such a format
+/// is not printed from raw records.
 pub fn gfs2_symbols(name: &str) -> Option<u64> {
     match name {
         "WB_SYNC_NONE" => Some(0),
         "WB_SYNC_ALL" => Some(1),
-        _ => glf_bit(name).map(u64::from),
+        _ => crate::event::glf_bit(name).map(u64::from),
     }
 }
 
