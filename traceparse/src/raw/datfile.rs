@@ -137,6 +137,8 @@ struct Parts {
     uname: Option<String>,
     compression: Compression,
     page_size: usize,
+    /// A BUFFER option of another instance than the top one was met (left out).
+    other_buffers: bool,
 }
 
 /// The most a section or chunk may hold once uncompressed (a damaged size is not
@@ -262,6 +264,7 @@ impl Parts {
             uname,
             compression: Compression::None,
             page_size,
+            other_buffers: false,
         })
     }
 
@@ -285,6 +288,7 @@ impl Parts {
             uname: None,
             compression,
             page_size,
+            other_buffers: false,
         };
         let mut seen = 0;
         while next != 0 {
@@ -329,6 +333,9 @@ impl Parts {
             }
         }
         if parts.cpus.is_empty() {
+            if parts.other_buffers {
+                return unsupported("pages of other instances only (trace-cmd record -B)");
+            }
             return damaged("no BUFFER option: no pages");
         }
         Ok(parts)
@@ -343,6 +350,7 @@ impl Parts {
         c.u32()?;
         let n = c.u32()?;
         if !name.is_empty() {
+            self.other_buffers = true;
             return Ok(());
         }
         for _ in 0..n {
