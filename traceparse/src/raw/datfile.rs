@@ -9,7 +9,8 @@
 //! data) and each CPU's pages in compressed chunks (a u32 count; each chunk a u32
 //! compressed and a u32 uncompressed size, then its data). zstd and no compression are
 //! read; what glk does not read (another compression, a big-endian or 32-bit file, time
-//! corrections trace-cmd applies, a format glk cannot print) is [`DatError::Unsupported`],
+//! corrections trace-cmd applies, a clock not counting nanoseconds, a format glk cannot
+//! print) is [`DatError::Unsupported`],
 //! for the caller to hand to `trace-cmd report`.
 
 use std::cmp::Reverse;
@@ -346,7 +347,7 @@ impl Parts {
         let mut c = Cur::new(data);
         c.u64()?;
         let name = c.cstr()?;
-        c.cstr()?;
+        ns_clock(c.cstr()?)?;
         c.u32()?;
         let n = c.u32()?;
         if !name.is_empty() {
@@ -371,9 +372,29 @@ fn option_check(id: u16, data: &[u8], uname: &mut Option<String>) -> Result<(), 
             );
             Ok(())
         }
+        // TRACECLOCK: the trace_clock file, the clock in use in brackets.
+        4 => {
+            let text = String::from_utf8_lossy(data);
+            match text.split('[').nth(1).and_then(|r| r.split(']').next()) {
+                Some(clock) => ns_clock(clock.as_bytes()),
+                None => Ok(()),
+            }
+        }
         7 => unsupported("an OFFSET option (times trace-cmd shifts)"),
         12 => unsupported("a TIME_SHIFT option (a guest's times)"),
         14 => unsupported("a TSC2NSEC option (TSC times)"),
+        _ => Ok(()),
+    }
+}
+
+/// A trace clock whose times are nanoseconds (kernel/trace/trace.c `in_ns`); the others
+/// (`counter`, `uptime`, `x86-tsc`) count other units, left to trace-cmd.
+fn ns_clock(clock: &[u8]) -> Result<(), DatError> {
+    match clock {
+        b"counter" | b"uptime" | b"x86-tsc" => unsupported(format!(
+            "the {} trace clock (not nanoseconds)",
+            String::from_utf8_lossy(clock)
+        )),
         _ => Ok(()),
     }
 }
