@@ -173,10 +173,10 @@ fn decompress(c: Compression, data: &[u8], size: usize) -> Result<Vec<u8>, DatEr
     }
 }
 
-/// The start of the file, up to the version's own parts: the version and what follows it.
-fn prologue(f: &File) -> Result<(u32, Vec<u8>), DatError> {
+/// The file's version, after its magic bytes.
+fn version(f: &File) -> Result<u32, DatError> {
     let head = read_at(f, 0, 64.min(f.metadata()?.len() as usize))?;
-    if !head.starts_with(super::super::dat::MAGIC) {
+    if !head.starts_with(crate::dat::MAGIC) {
         return damaged("no trace.dat magic");
     }
     let mut c = Cur::new(&head);
@@ -185,14 +185,13 @@ fn prologue(f: &File) -> Result<(u32, Vec<u8>), DatError> {
         .ok()
         .and_then(|v| v.parse::<u32>().ok())
         .ok_or_else(|| DatError::Damaged("an unreadable version".into()))?;
-    Ok((version, head))
+    Ok(version)
 }
 
 impl Parts {
     fn read(f: &File) -> Result<Parts, DatError> {
-        let (version, _) = prologue(f)?;
         let len = f.metadata()?.len();
-        match version {
+        match version(f)? {
             6 => Parts::v6(f, len),
             7 => Parts::v7(f),
             v => unsupported(format!("version {v}")),

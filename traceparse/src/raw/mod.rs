@@ -65,6 +65,41 @@ struct Known {
     pid: Option<usize>,
 }
 
+impl Known {
+    /// Writes the event's body (its name first, for the events that print one).
+    fn body(&self, data: &[u8], out: &mut Vec<u8>) {
+        match &self.how {
+            How::SyscallEnter { call, args } => {
+                out.extend_from_slice(call);
+                out.push(b'(');
+                for (n, (name, i)) in args.iter().enumerate() {
+                    if n > 0 {
+                        out.extend_from_slice(b", ");
+                    }
+                    out.extend_from_slice(name);
+                    let _ = write!(out, ": {:x}", self.fields[*i].int(data).unwrap_or(0));
+                }
+                out.push(b')');
+            }
+            How::SyscallExit { call, ret } => {
+                out.extend_from_slice(call);
+                let _ = write!(out, " -> 0x{:x}", self.fields[*ret].int(data).unwrap_or(0));
+            }
+            How::Marker(buf) => {
+                out.extend_from_slice(&self.name);
+                out.extend_from_slice(b": ");
+                let text = self.fields[*buf].string(data).unwrap_or_default();
+                out.extend_from_slice(text.strip_suffix(b"\n").unwrap_or(text));
+            }
+            How::Print(p) => {
+                out.extend_from_slice(&self.name);
+                out.extend_from_slice(b": ");
+                p.print(&self.fields, data, out);
+            }
+        }
+    }
+}
+
 /// Where the task names come from: the kernel's `saved_cmdlines`, as `trace_pipe` takes
 /// them.
 pub trait Comms {
@@ -239,35 +274,7 @@ impl Lines {
             push_dec(out, us % 1_000_000, 6, false);
             out.extend_from_slice(b": ");
         }
-        match &k.how {
-            How::SyscallEnter { call, args } => {
-                out.extend_from_slice(call);
-                out.push(b'(');
-                for (n, (name, i)) in args.iter().enumerate() {
-                    if n > 0 {
-                        out.extend_from_slice(b", ");
-                    }
-                    out.extend_from_slice(name);
-                    let _ = write!(out, ": {:x}", k.fields[*i].int(data).unwrap_or(0));
-                }
-                out.push(b')');
-            }
-            How::SyscallExit { call, ret } => {
-                out.extend_from_slice(call);
-                let _ = write!(out, " -> 0x{:x}", k.fields[*ret].int(data).unwrap_or(0));
-            }
-            How::Marker(buf) => {
-                out.extend_from_slice(&k.name);
-                out.extend_from_slice(b": ");
-                let text = k.fields[*buf].string(data).unwrap_or_default();
-                out.extend_from_slice(text.strip_suffix(b"\n").unwrap_or(text));
-            }
-            How::Print(p) => {
-                out.extend_from_slice(&k.name);
-                out.extend_from_slice(b": ");
-                p.print(&k.fields, data, out);
-            }
-        }
+        k.body(data, out);
         out.push(b'\n');
         Ok(())
     }
