@@ -460,6 +460,19 @@ impl Gfs2Event {
             _ => None,
         }
     }
+
+    /// The same event with its glock flags (state changes, puts, demote requests) passed
+    /// through `f`: [`TraceFlags::lettered`], to compare events traced in letters with
+    /// events reported in hex.
+    pub fn map_flags(mut self, f: impl FnOnce(TraceFlags) -> TraceFlags) -> Gfs2Event {
+        if let Gfs2Event::GlockStateChange { flags, .. }
+        | Gfs2Event::GlockPut { flags, .. }
+        | Gfs2Event::DemoteRq { flags, .. } = &mut self
+        {
+            *flags = f(*flags);
+        }
+        self
+    }
 }
 
 /// A device number as events print it (`MAJOR,MINOR`).

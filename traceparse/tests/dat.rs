@@ -8,7 +8,7 @@ use std::io::Read;
 use std::path::Path;
 
 use traceparse::raw::datfile::DatLines;
-use traceparse::Gfs2Event;
+use traceparse::TraceFlags;
 
 fn text(path: &Path) -> String {
     let mut v = Vec::new();
@@ -160,46 +160,6 @@ fn two_cpus_merged_as_trace_cmd_merges_them() {
     let report = text(&dir.join("report.txt.xz"));
     // Flags compare with the bits every kernel names as letters (6.1 prints bit 2,
     // which its table lacks, as `0x4`; trace-cmd's hex reads it as `n`).
-    let lettered = |e: Gfs2Event| match e {
-        Gfs2Event::GlockStateChange {
-            glock,
-            from,
-            to,
-            target,
-            demote,
-            flags,
-        } => Gfs2Event::GlockStateChange {
-            glock,
-            from,
-            to,
-            target,
-            demote,
-            flags: flags.lettered(),
-        },
-        Gfs2Event::DemoteRq {
-            glock,
-            from,
-            to,
-            flags,
-            remote,
-        } => Gfs2Event::DemoteRq {
-            glock,
-            from,
-            to,
-            flags: flags.lettered(),
-            remote,
-        },
-        Gfs2Event::GlockPut {
-            glock,
-            state,
-            flags,
-        } => Gfs2Event::GlockPut {
-            glock,
-            state,
-            flags: flags.lettered(),
-        },
-        other => other,
-    };
     let decoded = |t: &str| -> Vec<String> {
         t.lines()
             .filter_map(|l| match traceparse::decode_line(l.as_bytes()) {
@@ -209,7 +169,7 @@ fn two_cpus_merged_as_trace_cmd_merges_them() {
                     line.pid,
                     line.cpu,
                     line.ts_ns,
-                    lettered(event)
+                    event.map_flags(TraceFlags::lettered)
                 )),
                 _ => None,
             })
