@@ -185,12 +185,8 @@ impl SavedCmdlines {
         {
             return;
         }
-        if let Ok(mut comm) = std::fs::read(self.proc.join(pid.to_string()).join("comm")) {
-            if comm.last() == Some(&b'\n') {
-                comm.pop();
-            }
-            comm.truncate(15);
-            self.names.insert(pid, comm);
+        if let Ok(comm) = std::fs::read(self.proc.join(pid.to_string()).join("comm")) {
+            self.names.insert(pid, task_comm(&comm));
             return;
         }
         self.reload();
@@ -212,6 +208,19 @@ impl SavedCmdlines {
             self.forgot_at = Instant::now();
         }
     }
+}
+
+/// The task's own name (what the kernel saves, at most 15 bytes) from its
+/// `/proc/PID/comm`, which adds a workqueue worker's current work to its name
+/// (`kworker/0:2-rcu_gp`, `+` while the work runs: fs/proc/array.c, wq_worker_comm).
+fn task_comm(proc_comm: &[u8]) -> Vec<u8> {
+    let mut comm = proc_comm.strip_suffix(b"\n").unwrap_or(proc_comm);
+    if comm.starts_with(b"kworker/") {
+        if let Some(cut) = comm.iter().position(|b| matches!(b, b'-' | b'+')) {
+            comm = &comm[..cut];
+        }
+    }
+    comm[..comm.len().min(15)].to_vec()
 }
 
 impl raw::Comms for SavedCmdlines {
@@ -460,11 +469,18 @@ mod tests {
         std::fs::create_dir_all(proc.join("30")).unwrap();
         // A live task's name wins over a stale saved one.
         std::fs::write(proc.join("30/comm"), "a-long-command-name\n").unwrap();
+        // A workqueue worker's /proc name carries its work; the task's name does not.
+        std::fs::create_dir_all(proc.join("31")).unwrap();
+        std::fs::write(proc.join("31/comm"), "kworker/0:2-rcu_gp\n").unwrap();
+        std::fs::create_dir_all(proc.join("32")).unwrap();
+        std::fs::write(proc.join("32/comm"), "kworker/u8:3+events_unbound\n").unwrap();
         let mut s = SavedCmdlines::at(p, proc);
         use traceparse::raw::Comms;
         assert_eq!(s.comm(7), Some(&b"kworker/0:1"[..]));
         assert_eq!(s.comm(12), Some(&b"bash"[..]));
         assert_eq!(s.comm(30), Some(&b"a-long-command-"[..]));
+        assert_eq!(s.comm(31), Some(&b"kworker/0:2"[..]));
+        assert_eq!(s.comm(32), Some(&b"kworker/u8:3"[..]));
         assert_eq!(s.comm(99), None);
     }
 }
