@@ -161,19 +161,9 @@ impl SavedCmdlines {
         let Ok(text) = std::fs::read(&self.path) else {
             return;
         };
-        self.saved.clear();
-        for line in text.split(|b| *b == b'\n') {
-            let Some(sp) = line.iter().position(|b| *b == b' ') else {
-                continue;
-            };
-            let Some(pid) = std::str::from_utf8(&line[..sp])
-                .ok()
-                .and_then(|p| p.parse().ok())
-            else {
-                continue;
-            };
-            self.saved.insert(pid, line[sp + 1..].to_vec());
-        }
+        self.saved = raw::saved_cmdlines(&text)
+            .map(|(pid, comm)| (pid, comm.to_vec()))
+            .collect();
     }
 
     /// Finds a pid the table does not have.
@@ -256,7 +246,7 @@ impl RawSetup {
             .map_err(|e| format!("events/header_page: {e}"))?;
         let layout = PageLayout::from_header_page(&header)
             .ok_or("events/header_page: no commit field of 4 or 8 bytes, or no data field")?;
-        let counter = clock.is_some_and(|c| matches!(c, "counter" | "x86-tsc" | "uptime"));
+        let counter = clock.is_some_and(|c| !raw::counts_nanoseconds(c));
         let release = std::fs::read_to_string("/proc/sys/kernel/osrelease")
             .ok()
             .as_deref()
@@ -288,17 +278,13 @@ pub struct RawSource {
     comms: SavedCmdlines,
     pages: Vec<RawPage>,
     spare: Vec<Vec<u8>>,
-    tally: Arc<Mutex<PageTally>>,
+    tally: RawTally,
 }
 
 impl RawSource {
     /// Reads `pipes` with `setup`, task names from `comms`. What it meets besides
     /// events is counted in the returned tally.
-    pub fn new(
-        pipes: RawPipes,
-        setup: RawSetup,
-        comms: SavedCmdlines,
-    ) -> (RawSource, Arc<Mutex<PageTally>>) {
+    pub fn new(pipes: RawPipes, setup: RawSetup, comms: SavedCmdlines) -> (RawSource, RawTally) {
         let tally = Arc::new(Mutex::new(PageTally::default()));
         let src = RawSource {
             pipes,
@@ -434,26 +420,6 @@ pub fn live_reader(
             })
         }
     }
-}
-
-/// What the raw reader met besides events, as warnings (none when it met only events).
-pub fn tally_warnings(tally: &RawTally) -> Vec<String> {
-    let t = tally.lock().unwrap_or_else(|e| e.into_inner());
-    let mut out = Vec::new();
-    if t.unknown_records > 0 {
-        out.push(format!(
-            "{} records of events glk did not enable (ids {:?}) were not written",
-            t.unknown_records, t.unknown
-        ));
-    }
-    if t.bad_pages > 0 {
-        out.push(format!(
-            "{} ring-buffer pages could not be read to their end: {}",
-            t.bad_pages,
-            t.first_bad.as_deref().unwrap_or("")
-        ));
-    }
-    out
 }
 
 #[cfg(test)]

@@ -755,8 +755,10 @@ fn live(args: &TraceArgs, show_progress: bool) -> Result<Recorded, Failure> {
     }
     inst.tracing_off();
     let read = reader.finish();
-    for w in tally.iter().flat_map(tracepipe::raw::tally_warnings) {
-        eprintln!("glk: warning: {w}");
+    if let Some(t) = &tally {
+        for w in t.lock().unwrap_or_else(|e| e.into_inner()).warnings() {
+            eprintln!("glk: warning: {w}");
+        }
     }
     let losses = inst.losses();
     inst.close()?;

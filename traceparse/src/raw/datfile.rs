@@ -20,7 +20,7 @@ use std::io::{self, Read};
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 
-use super::{Comms, EventFormat, Lines, Page, PageLayout, PageTally, Record, Release};
+use super::{Comms, EventFormat, Lines, PageLayout, PageTally, Record, Release};
 
 /// Why a trace.dat was not read.
 #[derive(Debug)]
@@ -133,7 +133,7 @@ struct CpuData {
 struct Parts {
     header_page: String,
     formats: Vec<(String, String)>,
-    cmdlines: String,
+    cmdlines: Vec<u8>,
     cpus: Vec<CpuData>,
     uname: Option<String>,
     compression: Compression,
@@ -231,7 +231,7 @@ impl Parts {
         c.take(kallsyms)?;
         let printk = c.u32()? as usize;
         c.take(printk)?;
-        let cmdlines = String::from_utf8_lossy(c.sized64()?).into_owned();
+        let cmdlines = c.sized64()?.to_vec();
         let ncpus = c.u32()?;
         let mut uname = None;
         loop {
@@ -283,7 +283,7 @@ impl Parts {
         let mut parts = Parts {
             header_page: String::new(),
             formats: Vec::new(),
-            cmdlines: String::new(),
+            cmdlines: Vec::new(),
             cpus: Vec::new(),
             uname: None,
             compression,
@@ -324,8 +324,7 @@ impl Parts {
                     }
                     21 => {
                         let s = section(f, offset()?, compression, 21)?;
-                        parts.cmdlines =
-                            String::from_utf8_lossy(Cur::new(&s).sized64()?).into_owned();
+                        parts.cmdlines = Cur::new(&s).sized64()?.to_vec();
                     }
                     22 => return unsupported("a latency trace (text)"),
                     _ => option_check(id, data, &mut parts.uname)?,
@@ -389,12 +388,11 @@ fn option_check(id: u16, data: &[u8], uname: &mut Option<String>) -> Result<(), 
 /// A trace clock whose times are nanoseconds (kernel/trace/trace.c `in_ns`); the others
 /// (`counter`, `uptime`, `x86-tsc`) count other units, left to trace-cmd.
 fn ns_clock(clock: &[u8]) -> Result<(), DatError> {
-    match clock {
-        b"counter" | b"uptime" | b"x86-tsc" => unsupported(format!(
-            "the {} trace clock (not nanoseconds)",
-            String::from_utf8_lossy(clock)
-        )),
-        _ => Ok(()),
+    let clock = String::from_utf8_lossy(clock);
+    if super::counts_nanoseconds(&clock) {
+        Ok(())
+    } else {
+        unsupported(format!("the {clock} trace clock (not nanoseconds)"))
     }
 }
 
@@ -604,13 +602,8 @@ impl DatLines {
             }
         }
         let comms = Saved(
-            parts
-                .cmdlines
-                .lines()
-                .filter_map(|l| {
-                    let (pid, comm) = l.split_once(' ')?;
-                    Some((pid.trim().parse().ok()?, comm.as_bytes().to_vec()))
-                })
+            super::saved_cmdlines(&parts.cmdlines)
+                .map(|(pid, comm)| (pid, comm.to_vec()))
                 .collect(),
         );
         let cpus = parts
@@ -653,31 +646,18 @@ impl DatLines {
                 self.current[i] = None;
                 return Ok(());
             };
-            let mut recs = Vec::new();
-            match Page::parse(&page, self.layout) {
-                Ok(p) => {
-                    if let super::page::Missed::Count(n) = p.missed {
-                        use std::io::Write as _;
-                        let _ = writeln!(self.out, "CPU:{} [LOST {n} EVENTS]", self.cpus[i].cpu);
-                    }
-                    for r in p.records() {
-                        match r {
-                            Ok(rec) => {
-                                let start = rec.data.as_ptr() as usize - page.as_ptr() as usize;
-                                recs.push((rec.ts, start, rec.data.len()));
-                            }
-                            Err(e) => {
-                                self.tally.bad_pages += 1;
-                                self.tally.first_bad.get_or_insert(e.0);
-                            }
-                        }
-                    }
-                }
-                Err(e) => {
-                    self.tally.bad_pages += 1;
-                    self.tally.first_bad.get_or_insert(e.0);
-                }
+            let cpu = self.cpus[i].cpu;
+            let (lost, records) = self.tally.read_page(cpu, &page, self.layout);
+            if let Some((_, n)) = lost {
+                super::write_lost(&mut self.out, cpu, n);
             }
+            let recs = records
+                .iter()
+                .map(|r| {
+                    let start = r.data.as_ptr() as usize - page.as_ptr() as usize;
+                    (r.ts, start, r.data.len())
+                })
+                .collect();
             self.current[i] = Some(LoadedPage {
                 bytes: page,
                 records: recs,
@@ -698,18 +678,13 @@ impl DatLines {
                 ts,
                 data: &p.bytes[start..start + len],
             };
-            match self
-                .lines
-                .line(self.cpus[i].cpu, &rec, &mut self.comms, &mut self.out)
-            {
-                Ok(()) => self.tally.events += 1,
-                Err(u) => {
-                    self.tally.unknown_records += 1;
-                    if !self.tally.unknown.contains(&u.id) {
-                        self.tally.unknown.push(u.id);
-                    }
-                }
-            }
+            self.lines.write_record(
+                self.cpus[i].cpu,
+                &rec,
+                &mut self.comms,
+                &mut self.out,
+                &mut self.tally,
+            );
         }
         self.advance(i)?;
         Ok(true)

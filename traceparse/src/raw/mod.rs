@@ -100,6 +100,22 @@ impl Known {
     }
 }
 
+/// The `PID COMM` lines of tracefs `saved_cmdlines` (a trace.dat keeps the same text):
+/// each pid and its command name; lines that are not one are left out.
+pub fn saved_cmdlines(text: &[u8]) -> impl Iterator<Item = (i32, &[u8])> {
+    text.split(|b| *b == b'\n').filter_map(|line| {
+        let sp = memchr::memchr(b' ', line)?;
+        let pid = std::str::from_utf8(&line[..sp]).ok()?.trim().parse().ok()?;
+        Some((pid, &line[sp + 1..]))
+    })
+}
+
+/// Whether the trace clock `clock` counts nanoseconds (kernel/trace/trace.c `in_ns`):
+/// all but `counter`, `uptime` and `x86-tsc`, whose times print as plain counts.
+pub fn counts_nanoseconds(clock: &str) -> bool {
+    !matches!(clock, "counter" | "uptime" | "x86-tsc")
+}
+
 /// Where the task names come from: the kernel's `saved_cmdlines`, as `trace_pipe` takes
 /// them.
 pub trait Comms {
@@ -247,7 +263,7 @@ impl Lines {
         let width = if self.release >= Release(5, 10) { 7 } else { 5 };
         let start = out.len();
         push_dec(out, i64::from(pid).unsigned_abs(), 0, pid < 0);
-        out.resize(start.max(out.len()).max(start + width), b' ');
+        out.resize(out.len().max(start + width), b' ');
         out.extend_from_slice(b" [");
         push_dec(out, u64::from(cpu), 3, false);
         out.extend_from_slice(b"] ");
@@ -313,45 +329,102 @@ impl Lines {
         }
         let mut items: Vec<(u64, Item<'_>)> = Vec::new();
         for &(cpu, bytes) in pages {
-            let page = match Page::parse(bytes, layout) {
-                Ok(p) => p,
-                Err(e) => {
-                    tally.bad_pages += 1;
-                    tally.first_bad.get_or_insert(format!("cpu {cpu}: {e}"));
-                    continue;
-                }
-            };
-            if let page::Missed::Count(n) = page.missed {
-                items.push((page.time_stamp, Item::Lost(cpu, n)));
+            let (lost, records) = tally.read_page(cpu, bytes, layout);
+            if let Some((ts, n)) = lost {
+                items.push((ts, Item::Lost(cpu, n)));
             }
-            for r in page.records() {
-                match r {
-                    Ok(rec) => items.push((rec.ts, Item::Rec(cpu, rec))),
-                    Err(e) => {
-                        tally.bad_pages += 1;
-                        tally.first_bad.get_or_insert(format!("cpu {cpu}: {e}"));
-                    }
-                }
-            }
+            items.extend(records.into_iter().map(|r| (r.ts, Item::Rec(cpu, r))));
         }
         // Stable: a CPU's records keep their order among equal times.
         items.sort_by_key(|(ts, _)| *ts);
         for (_, item) in &items {
             match item {
-                Item::Lost(cpu, n) => {
-                    let _ = writeln!(out, "CPU:{cpu} [LOST {n} EVENTS]");
-                }
-                Item::Rec(cpu, rec) => match self.line(*cpu, rec, comms, out) {
-                    Ok(()) => tally.events += 1,
-                    Err(UnknownRecord { id }) => {
-                        tally.unknown_records += 1;
-                        if !tally.unknown.contains(&id) {
-                            tally.unknown.push(id);
-                        }
-                    }
-                },
+                Item::Lost(cpu, n) => write_lost(out, *cpu, *n),
+                Item::Rec(cpu, rec) => self.write_record(*cpu, rec, comms, out, tally),
             }
         }
+    }
+
+    /// Writes `rec` as [`Lines::line`] does, counted in `tally`: an event, or a record of
+    /// an unknown event left out.
+    pub fn write_record(
+        &self,
+        cpu: u32,
+        rec: &Record<'_>,
+        comms: &mut dyn Comms,
+        out: &mut Vec<u8>,
+        tally: &mut PageTally,
+    ) {
+        match self.line(cpu, rec, comms, out) {
+            Ok(()) => tally.events += 1,
+            Err(UnknownRecord { id }) => {
+                tally.unknown_records += 1;
+                if !tally.unknown.contains(&id) {
+                    tally.unknown.push(id);
+                }
+            }
+        }
+    }
+}
+
+/// `CPU:N [LOST M EVENTS]`, as `trace_pipe` says a CPU's lost events.
+pub fn write_lost(out: &mut Vec<u8>, cpu: u32, events: u64) {
+    let _ = writeln!(out, "CPU:{cpu} [LOST {events} EVENTS]");
+}
+
+impl PageTally {
+    /// The records of the page `bytes` of CPU `cpu`, and the events it says were lost
+    /// before it (with the page's time), if it says how many; what cannot be read is
+    /// counted here.
+    pub fn read_page<'a>(
+        &mut self,
+        cpu: u32,
+        bytes: &'a [u8],
+        layout: PageLayout,
+    ) -> (Option<(u64, u64)>, Vec<Record<'a>>) {
+        let page = match Page::parse(bytes, layout) {
+            Ok(p) => p,
+            Err(e) => {
+                self.bad(cpu, e);
+                return (None, Vec::new());
+            }
+        };
+        let lost = match page.missed {
+            page::Missed::Count(n) => Some((page.time_stamp, n)),
+            _ => None,
+        };
+        let mut records = Vec::new();
+        for r in page.records() {
+            match r {
+                Ok(rec) => records.push(rec),
+                Err(e) => self.bad(cpu, e),
+            }
+        }
+        (lost, records)
+    }
+
+    /// What was met besides events, as sentences (none when only events were met).
+    pub fn warnings(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        if self.unknown_records > 0 {
+            out.push(format!(
+                "{} records of events glk has no format for (ids {:?}) were not written",
+                self.unknown_records, self.unknown
+            ));
+        }
+        if self.bad_pages > 0 {
+            out.push(format!(
+                "{} ring-buffer pages could not be read to their end: {}",
+                self.bad_pages,
+                self.first_bad.as_deref().unwrap_or("")
+            ));
+        }
+        out
+    }
+
+    fn bad(&mut self, cpu: u32, e: page::BadPage) {
+        self.bad_pages += 1;
+        self.first_bad.get_or_insert(format!("cpu {cpu}: {e}"));
     }
 }
 
