@@ -185,3 +185,59 @@ fn two_cpus_merged_as_trace_cmd_merges_them() {
         panic!("glk {a}\ntrace-cmd {b}");
     }
 }
+
+/// A page that cannot be read (its length damaged, in a version 6 file made by `trace-cmd
+/// convert`) costs that page only: the other pages' lines come whole, then the end is an
+/// error naming the file and the page.
+#[test]
+fn a_damaged_page_is_said_at_the_end() {
+    let test = "a_damaged_page_is_said_at_the_end";
+    let dat = testdata::path("real/trace-dat-6.12/n2/trace.dat");
+    let scratch = tempfile::tempdir().unwrap();
+    let v6 = scratch.path().join("v6.dat");
+    match std::process::Command::new("trace-cmd")
+        .args([
+            "convert",
+            "--file-version",
+            "6",
+            "--compression",
+            "none",
+            "-i",
+        ])
+        .arg(&dat)
+        .arg("-o")
+        .arg(&v6)
+        .output()
+    {
+        Ok(o) if o.status.success() => {}
+        Ok(o) => panic!("trace-cmd convert: {}", String::from_utf8_lossy(&o.stderr)),
+        Err(e) => return testdata::skip(test, &format!("trace-cmd convert makes the file: {e}")),
+    }
+    let mut bytes = std::fs::read(&v6).unwrap();
+    // `flyrecord\0`, then CPU 0's u64 offset: its first page's `commit` follows the page's
+    // u64 time stamp.
+    let at = bytes.windows(10).position(|w| w == b"flyrecord\0").unwrap() + 10;
+    let page = u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap()) as usize;
+    bytes[page + 8..page + 16].copy_from_slice(&0x7f_ffffu64.to_le_bytes());
+    std::fs::write(&v6, &bytes).unwrap();
+    let whole = glk_reads(&dat).lines().count();
+    let mut d = DatLines::open(&v6).unwrap();
+    let mut text = Vec::new();
+    let mut buf = [0u8; 4096];
+    let err = loop {
+        match d.read(&mut buf) {
+            Ok(0) => panic!("no error at the end"),
+            Ok(n) => text.extend_from_slice(&buf[..n]),
+            Err(e) => break e.to_string(),
+        }
+    };
+    assert!(err.contains("v6.dat: a trace.dat read in part"), "{err}");
+    assert!(
+        err.contains("1 ring-buffer pages could not be read"),
+        "{err}"
+    );
+    let got = String::from_utf8(text).unwrap();
+    assert!(got.ends_with('\n'));
+    let n = got.lines().count();
+    assert!(n > 0 && n < whole, "{n} of {whole} lines");
+}

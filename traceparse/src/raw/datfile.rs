@@ -567,6 +567,8 @@ pub struct DatLines {
     out_at: usize,
     /// What was met besides events.
     pub tally: PageTally,
+    /// Whether the end was reached and the tally's warnings given.
+    ended: bool,
 }
 
 impl DatLines {
@@ -624,6 +626,7 @@ impl DatLines {
             out: Vec::new(),
             out_at: 0,
             tally: PageTally::default(),
+            ended: false,
         };
         for i in 0..d.cpus.len() {
             d.advance(i)?;
@@ -692,8 +695,10 @@ impl DatLines {
 }
 
 impl Read for DatLines {
+    /// The lines; at the end, records or pages that could not be written are an error
+    /// naming the file (the lines before it are whole).
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        if self.out_at >= self.out.len() {
+        if self.out_at >= self.out.len() && !self.ended {
             self.out.clear();
             self.out_at = 0;
             while self.out.len() < 1 << 20 {
@@ -707,6 +712,20 @@ impl Read for DatLines {
                         ))
                     }
                 }
+            }
+        }
+        if self.out_at >= self.out.len() && !buf.is_empty() && !self.ended {
+            self.ended = true;
+            let warnings = self.tally.warnings();
+            if !warnings.is_empty() {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    format!(
+                        "{}: a trace.dat read in part: {} (`trace-cmd report -i` may read the rest)",
+                        self.name,
+                        warnings.join("; ")
+                    ),
+                ));
             }
         }
         let n = buf.len().min(self.out.len() - self.out_at);
