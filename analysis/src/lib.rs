@@ -62,6 +62,18 @@ pub struct NodeInfo {
     pub traces: usize,
 }
 
+impl NodeInfo {
+    /// What was read of one node's capture.
+    fn of(n: &bundle::NodeCapture) -> NodeInfo {
+        NodeInfo {
+            node: n.node.clone(),
+            nodeid: n.nodeid,
+            snapshots: n.snapshots.len(),
+            traces: n.traces.len(),
+        }
+    }
+}
+
 /// One glock's hold, wait and demote times from the traces.
 #[derive(Debug, Clone, Serialize)]
 pub struct HoldWait {
@@ -268,6 +280,36 @@ pub fn analyze(
         .iter()
         .map(|t| (t.node.as_str(), &t.demotes))
         .collect();
+    let (causality, matched) = causality(traces, caps, dlm, o.limit);
+    let input = input_of(f, traces);
+    Report {
+        input,
+        nodes: caps.nodes.iter().map(NodeInfo::of).collect(),
+        contended: cut(contended, o.limit),
+        demote_storms: cut(storms::storms(&demotes, o.storms), o.limit),
+        ping_pong: cut(storms::ping_pong(&demotes, o.storms), o.limit),
+        slow_dlm: cut(slow_dlm, o.limit),
+        slow_dlm_types,
+        hold_wait,
+        hold_wait_types,
+        cross_node,
+        local_waits,
+        cycles,
+        stuck_and_leaks,
+        causality,
+        matched,
+        diagnostics: resolver.diagnostics.clone(),
+    }
+}
+
+/// The hand-offs between nodes from every node's DLM trace, with the lock dumps' masters
+/// and the capture's ssh clock bounds, each list cut to `limit`.
+fn causality(
+    traces: &[trace::NodeTrace],
+    caps: &Captures,
+    dlm: &[snapshots::Dlm],
+    limit: usize,
+) -> (handoff::Causality, Vec<handoff::Matched>) {
     let nodeids: HashMap<&str, u32> = caps
         .nodes
         .iter()
@@ -292,37 +334,10 @@ pub fn analyze(
             a.ssh_reference = Some(c.gathered_by.clone());
         }
     }
-    causality.handoffs = cut(causality.handoffs, o.limit);
-    causality.handoff_summary = cut(causality.handoff_summary, o.limit);
-    causality.demote_causes = cut(causality.demote_causes, o.limit);
-    let input = input_of(f, traces);
-    Report {
-        input,
-        nodes: caps
-            .nodes
-            .iter()
-            .map(|n| NodeInfo {
-                node: n.node.clone(),
-                nodeid: n.nodeid,
-                snapshots: n.snapshots.len(),
-                traces: n.traces.len(),
-            })
-            .collect(),
-        contended: cut(contended, o.limit),
-        demote_storms: cut(storms::storms(&demotes, o.storms), o.limit),
-        ping_pong: cut(storms::ping_pong(&demotes, o.storms), o.limit),
-        slow_dlm: cut(slow_dlm, o.limit),
-        slow_dlm_types,
-        hold_wait,
-        hold_wait_types,
-        cross_node,
-        local_waits,
-        cycles,
-        stuck_and_leaks,
-        causality,
-        matched,
-        diagnostics: resolver.diagnostics.clone(),
-    }
+    causality.handoffs = cut(causality.handoffs, limit);
+    causality.handoff_summary = cut(causality.handoff_summary, limit);
+    causality.demote_causes = cut(causality.demote_causes, limit);
+    (causality, matched)
 }
 
 /// The DLM locks of each node's last lock dump that wait for a grant or a conversion,

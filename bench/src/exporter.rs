@@ -100,7 +100,61 @@ fn sample(text: &str, name: &str) -> Option<f64> {
         .and_then(|l| l.rsplit(' ').next()?.parse().ok())
 }
 
+/// Runs the load: `l.scrapers` threads scrape `glk exporter` over a generated debugfs for
+/// `l.secs` seconds; prints what was served, how fast, and the exporter's CPU and memory.
 pub fn run(l: &Load) -> std::io::Result<()> {
+    let (exporter, port) = start(l)?;
+    let pid = exporter.0.id();
+    let size = std::fs::metadata(l.glocks)?.len();
+    println!(
+        "glocks file     {} ({:.1} MiB), {} scrapers for {} s, --min-interval {} s",
+        l.glocks.display(),
+        size as f64 / (1 << 20) as f64,
+        l.scrapers,
+        l.secs,
+        l.min_interval
+    );
+    let (ticks0, _) = usage(pid);
+    let mut served = scrape_for(port, l.scrapers, l.secs);
+    let (ticks1, hwm) = usage(pid);
+    let (collections, collect_s) = own_metrics(port);
+    // SAFETY: sysconf has no preconditions.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
+    let cpu = (ticks1 - ticks0) as f64 / hz;
+    let (lat, wall) = (&mut served.latencies, served.wall_s);
+    lat.sort();
+    let pct = |p: f64| {
+        lat.get(((lat.len() as f64 * p) as usize).min(lat.len().saturating_sub(1)))
+            .map_or(0.0, |d| d.as_secs_f64() * 1e3)
+    };
+    println!(
+        "scrapes         {} served ({:.0}/s), {} failed; response {} bytes",
+        lat.len(),
+        lat.len() as f64 / wall,
+        served.failed,
+        served.bytes
+    );
+    println!(
+        "latency         p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms",
+        pct(0.5),
+        pct(0.99),
+        pct(1.0)
+    );
+    println!(
+        "collections     {collections:.0} (the glocks collector's last took {:.0} ms)",
+        collect_s * 1e3
+    );
+    println!(
+        "exporter CPU    {cpu:.2} s over {wall:.0} s: {:.3} ms per scrape served (its share of the collections included)",
+        cpu * 1e3 / (lat.len().max(1) as f64)
+    );
+    println!("exporter RSS    peak {:.1} MiB", hwm as f64 / 1024.0);
+    Ok(())
+}
+
+/// `glk exporter` on a free local port over a debugfs tree holding `l.glocks`, once it
+/// listens (20 s at the most).
+fn start(l: &Load) -> std::io::Result<(Running, u16)> {
     let debugfs = tree(l.glocks)?;
     let port = {
         let s = std::net::TcpListener::bind("127.0.0.1:0")?;
@@ -117,8 +171,7 @@ pub fn run(l: &Load) -> std::io::Result<()> {
         .arg(l.scrapers.max(1).to_string())
         .stderr(Stdio::null())
         .spawn()?;
-    let pid = child.id();
-    let _running = Running(child);
+    let running = Running(child);
     let due = Instant::now() + Duration::from_secs(20);
     while TcpStream::connect(("127.0.0.1", port)).is_err() {
         if Instant::now() > due {
@@ -126,19 +179,26 @@ pub fn run(l: &Load) -> std::io::Result<()> {
         }
         std::thread::sleep(Duration::from_millis(50));
     }
-    let size = std::fs::metadata(l.glocks)?.len();
-    println!(
-        "glocks file     {} ({:.1} MiB), {} scrapers for {} s, --min-interval {} s",
-        l.glocks.display(),
-        size as f64 / (1 << 20) as f64,
-        l.scrapers,
-        l.secs,
-        l.min_interval
-    );
-    let (ticks0, _) = usage(pid);
+    Ok((running, port))
+}
+
+/// What the scrapers were served.
+struct Served {
+    /// The time of each scrape answered 200.
+    latencies: Vec<Duration>,
+    /// Scrapes answered otherwise, or not at all.
+    failed: u64,
+    /// The largest response body.
+    bytes: usize,
+    /// How long the scrapers ran, seconds.
+    wall_s: f64,
+}
+
+/// `scrapers` threads scraping `port` back to back for `secs` seconds.
+fn scrape_for(port: u16, scrapers: usize, secs: f64) -> Served {
     let stop = Arc::new(AtomicBool::new(false));
     let start = Instant::now();
-    let threads: Vec<_> = (0..l.scrapers)
+    let threads: Vec<_> = (0..scrapers)
         .map(|_| {
             let stop = stop.clone();
             std::thread::spawn(move || {
@@ -159,18 +219,27 @@ pub fn run(l: &Load) -> std::io::Result<()> {
             })
         })
         .collect();
-    std::thread::sleep(Duration::from_secs_f64(l.secs));
+    std::thread::sleep(Duration::from_secs_f64(secs));
     stop.store(true, Ordering::Relaxed);
-    let mut lat: Vec<Duration> = Vec::new();
-    let (mut failed, mut bytes) = (0u64, 0usize);
+    let mut served = Served {
+        latencies: Vec::new(),
+        failed: 0,
+        bytes: 0,
+        wall_s: 0.0,
+    };
     for t in threads {
         let (l, f, b) = t.join().expect("a scraper thread");
-        lat.extend(l);
-        failed += f;
-        bytes = bytes.max(b);
+        served.latencies.extend(l);
+        served.failed += f;
+        served.bytes = served.bytes.max(b);
     }
-    let wall = start.elapsed().as_secs_f64();
-    let (ticks1, hwm) = usage(pid);
+    served.wall_s = start.elapsed().as_secs_f64();
+    served
+}
+
+/// The exporter's own figures from one more scrape: collections made, and how long the
+/// glocks collector's last one took (seconds).
+fn own_metrics(port: u16) -> (f64, f64) {
     let mut body = Vec::new();
     if let Ok(mut s) = TcpStream::connect(("127.0.0.1", port)) {
         let _ = s.write_all(b"GET /metrics HTTP/1.1\r\n\r\n");
@@ -183,35 +252,5 @@ pub fn run(l: &Load) -> std::io::Result<()> {
         "glk_exporter_collector_duration_seconds{collector=\"glocks\"}",
     )
     .unwrap_or(0.0);
-    lat.sort();
-    let pct = |p: f64| {
-        lat.get(((lat.len() as f64 * p) as usize).min(lat.len().saturating_sub(1)))
-            .map_or(0.0, |d| d.as_secs_f64() * 1e3)
-    };
-    // SAFETY: sysconf has no preconditions.
-    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
-    let cpu = (ticks1 - ticks0) as f64 / hz;
-    println!(
-        "scrapes         {} served ({:.0}/s), {} failed; response {} bytes",
-        lat.len(),
-        lat.len() as f64 / wall,
-        failed,
-        bytes
-    );
-    println!(
-        "latency         p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms",
-        pct(0.5),
-        pct(0.99),
-        pct(1.0)
-    );
-    println!(
-        "collections     {collections:.0} (the glocks collector's last took {:.0} ms)",
-        collect_s * 1e3
-    );
-    println!(
-        "exporter CPU    {cpu:.2} s over {wall:.0} s: {:.3} ms per scrape served (its share of the collections included)",
-        cpu * 1e3 / (lat.len().max(1) as f64)
-    );
-    println!("exporter RSS    peak {:.1} MiB", hwm as f64 / 1024.0);
-    Ok(())
+    (collections, collect_s)
 }

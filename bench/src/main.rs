@@ -35,16 +35,38 @@ fn usage() -> ! {
     std::process::exit(2)
 }
 
-fn arg(args: &[String], name: &str) -> Option<String> {
-    args.iter()
-        .position(|a| a == name)
-        .map(|i| args.get(i + 1).cloned().unwrap_or_else(|| usage()))
-}
+/// The command line after the benchmark's name: `--name value` options and `--flag`s.
+struct Args(Vec<String>);
 
-fn count(args: &[String]) -> u64 {
-    arg(args, "--glocks")
-        .map(|s| s.parse().unwrap_or_else(|_| usage()))
-        .unwrap_or(1_000_000)
+impl Args {
+    /// The value after `name`, if given (a missing value is a usage error).
+    fn get(&self, name: &str) -> Option<String> {
+        self.0
+            .iter()
+            .position(|a| a == name)
+            .map(|i| self.0.get(i + 1).cloned().unwrap_or_else(|| usage()))
+    }
+
+    /// The number after `name`, else `default` (one that does not parse is a usage error).
+    fn num<T: std::str::FromStr>(&self, name: &str, default: T) -> T {
+        self.get(name)
+            .map_or(default, |s| s.parse().unwrap_or_else(|_| usage()))
+    }
+
+    /// Whether `--name` is given.
+    fn flag(&self, name: &str) -> bool {
+        self.0.iter().any(|a| a == name)
+    }
+
+    /// The glk binary to measure: `--glk`, else the one built next to this one.
+    fn glk(&self) -> PathBuf {
+        self.get("--glk").map_or_else(sibling_glk, PathBuf::from)
+    }
+
+    /// `--glocks` for the benchmarks that read a generated glocks file (default 1,000,000).
+    fn glocks(&self) -> u64 {
+        self.num("--glocks", 1_000_000)
+    }
 }
 
 fn generate(n: u64, out: &Path) -> std::io::Result<u64> {
@@ -74,121 +96,115 @@ fn sibling_glk() -> PathBuf {
 }
 
 fn main() -> std::io::Result<()> {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    match args.first().map(String::as_str) {
-        Some("gen-glocks") => {
-            let out = PathBuf::from(arg(&args, "--out").unwrap_or_else(|| usage()));
-            let n = count(&args);
-            let bytes = generate(n, &out)?;
-            println!("wrote {n} glocks, {bytes} bytes, to {}", out.display());
-        }
-        Some("top") => {
-            let file = match arg(&args, "--file") {
-                Some(f) => PathBuf::from(f),
-                None => glocks_file(count(&args))?,
-            };
-            let glk = arg(&args, "--glk").map_or_else(sibling_glk, PathBuf::from);
-            measure::top(&glk, &file)?;
-        }
-        Some("instructions") => {
-            let n =
-                arg(&args, "--glocks").map_or(100_000, |s| s.parse().unwrap_or_else(|_| usage()));
-            let glocks = glocks_file(n)?;
-            let trace = trace::prepare(1)?;
-            let lines = std::fs::read(&trace)?
-                .iter()
-                .filter(|&&b| b == b'\n')
-                .count() as u64;
-            let glk = arg(&args, "--glk").map_or_else(sibling_glk, PathBuf::from);
-            instructions::run(&glk, &glocks, n, &trace, lines)?;
-        }
-        Some("trace") => {
-            let copies =
-                arg(&args, "--copies").map_or(1, |s| s.parse().unwrap_or_else(|_| usage()));
-            let glk = arg(&args, "--glk").map_or_else(sibling_glk, PathBuf::from);
-            trace::offline(&glk, copies)?;
-        }
-        Some("live") => {
-            let rate =
-                arg(&args, "--rate").map_or(200_000, |s| s.parse().unwrap_or_else(|_| usage()));
-            let secs = arg(&args, "--secs").map_or(10.0, |s| s.parse().unwrap_or_else(|_| usage()));
-            let glk = arg(&args, "--glk").map_or_else(sibling_glk, PathBuf::from);
-            let source = match arg(&args, "--source").as_deref() {
-                None | Some("syscall") => trace::Source::Syscall,
-                Some("marker") => trace::Source::Marker,
-                Some(_) => usage(),
-            };
-            let live = trace::Live {
-                source,
-                rate,
-                secs,
-                reader: arg(&args, "--reader").unwrap_or_else(|| "auto".into()),
-                ext: arg(&args, "--out").unwrap_or_else(|| "jsonl".into()),
-            };
-            trace::live(&glk, &live)?;
-        }
-        Some("export") => {
-            let copies =
-                arg(&args, "--copies").map_or(10, |s| s.parse().unwrap_or_else(|_| usage()));
-            export::run(copies)?;
-        }
-        Some("analyze") => {
-            let num = |name: &str, default: usize| {
-                arg(&args, name).map_or(default, |s| s.parse().unwrap_or_else(|_| usage()))
-            };
-            let glk = arg(&args, "--glk").map_or_else(sibling_glk, PathBuf::from);
-            let against = arg(&args, "--against").map(PathBuf::from);
-            let capture = arg(&args, "--capture").unwrap_or_else(|| "dlm2-6.1".into());
-            analyze::run(&analyze::Run {
-                glk: &glk,
-                against: against.as_deref(),
-                capture: &capture,
-                nodes: num("--nodes", 2),
-                copies: num("--copies", 10),
-                runs: num("--runs", 3),
-                python: args.iter().any(|a| a == "--python"),
-            })?;
-        }
-        Some("exporter") => {
-            let glocks = glocks_file(count(&args))?;
-            let glk = arg(&args, "--glk").map_or_else(sibling_glk, PathBuf::from);
-            let num = |name: &str, default: f64| {
-                arg(&args, name).map_or(default, |s| s.parse().unwrap_or_else(|_| usage()))
-            };
-            exporter::run(&exporter::Load {
-                glk: &glk,
-                glocks: &glocks,
-                scrapers: num("--scrapers", 50.0) as usize,
-                secs: num("--secs", 60.0),
-                min_interval: num("--min-interval", 5.0),
-            })?;
-        }
-        Some("cluster") => {
-            let num = |name: &str, default: usize| {
-                arg(&args, name).map_or(default, |s| s.parse().unwrap_or_else(|_| usage()))
-            };
-            let generated = glocks_file(num("--glocks", 100_000) as u64)?;
-            let glk = arg(&args, "--glk").map_or_else(sibling_glk, PathBuf::from);
-            cluster::run(&cluster::Setup {
-                glk: &std::fs::canonicalize(glk)?,
-                nodes: num("--nodes", 16),
-                generated: &generated,
-                refreshes: num("--refreshes", 5),
-            })?;
-        }
-        Some("fleet") => {
-            let num = |name: &str, default: u64| {
-                arg(&args, name).map_or(default, |s| s.parse().unwrap_or_else(|_| usage()))
-            };
-            let engine = arg(&args, "--engine")
-                .map_or_else(|| sibling_glk().with_file_name("glk-engine"), PathBuf::from);
-            fleet::run(&fleet::Setup {
-                engine: &std::fs::canonicalize(engine)?,
-                events: num("--events", 100_000_000),
-                captures: num("--captures", 100) as usize,
-            })?;
-        }
+    let mut args = std::env::args().skip(1);
+    let name = args.next().unwrap_or_default();
+    let args = Args(args.collect());
+    match name.as_str() {
+        "gen-glocks" => gen_glocks(&args),
+        "top" => top(&args),
+        "instructions" => instructions(&args),
+        "trace" => trace::offline(&args.glk(), args.num("--copies", 1)),
+        "live" => live(&args),
+        "export" => export::run(args.num("--copies", 10)),
+        "analyze" => analyze(&args),
+        "exporter" => exporter(&args),
+        "cluster" => cluster(&args),
+        "fleet" => fleet(&args),
         _ => usage(),
     }
+}
+
+/// `bench gen-glocks`: a glocks file of `--glocks` entries at `--out`.
+fn gen_glocks(args: &Args) -> std::io::Result<()> {
+    let out = PathBuf::from(args.get("--out").unwrap_or_else(|| usage()));
+    let n = args.glocks();
+    let bytes = generate(n, &out)?;
+    println!("wrote {n} glocks, {bytes} bytes, to {}", out.display());
     Ok(())
+}
+
+/// `bench top`: `glk top --once` over `--file` or a generated glocks file.
+fn top(args: &Args) -> std::io::Result<()> {
+    let file = match args.get("--file") {
+        Some(f) => PathBuf::from(f),
+        None => glocks_file(args.glocks())?,
+    };
+    measure::top(&args.glk(), &file)
+}
+
+/// `bench instructions`: callgrind counts of top and trace.
+fn instructions(args: &Args) -> std::io::Result<()> {
+    let n = args.num("--glocks", 100_000);
+    let glocks = glocks_file(n)?;
+    let trace = trace::prepare(1)?;
+    let lines = std::fs::read(&trace)?
+        .iter()
+        .filter(|&&b| b == b'\n')
+        .count() as u64;
+    instructions::run(&args.glk(), &glocks, n, &trace, lines)
+}
+
+/// `bench live`: a flood of events through `glk trace`.
+fn live(args: &Args) -> std::io::Result<()> {
+    let source = match args.get("--source").as_deref() {
+        None | Some("syscall") => trace::Source::Syscall,
+        Some("marker") => trace::Source::Marker,
+        Some(_) => usage(),
+    };
+    let live = trace::Live {
+        source,
+        rate: args.num("--rate", 200_000),
+        secs: args.num("--secs", 10.0),
+        reader: args.get("--reader").unwrap_or_else(|| "auto".into()),
+        ext: args.get("--out").unwrap_or_else(|| "jsonl".into()),
+    };
+    trace::live(&args.glk(), &live)
+}
+
+/// `bench analyze`: `glk analyze` over many copies of a real capture.
+fn analyze(args: &Args) -> std::io::Result<()> {
+    let against = args.get("--against").map(PathBuf::from);
+    let capture = args.get("--capture").unwrap_or_else(|| "dlm2-6.1".into());
+    analyze::run(&analyze::Run {
+        glk: &args.glk(),
+        against: against.as_deref(),
+        capture: &capture,
+        nodes: args.num("--nodes", 2),
+        copies: args.num("--copies", 10),
+        runs: args.num("--runs", 3),
+        python: args.flag("--python"),
+    })
+}
+
+/// `bench exporter`: scrapers against `glk exporter`.
+fn exporter(args: &Args) -> std::io::Result<()> {
+    exporter::run(&exporter::Load {
+        glk: &args.glk(),
+        glocks: &glocks_file(args.glocks())?,
+        scrapers: args.num("--scrapers", 50),
+        secs: args.num("--secs", 60.0),
+        min_interval: args.num("--min-interval", 5.0),
+    })
+}
+
+/// `bench cluster`: cluster mode over sshd.
+fn cluster(args: &Args) -> std::io::Result<()> {
+    cluster::run(&cluster::Setup {
+        glk: &std::fs::canonicalize(args.glk())?,
+        nodes: args.num("--nodes", 16),
+        generated: &glocks_file(args.num("--glocks", 100_000))?,
+        refreshes: args.num("--refreshes", 5),
+    })
+}
+
+/// `bench fleet`: `glk fleet` over a dataset made from real captures.
+fn fleet(args: &Args) -> std::io::Result<()> {
+    let engine = args
+        .get("--engine")
+        .map_or_else(|| sibling_glk().with_file_name("glk-engine"), PathBuf::from);
+    fleet::run(&fleet::Setup {
+        engine: &std::fs::canonicalize(engine)?,
+        events: args.num("--events", 100_000_000),
+        captures: args.num("--captures", 100),
+    })
 }

@@ -209,9 +209,16 @@ fn nodes_that_do_not_answer_are_named_and_never_waited_for() {
     let Some(sshd) = two_nodes("nodes_that_do_not_answer_are_named", t.path(), &more) else {
         return;
     };
+    one_read_names_the_missing(&sshd);
+    a_running_top_waits_once(&sshd);
+    a_silent_sshd_is_missing(t.path(), &sshd);
+}
+
+/// `glk top --once` over two answering nodes, a stuck one and a refused one.
+fn one_read_names_the_missing(sshd: &Sshd) {
     let start = Instant::now();
     let o = output(glk(
-        &sshd,
+        sshd,
         &[
             "top",
             "--nodes",
@@ -247,10 +254,13 @@ fn nodes_that_do_not_answer_are_named_and_never_waited_for() {
     assert!(took < Duration::from_secs(20), "took {took:?}");
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("node 127.0.0.4 missing"), "{err}");
-    // A running top waits for the stuck node once, not at every refresh.
+}
+
+/// A running top waits for the stuck node once, not at every refresh.
+fn a_running_top_waits_once(sshd: &Sshd) {
     let start = Instant::now();
     let o = output(glk(
-        &sshd,
+        sshd,
         &[
             "top",
             "--nodes",
@@ -279,9 +289,12 @@ fn nodes_that_do_not_answer_are_named_and_never_waited_for() {
     assert!(last.starts_with("still no answer"), "{last}");
     // One 3 s wait at the first refresh, not four.
     assert!(took < Duration::from_secs(8), "took {took:?}");
-    // A node whose sshd accepts and never speaks (a paused VM) is missing too.
+}
+
+/// A node whose sshd accepts and never speaks (a paused VM) is missing too.
+fn a_silent_sshd_is_missing(scratch: &Path, sshd: &Sshd) {
     let (_l, port) = silent_listener("127.0.0.6");
-    let cfg = t.path().join("silent_config");
+    let cfg = scratch.join("silent_config");
     std::fs::write(
         &cfg,
         format!(

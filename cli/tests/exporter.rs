@@ -628,6 +628,43 @@ fn tls_config(dir: &Path) -> Option<PathBuf> {
     Some(cfg)
 }
 
+/// Prometheus on port `prom` over `t`, scraping the plain exporter on `plain` and the TLS
+/// one on `tls` with the right and a wrong password (its configuration checked by promtool).
+fn prometheus(t: &Tree, prom: u16, plain: u16, tls: u16) -> Running {
+    let ca = t.path("cert.pem");
+    std::fs::write(
+        t.path("prometheus.yml"),
+        format!(
+            "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\nscrape_configs:\n\
+             - job_name: glk\n  static_configs: [{{targets: ['127.0.0.1:{plain}']}}]\n\
+             - job_name: glk-tls\n  scheme: https\n  tls_config: {{ca_file: '{ca}'}}\n\
+             \x20 basic_auth: {{username: glk, password: secret}}\n\
+             \x20 static_configs: [{{targets: ['127.0.0.1:{tls}']}}]\n\
+             - job_name: glk-wrong-password\n  scheme: https\n  tls_config: {{ca_file: '{ca}'}}\n\
+             \x20 basic_auth: {{username: glk, password: guess}}\n\
+             \x20 static_configs: [{{targets: ['127.0.0.1:{tls}']}}]\n",
+            ca = ca.display()
+        ),
+    )
+    .unwrap();
+    if let Some((ok, out)) = promtool(&["check", "config", "prometheus.yml"], "", t.dir.path()) {
+        assert!(ok, "{out}");
+    }
+    Running(
+        Command::new("prometheus")
+            .arg(format!(
+                "--config.file={}",
+                t.path("prometheus.yml").display()
+            ))
+            .arg(format!("--storage.tsdb.path={}", t.path("tsdb").display()))
+            .arg(format!("--web.listen-address=127.0.0.1:{prom}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    )
+}
+
 #[test]
 fn a_real_prometheus_scrapes_it_plain_and_over_tls_with_basic_auth() {
     if Command::new("prometheus")
@@ -651,38 +688,7 @@ fn a_real_prometheus_scrapes_it_plain_and_over_tls_with_basic_auth() {
     let _plain = serve(&t, plain, &["--stuck-after", "10"]);
     let web_arg = web.to_str().unwrap().to_string();
     let _tls = serve(&t, tls, &["--web.config.file", &web_arg]);
-    let ca = t.path("cert.pem");
-    std::fs::write(
-        t.path("prometheus.yml"),
-        format!(
-            "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\nscrape_configs:\n\
-             - job_name: glk\n  static_configs: [{{targets: ['127.0.0.1:{plain}']}}]\n\
-             - job_name: glk-tls\n  scheme: https\n  tls_config: {{ca_file: '{ca}'}}\n\
-             \x20 basic_auth: {{username: glk, password: secret}}\n\
-             \x20 static_configs: [{{targets: ['127.0.0.1:{tls}']}}]\n\
-             - job_name: glk-wrong-password\n  scheme: https\n  tls_config: {{ca_file: '{ca}'}}\n\
-             \x20 basic_auth: {{username: glk, password: guess}}\n\
-             \x20 static_configs: [{{targets: ['127.0.0.1:{tls}']}}]\n",
-            ca = ca.display()
-        ),
-    )
-    .unwrap();
-    if let Some((ok, out)) = promtool(&["check", "config", "prometheus.yml"], "", t.dir.path()) {
-        assert!(ok, "{out}");
-    }
-    let _prom = Running(
-        Command::new("prometheus")
-            .arg(format!(
-                "--config.file={}",
-                t.path("prometheus.yml").display()
-            ))
-            .arg(format!("--storage.tsdb.path={}", t.path("tsdb").display()))
-            .arg(format!("--web.listen-address=127.0.0.1:{prom}"))
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap(),
-    );
+    let _prom = prometheus(&t, prom, plain, tls);
     // Every series of the plain job equals the raw counts (Prometheus read OpenMetrics:
     // its default Accept asks for it first).
     let raw = count_raw();
@@ -712,6 +718,12 @@ fn a_real_prometheus_scrapes_it_plain_and_over_tls_with_basic_auth() {
     let stuck = wait_for(prom, "glk_findings{job=\"glk\",code=\"GLK-STUCK-WAITER\"}");
     assert_eq!(stuck[0].1, 1.0);
     assert_eq!(stuck[0].0["severity"], "error");
+    tls_needs_the_password(prom, &raw);
+}
+
+/// Over TLS with the right password the exporter is scraped and gives the raw counts;
+/// with a wrong one it is refused (up 0), and it said 401.
+fn tls_needs_the_password(prom: u16, raw: &Counts) {
     // Over TLS with the right password: scraped; with a wrong one: refused (up 0).
     let due = Instant::now() + Duration::from_secs(60);
     loop {

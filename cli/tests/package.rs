@@ -59,52 +59,11 @@ fn glk_installed(args: &[&str]) -> Output {
 
 #[test]
 fn packages_install_and_run() {
-    const T: &str = "packages_install_and_run";
-    let (Some(glk), Some(_engine)) = (
-        testdata::workspace_bin("glk"),
-        testdata::workspace_bin("glk-engine"),
-    ) else {
-        return testdata::skip(
-            T,
-            "glk and glk-engine are not built (run cargo test --workspace)",
-        );
-    };
-    if !(have("dpkg") && have("dpkg-deb") && have("objdump")) {
-        return testdata::skip(T, "not a Debian system with dpkg-deb and objdump");
-    }
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
-        return testdata::skip(T, "installing packages needs root");
-    }
-    if installed("glk") || installed("glk-engine") {
-        return testdata::skip(
-            T,
-            "glk is installed on this machine already; not replacing it",
-        );
-    }
-    let profile_dir = glk.parent().unwrap();
-    let target = profile_dir.parent().unwrap();
-    let profile = match profile_dir.file_name().and_then(|n| n.to_str()) {
-        Some("debug") => "dev",
-        Some(p) => p,
-        None => panic!("no profile directory"),
+    let Some(glk) = can_install() else {
+        return;
     };
     let out = tempfile::tempdir().unwrap();
-    let root = testdata::workspace();
-    let mut pkg = Command::new("bash");
-    pkg.arg(root.join("scripts/package.sh"))
-        .args(["--native", "--profile", profile, "--no-build"])
-        .arg(out.path())
-        .env("CARGO_TARGET_DIR", target);
-    let with_rpm = have("rpmbuild");
-    if with_rpm {
-        pkg.arg("--rpm");
-    } else if testdata::under_ci() {
-        panic!("{T}: rpmbuild is missing under CI (scripts/setup-system.sh installs rpm)");
-    } else {
-        eprintln!("SKIPPED: {T}: the .rpm part (no rpmbuild)");
-    }
-    let listing = String::from_utf8(run(&mut pkg).stdout).unwrap();
+    let (listing, with_rpm) = package(&glk, out.path());
     let find = |pre: &str, ext: &str| -> PathBuf {
         std::fs::read_dir(out.path())
             .unwrap()
@@ -125,6 +84,74 @@ fn packages_install_and_run() {
         .arg("-i")
         .arg(&node_deb)
         .arg(&engine_deb));
+    installed_and_running();
+    without_the_engine(
+        &testdata::path("real/dlm2-6.1"),
+        &testdata::path("real/dlm2-6.1/n2/glocks.4"),
+    );
+    if with_rpm {
+        rpm_contents_and_requirements(&find("glk-0", ".rpm"), &find("glk-engine-0", ".rpm"));
+    }
+}
+
+/// The built glk, when this machine can build and install its packages; else the test is
+/// skipped, saying why.
+fn can_install() -> Option<PathBuf> {
+    const T: &str = "packages_install_and_run";
+    let (Some(glk), Some(_engine)) = (
+        testdata::workspace_bin("glk"),
+        testdata::workspace_bin("glk-engine"),
+    ) else {
+        testdata::skip(
+            T,
+            "glk and glk-engine are not built (run cargo test --workspace)",
+        );
+        return None;
+    };
+    // SAFETY: geteuid has no preconditions.
+    let root = unsafe { libc::geteuid() } == 0;
+    let why = if !(have("dpkg") && have("dpkg-deb") && have("objdump")) {
+        "not a Debian system with dpkg-deb and objdump"
+    } else if !root {
+        "installing packages needs root"
+    } else if installed("glk") || installed("glk-engine") {
+        "glk is installed on this machine already; not replacing it"
+    } else {
+        return Some(glk);
+    };
+    testdata::skip(T, why);
+    None
+}
+
+/// scripts/package.sh run over the binaries next to `glk` into `out`, without building:
+/// what it listed, and whether it made the .rpm packages too (under CI it must).
+fn package(glk: &Path, out: &Path) -> (String, bool) {
+    let profile_dir = glk.parent().unwrap();
+    let target = profile_dir.parent().unwrap();
+    let profile = match profile_dir.file_name().and_then(|n| n.to_str()) {
+        Some("debug") => "dev",
+        Some(p) => p,
+        None => panic!("no profile directory"),
+    };
+    let mut pkg = Command::new("bash");
+    pkg.arg(testdata::workspace().join("scripts/package.sh"))
+        .args(["--native", "--profile", profile, "--no-build"])
+        .arg(out)
+        .env("CARGO_TARGET_DIR", target);
+    let with_rpm = have("rpmbuild");
+    if with_rpm {
+        pkg.arg("--rpm");
+    } else if testdata::under_ci() {
+        panic!("packages_install_and_run: rpmbuild is missing under CI (scripts/setup-system.sh installs rpm)");
+    } else {
+        eprintln!("SKIPPED: packages_install_and_run: the .rpm part (no rpmbuild)");
+    }
+    (String::from_utf8(run(&mut pkg).stdout).unwrap(), with_rpm)
+}
+
+/// The installed files are where the packages put them, the defaults file is a conffile,
+/// and the installed glk runs top and analyze on real captures.
+fn installed_and_running() {
     for f in [
         "/usr/bin/glk",
         "/usr/bin/glk-engine",
@@ -162,11 +189,6 @@ fn packages_install_and_run() {
         String::from_utf8_lossy(&analyze.stderr)
     );
     assert!(String::from_utf8_lossy(&analyze.stdout).contains("1. CONTENDED GLOCKS"));
-
-    without_the_engine(&capture, &fixture);
-    if with_rpm {
-        rpm_contents_and_requirements(&find("glk-0", ".rpm"), &find("glk-engine-0", ".rpm"));
-    }
 }
 
 /// What each package depends on: glk on libc and libtracefs, the engine on libc and the

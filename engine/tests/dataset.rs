@@ -48,23 +48,7 @@ fn captures_of_two_clusters_form_one_dataset() {
     add(&dir, "family", &[&late]);
     // The same capture again: its own files are replaced, nothing is added.
     let again = add(&dir, "lab", &[&dlm2]);
-    // A dataset written with other columns is refused, and left as it was.
-    let manifest = dir.join("_glk_dataset.json");
-    let good = std::fs::read_to_string(&manifest).unwrap();
-    std::fs::write(&manifest, good.replace("\"version\": 2", "\"version\": 0")).unwrap();
-    let o = Command::new(env!("CARGO_BIN_EXE_glk-engine"))
-        .arg("export")
-        .arg(&dlm2)
-        .args(["--dataset", dir.to_str().unwrap(), "--cluster", "other"])
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert!(
-        !o.status.success() && err.contains("written with other columns"),
-        "{err}"
-    );
-    assert!(!dir.join("table=glocks/cluster=other").exists());
-    std::fs::write(&manifest, good).unwrap();
+    other_columns_are_refused(&dir, &dlm2);
     let id = |err: &str| {
         err.lines()
             .find(|l| l.contains("capture "))
@@ -103,8 +87,35 @@ fn captures_of_two_clusters_form_one_dataset() {
             "no Python with pyarrow, duckdb and polars (scripts/test.sh sets one up)",
         );
     };
+    python_reads_it(&py, &dir, &want, &dlm2);
+    spark_reads_it(&py, &dir, &want);
+}
+
+/// A dataset written with other columns is refused, and left as it was.
+fn other_columns_are_refused(dir: &Path, capture: &Path) {
+    let manifest = dir.join("_glk_dataset.json");
+    let good = std::fs::read_to_string(&manifest).unwrap();
+    std::fs::write(&manifest, good.replace("\"version\": 2", "\"version\": 0")).unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_glk-engine"))
+        .arg("export")
+        .arg(capture)
+        .args(["--dataset", dir.to_str().unwrap(), "--cluster", "other"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        !o.status.success() && err.contains("written with other columns"),
+        "{err}"
+    );
+    assert!(!dir.join("table=glocks/cluster=other").exists());
+    std::fs::write(&manifest, good).unwrap();
+}
+
+/// DuckDB, pyarrow and polars (examples/read_dataset.py) count `want`'s rows, read the
+/// times as UTC microseconds from dlm2-6.1's first snapshot, and rank the contended glocks.
+fn python_reads_it(py: &str, dir: &Path, want: &BTreeMap<String, u64>, dlm2: &Path) {
     let example = testdata::workspace().join("examples/read_dataset.py");
-    let o = Command::new(&py).arg(&example).arg(&dir).output().unwrap();
+    let o = Command::new(py).arg(&example).arg(dir).output().unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let rows = |key: &str| -> BTreeMap<String, u64> {
@@ -115,8 +126,8 @@ fn captures_of_two_clusters_form_one_dataset() {
             .map(|(k, n)| (k.clone(), n.as_u64().unwrap()))
             .collect()
     };
-    assert_eq!(rows("duckdb_rows"), want);
-    assert_eq!(rows("polars_rows"), want);
+    assert_eq!(&rows("duckdb_rows"), want);
+    assert_eq!(&rows("polars_rows"), want);
     assert_eq!(v["pyarrow_rows"], want.values().sum::<u64>());
     assert_eq!(v["duckdb_captures"], 3);
     // Microsecond UTC timestamps, as Spark 3 reads them, beside the seconds recorded.
@@ -154,7 +165,6 @@ fn captures_of_two_clusters_form_one_dataset() {
     let top = &v["duckdb_most_contended"][0];
     assert_eq!(top[0], "family");
     assert_eq!(top[2], 2, "{top}");
-    spark_reads_it(&py, &dir, &want);
 }
 
 /// Spark (pyspark, examples/spark_dataset.py) finds the partitions, reads `time` as a

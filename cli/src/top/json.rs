@@ -4,9 +4,11 @@
 use std::collections::HashMap;
 use std::io::{self, Write};
 
+use gfs2stats::glstats::GlStat;
 use glockparse::Holder;
 use serde::Serialize;
 
+use analysis::refresh::companions::{Rates, RequestWait};
 use analysis::refresh::rank::{Summary, TypeCounts};
 use analysis::refresh::verdict::{AgeSource, Verdict};
 use analysis::refresh::waits::{WaitAge, WaiterKey};
@@ -295,37 +297,8 @@ fn glock<'a>(
         }),
         stuck: v.stuck,
         waits_for: (g.waiter_count() > 0).then(|| v.blocker.to_string()),
-        dlm: v.dlm.as_ref().map(|d| JDlm {
-            rqmode: d.rqmode.as_str(),
-            grmode: d.grmode.as_str(),
-            pid: d.pid,
-            age_us: d.age_us,
-            master: if d.master.is_some() {
-                "remote"
-            } else {
-                "local"
-            },
-            master_node: d.master.or(node.nodeid()),
-            blockers: d
-                .blockers
-                .iter()
-                .map(|b| JBlocker {
-                    node: b.owner,
-                    pid: b.pid,
-                    grmode: b.grmode.as_str(),
-                    age_us: b.age_us,
-                })
-                .collect(),
-        }),
-        glstats: node.stat(g.id).map(|(s, r)| JStats {
-            srtt_ns: s.stats.srtt,
-            srttb_ns: s.stats.srttb,
-            sirt_ns: s.stats.sirt,
-            dcount: s.stats.dcount,
-            qcount: s.stats.qcount,
-            dlm_per_s: r.map(|r| r.dlm_per_s),
-            queued_per_s: r.map(|r| r.queued_per_s),
-        }),
+        dlm: v.dlm.as_ref().map(|d| dlm(d, node.nodeid())),
+        glstats: node.stat(g.id).map(|(s, r)| stats(s, r)),
         open_files: node
             .open_files(g.id)
             .iter()
@@ -345,6 +318,46 @@ fn glock<'a>(
                 holder: holder(&t.holder, None),
             })
             .collect(),
+    }
+}
+
+/// The DLM's view of a waiting glock's request: `local_node` is the node's own id, its
+/// master when the lock dump names no other.
+fn dlm(d: &RequestWait, local_node: Option<u64>) -> JDlm {
+    JDlm {
+        rqmode: d.rqmode.as_str(),
+        grmode: d.grmode.as_str(),
+        pid: d.pid,
+        age_us: d.age_us,
+        master: if d.master.is_some() {
+            "remote"
+        } else {
+            "local"
+        },
+        master_node: d.master.or(local_node),
+        blockers: d
+            .blockers
+            .iter()
+            .map(|b| JBlocker {
+                node: b.owner,
+                pid: b.pid,
+                grmode: b.grmode.as_str(),
+                age_us: b.age_us,
+            })
+            .collect(),
+    }
+}
+
+/// A glock's glstats counters and, after two reads, their rates.
+fn stats(s: &GlStat, r: Option<&Rates>) -> JStats {
+    JStats {
+        srtt_ns: s.stats.srtt,
+        srttb_ns: s.stats.srttb,
+        sirt_ns: s.stats.sirt,
+        dcount: s.stats.dcount,
+        qcount: s.stats.qcount,
+        dlm_per_s: r.map(|r| r.dlm_per_s),
+        queued_per_s: r.map(|r| r.queued_per_s),
     }
 }
 
