@@ -38,7 +38,6 @@ if [ $N = n1 ]; then
   useradd -m -s /bin/sh glkop; cp -r /root/.ssh /home/glkop/; chown -R glkop /home/glkop/.ssh
 fi
 lab_shared_files m n w
-ls -li /gfs/shared > $OUT/inodes.txt
 D=/gfs/shared
 lab_barrier go
 if [ $N = n1 ]; then

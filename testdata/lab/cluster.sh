@@ -77,8 +77,19 @@ lab_ssh() {
   fi
 }
 
-# n1 makes /gfs/shared and the files named (in /gfs/shared); both nodes wait for them.
+# n1 makes /gfs/shared and the files named (in /gfs/shared); both nodes wait for them and
+# list their inode numbers (the glock numbers) in $OUT/inodes.txt.
 lab_shared_files() {
   if [ $N = n1 ]; then mkdir -p /gfs/shared; for f in "$@"; do touch /gfs/shared/$f; done; touch $S/mark.files; fi
   lab_wait files
+  ls -li /gfs/shared > $OUT/inodes.txt
+}
+
+# A cross-node flock wait on /gfs/shared/$1: n1 holds it for $2 s (flock -x $1 sh -c
+# "sleep $2"; H is that flock's pid); once it does, n2 asks for it 2 s later and waits (W is
+# the waiting flock's pid, also in $OUT/waiter.pid).
+lab_flock_wait() {
+  if [ $N = n1 ]; then flock -x /gfs/shared/$1 sh -c "sleep $2" & H=$!; touch $S/mark.held; fi
+  lab_wait held
+  if [ $N = n2 ]; then sleep 2; flock -x /gfs/shared/$1 true & W=$!; echo $W > $OUT/waiter.pid; fi
 }

@@ -23,7 +23,6 @@
 lab_up
 lab_barrier mounted
 lab_shared_files x y z a b c d m n p q w s
-ls -li /gfs/shared > $OUT/inodes.txt
 D=/gfs/shared
 then_() { flock -x $D/$1 sh -c "sleep 4; flock -x $D/$2 true"; }
 posix() {

@@ -28,7 +28,6 @@ ls $T/events/dlm > $OUT/dlm-events.txt 2>&1
 lab_barrier mounted
 lab_shared_files log0 log1
 mkdir -p /gfs/own-$N
-ls -li /gfs/shared > $OUT/inodes.txt
 date +%s.%N > $OUT/date.txt
 lab_barrier ready
 glk capture --trace 40 --count 4 --interval 10 -o $OUT/cap 2> $OUT/capture.txt & C=$!

@@ -21,9 +21,7 @@ E=$!
 lab_until "curl -sf http://127.0.0.1:9929/metrics > /dev/null" 30
 lab_barrier mounted
 lab_shared_files A
-if [ $N = n1 ]; then flock -x /gfs/shared/A sh -c 'sleep 50' & touch $S/mark.held; fi
-lab_wait held
-if [ $N = n2 ]; then sleep 2; flock -x /gfs/shared/A true & echo $! > $OUT/waiter.pid; fi
+lab_flock_wait A 50
 ( end=$(($(date +%s) + 20)); i=0
   while [ $(date +%s) -lt $end ]; do i=$((i+1)); echo "$N $i" >> /gfs/shared/log; stat /gfs/shared > /dev/null; done
   echo $i > $OUT/appends.txt ) &

@@ -12,14 +12,11 @@
 lab_up
 lab_barrier mounted
 lab_shared_files A B
-ls -li /gfs/shared > $OUT/inodes.txt
 # 1. A plain wait: n1 holds A (through flock's child shell), n2 waits for it.
-if [ $N = n1 ]; then flock -x /gfs/shared/A sh -c 'sleep 20' & F=$!; touch $S/mark.held; fi
-lab_wait held
-if [ $N = n2 ]; then sleep 2; flock -x /gfs/shared/A true & F=$!; fi
+lab_flock_wait A 20
 sleep 5
 glk capture --count 2 --interval 3 -o $OUT/wait 2> $OUT/capture-wait.txt; echo "capture rc=$?" >> $OUT/capture-wait.txt
-wait $F
+wait $H $W
 lab_barrier waited
 # 2. The deadlock: both nodes start at once.
 if [ $N = n1 ]; then flock -x /gfs/shared/A sh -c 'sleep 4; flock -x /gfs/shared/B true' & fi

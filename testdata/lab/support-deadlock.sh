@@ -11,7 +11,6 @@
 lab_up
 lab_barrier mounted
 lab_shared_files A B log
-ls -li /gfs/shared > $OUT/inodes.txt
 if [ $N = n1 ]; then flock -x /gfs/shared/A sh -c 'sleep 4; flock -x /gfs/shared/B true' & fi
 if [ $N = n2 ]; then flock -x /gfs/shared/B sh -c 'sleep 4; flock -x /gfs/shared/A true' & fi
 sleep 8

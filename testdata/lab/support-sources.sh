@@ -10,10 +10,7 @@
 lab_up
 lab_barrier mounted
 lab_shared_files A
-ls -li /gfs/shared > $OUT/inodes.txt
-if [ $N = n1 ]; then flock -x /gfs/shared/A sh -c 'sleep 300' & touch $S/mark.held; fi
-lab_wait held
-if [ $N = n2 ]; then sleep 2; flock -x /gfs/shared/A true & echo $! > $OUT/waiter.pid; fi
+lab_flock_wait A 300
 sleep 5
 date +%s.%N > $OUT/t-start.txt
 glk capture --count 2 --interval 5 -o $OUT/capture > $OUT/capture.log 2>&1

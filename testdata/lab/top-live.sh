@@ -9,10 +9,7 @@
 lab_up
 lab_barrier mounted
 lab_shared_files A
-ls -li /gfs/shared > $OUT/inodes.txt
-if [ $N = n1 ]; then flock -x /gfs/shared/A sh -c 'sleep 60' & touch $S/mark.held; fi
-lab_wait held
-if [ $N = n2 ]; then sleep 2; flock -x /gfs/shared/A true & W=$!; echo $W > $OUT/waiter.pid; fi
+lab_flock_wait A 60
 sleep 20
 glk top --plain --once --stuck-after 10 > $OUT/top.txt 2> $OUT/top.err; echo $? > $OUT/top.rc
 glk top --json --once --stuck-after 10 > $OUT/top.json 2>> $OUT/top.err
