@@ -5,7 +5,7 @@ mod common;
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use common::glock_of_gfs2 as glock_of;
+use common::{elements, glock_of_gfs2 as glock_of, str_of};
 
 fn analyze(args: &[&str]) -> serde_json::Value {
     common::glk_json(&[&["analyze"], args, &["--json"]].concat())
@@ -125,12 +125,7 @@ fn phase2_flock_wait(v: &serde_json::Value) {
             .position(|l| l.split_whitespace().next() == Some(f[0]))
             .unwrap()
     };
-    let cites: Vec<&str> = c["cites"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|x| x.as_str().unwrap())
-        .collect();
+    let cites: Vec<&str> = elements(&c["cites"]).map(|x| x.as_str().unwrap()).collect();
     for f in [granted, waiting] {
         let cite = format!("n1/dlm_locks.3:{}", line_of(f));
         assert!(cites.contains(&cite.as_str()), "{cite} not in {cites:?}");
@@ -141,10 +136,7 @@ fn phase2_flock_wait(v: &serde_json::Value) {
     // The wait ended: slow, not stuck; part 7 names the waiter as part 5 does.
     let s = &v["stuck_and_leaks"];
     assert!(s["stuck"].as_array().unwrap().is_empty());
-    let slow = s["progressed"]
-        .as_array()
-        .unwrap()
-        .iter()
+    let slow = elements(&s["progressed"])
         .find(|w| w["glock"] == "6/60af5" && w["node"] == "n2")
         .unwrap();
     assert_eq!(slow["pid"], c["waiter_pid"]);
@@ -177,16 +169,8 @@ fn storms_and_slow_dlm(v: &serde_json::Value, t1: &str, t2: &str) {
             want.insert((g, n.to_string()));
         }
     }
-    let got: BTreeSet<(String, String)> = v["demote_storms"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| {
-            (
-                s["glock"].as_str().unwrap().to_string(),
-                s["node"].as_str().unwrap().to_string(),
-            )
-        })
+    let got: BTreeSet<(String, String)> = elements(&v["demote_storms"])
+        .map(|s| (str_of(s, "glock"), str_of(s, "node")))
         .collect();
     assert!(!want.is_empty());
     assert_eq!(got, want);
@@ -375,10 +359,7 @@ fn flock_deadlock(fixture: &str) {
     let c = &cycles[0];
     assert_eq!(c["confidence"], "likely");
     assert_eq!(c["snapshots"], serde_json::json!([0, 1, 2]));
-    let steps: BTreeMap<&str, (&serde_json::Value, &str)> = c["steps"]
-        .as_array()
-        .unwrap()
-        .iter()
+    let steps: BTreeMap<&str, (&serde_json::Value, &str)> = elements(&c["steps"])
         .map(|s| {
             (
                 s["node"].as_str().unwrap(),

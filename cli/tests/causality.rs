@@ -8,7 +8,7 @@ mod common;
 
 use std::collections::{BTreeMap, HashMap};
 
-use common::glock_of_gfs2;
+use common::{elements, glock_of_gfs2, i64_of, str_of};
 
 const FIXTURES: [&str; 3] = ["real/dlmev612", "real/handoff-6.1", "real/handoff-6.12"];
 
@@ -156,16 +156,8 @@ fn every_handoff_is_in_the_raw_events() {
             .iter()
             .map(|n| (n.to_string(), gfs2_lines(fx, n)))
             .collect();
-        let offset: HashMap<String, i64> = v["clock_alignment"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|a| {
-                (
-                    a["node"].as_str().unwrap().to_string(),
-                    a["offset_ns"].as_i64().unwrap(),
-                )
-            })
+        let offset: HashMap<String, i64> = elements(&v["clock_alignment"])
+            .map(|a| (str_of(a, "node"), i64_of(a, "offset_ns")))
             .collect();
         let handoffs = v["handoffs"].as_array().unwrap();
         assert!(handoffs.len() > 100, "{fx}: {} hand-offs", handoffs.len());
@@ -310,10 +302,7 @@ fn check_demote_causes(
         }
     }
     assert_eq!(causes, raw_basts, "{fx}");
-    let attributed: u64 = v["demote_causes"]
-        .as_array()
-        .unwrap()
-        .iter()
+    let attributed: u64 = elements(&v["demote_causes"])
         .filter(|c| !c["caused_by_node"].is_null())
         .map(|c| c["count"].as_u64().unwrap())
         .sum();
@@ -365,10 +354,7 @@ fn dlm_latency_by_master_counts_the_raw_requests() {
         let v = analyze(fx, &[]);
         for n in ["n1", "n2"] {
             let (all, remote) = raw_requests(&raw(fx, n));
-            let rows: Vec<&serde_json::Value> = v["dlm_latency"]
-                .as_array()
-                .unwrap()
-                .iter()
+            let rows: Vec<&serde_json::Value> = elements(&v["dlm_latency"])
                 .filter(|r| r["node"] == n && r["measure"] == "request_to_grant")
                 .collect();
             let count = |f: &dyn Fn(&serde_json::Value) -> bool| -> u64 {
@@ -396,10 +382,7 @@ fn dlm_latency_by_master_counts_the_raw_requests() {
         // Unblocked remote requests from n2 cross the 25 ms link; unblocked local ones on
         // n1 do not: the split shows the two peaks.
         let p50 = |node: &str, master: &str| {
-            v["dlm_latency"]
-                .as_array()
-                .unwrap()
-                .iter()
+            elements(&v["dlm_latency"])
                 .find(|r| {
                     r["node"] == node
                         && r["master"] == master

@@ -4,6 +4,7 @@
 //! `glk top|capture|stats --nodes` through the system's ssh client.
 
 mod common;
+use common::{elements, str_of};
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -232,16 +233,8 @@ fn one_read_names_the_missing(sshd: &Sshd) {
     let took = start.elapsed();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    let missing: Vec<(String, String)> = doc["missing_nodes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| {
-            (
-                m["node"].as_str().unwrap().into(),
-                m["reason"].as_str().unwrap().into(),
-            )
-        })
+    let missing: Vec<(String, String)> = elements(&doc["missing_nodes"])
+        .map(|m| (str_of(m, "node"), str_of(m, "reason")))
         .collect();
     assert_eq!(missing.len(), 2, "{missing:?}");
     assert_eq!(missing[0].0, "127.0.0.4");
@@ -579,10 +572,7 @@ fn a_node_that_breaks_the_protocol_costs_only_itself() {
     let why = doc["missing_nodes"][0]["reason"].as_str().unwrap();
     assert!(why.contains("outside its directory"), "{why}");
     // Node 1's glocks are its own, untouched.
-    let sources: Vec<&str> = doc["sources"]
-        .as_array()
-        .unwrap()
-        .iter()
+    let sources: Vec<&str> = elements(&doc["sources"])
         .map(|s| s["path"].as_str().unwrap())
         .collect();
     assert_eq!(sources, ["lab_gfs/127.0.0.2/glocks.0"]);
@@ -670,10 +660,7 @@ fn a_cluster_capture_reads_as_the_nodes_own_captures() {
     let doctor = |paths: &[PathBuf]| -> Vec<(String, String)> {
         let doc = doctor_with_findings(paths);
         // The ages differ by the ssh connection's seconds: compare what, who and where.
-        let mut out: Vec<(String, String)> = doc["findings"]
-            .as_array()
-            .unwrap()
-            .iter()
+        let mut out: Vec<(String, String)> = elements(&doc["findings"])
             .map(|x| {
                 let title = x["title"].as_str().unwrap();
                 let who = title.split(" has waited").next().unwrap().to_string();
@@ -686,15 +673,13 @@ fn a_cluster_capture_reads_as_the_nodes_own_captures() {
     let cluster = doctor(&[f("ccap")]);
     // A stuck wait names its holder on the other node, as n1's ps shows it.
     let doc = doctor_with_findings(&[f("ccap")]);
-    assert!(doc["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .any(|x| x["code"] == "GLK-STUCK-WAITER"
+    assert!(
+        elements(&doc["findings"]).any(|x| x["code"] == "GLK-STUCK-WAITER"
             && x["title"]
                 .as_str()
                 .unwrap()
-                .contains("for 6/21828 behind pid 284 [flock] on n1")));
+                .contains("for 6/21828 behind pid 284 [flock] on n1"))
+    );
     assert_eq!(cluster, doctor(&[f("pcap-n1"), f("pcap-n2")]));
     assert!(cluster
         .iter()

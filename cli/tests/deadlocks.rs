@@ -6,6 +6,7 @@
 //! inode numbers), and glk's cycles, holders and findings are held to it.
 
 mod common;
+use common::elements;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -171,15 +172,9 @@ fn cycle_of(all: &[Wait], t: &Truth, files: &[&str]) -> BTreeSet<Wait> {
 
 /// glk's cycles as sets of waits.
 fn glk_cycles(v: &Value) -> Vec<(BTreeSet<Wait>, String, Vec<u64>)> {
-    v["cycles"]
-        .as_array()
-        .unwrap()
-        .iter()
+    elements(&v["cycles"])
         .map(|c| {
-            let steps = c["steps"]
-                .as_array()
-                .unwrap()
-                .iter()
+            let steps = elements(&c["steps"])
                 .map(|s| {
                     (
                         s["node"].as_str().unwrap().to_string(),
@@ -188,10 +183,7 @@ fn glk_cycles(v: &Value) -> Vec<(BTreeSet<Wait>, String, Vec<u64>)> {
                     )
                 })
                 .collect();
-            let snaps = c["snapshots"]
-                .as_array()
-                .unwrap()
-                .iter()
+            let snaps = elements(&c["snapshots"])
                 .map(|s| s.as_u64().unwrap())
                 .collect();
             (steps, c["confidence"].as_str().unwrap().to_string(), snaps)
@@ -293,10 +285,7 @@ fn top_names_the_local_holder(dir: &Path, t1: &Truth) {
                 .display()
                 .to_string(),
         ]);
-        let g = v["glocks"]
-            .as_array()
-            .unwrap()
-            .iter()
+        let g = elements(&v["glocks"])
             .find(|g| g["glock"] == x.as_str())
             .cloned()
             .unwrap_or_else(|| panic!("{x} not shown"));
@@ -320,10 +309,7 @@ fn captures_side_by_side(dir: &Path, t1: &Truth, cycle3: &BTreeSet<Wait>) {
     let v: Value = serde_json::from_slice(&o.stdout).unwrap();
     let x = t1.flock_glock("x");
     let waiter = cycle3.iter().find(|w| w.2 == x).unwrap();
-    let f = v["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
+    let f = elements(&v["findings"])
         .find(|f| {
             f["code"] == "GLK-STUCK-WAITER"
                 && f["glocks"][0] == x.as_str()
@@ -383,10 +369,7 @@ fn top_shows_posix_waits(dir: &Path, posix: &BTreeSet<Wait>) {
     assert!(o.status.success());
     let v: Value = serde_json::from_slice(&o.stdout).unwrap();
     let names = node_names(dir);
-    let got: BTreeSet<Wait> = v["posix_waits"]
-        .as_array()
-        .unwrap()
-        .iter()
+    let got: BTreeSet<Wait> = elements(&v["posix_waits"])
         .map(|w| {
             let r = &w["request"];
             let node = names[&r["nodeid"].as_i64().unwrap()].clone();

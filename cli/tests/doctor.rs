@@ -4,6 +4,7 @@
 //! they cite, and the exit status.
 
 mod common;
+use common::elements;
 
 use std::path::Path;
 use std::process::Command;
@@ -26,10 +27,7 @@ fn doctor(path: &Path, extra: &[&str]) -> (serde_json::Value, i32) {
 }
 
 fn codes(v: &serde_json::Value) -> Vec<String> {
-    v["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
+    elements(&v["findings"])
         .map(|f| f["code"].as_str().unwrap().to_string())
         .collect()
 }
@@ -49,12 +47,7 @@ fn cited_by(root: &Path, evidence: &serde_json::Value) -> String {
 /// Copies a fixture's node directories (files only, traces decompressed on the way).
 /// A finding's pids, sorted.
 fn sorted_pids(f: &serde_json::Value) -> Vec<i64> {
-    let mut pids: Vec<i64> = f["pids"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|p| p.as_i64().unwrap())
-        .collect();
+    let mut pids: Vec<i64> = elements(&f["pids"]).map(|p| p.as_i64().unwrap()).collect();
     pids.sort();
     pids
 }
@@ -181,10 +174,7 @@ fn hot_glocks_and_storms_from_the_hand_offs() {
     // The shared directory of the README (inode 266268 = 0x4101c): demotes both ways,
     // each caused by the other node.
     assert!(hot["title"].as_str().unwrap().contains("dir"));
-    let ev: Vec<&str> = hot["evidence"]
-        .as_array()
-        .unwrap()
-        .iter()
+    let ev: Vec<&str> = elements(&hot["evidence"])
         .map(|e| e["shows"].as_str().unwrap())
         .collect();
     assert!(
@@ -391,10 +381,7 @@ fn a_lab_deadlock_with_its_real_surroundings() {
     assert_eq!(pids, want);
     // The stuck waits from the DLM dumps' ages: past the default 30 s, each citing a dump
     // line of its own waiting lock.
-    let stuck: Vec<&serde_json::Value> = v["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
+    let stuck: Vec<&serde_json::Value> = elements(&v["findings"])
         .filter(|f| f["code"] == "GLK-STUCK-WAITER")
         .collect();
     assert_eq!(stuck.len(), 2);

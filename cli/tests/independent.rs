@@ -7,7 +7,7 @@ mod common;
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use common::glock_of_gfs2;
+use common::{elements, glock_of_gfs2, str_of, u64_of};
 
 /// `glk analyze --json --limit 0` of a fixture directory.
 fn report(rel: &str) -> serde_json::Value {
@@ -88,19 +88,17 @@ fn unbalanced_glocks_are_the_queues_left_without_a_dequeue() {
             .map(|((n, g), (q, d))| (n, g, q, d))
             .collect();
         let r = report(rel);
-        let got: BTreeSet<(String, String, u64, u64)> = r["stuck_and_leaks"]["unbalanced"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|u| {
-                (
-                    u["node"].as_str().unwrap().to_string(),
-                    u["glock"].as_str().unwrap().to_string(),
-                    u["queued"].as_u64().unwrap(),
-                    u["dequeued"].as_u64().unwrap(),
-                )
-            })
-            .collect();
+        let got: BTreeSet<(String, String, u64, u64)> =
+            elements(&r["stuck_and_leaks"]["unbalanced"])
+                .map(|u| {
+                    (
+                        str_of(u, "node"),
+                        str_of(u, "glock"),
+                        u64_of(u, "queued"),
+                        u64_of(u, "dequeued"),
+                    )
+                })
+                .collect();
         assert_eq!(got, want, "{rel}");
     }
 }
@@ -200,10 +198,7 @@ fn growing_in(dir: &std::path::Path) -> BTreeSet<(String, String, Vec<u64>)> {
 /// The report's growing glock types (node "" for a one-node capture without node
 /// directories).
 fn growing_reported(r: &serde_json::Value, one_node: bool) -> BTreeSet<(String, String, Vec<u64>)> {
-    r["stuck_and_leaks"]["growing"]
-        .as_array()
-        .unwrap()
-        .iter()
+    elements(&r["stuck_and_leaks"]["growing"])
         .map(|g| {
             let node = if one_node {
                 ""
@@ -293,10 +288,7 @@ fn ping_pong_is_two_nodes_giving_a_glock_up_and_regaining_it() {
             .filter(|(_, c)| c.values().filter(|n| **n >= 3).count() >= 2)
             .collect();
         let r = report(rel);
-        let got: BTreeMap<String, BTreeMap<String, u64>> = r["ping_pong"]
-            .as_array()
-            .unwrap()
-            .iter()
+        let got: BTreeMap<String, BTreeMap<String, u64>> = elements(&r["ping_pong"])
             .map(|p| {
                 (
                     p["glock"].as_str().unwrap().to_string(),
@@ -350,10 +342,7 @@ fn slow_dlm_outliers_have_a_p99_ten_times_their_types_median() {
             .map(|(g, _)| g.clone())
             .collect();
         let r = report(rel);
-        let got: BTreeSet<String> = r["slow_dlm"]
-            .as_array()
-            .unwrap()
-            .iter()
+        let got: BTreeSet<String> = elements(&r["slow_dlm"])
             .filter(|s| s["outlier"] == true)
             .map(|s| s["glock"].as_str().unwrap().to_string())
             .collect();

@@ -1,6 +1,7 @@
 //! `glk stats` end to end on the real captures.
 
 mod common;
+use common::elements;
 
 use std::process::Command;
 
@@ -124,21 +125,10 @@ fn trace_distributions() {
         "5",
     ]);
     let tr = &v["trace"];
-    let total: u64 = tr["types"]
-        .as_array()
-        .unwrap()
-        .iter()
+    let total: u64 = elements(&tr["types"])
         .map(|t| t["all"]["count"].as_u64().unwrap())
         .sum();
-    let text = {
-        use std::io::Read;
-        let mut s = String::new();
-        glockparse::input::open(&testdata::path("real/dlm2-6.1/n2/trace_pipe.txt.xz"))
-            .unwrap()
-            .read_to_string(&mut s)
-            .unwrap();
-        s
-    };
+    let text = testdata::text("real/dlm2-6.1/n2/trace_pipe.txt.xz");
     assert_eq!(
         total,
         text.lines()
@@ -149,10 +139,7 @@ fn trace_distributions() {
     for k in ["glock", "count", "p50_ns", "p99_ns", "max_ns"] {
         assert!(g.get(k).is_some(), "missing {k}");
     }
-    let p99: Vec<u64> = tr["glocks"]
-        .as_array()
-        .unwrap()
-        .iter()
+    let p99: Vec<u64> = elements(&tr["glocks"])
         .map(|g| g["p99_ns"].as_u64().unwrap())
         .collect();
     assert!(p99.windows(2).all(|w| w[0] >= w[1]));

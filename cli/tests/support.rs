@@ -4,6 +4,9 @@
 use std::path::Path;
 use std::process::Command;
 
+mod common;
+use common::{elements, i64_of, str_of};
+
 const GLK: &str = env!("CARGO_BIN_EXE_glk");
 
 /// The file of `dir` whose name ends with `suffix` (each fixture node holds one of a kind).
@@ -46,15 +49,12 @@ fn analyze(dir: &Path) -> serde_json::Value {
 
 /// The nodes of an analysis: name, DLM node id and snapshots read.
 fn nodes(v: &serde_json::Value) -> Vec<(String, i64, i64)> {
-    v["nodes"]
-        .as_array()
-        .unwrap()
-        .iter()
+    elements(&v["nodes"])
         .map(|n| {
             (
-                n["node"].as_str().unwrap().into(),
-                n["nodeid"].as_i64().unwrap(),
-                n["snapshots"].as_i64().unwrap(),
+                str_of(n, "node"),
+                i64_of(n, "nodeid"),
+                i64_of(n, "snapshots"),
             )
         })
         .collect()
@@ -63,16 +63,10 @@ fn nodes(v: &serde_json::Value) -> Vec<(String, i64, i64)> {
 /// The cross-node waits without their citations of DLM dump lines (the two layouts number
 /// the same lock's line differently).
 fn waits(v: &serde_json::Value) -> Vec<serde_json::Value> {
-    v["cross_node"]
-        .as_array()
-        .unwrap()
-        .iter()
+    elements(&v["cross_node"])
         .map(|w| {
             let mut w = w.clone();
-            let cites: Vec<serde_json::Value> = w["cites"]
-                .as_array()
-                .unwrap()
-                .iter()
+            let cites: Vec<serde_json::Value> = elements(&w["cites"])
                 .filter(|c| !c.as_str().unwrap().contains("/dlm_locks."))
                 .cloned()
                 .collect();
@@ -117,16 +111,13 @@ fn lockdebug_text_is_read_as_the_dlm_dump() {
         (&"6/4101c".into(), &250.into(), &"n1".into())
     );
     let key = |v: &serde_json::Value| -> Vec<(String, String, i64, i64)> {
-        let mut k: Vec<_> = v["stuck_and_leaks"]["dlm_waits"]
-            .as_array()
-            .unwrap()
-            .iter()
+        let mut k: Vec<_> = elements(&v["stuck_and_leaks"]["dlm_waits"])
             .map(|d| {
                 (
-                    d["node"].as_str().unwrap().to_string(),
-                    d["glock"].as_str().unwrap().to_string(),
-                    d["pid"].as_i64().unwrap(),
-                    d["owner_nodeid"].as_i64().unwrap(),
+                    str_of(d, "node"),
+                    str_of(d, "glock"),
+                    i64_of(d, "pid"),
+                    i64_of(d, "owner_nodeid"),
                 )
             })
             .collect();
@@ -273,16 +264,8 @@ fn trace_dat_is_read_through_trace_cmd() {
         assert_eq!(ours[k], theirs[k], "{k}");
     }
     let demotes = |v: &serde_json::Value| -> Vec<(String, i64)> {
-        v["contended"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|c| {
-                (
-                    c["glock"].as_str().unwrap().to_string(),
-                    c["remote_demotes"].as_i64().unwrap(),
-                )
-            })
+        elements(&v["contended"])
+            .map(|c| (str_of(c, "glock"), i64_of(c, "remote_demotes")))
             .collect()
     };
     assert_eq!(demotes(&ours), demotes(&theirs));
@@ -323,23 +306,12 @@ fn findings(paths: &[std::path::PathBuf]) -> Vec<(String, Vec<i64>, Vec<String>)
         .unwrap();
     let v: serde_json::Value = serde_json::from_slice(&o.stdout)
         .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&o.stderr)));
-    v["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
+    elements(&v["findings"])
         .map(|f| {
             (
                 f["code"].as_str().unwrap().to_string(),
-                f["pids"]
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .map(|p| p.as_i64().unwrap())
-                    .collect(),
-                f["glocks"]
-                    .as_array()
-                    .unwrap()
-                    .iter()
+                elements(&f["pids"]).map(|p| p.as_i64().unwrap()).collect(),
+                elements(&f["glocks"])
                     .map(|g| g.as_str().unwrap().to_string())
                     .collect(),
             )

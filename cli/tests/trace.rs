@@ -31,15 +31,6 @@ fn tmp(name: &str) -> tempfile::TempDir {
         .unwrap()
 }
 
-fn decompressed(rel: &str) -> String {
-    let mut s = String::new();
-    glockparse::input::open(&testdata::path(rel))
-        .unwrap()
-        .read_to_string(&mut s)
-        .unwrap();
-    s
-}
-
 #[test]
 fn offline_jsonl_matches_the_text_line_for_line() {
     let scratch = tmp("jsonl");
@@ -54,7 +45,7 @@ fn offline_jsonl_matches_the_text_line_for_line() {
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         let stderr = String::from_utf8_lossy(&o.stderr);
         assert!(!stderr.contains("warning"), "{stderr}");
-        let text = decompressed(rel);
+        let text = testdata::text(rel);
         let json = std::fs::read_to_string(&out).unwrap();
         assert_eq!(json.lines().count(), text.lines().count(), "{rel}");
         let mut want: BTreeMap<String, usize> = BTreeMap::new();
@@ -103,7 +94,7 @@ fn offline_dlm_events_in_jsonl_text_and_summary() {
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(err.contains(" dlm, ") && !err.contains("warning"), "{err}");
-        let text = decompressed(rel);
+        let text = testdata::text(rel);
         let json = std::fs::read_to_string(&out).unwrap();
         let mut dlm_lines = 0;
         for (l, j) in text.lines().zip(json.lines()) {
@@ -171,7 +162,7 @@ fn offline_txt_keeps_lines_as_read_and_bad_lines_are_reported() {
     let scratch = tmp("txt");
     let dir = scratch.path();
     let input = dir.join("mixed.txt");
-    let good = decompressed("real/dlm2-6.1/n2/trace_pipe.txt.xz");
+    let good = testdata::text("real/dlm2-6.1/n2/trace_pipe.txt.xz");
     let mut lines: Vec<&str> = good.lines().take(1000).collect();
     lines.insert(10, "this is not a trace line");
     lines.insert(500, "CPU:0 [LOST 7 EVENTS]");
@@ -203,7 +194,7 @@ fn offline_txt_keeps_lines_as_read_and_bad_lines_are_reported() {
 fn parallel_summary_matches_the_sequential_one() {
     let scratch = tmp("parallel");
     let dir = scratch.path();
-    let text = decompressed("real/nolock-6.1/trace_pipe.txt.xz");
+    let text = testdata::text("real/nolock-6.1/trace_pipe.txt.xz");
     let lines: Vec<&str> = text.lines().collect();
     let mut big = String::new();
     let mut bad = Vec::new();

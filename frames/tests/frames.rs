@@ -1,17 +1,10 @@
 //! Frames from the real two-node capture, their row counts checked against the raw files,
 //! and the Parquet export read back.
 
-use std::io::Read;
-
 use polars_io::SerReader;
 
 fn count_lines(rel: &str, keep: impl Fn(&str) -> bool) -> usize {
-    let mut s = String::new();
-    glockparse::input::open(&testdata::path(rel))
-        .unwrap()
-        .read_to_string(&mut s)
-        .unwrap();
-    s.lines().filter(|l| keep(l)).count()
+    testdata::text(rel).lines().filter(|l| keep(l)).count()
 }
 
 #[test]
@@ -138,11 +131,7 @@ fn export_is_hive_partitioned_and_reads_back() {
 
 #[test]
 fn trace_errors_keep_true_line_numbers_past_the_first_block() {
-    let mut s = String::new();
-    glockparse::input::open(&testdata::path("real/dlm2-6.1/n2/trace_pipe.txt.xz"))
-        .unwrap()
-        .read_to_string(&mut s)
-        .unwrap();
+    let s = testdata::text("real/dlm2-6.1/n2/trace_pipe.txt.xz");
     // More than two 1 MiB blocks of real lines, then one bad line.
     let mut lines: Vec<&str> = s.lines().take(30_000).collect();
     assert!(lines.iter().map(|l| l.len() + 1).sum::<usize>() > 2 << 20);

@@ -1235,13 +1235,8 @@ mod tests {
             }
             changed += 1;
         };
-        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-        let mut rand = |n: usize| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            (seed % n as u64) as usize
-        };
+        let mut rng = testdata::Xorshift::new(0x9e37_79b9_7f4a_7c15);
+        let mut rand = |n: usize| rng.below(n);
         for line in LINES.into_iter().chain(HOLDERS) {
             check(line, line);
             for i in 0..line.len() {

@@ -54,6 +54,31 @@ pub fn text(rel: &str) -> String {
     s
 }
 
+/// A small, fast, seeded random number generator (xorshift64) for the tests that change
+/// input at random places: the same seed gives the same changes on every run.
+pub struct Xorshift(u64);
+
+impl Xorshift {
+    /// A generator started from `seed` (not 0).
+    pub fn new(seed: u64) -> Xorshift {
+        assert_ne!(seed, 0, "xorshift stays at 0");
+        Xorshift(seed)
+    }
+
+    /// The next number.
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    /// The next number below `n` (not 0).
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next_u64() % n as u64) as usize
+    }
+}
+
 /// A line changed in one of four ways, for the tests that parsers never panic: byte `pos`
 /// (modulo the length) replaced by `byte` (op 0), the line cut there (1), `byte` inserted
 /// there (2), or the rest from there repeated (3).

@@ -125,21 +125,15 @@ fn damaged_trace_dats_never_panic() {
     let dat = std::fs::read(testdata::path("real/trace-dat-6.12/n1/trace.dat")).unwrap();
     let scratch = tempfile::tempdir().unwrap();
     let path = scratch.path().join("trace.dat");
-    let mut seed = 0x2545_f491_4f6c_dd1du64;
-    let mut next = || {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        seed
-    };
+    let mut rng = testdata::Xorshift::new(0x2545_f491_4f6c_dd1d);
     for round in 0..60 {
         let mut bytes = dat.clone();
         if round % 2 == 0 {
-            bytes.truncate((next() % dat.len() as u64) as usize);
+            bytes.truncate(rng.below(dat.len()));
         } else {
-            for _ in 0..(next() % 16 + 1) {
-                let at = (next() % bytes.len() as u64) as usize;
-                bytes[at] = next() as u8;
+            for _ in 0..rng.below(16) + 1 {
+                let at = rng.below(bytes.len());
+                bytes[at] = rng.next_u64() as u8;
             }
         }
         std::fs::write(&path, &bytes).unwrap();

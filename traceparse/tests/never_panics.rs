@@ -1,8 +1,6 @@
 //! The trace decoder never panics: arbitrary bytes, and real trace lines with bytes
 //! flipped, cut, inserted or duplicated.
 
-use std::io::Read;
-
 use proptest::prelude::*;
 
 /// A sample of every event kind, read once for all cases.
@@ -12,11 +10,7 @@ fn real_lines() -> &'static [Vec<u8>] {
 }
 
 fn load() -> Vec<Vec<u8>> {
-    let mut s = String::new();
-    glockparse::input::open(&testdata::path("real/dlm2-6.1/n1/trace_pipe.txt.xz"))
-        .unwrap()
-        .read_to_string(&mut s)
-        .unwrap();
+    let s = testdata::text("real/dlm2-6.1/n1/trace_pipe.txt.xz");
     let mut seen = std::collections::BTreeMap::new();
     for l in s.lines() {
         let ev = l

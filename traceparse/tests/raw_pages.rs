@@ -106,21 +106,15 @@ fn damaged_pages_never_panic() {
     let dir = testdata::path("real/trace-raw-6.12/n1/pages");
     let pages = read(&dir.join("cpu0.raw.xz"));
     let (lines, layout) = table(&dir);
-    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-    let mut next = || {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        seed
-    };
+    let mut rng = testdata::Xorshift::new(0x9e37_79b9_7f4a_7c15);
     for page in pages.chunks(layout.page_size).take(40) {
         for _ in 0..50 {
             let mut p = page.to_vec();
-            for _ in 0..(next() % 8 + 1) {
-                let at = (next() % p.len() as u64) as usize;
-                p[at] = next() as u8;
+            for _ in 0..rng.below(8) + 1 {
+                let at = rng.below(p.len());
+                p[at] = rng.next_u64() as u8;
             }
-            let cut = (next() % (p.len() as u64 + 1)) as usize;
+            let cut = rng.below(p.len() + 1);
             let mut out = Vec::new();
             let mut tally = PageTally::default();
             lines.write_pages(

@@ -1,14 +1,12 @@
 //! Live tests on this machine's tracefs, with events every kernel has (ftrace `print`
 //! through `trace_marker`, sched events). They need root, as live tracing does.
 
-use std::sync::Mutex;
 use std::time::Duration;
 
 use traceparse::{decode_line, BlockReader, Decoded};
-use tracepipe::{Instance, TraceError, Tracefs};
+use tracepipe::{Instance, TraceError};
 
-/// Tests share one tracefs mount: run them one at a time.
-static SERIAL: Mutex<()> = Mutex::new(());
+mod common;
 
 fn collect(reader: BlockReader) -> Vec<String> {
     let mut lines = Vec::new();
@@ -22,14 +20,11 @@ fn collect(reader: BlockReader) -> Vec<String> {
 
 #[test]
 fn markers_arrive_in_order_and_the_instance_is_removed() {
-    if !testdata::as_root(
-        "markers_arrive_in_order_and_the_instance_is_removed",
-        "live tracefs tests need root",
-    ) {
+    let Some((_serial, tfs)) =
+        common::tracefs("markers_arrive_in_order_and_the_instance_is_removed")
+    else {
         return;
-    }
-    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let tfs = Tracefs::locate(true).unwrap();
+    };
     let name = format!("glk-test-markers-{}", std::process::id());
     let mut inst = Instance::open(&tfs, &name).unwrap();
     assert!(inst.created());
@@ -69,14 +64,9 @@ fn markers_arrive_in_order_and_the_instance_is_removed() {
 
 #[test]
 fn sched_event_with_filter_and_a_bad_filter() {
-    if !testdata::as_root(
-        "sched_event_with_filter_and_a_bad_filter",
-        "live tracefs tests need root",
-    ) {
+    let Some((_serial, tfs)) = common::tracefs("sched_event_with_filter_and_a_bad_filter") else {
         return;
-    }
-    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let tfs = Tracefs::locate(true).unwrap();
+    };
     assert!(tfs.has_event("sched", Some("sched_switch")));
     let name = format!("glk-test-sched-{}", std::process::id());
     let mut inst = Instance::open(&tfs, &name).unwrap();
@@ -124,14 +114,10 @@ fn sched_event_with_filter_and_a_bad_filter() {
 
 #[test]
 fn a_preexisting_instance_is_restored_not_removed() {
-    if !testdata::as_root(
-        "a_preexisting_instance_is_restored_not_removed",
-        "live tracefs tests need root",
-    ) {
+    let Some((_serial, tfs)) = common::tracefs("a_preexisting_instance_is_restored_not_removed")
+    else {
         return;
-    }
-    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let tfs = Tracefs::locate(true).unwrap();
+    };
     let name = format!("glk-test-kept-{}", std::process::id());
     let dir = tfs.dir().join("instances").join(&name);
     std::fs::create_dir(&dir).unwrap();
@@ -163,14 +149,9 @@ fn a_preexisting_instance_is_restored_not_removed() {
 
 #[test]
 fn stale_private_instances_are_removed() {
-    if !testdata::as_root(
-        "stale_private_instances_are_removed",
-        "live tracefs tests need root",
-    ) {
+    let Some((_serial, tfs)) = common::tracefs("stale_private_instances_are_removed") else {
         return;
-    }
-    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let tfs = Tracefs::locate(true).unwrap();
+    };
     let max: u64 = std::fs::read_to_string("/proc/sys/kernel/pid_max")
         .unwrap()
         .trim()
@@ -189,14 +170,9 @@ fn stale_private_instances_are_removed() {
 /// A panic while an instance is in use unwinds through its guard, which restores tracefs.
 #[test]
 fn a_panic_while_tracing_restores_everything() {
-    if !testdata::as_root(
-        "a_panic_while_tracing_restores_everything",
-        "live tracefs tests need root",
-    ) {
+    let Some((_serial, tfs)) = common::tracefs("a_panic_while_tracing_restores_everything") else {
         return;
-    }
-    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let tfs = Tracefs::locate(true).unwrap();
+    };
     let name = format!("glk-panictest-{}", std::process::id());
     let dir = tfs.dir().join("instances").join(&name);
     let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {

@@ -3,13 +3,12 @@
 //! and then consumed as raw pages through `trace_pipe_raw`, give the same lines.
 
 use std::process::Command;
-use std::sync::Mutex;
 
 use traceparse::raw::PageTally;
 use tracepipe::raw::{RawPipes, RawSetup, SavedCmdlines};
 use tracepipe::{Instance, Tracefs};
 
-static SERIAL: Mutex<()> = Mutex::new(());
+mod common;
 
 /// The kernel's lines of the `trace` file, without its `#` header.
 fn kernel_lines(inst: &Instance) -> Vec<String> {
@@ -52,14 +51,9 @@ fn raw_lines(
 
 #[test]
 fn raw_pages_print_as_the_kernel_prints_them() {
-    if !testdata::as_root(
-        "raw_pages_print_as_the_kernel_prints_them",
-        "live tracefs tests need root",
-    ) {
+    let Some((_serial, tfs)) = common::tracefs("raw_pages_print_as_the_kernel_prints_them") else {
         return;
-    }
-    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let tfs = Tracefs::locate(true).unwrap();
+    };
     let mut inst = Instance::open(&tfs, &format!("glk-test-raw-{}", std::process::id())).unwrap();
     inst.set_buffer_kb(4096).unwrap();
     // Events with print formats of every shape: strings, flags in a conditional

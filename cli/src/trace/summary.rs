@@ -212,7 +212,6 @@ impl Summary {
 
 #[cfg(test)]
 mod tests {
-    use std::io::Read;
 
     use super::*;
 
@@ -220,12 +219,8 @@ mod tests {
     /// count of every decoded line.
     #[test]
     fn runs_and_merges_count_every_glock_event() {
-        let mut text = Vec::new();
-        glockparse::input::open(&testdata::path("real/handoff-6.12/n2/trace_pipe.txt.xz"))
-            .unwrap()
-            .read_to_end(&mut text)
-            .unwrap();
-        let lines: Vec<&[u8]> = text.split(|&b| b == b'\n').collect();
+        let text = testdata::text("real/handoff-6.12/n2/trace_pipe.txt.xz");
+        let lines: Vec<&[u8]> = text.as_bytes().split(|&b| b == b'\n').collect();
         let mut want: HashMap<GlockId, (u64, u64)> = HashMap::new();
         let (mut a, mut b) = (Summary::default(), Summary::default());
         for (i, l) in lines.iter().enumerate() {

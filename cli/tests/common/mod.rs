@@ -33,18 +33,39 @@ pub fn find<'a>(v: &'a serde_json::Value, key: &str, want: &str) -> &'a serde_js
         .unwrap_or_else(|| panic!("no element with {key} {want:?} in {v}"))
 }
 
+/// The elements of JSON array `v` (panics naming it when it is not an array).
+pub fn elements(v: &serde_json::Value) -> std::slice::Iter<'_, serde_json::Value> {
+    v.as_array()
+        .unwrap_or_else(|| panic!("not an array: {v}"))
+        .iter()
+}
+
+/// The text in field `key` of `v` (panics naming them when it is not text).
+pub fn str_of(v: &serde_json::Value, key: &str) -> String {
+    let x = &v[key];
+    x.as_str()
+        .unwrap_or_else(|| panic!("{key} is not text: {x} in {v}"))
+        .to_string()
+}
+
+/// The integer in field `key` of `v` (panics naming them when it is not one).
+pub fn i64_of(v: &serde_json::Value, key: &str) -> i64 {
+    let x = &v[key];
+    x.as_i64()
+        .unwrap_or_else(|| panic!("{key} is not an integer: {x} in {v}"))
+}
+
+/// The unsigned integer in field `key` of `v` (panics naming them when it is not one).
+pub fn u64_of(v: &serde_json::Value, key: &str) -> u64 {
+    let x = &v[key];
+    x.as_u64()
+        .unwrap_or_else(|| panic!("{key} is not an unsigned integer: {x} in {v}"))
+}
+
 /// A finding's evidence as (source, line) pairs.
 pub fn evidence(f: &serde_json::Value) -> Vec<(String, u64)> {
-    f["evidence"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| {
-            (
-                e["source"].as_str().unwrap().to_string(),
-                e["line"].as_u64().unwrap(),
-            )
-        })
+    elements(&f["evidence"])
+        .map(|e| (str_of(e, "source"), u64_of(e, "line")))
         .collect()
 }
 
