@@ -819,10 +819,18 @@ fn the_dashboard_and_rules_use_only_metrics_the_exporter_serves() {
         .filter_map(|l| l.strip_prefix("# TYPE "))
         .map(|l| l.split(' ').next().unwrap().to_string())
         .collect();
+    // Every family served is defined in the one list of them.
+    for name in &served {
+        let family = name.strip_suffix("_total").unwrap_or(name);
+        assert!(
+            exporter::metrics::ALL.iter().any(|m| m.name == family),
+            "{name} is served but not in exporter::metrics::ALL"
+        );
+    }
     // And what --trace serves (its families as the text format names their series).
-    for name in exporter::collect::trace::FAMILIES {
+    for m in exporter::metrics::TRACE {
         for suffix in ["_bucket", "_sum", "_count", "_total"] {
-            served.push(format!("{name}{suffix}"));
+            served.push(format!("{}{suffix}", m.name));
         }
     }
     served.sort();

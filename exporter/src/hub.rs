@@ -13,7 +13,8 @@ use std::time::{Duration, Instant};
 use analysis::findings::FindingCode;
 
 use crate::collect::{Collected, Collector};
-use crate::exposition::{Family, Kind};
+use crate::exposition::Family;
+use crate::metrics;
 
 /// How often sources are read and how long a collector may take.
 #[derive(Debug, Clone, Copy)]
@@ -221,11 +222,7 @@ fn add_family(families: &mut Vec<Family>, f: Family) {
 /// `glk_findings{code,severity}`: the node-local findings by code, for every code a
 /// collector that answered judged (a code whose collector failed is left out, not 0).
 fn findings_family(findings: &[(FindingCode, u64)]) -> Family {
-    let mut f = Family::new(
-        "glk_findings",
-        Kind::Gauge,
-        "Node-local findings of glk doctor's rules, by code and severity (see glk doctor's table of codes); a code whose collector failed is absent.",
-    );
+    let mut f = metrics::GLK_FINDINGS.family();
     let mut by_code: Vec<(FindingCode, u64)> = Vec::new();
     for (code, n) in findings {
         match by_code.iter_mut().find(|(c, _)| c == code) {
@@ -250,26 +247,10 @@ fn findings_family(findings: &[(FindingCode, u64)]) -> Family {
 /// The exporter's own families: each collector's success, duration, failures and
 /// malformed input, and the collections made.
 fn own_families(st: &State, outcomes: &[Outcome]) -> Vec<Family> {
-    let mut success = Family::new(
-        "glk_exporter_collector_success",
-        Kind::Gauge,
-        "1 when the collector read its sources within the deadline in the last collection.",
-    );
-    let mut duration = Family::new(
-        "glk_exporter_collector_duration_seconds",
-        Kind::Gauge,
-        "How long the collector took in the last collection (the deadline when it missed it).",
-    );
-    let mut failures = Family::new(
-        "glk_exporter_collector_failures",
-        Kind::Counter,
-        "Collections in which the collector failed or missed the deadline.",
-    );
-    let mut malformed = Family::new(
-        "glk_exporter_malformed_lines",
-        Kind::Counter,
-        "Input lines the collector could not read (the sources may be truncated or of an unknown kernel format).",
-    );
+    let mut success = metrics::EXPORTER_COLLECTOR_SUCCESS.family();
+    let mut duration = metrics::EXPORTER_COLLECTOR_DURATION_SECONDS.family();
+    let mut failures = metrics::EXPORTER_COLLECTOR_FAILURES.family();
+    let mut malformed = metrics::EXPORTER_MALFORMED_LINES.family();
     for (w, o) in st.workers.iter().zip(outcomes) {
         let l = [("collector", w.name)];
         success.add(&l, if o.error.is_none() { 1.0 } else { 0.0 });
@@ -277,17 +258,9 @@ fn own_families(st: &State, outcomes: &[Outcome]) -> Vec<Family> {
         failures.add(&l, w.failures as f64);
         malformed.add(&l, w.malformed as f64);
     }
-    let mut collections = Family::new(
-        "glk_exporter_collections",
-        Kind::Counter,
-        "Collections made (scrapes within the minimum interval share one).",
-    );
+    let mut collections = metrics::EXPORTER_COLLECTIONS.family();
     collections.add(&[], st.collections as f64);
-    let mut build = Family::new(
-        "glk_exporter_build_info",
-        Kind::Gauge,
-        "The glk version serving these metrics (always 1).",
-    );
+    let mut build = metrics::EXPORTER_BUILD_INFO.family();
     build.add(&[("version", env!("CARGO_PKG_VERSION"))], 1.0);
     vec![success, duration, failures, malformed, collections, build]
 }
@@ -295,6 +268,7 @@ fn own_families(st: &State, outcomes: &[Outcome]) -> Vec<Family> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::exposition::Kind;
     use std::io;
 
     /// Answers (after `delay` the first time), with one gauge counting its collections,

@@ -10,8 +10,9 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use crate::exposition::{encode, Family, Format, Kind};
+use crate::exposition::{encode, Family, Format};
 use crate::hub::Hub;
+use crate::metrics;
 use crate::web::WebConfig;
 
 /// The largest request head read.
@@ -87,11 +88,7 @@ impl Counts {
     }
 
     fn families(&self) -> Vec<Family> {
-        let mut f = Family::new(
-            "glk_exporter_http_responses",
-            Kind::Counter,
-            "HTTP responses sent, by status code (this one not yet counted).",
-        );
+        let mut f = metrics::EXPORTER_HTTP_RESPONSES.family();
         for (code, n) in self
             .responses
             .lock()
@@ -100,11 +97,7 @@ impl Counts {
         {
             f.add(&[("code", &code.to_string())], *n as f64);
         }
-        let mut r = Family::new(
-            "glk_exporter_http_connections_rejected",
-            Kind::Counter,
-            "Connections answered 503 because --web.max-connections were being served.",
-        );
+        let mut r = metrics::EXPORTER_HTTP_CONNECTIONS_REJECTED.family();
         r.add(&[], self.rejected.load(Ordering::Relaxed) as f64);
         vec![f, r]
     }

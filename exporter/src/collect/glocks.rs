@@ -18,7 +18,8 @@ use glockparse::dlm_locks::LockStatus;
 use glockparse::{GlockType, LockState};
 
 use super::{Collected, Collector, Config};
-use crate::exposition::{Family, Kind};
+use crate::exposition::Family;
+use crate::metrics;
 
 /// The glocks collector. It keeps one reader while the set of filesystems stays the same,
 /// so that waiters are followed from one collection to the next.
@@ -74,51 +75,15 @@ struct Families {
 impl Families {
     fn new() -> Families {
         Families {
-            glocks: Family::new(
-                "gfs2_glocks",
-                Kind::Gauge,
-                "Glocks cached on this node, by type and state (UN, SH, DF, EX).",
-            ),
-            holders: Family::new(
-                "gfs2_glock_holders",
-                Kind::Gauge,
-                "Granted glock holders, by glock type.",
-            ),
-            waiters: Family::new(
-                "gfs2_glock_waiters",
-                Kind::Gauge,
-                "Glock holders waiting for a grant, by glock type.",
-            ),
-            waited_on: Family::new(
-                "gfs2_glocks_waited_on",
-                Kind::Gauge,
-                "Glocks with at least one waiting holder, by type.",
-            ),
-            demoting: Family::new(
-                "gfs2_glocks_demote_pending",
-                Kind::Gauge,
-                "Glocks with a demote requested or in progress, by type.",
-            ),
-            oldest: Family::new(
-                "gfs2_glock_oldest_wait_seconds",
-                Kind::Gauge,
-                "The longest wait for a glock: its DLM request's queue age from the DLM lock dump where it waits in the DLM, else how long the exporter has seen it waiting (a lower bound).",
-            ),
-            stuck: Family::new(
-                "gfs2_glock_stuck_waiters",
-                Kind::Gauge,
-                "Waiting holders of glocks waited on for at least the stuck threshold (--stuck-after), by glk doctor's rule.",
-            ),
-            dlm: Family::new(
-                "dlm_locks",
-                Kind::Gauge,
-                "DLM locks of glocks in this node's lock dump, by lockspace, queue (granted, converting, waiting) and whether this node masters the resource.",
-            ),
-            dlm_oldest: Family::new(
-                "dlm_lock_oldest_wait_seconds",
-                Kind::Gauge,
-                "The longest time a lock of the lockspace has waited in a DLM queue (converting or waiting), from this node's lock dump.",
-            ),
+            glocks: metrics::GLOCKS.family(),
+            holders: metrics::GLOCK_HOLDERS.family(),
+            waiters: metrics::GLOCK_WAITERS.family(),
+            waited_on: metrics::GLOCKS_WAITED_ON.family(),
+            demoting: metrics::GLOCKS_DEMOTE_PENDING.family(),
+            oldest: metrics::GLOCK_OLDEST_WAIT_SECONDS.family(),
+            stuck: metrics::GLOCK_STUCK_WAITERS.family(),
+            dlm: metrics::DLM_LOCKS.family(),
+            dlm_oldest: metrics::DLM_LOCK_OLDEST_WAIT_SECONDS.family(),
         }
     }
 

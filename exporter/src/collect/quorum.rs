@@ -9,7 +9,7 @@ use analysis::findings::FindingCode;
 use bundle::health::Cluster;
 
 use super::{Collected, Collector};
-use crate::exposition::{Family, Kind};
+use crate::metrics;
 
 const TOOL: [&str; 2] = ["corosync-quorumtool", "-s"];
 
@@ -47,11 +47,7 @@ impl Collector for Quorum {
                 ),
             ));
         };
-        let mut f = Family::new(
-            "corosync_quorate",
-            Kind::Gauge,
-            "1 when the cluster is quorate (corosync-quorumtool -s); without quorum the DLM cannot recover.",
-        );
+        let mut f = metrics::COROSYNC_QUORATE.family();
         f.add(&[], if quorate { 1.0 } else { 0.0 });
         Ok(Collected {
             families: vec![f],

@@ -10,7 +10,7 @@ use std::io;
 use gfs2stats::sbstats;
 
 use super::{Collected, Collector, Config};
-use crate::exposition::{Family, Kind};
+use crate::metrics;
 
 /// The `sbstats` collector.
 pub struct Sbstats {
@@ -30,31 +30,11 @@ impl Collector for Sbstats {
     }
 
     fn collect(&mut self) -> io::Result<Collected> {
-        let mut requests = Family::new(
-            "gfs2_dlm_requests",
-            Kind::Counter,
-            "DLM lock requests made for glocks of this type (sbstats dcnt, summed over CPUs).",
-        );
-        let mut queued = Family::new(
-            "gfs2_glock_holders_queued",
-            Kind::Counter,
-            "Glock holders queued for glocks of this type (sbstats qcnt, summed over CPUs).",
-        );
-        let mut rtt = Family::new(
-            "gfs2_dlm_rtt_seconds",
-            Kind::Gauge,
-            "Smoothed DLM round-trip time of this type's requests (sbstats srtt, or srttb for blocking ones), averaged over CPUs weighted by their requests.",
-        );
-        let mut rttvar = Family::new(
-            "gfs2_dlm_rtt_deviation_seconds",
-            Kind::Gauge,
-            "Smoothed mean deviation of the DLM round-trip time (sbstats srttvar, srttvarb), weighted over CPUs like gfs2_dlm_rtt_seconds.",
-        );
-        let mut irt = Family::new(
-            "gfs2_dlm_interrequest_seconds",
-            Kind::Gauge,
-            "Smoothed time between DLM requests for glocks of this type (sbstats sirt), weighted over CPUs.",
-        );
+        let mut requests = metrics::DLM_REQUESTS.family();
+        let mut queued = metrics::GLOCK_HOLDERS_QUEUED.family();
+        let mut rtt = metrics::DLM_RTT_SECONDS.family();
+        let mut rttvar = metrics::DLM_RTT_DEVIATION_SECONDS.family();
+        let mut irt = metrics::DLM_INTERREQUEST_SECONDS.family();
         let mut c = Collected::default();
         for fs in bundle::live::mounted(&self.cfg.debugfs)? {
             let path = fs.dir.join("sbstats");

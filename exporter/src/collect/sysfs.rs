@@ -8,7 +8,7 @@ use analysis::findings::FindingCode;
 use bundle::health;
 
 use super::{Collected, Collector, Config};
-use crate::exposition::{Family, Kind};
+use crate::metrics;
 
 /// The sysfs collector.
 pub struct Sysfs {
@@ -40,21 +40,9 @@ impl Collector for Sysfs {
             Err(e) => return Err(io::Error::new(e.kind(), format!("{}: {e}", root.display()))),
         };
         dirs.sort();
-        let mut withdrawn = Family::new(
-            "gfs2_filesystem_withdrawn",
-            Kind::Gauge,
-            "1 when the filesystem has withdrawn on this node (sysfs withdraw): it no longer uses the shared storage.",
-        );
-        let mut frozen = Family::new(
-            "gfs2_filesystem_frozen",
-            Kind::Gauge,
-            "1 when the filesystem is frozen (sysfs frozen).",
-        );
-        let mut blocked = Family::new(
-            "gfs2_filesystem_locking_blocked",
-            Kind::Gauge,
-            "1 when lock requests are held while the DLM recovers (sysfs lock_module/block).",
-        );
+        let mut withdrawn = metrics::FILESYSTEM_WITHDRAWN.family();
+        let mut frozen = metrics::FILESYSTEM_FROZEN.family();
+        let mut blocked = metrics::FILESYSTEM_LOCKING_BLOCKED.family();
         let (mut n_withdrawn, mut n_recovery) = (0, 0);
         for dir in dirs {
             let table = dir

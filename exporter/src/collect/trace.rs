@@ -30,7 +30,8 @@ use tracepipe::raw::Prefer;
 use tracepipe::{Instance, Tracefs};
 
 use super::{Collected, Collector};
-use crate::exposition::{Family, Kind};
+use crate::exposition::Family;
+use crate::metrics;
 
 /// The gfs2 events read.
 pub const EVENTS: [&str; 5] = [
@@ -44,17 +45,6 @@ pub const EVENTS: [&str; 5] = [
 /// Glocks whose holders are followed at most (a state is dropped when its glock has no
 /// holder left; past this, every state is dropped and counted).
 pub const MAX_STATES: usize = 262_144;
-
-/// The families this collector serves.
-pub const FAMILIES: [&str; 7] = [
-    "gfs2_dlm_request_duration_seconds",
-    "gfs2_glock_wait_duration_seconds",
-    "gfs2_glock_hold_duration_seconds",
-    "gfs2_glock_remote_demotes",
-    "glk_exporter_trace_events",
-    "glk_exporter_trace_lost_events",
-    "glk_exporter_trace_dropped_states",
-];
 
 /// Upper bounds (seconds) of the DLM round-trip buckets.
 const RTT_BUCKETS: [f64; 15] = [
@@ -448,57 +438,29 @@ impl Collector for TraceCollector {
 
 /// The families of what `st` holds.
 fn families(st: &State, t: &Thresholds) -> Collected {
-    let mut rtt = Family::new(
-        "gfs2_dlm_request_duration_seconds",
-        Kind::Histogram,
-        "DLM round trips of glock requests (gfs2_glock_lock_time tdiff), blocking or not (the GLF_BLOCKING flag of the state change that follows).",
-    );
+    let mut rtt = metrics::DLM_REQUEST_DURATION_SECONDS.family();
     for ((fs, ty, blocking), h) in &st.rtt {
         let ty = ty.name();
         let b = if *blocking { "true" } else { "false" };
         h.add_to(&mut rtt, &[("fs", fs), ("type", &ty), ("blocking", b)]);
     }
-    let mut wait = Family::new(
-        "gfs2_glock_wait_duration_seconds",
-        Kind::Histogram,
-        "Glock holders' waits, queued to granted (gfs2_glock_queue to gfs2_promote), by glock type.",
-    );
+    let mut wait = metrics::GLOCK_WAIT_DURATION_SECONDS.family();
     for ((fs, ty), h) in &st.wait {
         h.add_to(&mut wait, &[("fs", fs), ("type", &ty.name())]);
     }
-    let mut hold = Family::new(
-        "gfs2_glock_hold_duration_seconds",
-        Kind::Histogram,
-        "Glock holds, granted to dequeued (gfs2_promote to gfs2_glock_queue dequeue), by glock type.",
-    );
+    let mut hold = metrics::GLOCK_HOLD_DURATION_SECONDS.family();
     for ((fs, ty), h) in &st.hold {
         h.add_to(&mut hold, &[("fs", fs), ("type", &ty.name())]);
     }
-    let mut demotes = Family::new(
-        "gfs2_glock_remote_demotes",
-        Kind::Counter,
-        "Demotes of glocks requested by other nodes (gfs2_demote_rq remote), by glock type.",
-    );
+    let mut demotes = metrics::GLOCK_REMOTE_DEMOTES.family();
     for ((fs, ty), n) in &st.remote_demotes {
         demotes.add(&[("fs", fs), ("type", &ty.name())], *n as f64);
     }
-    let mut events = Family::new(
-        "glk_exporter_trace_events",
-        Kind::Counter,
-        "gfs2 trace events read by --trace.",
-    );
+    let mut events = metrics::EXPORTER_TRACE_EVENTS.family();
     events.add(&[], st.events as f64);
-    let mut lost = Family::new(
-        "glk_exporter_trace_lost_events",
-        Kind::Counter,
-        "gfs2 trace events the kernel dropped before --trace read them (the histograms miss them).",
-    );
+    let mut lost = metrics::EXPORTER_TRACE_LOST_EVENTS.family();
     lost.add(&[], st.lost as f64);
-    let mut dropped = Family::new(
-        "glk_exporter_trace_dropped_states",
-        Kind::Counter,
-        "Glocks whose holders stopped being followed because too many glocks had holders at once.",
-    );
+    let mut dropped = metrics::EXPORTER_TRACE_DROPPED_STATES.family();
     dropped.add(&[], st.dropped_states as f64);
     Collected {
         families: vec![rtt, wait, hold, demotes, events, lost, dropped],
@@ -510,6 +472,7 @@ fn families(st: &State, t: &Thresholds) -> Collected {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::exposition::Kind;
 
     /// Every event of a real node's trace, fed as the tracing thread feeds them.
     fn fed(rel: &str) -> State {
@@ -588,12 +551,13 @@ mod tests {
             .map(|s| s.value)
             .collect();
         assert!(buckets.windows(2).all(|w| w[0] <= w[1]));
-        let names: Vec<&str> = families(&st, &Thresholds::default())
+        let served: Vec<&str> = families(&st, &Thresholds::default())
             .families
             .iter()
             .map(|f| f.name)
             .collect();
-        assert_eq!(names, FAMILIES);
+        let defined: Vec<&str> = metrics::TRACE.iter().map(|m| m.name).collect();
+        assert_eq!(served, defined);
     }
 
     #[test]
