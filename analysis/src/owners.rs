@@ -200,16 +200,15 @@ impl<'a> Resolver<'a> {
     /// The glocks whose files process `pid` has open on `node` at snapshot `snap`, by
     /// glockfd, each with the line that says so.
     pub fn open_files(&self, node: &str, snap: u32, pid: i64) -> Vec<(GlockId, String)> {
-        let Some(lines) = self
+        let lines = self
             .fds_by_pid
             .get(node)
-            .and_then(|m| m.get(&snap)?.get(&pid))
-        else {
-            return Vec::new();
-        };
+            .and_then(|m| m.get(&snap)?.get(&pid));
+        let cite = |line| self.cite(node, snap, FileKind::Glockfd, line);
         lines
-            .iter()
-            .map(|(glock, line)| (*glock, self.cite(node, snap, FileKind::Glockfd, *line)))
+            .into_iter()
+            .flatten()
+            .map(|&(glock, line)| (glock, cite(line)))
             .collect()
     }
 
@@ -344,16 +343,15 @@ impl<'a> Resolver<'a> {
     /// The processes that have `glock`'s file open on `node` at `snap` (glockfd), each
     /// once, in pid order, with the first line that says so.
     fn openers(&self, node: &str, snap: u32, glock: GlockId) -> BTreeMap<i64, String> {
-        let Some(lines) = self
+        let lines = self
             .fds_by_glock
             .get(node)
-            .and_then(|m| m.get(&snap)?.get(&glock))
-        else {
-            return BTreeMap::new();
-        };
+            .and_then(|m| m.get(&snap)?.get(&glock));
+        let cite = |line| self.cite(node, snap, FileKind::Glockfd, line);
         lines
-            .iter()
-            .map(|(pid, line)| (*pid, self.cite(node, snap, FileKind::Glockfd, *line)))
+            .into_iter()
+            .flatten()
+            .map(|(&pid, &line)| (pid, cite(line)))
             .collect()
     }
 

@@ -280,7 +280,24 @@ fn write_state(dirs: &[PathBuf]) -> io::Result<()> {
     Ok(())
 }
 
-/// leaves a directory that looks complete); removed if the capture fails.
+/// An error when a node's capture directory `dest` exists and is not empty: a capture is
+/// never written over another.
+pub fn refuse_existing(dest: &Path) -> io::Result<()> {
+    if std::fs::read_dir(dest).is_ok_and(|mut rd| rd.next().is_some()) {
+        return Err(io::Error::new(
+            io::ErrorKind::AlreadyExists,
+            format!(
+                "{}: a capture of this node is there already; choose another -o",
+                dest.display()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// A node's capture directory, written under a hidden temporary name beside `dest` and
+/// renamed to `dest` when complete (an interrupted capture never leaves a directory that
+/// looks complete); removed if the capture fails.
 struct NodeDir {
     tmp: tempfile::TempDir,
     dest: PathBuf,
@@ -289,15 +306,7 @@ struct NodeDir {
 impl NodeDir {
     fn create(dest: PathBuf) -> io::Result<NodeDir> {
         let named = |e: io::Error| io::Error::new(e.kind(), format!("{}: {e}", dest.display()));
-        if std::fs::read_dir(&dest).is_ok_and(|mut rd| rd.next().is_some()) {
-            return Err(io::Error::new(
-                io::ErrorKind::AlreadyExists,
-                format!(
-                    "{}: a capture of this node is there already; choose another -o",
-                    dest.display()
-                ),
-            ));
-        }
+        refuse_existing(&dest)?;
         let parent = dest.parent().unwrap_or(Path::new("."));
         std::fs::create_dir_all(parent).map_err(named)?;
         let name = dest

@@ -467,19 +467,9 @@ fn agent_capture_args(a: &crate::capture::CaptureArgs) -> Vec<String> {
 
 /// An error when a node's directory in `out` exists and is not empty.
 fn refuse_existing(out: &Path, nodes: &[Node]) -> io::Result<()> {
-    for n in nodes {
-        let d = out.join(crate::agent::dir_name(&n.name));
-        if std::fs::read_dir(&d).is_ok_and(|mut rd| rd.next().is_some()) {
-            return Err(io::Error::new(
-                io::ErrorKind::AlreadyExists,
-                format!(
-                    "{}: a capture of this node is there already; choose another -o",
-                    d.display()
-                ),
-            ));
-        }
-    }
-    Ok(())
+    nodes.iter().try_for_each(|n| {
+        crate::capture::refuse_existing(&out.join(crate::agent::dir_name(&n.name)))
+    })
 }
 
 /// Writes the files a node sent below `out`. Every path must name that node's directory

@@ -65,10 +65,7 @@ fn scratch_with_debugfs(name: &str) -> (tempfile::TempDir, PathBuf) {
 }
 
 fn tmp(name: &str) -> tempfile::TempDir {
-    tempfile::Builder::new()
-        .prefix(&format!("glk-capture-{name}-"))
-        .tempdir()
-        .unwrap()
+    common::scratch(&format!("capture-{name}"))
 }
 
 /// A live glockfd gives one page at most: a capture whose read came within a line of a

@@ -93,10 +93,7 @@ fn output(mut c: Command) -> Output {
 }
 
 fn scratch() -> tempfile::TempDir {
-    tempfile::Builder::new()
-        .prefix("glk-cluster-")
-        .tempdir()
-        .unwrap()
+    common::scratch("cluster")
 }
 
 /// The pids in a fixture's `ps` listing whose command line contains `what`.

@@ -13,8 +13,9 @@ const COLOURS: [[u8; 3]; 4] = [
     [0xcc, 0x79, 0xa7],
 ];
 
-fn chromium() -> Option<PathBuf> {
-    ["chromium", "chromium-browser", "google-chrome"]
+/// Headless Chromium for `test`, if installed; else the test is skipped, saying why.
+fn chromium(test: &str) -> Option<PathBuf> {
+    let found = ["chromium", "chromium-browser", "google-chrome"]
         .iter()
         .find_map(|c| {
             std::env::var_os("PATH")?
@@ -22,7 +23,11 @@ fn chromium() -> Option<PathBuf> {
                 .split(':')
                 .map(|d| Path::new(d).join(c))
                 .find(|p| p.is_file())
-        })
+        });
+    if found.is_none() {
+        testdata::skip(test, "no chromium (Debian package chromium)");
+    }
+    found
 }
 
 fn shots_dir() -> PathBuf {
@@ -122,11 +127,8 @@ fn self_contained_with_whole_tables(fixture: &str, html: &str) {
 
 #[test]
 fn the_report_renders_every_chart() {
-    let Some(chrome) = chromium() else {
-        return testdata::skip(
-            "the_report_renders_every_chart",
-            "no chromium (Debian package chromium)",
-        );
+    let Some(chrome) = chromium("the_report_renders_every_chart") else {
+        return;
     };
     let dir = tempfile::tempdir().unwrap();
     let shots = shots_dir();
@@ -222,11 +224,8 @@ fn the_report_renders_every_chart() {
 
 #[test]
 fn tables_sort_in_the_browser() {
-    let Some(chrome) = chromium() else {
-        return testdata::skip(
-            "tables_sort_in_the_browser",
-            "no chromium (Debian package chromium)",
-        );
+    let Some(chrome) = chromium("tables_sort_in_the_browser") else {
+        return;
     };
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("r.html");

@@ -25,10 +25,7 @@ fn glk() -> Command {
 
 /// A scratch directory, removed when dropped (also when a test fails).
 fn tmp(name: &str) -> tempfile::TempDir {
-    tempfile::Builder::new()
-        .prefix(&format!("glk-trace-{name}-"))
-        .tempdir()
-        .unwrap()
+    common::scratch(&format!("trace-{name}"))
 }
 
 #[test]
@@ -300,9 +297,6 @@ fn wait_ok(child: &mut std::process::Child) -> String {
     err
 }
 
-/// Live tests share tracefs; they run one at a time.
-static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
 #[test]
 fn live_markers_then_sigint_restores_everything() {
     live_markers_then_signal(libc::SIGINT);
@@ -319,13 +313,10 @@ fn sighup_restores_everything_too() {
 }
 
 fn live_markers_then_signal(signal: i32) {
-    if !testdata::as_root(
-        &format!("live_markers_then_signal({signal})"),
-        "live tracing needs root",
-    ) {
+    let Some(_tracing) = common::live_tracing(&format!("live_markers_then_signal({signal})"))
+    else {
         return;
-    }
-    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    };
     let mounted_before = common::tracefs_dir();
     let scratch = tmp(&format!("live{signal}"));
     let dir = scratch.path();
@@ -385,13 +376,9 @@ fn live_markers_then_signal(signal: i32) {
 /// counted.
 #[test]
 fn live_system_calls_keep_their_names() {
-    if !testdata::as_root(
-        "live_system_calls_keep_their_names",
-        "live tracing needs root",
-    ) {
+    let Some(_tracing) = common::live_tracing("live_system_calls_keep_their_names") else {
         return;
-    }
-    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    };
     let scratch = tmp("syscalls");
     let out = scratch.path().join("calls.jsonl");
     const CALLS: usize = 1000;
@@ -474,13 +461,9 @@ fn a_damaged_trace_dat_is_named_not_misread() {
 
 #[test]
 fn live_duration_filter_and_missing_gfs2() {
-    if !testdata::as_root(
-        "live_duration_filter_and_missing_gfs2",
-        "live tracing needs root",
-    ) {
+    let Some(_tracing) = common::live_tracing("live_duration_filter_and_missing_gfs2") else {
         return;
-    }
-    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    };
     let scratch = tmp("filter");
     let dir = scratch.path();
     let out = dir.join("exec.jsonl");
@@ -561,13 +544,11 @@ fn live_duration_filter_and_missing_gfs2() {
 /// next `glk trace` removes it and says so.
 #[test]
 fn kill_9_then_the_next_run_removes_the_stale_instance() {
-    if !testdata::as_root(
-        "kill_9_then_the_next_run_removes_the_stale_instance",
-        "live tracing needs root",
-    ) {
+    let Some(_tracing) =
+        common::live_tracing("kill_9_then_the_next_run_removes_the_stale_instance")
+    else {
         return;
-    }
-    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    };
     let dir = tempfile::tempdir().unwrap();
     let mut child = glk()
         .args(["trace", "--events", "sched:sched_process_exec", "-o"])
@@ -609,10 +590,9 @@ fn kill_9_then_the_next_run_removes_the_stale_instance() {
 /// ftrace's own events have no switch: asked for, they are recorded (trace_marker lines).
 #[test]
 fn ftrace_print_is_always_recorded() {
-    if !testdata::as_root("ftrace_print_is_always_recorded", "live tracing needs root") {
+    let Some(_tracing) = common::live_tracing("ftrace_print_is_always_recorded") else {
         return;
-    }
-    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    };
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("print.txt");
     let name = format!("glk-clitest-print-{}", std::process::id());
@@ -644,10 +624,9 @@ fn ftrace_print_is_always_recorded() {
 /// error log's timestamp, however many events it was set on.
 #[test]
 fn a_bad_filter_is_said_once() {
-    if !testdata::as_root("a_bad_filter_is_said_once", "live tracing needs root") {
+    let Some(_tracing) = common::live_tracing("a_bad_filter_is_said_once") else {
         return;
-    }
-    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    };
     let o = glk()
         .args([
             "trace",
@@ -673,10 +652,9 @@ fn a_bad_filter_is_said_once() {
 /// bodies. `--reader raw` on an instance glk did not make is refused.
 #[test]
 fn live_raw_and_text_readers_agree() {
-    if !testdata::as_root("live_raw_and_text_readers_agree", "live tracing needs root") {
+    let Some(_tracing) = common::live_tracing("live_raw_and_text_readers_agree") else {
         return;
-    }
-    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    };
     let scratch = tmp("readers");
     // SAFETY: gettid(2) has no preconditions.
     let me = unsafe { libc::gettid() };

@@ -77,3 +77,23 @@ pub fn tracefs_dir() -> Option<std::path::PathBuf> {
         .and_then(|l| l.split(' ').nth(1))
         .map(std::path::PathBuf::from)
 }
+
+/// A scratch directory named `glk-NAME-…` (removed when dropped).
+pub fn scratch(name: &str) -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix(&format!("glk-{name}-"))
+        .tempdir()
+        .unwrap()
+}
+
+/// Live tracing tests share tracefs: they run one at a time.
+static TRACING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Tracefs held for live test `test` alone until the guard drops; `None` when not root
+/// (the test then says it was skipped, or fails under CI).
+pub fn live_tracing(test: &str) -> Option<std::sync::MutexGuard<'static, ()>> {
+    if !testdata::as_root(test, "live tracing needs root") {
+        return None;
+    }
+    Some(TRACING.lock().unwrap_or_else(|e| e.into_inner()))
+}
