@@ -85,6 +85,15 @@ lab_shared_files() {
   ls -li /gfs/shared > $OUT/inodes.txt
 }
 
+# Both nodes' usual contention, for $1 s: a line appended to shared/log and shared/ stat'ed,
+# over and over (their glocks go back and forth between the nodes); the appends made are
+# counted in $OUT/appends.txt.
+lab_appends() {
+  end=$(($(date +%s) + $1)); i=0
+  while [ $(date +%s) -lt $end ]; do i=$((i+1)); echo "$N $i" >> /gfs/shared/log; stat /gfs/shared > /dev/null; done
+  echo $i > $OUT/appends.txt
+}
+
 # A cross-node flock wait on /gfs/shared/$1: n1 holds it for $2 s (flock -x $1 sh -c
 # "sleep $2"; H is that flock's pid); once it does, n2 asks for it 2 s later and waits (W is
 # the waiting flock's pid, also in $OUT/waiter.pid).

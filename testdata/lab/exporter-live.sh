@@ -22,9 +22,7 @@ lab_until "curl -sf http://127.0.0.1:9929/metrics > /dev/null" 30
 lab_barrier mounted
 lab_shared_files A
 lab_flock_wait A 50
-( end=$(($(date +%s) + 20)); i=0
-  while [ $(date +%s) -lt $end ]; do i=$((i+1)); echo "$N $i" >> /gfs/shared/log; stat /gfs/shared > /dev/null; done
-  echo $i > $OUT/appends.txt ) &
+lab_appends 20 &
 for t in 0 5 10 15 20 25 30 35; do
   curl -s -w '%{http_code} %{time_total}\n' -o $OUT/scrape-$t.prom http://127.0.0.1:9929/metrics >> $OUT/curl.txt
   sleep 5

@@ -20,9 +20,7 @@ T=$!
 glk capture --count 2 --interval 5 --trace 12 -o $OUT/capture > $OUT/capture.log 2>&1 &
 G=$!
 sleep 1
-end=$(($(date +%s) + 10)); i=0
-while [ $(date +%s) -lt $end ]; do i=$((i+1)); echo "$N $i" >> /gfs/shared/log; stat /gfs/shared > /dev/null; done
-echo $i > $OUT/appends.txt
+lab_appends 10
 wait $G; echo $? > $OUT/capture.rc
 wait $T; echo $? > $OUT/trace-cmd.rc
 ps -eo pid,ppid,pgid,stat,wchan:32,comm > $OUT/ps.txt

@@ -15,9 +15,7 @@ T=$!
 glk capture --count 2 --interval 10 --trace 20 -o $OUT/capture > $OUT/capture.log 2>&1 &
 G=$!
 sleep 3
-end=$(($(date +%s) + 15)); i=0
-while [ $(date +%s) -lt $end ]; do i=$((i+1)); echo "$N $i" >> /gfs/shared/log; stat /gfs/shared > /dev/null; done
-echo $i > $OUT/appends.txt
+lab_appends 15
 wait $G; echo $? > $OUT/capture.rc
 wait $T; echo $? > $OUT/trace-cmd.rc
 trace-cmd report -i $OUT/trace.dat > $OUT/report.txt 2> $OUT/report.err
