@@ -29,6 +29,17 @@ fn copy_dir(from: &Path, to: &Path, skip: impl Fn(&str) -> bool) {
     }
 }
 
+/// A copy of a support fixture's glk captures of both nodes (`NODE/capture/NODE`) as one
+/// capture of two nodes, to change.
+fn glk_captures(fixture: &Path) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for n in ["n1", "n2"] {
+        let capture = fixture.join(n).join("capture").join(n);
+        copy_dir(&capture, &dir.path().join(n), |_| false);
+    }
+    dir
+}
+
 /// `glk analyze --json PATHS`, which must succeed: its JSON and its standard error.
 fn analyze_all<P: AsRef<std::ffi::OsStr>>(paths: &[P]) -> (serde_json::Value, String) {
     let o = Command::new(GLK)
@@ -83,14 +94,7 @@ fn waits(v: &serde_json::Value) -> Vec<serde_json::Value> {
 #[test]
 fn lockdebug_text_is_read_as_the_dlm_dump() {
     let fixture = testdata::path("real/support-6.12");
-    let dir = tempfile::tempdir().unwrap();
-    for n in ["n1", "n2"] {
-        copy_dir(
-            &fixture.join(n).join("capture").join(n),
-            &dir.path().join(n),
-            |_| false,
-        );
-    }
+    let dir = glk_captures(&fixture);
     let debugfs = analyze(dir.path());
     for n in ["n1", "n2"] {
         for i in 0..2 {
@@ -242,17 +246,7 @@ fn trace_dat_is_read_through_trace_cmd() {
         copy_dir(&own, &to, |f| f.starts_with("trace_pipe"));
         std::fs::copy(&dat, to.join("trace.dat")).unwrap();
     }
-    let ours = {
-        let d = tempfile::tempdir().unwrap();
-        for n in ["n1", "n2"] {
-            copy_dir(
-                &fixture.join(n).join("capture").join(n),
-                &d.path().join(n),
-                |_| false,
-            );
-        }
-        analyze(d.path())
-    };
+    let ours = analyze(glk_captures(&fixture).path());
     let theirs = analyze(dir.path());
     for k in [
         "slow_dlm",

@@ -7,7 +7,8 @@
 
 use std::fmt;
 
-/// One entry of a flag table: the letter, the kernel's flag name and a plain meaning.
+/// One entry of a flag table: the letter, the kernel's flag name and a plain meaning; for
+/// glock flags, the flag's bit and the names it had before.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FlagInfo {
     /// The letter.
@@ -16,81 +17,103 @@ pub struct FlagInfo {
     pub name: &'static str,
     /// What it means, in words.
     pub meaning: &'static str,
+    /// Its bit in the kernel's enum of glock flags (fs/gfs2/incore.h), which the trace
+    /// events print: explicit there, and never changed (renamed flags kept theirs). None for
+    /// holder flags and for glock flags kernels no longer have.
+    pub bit: Option<u32>,
+    /// The names the same bit had before (`GLF_REPLY_PENDING` for `GLF_HAVE_REPLY`).
+    pub former_names: &'static [&'static str],
 }
 
+/// A flag without a bit.
 const fn fi(letter: char, name: &'static str, meaning: &'static str) -> FlagInfo {
     FlagInfo {
         letter,
         name,
         meaning,
+        bit: None,
+        former_names: &[],
+    }
+}
+
+/// A glock flag the kernel has, at `bit`.
+const fn glf(bit: u32, letter: char, name: &'static str, meaning: &'static str) -> FlagInfo {
+    FlagInfo {
+        bit: Some(bit),
+        ..fi(letter, name, meaning)
+    }
+}
+
+impl FlagInfo {
+    /// The same flag, called `names` before.
+    const fn was(self, names: &'static [&'static str]) -> FlagInfo {
+        FlagInfo {
+            former_names: names,
+            ..self
+        }
     }
 }
 
 /// Glock flag letters in the order kernels print them (a union of every version's order).
+/// GLF_INITIAL (bit 10) has two: its letter and meaning changed in 6.11 (`I`, then `a`).
+#[rustfmt::skip]
 pub const GLOCK_FLAGS: &[FlagInfo] = &[
-    fi('l', "GLF_LOCK", "state change in progress"),
-    fi('D', "GLF_DEMOTE", "demote requested"),
-    fi(
-        'd',
-        "GLF_PENDING_DEMOTE",
-        "remote demote waiting for min hold time",
-    ),
-    fi('p', "GLF_DEMOTE_IN_PROGRESS", "demote in progress"),
-    fi('y', "GLF_DIRTY", "dirty, flush needed before release"),
-    fi('f', "GLF_LFLUSH", "log flush needed before release"),
-    fi(
-        'i',
-        "GLF_INVALIDATE_IN_PROGRESS",
-        "cache invalidation in progress",
-    ),
-    fi('R', "GLF_PENDING_REPLY", "DLM request outstanding"),
-    fi(
-        'r',
-        "GLF_HAVE_REPLY",
-        "DLM reply received, not yet processed",
-    ),
-    fi('I', "GLF_INITIAL", "DLM lock exists (kernels before 6.11)"),
-    fi('a', "GLF_INITIAL", "no DLM lock yet (6.11+)"),
-    fi('F', "GLF_HAVE_FROZEN_REPLY", "reply frozen during recovery"),
+    glf(1, 'l', "GLF_LOCK", "state change in progress"),
+    glf(3, 'D', "GLF_DEMOTE", "demote requested"),
+    glf(4, 'd', "GLF_PENDING_DEMOTE", "remote demote waiting for min hold time"),
+    glf(5, 'p', "GLF_DEMOTE_IN_PROGRESS", "demote in progress"),
+    glf(6, 'y', "GLF_DIRTY", "dirty, flush needed before release"),
+    glf(7, 'f', "GLF_LFLUSH", "log flush needed before release"),
+    glf(8, 'i', "GLF_INVALIDATE_IN_PROGRESS", "cache invalidation in progress"),
+    glf(19, 'R', "GLF_PENDING_REPLY", "DLM request outstanding"),
+    glf(9, 'r', "GLF_HAVE_REPLY", "DLM reply received, not yet processed")
+        .was(&["GLF_REPLY_PENDING"]),
+    glf(10, 'I', "GLF_INITIAL", "DLM lock exists (kernels before 6.11)"),
+    glf(10, 'a', "GLF_INITIAL", "no DLM lock yet (6.11+)"),
+    glf(11, 'F', "GLF_HAVE_FROZEN_REPLY", "reply frozen during recovery").was(&["GLF_FROZEN"]),
     fi('q', "GLF_QUEUED", "holders queued"),
-    fi('L', "GLF_LRU", "on the LRU list"),
-    fi('o', "GLF_OBJECT", "inode or rgrp attached"),
-    fi('b', "GLF_BLOCKING", "DLM request may block"),
-    fi(
-        'c',
-        "GLF_INODE_CREATING",
-        "inode creation in progress (5.9-5.10)",
-    ),
+    glf(13, 'L', "GLF_LRU", "on the LRU list"),
+    glf(14, 'o', "GLF_OBJECT", "inode or rgrp attached"),
+    glf(15, 'b', "GLF_BLOCKING", "DLM request may block"),
+    fi('c', "GLF_INODE_CREATING", "inode creation in progress (5.9-5.10)"),
     fi('P', "GLF_PENDING_DELETE", "iopen: deletion pending"),
-    fi('x', "GLF_UNLOCKED", "waiting to be freed or unlocked"),
-    fi('n', "GLF_INSTANTIATE_NEEDED", "object must be read in"),
-    fi('N', "GLF_INSTANTIATE_IN_PROG", "object being read in"),
-    fi(
-        'e',
-        "GLF_TRY_TO_EVICT",
-        "iopen: try to evict the cached inode",
-    ),
-    fi(
-        'E',
-        "GLF_VERIFY_DELETE",
-        "iopen: verify whether the inode was deleted",
-    ),
-    fi('s', "GLF_DEFER_DELETE", "iopen: deletion deferred"),
-    fi('C', "GLF_CANCELING", "DLM cancel in progress"),
+    glf(16, 'x', "GLF_UNLOCKED", "waiting to be freed or unlocked").was(&["GLF_FREEING"]),
+    glf(2, 'n', "GLF_INSTANTIATE_NEEDED", "object must be read in"),
+    glf(12, 'N', "GLF_INSTANTIATE_IN_PROG", "object being read in"),
+    glf(17, 'e', "GLF_TRY_TO_EVICT", "iopen: try to evict the cached inode"),
+    glf(18, 'E', "GLF_VERIFY_DELETE", "iopen: verify whether the inode was deleted")
+        .was(&["GLF_VERIFY_EVICT"]),
+    glf(20, 's', "GLF_DEFER_DELETE", "iopen: deletion deferred"),
+    glf(21, 'C', "GLF_CANCELING", "DLM cancel in progress"),
 ];
 
+/// The bit of the glock flag named `name` (`GLF_LOCK`), by any name it has had.
+pub fn glf_bit(name: &str) -> Option<u32> {
+    GLOCK_FLAGS
+        .iter()
+        .find(|f| f.name == name || f.former_names.contains(&name))
+        .and_then(|f| f.bit)
+}
+
+/// The letter every kernel's trace events give glock flag bit `bit`; None for a bit not
+/// known, or with letters that changed (GLF_INITIAL).
+pub fn glf_letter(bit: u32) -> Option<char> {
+    let mut flags = GLOCK_FLAGS.iter().filter(|f| f.bit == Some(bit));
+    match (flags.next(), flags.next()) {
+        (Some(f), None) => Some(f.letter),
+        _ => None,
+    }
+}
+
 /// Holder flag letters in the order kernels print them.
+#[rustfmt::skip]
 pub const HOLDER_FLAGS: &[FlagInfo] = &[
     fi('t', "LM_FLAG_TRY", "try lock"),
     fi('T', "LM_FLAG_TRY_1CB", "try lock, one callback"),
     fi('e', "LM_FLAG_NOEXP", "taken during journal recovery"),
     fi('A', "LM_FLAG_ANY", "any compatible mode"),
     fi('p', "LM_FLAG_PRIORITY", "queued at the head (before 6.6)"),
-    fi(
-        'n',
-        "LM_FLAG_NODE_SCOPE",
-        "shares an EX glock within the node",
-    ),
+    fi('n', "LM_FLAG_NODE_SCOPE", "shares an EX glock within the node"),
     fi('a', "GL_ASYNC", "asynchronous request"),
     fi('E', "GL_EXACT", "exact mode required"),
     fi('c', "GL_NOCACHE", "demote on unlock"),
@@ -303,5 +326,23 @@ mod tests {
         assert!(GlockFlags::parse(b"").unwrap().0.is_empty());
         assert!(GlockFlags::parse(b"a\x01").is_none());
         assert!(GlockFlags::parse("é".as_bytes()).is_none());
+    }
+
+    /// Every flag the kernel has has its bit, each bit one flag (GLF_INITIAL's two letters
+    /// aside), and renamed flags are found by their former names.
+    #[test]
+    fn bits_are_one_flag_each() {
+        for bit in 1..=21 {
+            let letter = glf_letter(bit);
+            assert_eq!(letter.is_none(), bit == 10, "bit {bit}");
+        }
+        assert_eq!(glf_letter(0), None);
+        assert_eq!(glf_letter(22), None);
+        assert_eq!(glf_bit("GLF_HAVE_REPLY"), Some(9));
+        assert_eq!(glf_bit("GLF_REPLY_PENDING"), Some(9));
+        assert_eq!(glf_bit("GLF_INITIAL"), Some(10));
+        assert_eq!(glf_bit("GLF_VERIFY_EVICT"), glf_bit("GLF_VERIFY_DELETE"));
+        assert_eq!(glf_bit("GLF_QUEUED"), None);
+        assert_eq!(glf_bit("GLF_MAY_CANCEL"), None);
     }
 }

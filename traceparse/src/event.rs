@@ -5,6 +5,7 @@
 use std::fmt;
 
 use glockparse::cursor::Cursor;
+use glockparse::flags::glf_letter;
 use glockparse::{GlockFlags, GlockId};
 
 pub use glockparse::{DlmMode, LkStats};
@@ -17,41 +18,6 @@ pub struct TraceFlags {
     pub letters: GlockFlags,
     /// Bits printed as a hex tail (not in that kernel's letter table).
     pub unknown_bits: u64,
-}
-
-/// The glock flags (fs/gfs2/incore.h; docs/kernel-formats.md 1.8): each bit, the letter
-/// every kernel's trace table gives it, and the names it has had. The numbers are explicit
-/// in the enum and have not changed; renamed flags kept their bit. GLF_INITIAL (bit 10) has
-/// no one letter: its letter and meaning changed in 6.11 (`I`, then `a`).
-pub const GLF: [(u32, Option<u8>, &[&str]); 21] = [
-    (1, Some(b'l'), &["GLF_LOCK"]),
-    (2, Some(b'n'), &["GLF_INSTANTIATE_NEEDED"]),
-    (3, Some(b'D'), &["GLF_DEMOTE"]),
-    (4, Some(b'd'), &["GLF_PENDING_DEMOTE"]),
-    (5, Some(b'p'), &["GLF_DEMOTE_IN_PROGRESS"]),
-    (6, Some(b'y'), &["GLF_DIRTY"]),
-    (7, Some(b'f'), &["GLF_LFLUSH"]),
-    (8, Some(b'i'), &["GLF_INVALIDATE_IN_PROGRESS"]),
-    (9, Some(b'r'), &["GLF_REPLY_PENDING", "GLF_HAVE_REPLY"]),
-    (10, None, &["GLF_INITIAL"]),
-    (11, Some(b'F'), &["GLF_FROZEN", "GLF_HAVE_FROZEN_REPLY"]),
-    (12, Some(b'N'), &["GLF_INSTANTIATE_IN_PROG"]),
-    (13, Some(b'L'), &["GLF_LRU"]),
-    (14, Some(b'o'), &["GLF_OBJECT"]),
-    (15, Some(b'b'), &["GLF_BLOCKING"]),
-    (16, Some(b'x'), &["GLF_FREEING", "GLF_UNLOCKED"]),
-    (17, Some(b'e'), &["GLF_TRY_TO_EVICT"]),
-    (18, Some(b'E'), &["GLF_VERIFY_DELETE", "GLF_VERIFY_EVICT"]),
-    (19, Some(b'R'), &["GLF_PENDING_REPLY"]),
-    (20, Some(b's'), &["GLF_DEFER_DELETE"]),
-    (21, Some(b'C'), &["GLF_CANCELING"]),
-];
-
-/// The bit of the glock flag named `name` (`GLF_LOCK`), any of its names.
-pub fn glf_bit(name: &str) -> Option<u32> {
-    GLF.iter()
-        .find(|(_, _, names)| names.contains(&name))
-        .map(|(bit, _, _)| *bit)
 }
 
 impl TraceFlags {
@@ -80,13 +46,13 @@ impl TraceFlags {
 }
 
 impl TraceFlags {
-    /// The flags of a raw GLF_* bit mask: the letters every kernel gives ([`GLF`]), the
-    /// other bits kept.
+    /// The flags of a raw GLF_* bit mask: the letters every kernel gives
+    /// ([`glockparse::flags::glf_letter`]), the other bits kept.
     fn of_bits(mut bits: u64) -> TraceFlags {
         let mut letters = Vec::new();
-        for (bit, letter, _) in GLF {
-            if let Some(letter) = letter.filter(|_| bits & (1 << bit) != 0) {
-                letters.push(letter);
+        for bit in 0..64 {
+            if let Some(letter) = glf_letter(bit).filter(|_| bits & (1 << bit) != 0) {
+                letters.push(letter as u8);
                 bits &= !(1 << bit);
             }
         }
@@ -930,8 +896,6 @@ mod tests {
         assert_eq!(printed.lettered().to_string(), "lobn");
         let odd = TraceFlags::parse(b"l0x400400").unwrap();
         assert_eq!(odd.lettered(), odd);
-        assert_eq!(glf_bit("GLF_HAVE_REPLY"), glf_bit("GLF_REPLY_PENDING"));
-        assert_eq!(glf_bit("GLF_MAY_CANCEL"), None);
     }
 
     /// trace-cmd report's hex flags read as the kernel's letters (6.12's `lDpo` is 0x402a).

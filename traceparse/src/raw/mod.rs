@@ -19,14 +19,14 @@ pub use page::{Page, PageLayout, Record};
 pub use print::{Printer, Unsupported};
 
 /// The names gfs2's trace formats leave unresolved (no `TRACE_DEFINE_ENUM`), as values:
-/// `GLF_*` as its bit ([`crate::event::GLF`]; the formats shift it themselves), and
+/// `GLF_*` as its bit ([`glockparse::flags::glf_bit`]; the formats shift it themselves), and
 /// `WB_SYNC_*` (include/linux/writeback.h). A name not known is `None`, and such a format
 /// is not printed from raw records.
 pub fn gfs2_symbols(name: &str) -> Option<u64> {
     match name {
         "WB_SYNC_NONE" => Some(0),
         "WB_SYNC_ALL" => Some(1),
-        _ => crate::event::glf_bit(name).map(u64::from),
+        _ => glockparse::flags::glf_bit(name).map(u64::from),
     }
 }
 
