@@ -294,44 +294,25 @@ pub(crate) const DLM_LATENCY: [Column<DlmLatency>; 10] = [
 ];
 
 /// Hand-offs per glock and node pair (p50 of each hop), and `glk report`'s table of them.
+#[rustfmt::skip]
 pub(crate) const HANDOFFS: [Column<HandoffSummary>; 12] = [
-    Column::left("GLOCK", "glock", 12, |h: &HandoffSummary| {
-        Cell::text(&h.glock)
-    }),
+    Column::left("GLOCK", "glock", 12, |h| Cell::text(&h.glock)),
     Column::left("NODES", "", 10, |h: &HandoffSummary| {
         Cell::text(format!("{}>{}", h.holder_node, h.requester_node))
     })
     .only(Show::Text),
-    Column::left("", "holder", 0, |h: &HandoffSummary| {
-        Cell::text(&h.holder_node)
-    })
-    .only(Show::Html),
-    Column::left("", "requester", 0, |h: &HandoffSummary| {
-        Cell::text(&h.requester_node)
-    })
-    .only(Show::Html),
-    Column::right("COUNT", "count", 5, |h: &HandoffSummary| Cell::num(h.count)),
-    Column::right("QUEUE", "queue", 9, |h: &HandoffSummary| {
-        Cell::dur(h.queue.p50_ns)
-    }),
-    Column::right("REQ>BAST", "request > bast", 9, |h: &HandoffSummary| {
-        Cell::dur(h.request_to_bast.p50_ns)
-    }),
-    Column::right("HOLD", "holder wait", 9, |h: &HandoffSummary| {
-        Cell::dur(h.holder_wait.p50_ns)
-    }),
-    Column::right("WORK", "demote work", 9, |h: &HandoffSummary| {
-        Cell::dur(h.holder_work.p50_ns)
-    }),
-    Column::right("REL>GRANT", "release > grant", 9, |h: &HandoffSummary| {
-        Cell::dur(h.release_to_grant.p50_ns)
-    }),
-    Column::right("PROMOTE", "grant > promote", 9, |h: &HandoffSummary| {
-        Cell::dur(h.grant_to_promote.p50_ns)
-    }),
-    Column::right("TOTAL", "total", 9, |h: &HandoffSummary| {
-        Cell::dur(h.total.p50_ns)
-    }),
+    Column::left("", "holder", 0, |h: &HandoffSummary| Cell::text(&h.holder_node))
+        .only(Show::Html),
+    Column::left("", "requester", 0, |h: &HandoffSummary| Cell::text(&h.requester_node))
+        .only(Show::Html),
+    Column::right("COUNT", "count", 5, |h| Cell::num(h.count)),
+    Column::right("QUEUE", "queue", 9, |h| Cell::dur(h.queue.p50_ns)),
+    Column::right("REQ>BAST", "request > bast", 9, |h| Cell::dur(h.request_to_bast.p50_ns)),
+    Column::right("HOLD", "holder wait", 9, |h| Cell::dur(h.holder_wait.p50_ns)),
+    Column::right("WORK", "demote work", 9, |h| Cell::dur(h.holder_work.p50_ns)),
+    Column::right("REL>GRANT", "release > grant", 9, |h| Cell::dur(h.release_to_grant.p50_ns)),
+    Column::right("PROMOTE", "grant > promote", 9, |h| Cell::dur(h.grant_to_promote.p50_ns)),
+    Column::right("TOTAL", "total", 9, |h| Cell::dur(h.total.p50_ns)),
 ];
 
 fn text(out: &mut impl Write, r: &Report, paint: clikit::Paint) -> io::Result<()> {
