@@ -5,7 +5,7 @@
 use std::fmt;
 
 use glockparse::cursor::Cursor;
-use glockparse::flags::glf_letter;
+use glockparse::flags::{glf_letter, GLOCK_FLAGS};
 use glockparse::{GlockFlags, GlockId};
 
 pub use glockparse::{DlmMode, LkStats};
@@ -50,8 +50,10 @@ impl TraceFlags {
     /// ([`glockparse::flags::glf_letter`]), the other bits kept.
     fn of_bits(mut bits: u64) -> TraceFlags {
         let mut letters = Vec::new();
-        for bit in 0..64 {
-            if let Some(letter) = glf_letter(bit).filter(|_| bits & (1 << bit) != 0) {
+        let given = bits;
+        let set = GLOCK_FLAGS.iter().filter_map(|f| f.bit);
+        for bit in set.filter(|b| given & (1 << b) != 0) {
+            if let Some(letter) = glf_letter(bit) {
                 letters.push(letter as u8);
                 bits &= !(1 << bit);
             }
