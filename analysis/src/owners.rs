@@ -200,16 +200,11 @@ impl<'a> Resolver<'a> {
     /// The glocks whose files process `pid` has open on `node` at snapshot `snap`, by
     /// glockfd, each with the line that says so.
     pub fn open_files(&self, node: &str, snap: u32, pid: i64) -> Vec<(GlockId, String)> {
-        let lines = self
+        let fds = self
             .fds_by_pid
             .get(node)
             .and_then(|m| m.get(&snap)?.get(&pid));
-        let cite = |line| self.cite(node, snap, FileKind::Glockfd, line);
-        lines
-            .into_iter()
-            .flatten()
-            .map(|&(glock, line)| (glock, cite(line)))
-            .collect()
+        self.cite_fds(node, snap, fds.into_iter().flatten().copied())
     }
 
     /// Every node's `dlm_tool plocks` dumps: (dumping node, snapshot, its POSIX locks).
@@ -343,15 +338,22 @@ impl<'a> Resolver<'a> {
     /// The processes that have `glock`'s file open on `node` at `snap` (glockfd), each
     /// once, in pid order, with the first line that says so.
     fn openers(&self, node: &str, snap: u32, glock: GlockId) -> BTreeMap<i64, String> {
-        let lines = self
+        let fds = self
             .fds_by_glock
             .get(node)
             .and_then(|m| m.get(&snap)?.get(&glock));
-        let cite = |line| self.cite(node, snap, FileKind::Glockfd, line);
-        lines
-            .into_iter()
-            .flatten()
-            .map(|(&pid, &line)| (pid, cite(line)))
+        let fds = fds.into_iter().flatten().map(|(&pid, &line)| (pid, line));
+        self.cite_fds(node, snap, fds)
+    }
+
+    /// `(key, line)` pairs of `node`'s glockfd at `snap`, each line cited.
+    fn cite_fds<K, C: FromIterator<(K, String)>>(
+        &self,
+        node: &str,
+        snap: u32,
+        fds: impl Iterator<Item = (K, u64)>,
+    ) -> C {
+        fds.map(|(key, line)| (key, self.cite(node, snap, FileKind::Glockfd, line)))
             .collect()
     }
 
