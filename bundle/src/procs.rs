@@ -159,6 +159,25 @@ pub fn write(w: &mut impl Write, tasks: &[Task]) -> io::Result<()> {
     Ok(())
 }
 
+/// A number field of a task line, named `what` in the error.
+fn number(field: &str, what: &str) -> Result<i64, String> {
+    field.parse().map_err(|_| {
+        format!(
+            "bad {what} {}",
+            glockparse::quote::quote(field.as_bytes(), 30)
+        )
+    })
+}
+
+/// A task's state: one letter (`S`, `D`, ...).
+fn state_letter(field: &str) -> Result<char, String> {
+    let mut state = field.chars();
+    match (state.next(), state.next()) {
+        (Some(st), None) => Ok(st),
+        _ => Err("the state is not one letter".into()),
+    }
+}
+
 fn task_line(line: &[u8]) -> Result<Task, String> {
     let text = std::str::from_utf8(line).map_err(|_| "not UTF-8".to_string())?;
     let f: Vec<&str> = text.splitn(8, '\t').collect();
@@ -168,18 +187,8 @@ fn task_line(line: &[u8]) -> Result<Task, String> {
             f.len()
         ));
     }
-    let num = |i: usize, what: &str| {
-        f[i].parse::<i64>().map_err(|_| {
-            format!(
-                "bad {what} {}",
-                glockparse::quote::quote(f[i].as_bytes(), 30)
-            )
-        })
-    };
-    let mut state = f[5].chars();
-    let (Some(st), None) = (state.next(), state.next()) else {
-        return Err("the state is not one letter".into());
-    };
+    let num = |i: usize, what: &str| number(f[i], what);
+    let st = state_letter(f[5])?;
     Ok(Task {
         tid: num(0, "tid")?,
         tgid: num(1, "tgid")?,
@@ -204,18 +213,8 @@ fn ps_line(line: &[u8]) -> Result<Task, String> {
     if f.len() < 20 {
         return Err(format!("expected 20 or more columns, found {}", f.len()));
     }
-    let num = |i: usize, what: &str| {
-        f[i].parse::<i64>().map_err(|_| {
-            format!(
-                "bad {what} {}",
-                glockparse::quote::quote(f[i].as_bytes(), 30)
-            )
-        })
-    };
-    let mut state = f[1].chars();
-    let (Some(st), None) = (state.next(), state.next()) else {
-        return Err("the state is not one letter".into());
-    };
+    let num = |i: usize, what: &str| number(f[i], what);
+    let st = state_letter(f[1])?;
     let cmd = f[19];
     let comm = match cmd.strip_prefix('[').and_then(|c| c.strip_suffix(']')) {
         Some(kthread) => kthread.to_string(),
