@@ -541,6 +541,7 @@ mod tests {
         assert_eq!(c.get_program(), "/usr/bin/glk");
     }
 
+    /// Each failure (exit status, what the remote side wrote) and what the message says.
     #[test]
     fn failures_say_what_to_do() {
         let st = |c: i32| Some(ExitStatus::from_raw(c << 8));
@@ -552,33 +553,23 @@ mod tests {
             "x",
         );
         assert_eq!(e, "ssh: connect to host n2 port 22: Connection refused");
-        let e = explain(
-            st(255),
-            "root@n2: Permission denied (publickey).\n",
-            "0.1.0",
-            false,
-            "x",
-        );
-        assert!(e.contains("BatchMode"), "{e}");
-        let e = explain(
-            st(127),
-            "bash: line 1: glk: command not found\n",
-            "0.1.0",
-            false,
-            "x",
-        );
-        assert!(e.contains("install glk 0.1.0"), "{e}");
-        let e = explain(
-            st(2),
-            "error: unrecognized subcommand 'agent'\n",
-            "0.1.0",
-            false,
-            "x",
-        );
-        assert!(e.contains("no agent"), "{e}");
-        let e = explain(st(1), "sudo: a password is required\n", "0.1.0", false, "x");
-        assert!(e.contains("NOPASSWD"), "{e}");
-        let e = explain(st(1), "glk agent: \x1b[31mboom\n", "0.1.0", false, "x");
-        assert!(e.contains("\\x1b[31mboom"), "{e}");
+        for (status, stderr, says) in [
+            (
+                255,
+                "root@n2: Permission denied (publickey).\n",
+                "BatchMode",
+            ),
+            (
+                127,
+                "bash: line 1: glk: command not found\n",
+                "install glk 0.1.0",
+            ),
+            (2, "error: unrecognized subcommand 'agent'\n", "no agent"),
+            (1, "sudo: a password is required\n", "NOPASSWD"),
+            (1, "glk agent: \x1b[31mboom\n", "\\x1b[31mboom"),
+        ] {
+            let e = explain(st(status), stderr, "0.1.0", false, "x");
+            assert!(e.contains(says), "{stderr:?}: {e}");
+        }
     }
 }
