@@ -374,11 +374,14 @@ fn every_source_gives_what_it_holds_of_a_deadlock_and_a_storm() {
         assert!(f.contains(&deadlock) && f.contains(&hot), "{f:?}");
     }
 
-    let lockcapture: Vec<_> = ["n1", "n2"]
-        .iter()
-        .map(|n| file_ending(&fixture.join(n), ".tar.bz2"))
-        .collect();
-    let f = findings(&lockcapture);
+    // Each node's file of a kind (gfs2_lockcapture's `.tar.bz2`, sos's `.tar.gz`).
+    let both = |fixture: &Path, suffix: &str| -> Vec<_> {
+        ["n1", "n2"]
+            .iter()
+            .map(|n| file_ending(&fixture.join(n), suffix))
+            .collect()
+    };
+    let f = findings(&both(&fixture, ".tar.bz2"));
     assert!(f.contains(&deadlock), "{f:?}");
     let mut stuck: Vec<i64> = f
         .into_iter()
@@ -388,19 +391,8 @@ fn every_source_gives_what_it_holds_of_a_deadlock_and_a_storm() {
     stuck.sort();
     assert_eq!(stuck, blocked);
     // sos's reports: DLM dumps and `ps` only; `ps` links each waiter to its ancestor.
-    let sos: Vec<_> = ["n1", "n2"]
-        .iter()
-        .map(|n| file_ending(&fixture.join(n), ".tar.gz"))
-        .collect();
-    let f = findings(&sos);
+    let f = findings(&both(&fixture, ".tar.gz"));
     assert!(f.contains(&deadlock), "{f:?}");
-    let plain: Vec<_> = ["n1", "n2"]
-        .iter()
-        .map(|n| {
-            let d = testdata::path("real/support-6.12").join(n);
-            file_ending(&d, ".tar.bz2")
-        })
-        .collect();
-    let f = findings(&plain);
+    let f = findings(&both(&testdata::path("real/support-6.12"), ".tar.bz2"));
     assert!(f.iter().all(|f| f.0 != "GLK-DEADLOCK"), "{f:?}");
 }
