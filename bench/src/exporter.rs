@@ -11,6 +11,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::measure;
+
 /// What a run is asked for.
 pub struct Load<'a> {
     /// The glk binary.
@@ -77,22 +79,6 @@ fn scrape(port: u16) -> (u16, usize) {
     (code, buf.len())
 }
 
-/// `(utime + stime) ticks, VmHWM KiB` of a process.
-fn usage(pid: u32) -> (u64, u64) {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    let after = stat.rsplit_once(')').map_or("", |(_, r)| r);
-    let f: Vec<&str> = after.split_whitespace().collect();
-    let ticks = f.get(11).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0)
-        + f.get(12).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
-    let hwm = std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .unwrap_or_default()
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.split_whitespace().next()?.parse().ok())
-        .unwrap_or(0);
-    (ticks, hwm)
-}
-
 /// The value of `name` (a sample line's start) in an exposition.
 fn sample(text: &str, name: &str) -> Option<f64> {
     text.lines()
@@ -114,13 +100,12 @@ pub fn run(l: &Load) -> std::io::Result<()> {
         l.secs,
         l.min_interval
     );
-    let (ticks0, _) = usage(pid);
+    let cpu0 = measure::cpu_seconds(pid).unwrap_or(0.0);
     let mut served = scrape_for(port, l.scrapers, l.secs);
-    let (ticks1, hwm) = usage(pid);
+    let cpu1 = measure::cpu_seconds(pid).unwrap_or(0.0);
+    let hwm = measure::peak_rss_kib(pid).unwrap_or(0);
     let (collections, collect_s) = own_metrics(port);
-    // SAFETY: sysconf has no preconditions.
-    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
-    let cpu = (ticks1 - ticks0) as f64 / hz;
+    let cpu = cpu1 - cpu0;
     let (lat, wall) = (&mut served.latencies, served.wall_s);
     lat.sort();
     let pct = |p: f64| {

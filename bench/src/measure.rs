@@ -1,4 +1,5 @@
-//! Timing child processes (best of several runs) and their peak RSS.
+//! Timing child processes (best of several runs), their peak RSS, and the CPU time and
+//! peak RSS of a running one.
 
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -45,6 +46,29 @@ pub fn run_once(cmd: &mut Command) -> std::io::Result<Run> {
         sys: tv(rusage.ru_stime),
         rss_kib: rusage.ru_maxrss as u64,
     })
+}
+
+/// The CPU time (user and system, every thread) running process `pid` has used so far,
+/// seconds, from `/proc/PID/stat`.
+pub fn cpu_seconds(pid: u32) -> Option<f64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // Fields after the command name, which is in parentheses: utime and stime are the
+    // 14th and 15th fields of the line, the 12th and 13th after it.
+    let rest = &stat[stat.rfind(')')? + 2..];
+    let f: Vec<&str> = rest.split(' ').collect();
+    let ticks: f64 = f.get(11)?.parse::<f64>().ok()? + f.get(12)?.parse::<f64>().ok()?;
+    // SAFETY: sysconf has no preconditions.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
+    Some(ticks / hz)
+}
+
+/// The peak RSS of running process `pid` so far, KiB (`VmHWM` of `/proc/PID/status`).
+pub fn peak_rss_kib(pid: u32) -> Option<u64> {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()?
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
 }
 
 /// `d` in milliseconds, for printing.

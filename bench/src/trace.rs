@@ -219,7 +219,7 @@ pub fn live(glk: &Path, live: &Live) -> std::io::Result<()> {
         Source::Marker => flood_markers(&inst, total, live.rate)?,
     };
     std::thread::sleep(Duration::from_millis(300));
-    let cpu = cpu_seconds(child.id());
+    let cpu = crate::measure::cpu_seconds(child.id());
     // SAFETY: signalling our own child.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let o = child.wait_with_output()?;
@@ -260,20 +260,6 @@ pub fn live(glk: &Path, live: &Live) -> std::io::Result<()> {
         );
     }
     Ok(())
-}
-
-/// The CPU time (user and system, every thread) process `pid` has used so far, from
-/// `/proc/PID/stat`.
-fn cpu_seconds(pid: u32) -> Option<f64> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // Fields after the command name, which is in parentheses: utime and stime are the
-    // 14th and 15th fields of the line, the 12th and 13th after it.
-    let rest = &stat[stat.rfind(')')? + 2..];
-    let f: Vec<&str> = rest.split(' ').collect();
-    let ticks: f64 = f.get(11)?.parse::<f64>().ok()? + f.get(12)?.parse::<f64>().ok()?;
-    // SAFETY: sysconf has no preconditions.
-    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
-    Some(ticks / hz)
 }
 
 /// Waits until glk's private instance (`glk-PID`) records with `event` (a path under
