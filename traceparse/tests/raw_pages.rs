@@ -9,16 +9,7 @@ use std::collections::HashMap;
 use std::io::Read;
 use std::path::Path;
 
-use traceparse::raw::{Comms, EventFormat, Lines, PageLayout, PageTally, Release};
-
-/// `saved_cmdlines` as saved beside the pages.
-struct Saved(HashMap<i32, Vec<u8>>);
-
-impl Comms for Saved {
-    fn comm(&mut self, pid: i32) -> Option<&[u8]> {
-        self.0.get(&pid).map(Vec::as_slice)
-    }
-}
+use traceparse::raw::{self, EventFormat, Lines, PageLayout, PageTally, Release};
 
 fn read(path: &Path) -> Vec<u8> {
     let mut v = Vec::new();
@@ -61,14 +52,10 @@ fn both(dir: &Path) -> (Vec<String>, Vec<String>, PageTally) {
     let text = |name: &str| String::from_utf8(read(&dir.join(name))).unwrap();
     let (lines, layout) = table(dir);
     let page = layout.page_size;
-    let saved = text("saved_cmdlines")
-        .lines()
-        .filter_map(|l| {
-            let (pid, comm) = l.split_once(' ')?;
-            Some((pid.parse().ok()?, comm.as_bytes().to_vec()))
-        })
+    // `saved_cmdlines` as saved beside the pages.
+    let mut comms: HashMap<i32, Vec<u8>> = raw::saved_cmdlines(text("saved_cmdlines").as_bytes())
+        .map(|(pid, comm)| (pid, comm.to_vec()))
         .collect();
-    let mut comms = Saved(saved);
     let mut cpus: Vec<(u32, Vec<u8>)> = std::fs::read_dir(dir)
         .unwrap()
         .flatten()
@@ -120,7 +107,7 @@ fn damaged_pages_never_panic() {
             lines.write_pages(
                 &[(0, &p[..cut])],
                 layout,
-                &mut Saved(HashMap::new()),
+                &mut HashMap::new(),
                 &mut out,
                 &mut tally,
             );

@@ -20,7 +20,7 @@ use std::io::{self, Read};
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 
-use super::{Comms, EventFormat, Lines, PageLayout, PageTally, Record, Release};
+use super::{EventFormat, Lines, PageLayout, PageTally, Record, Release};
 
 /// Why a trace.dat was not read.
 #[derive(Debug)]
@@ -458,15 +458,6 @@ fn event_formats(c: &mut Cur<'_>) -> Result<Vec<(String, String)>, DatError> {
     Ok(out)
 }
 
-/// The task names the file saved.
-struct Saved(HashMap<i32, Vec<u8>>);
-
-impl Comms for Saved {
-    fn comm(&mut self, pid: i32) -> Option<&[u8]> {
-        self.0.get(&pid).map(Vec::as_slice)
-    }
-}
-
 /// One CPU's pages, read one at a time (a compressed chunk at a time).
 struct CpuPages {
     cpu: u32,
@@ -558,7 +549,8 @@ pub struct DatLines {
     lines: Lines,
     layout: PageLayout,
     compression: Compression,
-    comms: Saved,
+    /// The task names the file saved.
+    comms: HashMap<i32, Vec<u8>>,
     cpus: Vec<CpuPages>,
     /// Each CPU's current page and its records.
     current: Vec<Option<LoadedPage>>,
@@ -603,11 +595,9 @@ impl DatLines {
                 Err(e) => return unsupported(e.0),
             }
         }
-        let comms = Saved(
-            super::saved_cmdlines(&parts.cmdlines)
-                .map(|(pid, comm)| (pid, comm.to_vec()))
-                .collect(),
-        );
+        let comms = super::saved_cmdlines(&parts.cmdlines)
+            .map(|(pid, comm)| (pid, comm.to_vec()))
+            .collect();
         let cpus = parts
             .cpus
             .iter()

@@ -123,6 +123,13 @@ pub trait Comms {
     fn comm(&mut self, pid: i32) -> Option<&[u8]>;
 }
 
+/// Task names held in a table: those a trace.dat saved, or any fixed set.
+impl Comms for std::collections::HashMap<i32, Vec<u8>> {
+    fn comm(&mut self, pid: i32) -> Option<&[u8]> {
+        self.get(&pid).map(Vec::as_slice)
+    }
+}
+
 /// The kernel release whose lines are written (major, minor): its irq-info columns
 /// (4 before 5.13, then 5 with the migrate-disable depth) and how it prints system calls.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
