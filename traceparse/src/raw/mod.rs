@@ -237,11 +237,6 @@ impl Lines {
         Ok(())
     }
 
-    /// Whether records of event `id` can be printed.
-    pub fn knows(&self, id: u16) -> bool {
-        matches!(self.by_id.get(usize::from(id)), Some(Some(_)))
-    }
-
     /// Writes `rec` of CPU `cpu` as `trace_pipe` prints it, with its newline.
     pub fn line(
         &self,
