@@ -98,8 +98,7 @@ mod tests {
 
     #[test]
     fn appears_only_on_commit() {
-        let dir = tempfile::tempdir().unwrap();
-        let p = dir.path().join("out.json");
+        let (dir, p) = testdata::scratch_file("out.json");
         let mut f = AtomicFile::create(&p).unwrap();
         f.write_all(b"{}").unwrap();
         assert!(!p.exists());

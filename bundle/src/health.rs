@@ -232,8 +232,7 @@ mod tests {
 
     #[test]
     fn kernel_log_lines() {
-        let dir = tempfile::tempdir().unwrap();
-        let p = dir.path().join("kernel.log");
+        let (_dir, p) = testdata::scratch_file("kernel.log");
         std::fs::write(
             &p,
             "<6>[   12.500000] dlm: gfs: dlm_recover 1\n\

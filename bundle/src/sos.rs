@@ -183,8 +183,7 @@ mod tests {
 
     #[test]
     fn names_from_the_report_or_its_directory() {
-        let d = tempfile::tempdir().unwrap();
-        let r = d.path().join("sosreport-node-a-lab-2026-11-25-gtgzarz");
+        let (d, r) = testdata::scratch_file("sosreport-node-a-lab-2026-11-25-gtgzarz");
         std::fs::create_dir_all(r.join("sos_commands/dlm")).unwrap();
         std::fs::create_dir_all(r.join("sos_logs")).unwrap();
         assert!(is_report(&r));

@@ -183,8 +183,7 @@ mod tests {
 
     #[test]
     fn inodes_are_found_by_walking_the_mount() {
-        let d = tempfile::tempdir().unwrap();
-        let deep = d.path().join("a/b/c");
+        let (d, deep) = testdata::scratch_file("a/b/c");
         std::fs::create_dir_all(&deep).unwrap();
         for i in 0..50 {
             std::fs::write(d.path().join(format!("a/f{i}")), "x").unwrap();

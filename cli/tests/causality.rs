@@ -510,8 +510,7 @@ fn assert_slices_nest(events: &[serde_json::Value]) -> usize {
 #[test]
 fn every_timeline_nests_its_slices() {
     for fx in ["real/handoff-6.12", "real/handoff-6.1", "real/dlmev612"] {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("timeline.json");
+        let (_dir, path) = testdata::scratch_file("timeline.json");
         analyze(fx, &["--timeline", path.to_str().unwrap()]);
         let t: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
         let slices = assert_slices_nest(t["traceEvents"].as_array().unwrap());
@@ -521,8 +520,7 @@ fn every_timeline_nests_its_slices() {
 
 #[test]
 fn the_timeline_binds_every_arrow_to_a_slice() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("timeline.json");
+    let (_dir, path) = testdata::scratch_file("timeline.json");
     let v = analyze("real/handoff-6.12", &["--timeline", path.to_str().unwrap()]);
     let t: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
     let events = t["traceEvents"].as_array().unwrap();

@@ -24,8 +24,7 @@ struct Tree {
 
 impl Tree {
     fn new(quorate: &str) -> Tree {
-        let dir = tempfile::tempdir().unwrap();
-        let fs = dir.path().join("debugfs/gfs2/lab:gfs");
+        let (dir, fs) = testdata::scratch_file("debugfs/gfs2/lab:gfs");
         std::fs::create_dir_all(&fs).unwrap();
         std::fs::create_dir_all(dir.path().join("debugfs/dlm")).unwrap();
         for k in ["glocks", "glstats", "sbstats", "glockfd"] {

@@ -229,8 +229,7 @@ fn growing_types_are_counts_that_only_grow_over_three_snapshots() {
     }
     // No real capture grew: one that does, made of a real glocks file written once, twice
     // and three times over (every type's count grows 1x, 2x, 3x).
-    let scratch = tempfile::tempdir().unwrap();
-    let node = scratch.path().join("n1");
+    let (scratch, node) = testdata::scratch_file("n1");
     std::fs::create_dir(&node).unwrap();
     let text = common::fixture_text("real/dlm2-6.1/n1/glocks.0");
     for i in 0..3 {

@@ -227,8 +227,7 @@ fn without_the_engine(capture: &Path, fixture: &Path) {
             String::from_utf8_lossy(&o.stderr)
         );
     }
-    let scratch = tempfile::tempdir().unwrap();
-    let html = scratch.path().join("report.html");
+    let (scratch, html) = testdata::scratch_file("report.html");
     let report = glk_installed(&[
         "report",
         capture.to_str().unwrap(),

@@ -227,8 +227,7 @@ fn tables_sort_in_the_browser() {
     let Some(chrome) = chromium("tables_sort_in_the_browser") else {
         return;
     };
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("r.html");
+    let (_dir, path) = testdata::scratch_file("r.html");
     report("real/dlmev612", &path);
     // Sort the contended table by remote demotes (column 2), ascending then descending.
     let column = |dom: &str| -> Vec<u64> {

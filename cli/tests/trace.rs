@@ -593,8 +593,7 @@ fn ftrace_print_is_always_recorded() {
     let Some(_tracing) = common::live_tracing("ftrace_print_is_always_recorded") else {
         return;
     };
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("print.txt");
+    let (_dir, out) = testdata::scratch_file("print.txt");
     let name = format!("glk-clitest-print-{}", std::process::id());
     let mut child = glk()
         .args([

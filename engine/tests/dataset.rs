@@ -38,8 +38,7 @@ fn g_lines(node: &Path) -> u64 {
 
 #[test]
 fn captures_of_two_clusters_form_one_dataset() {
-    let scratch = tempfile::tempdir().unwrap();
-    let dir = scratch.path().join("fleet");
+    let (_scratch, dir) = testdata::scratch_file("fleet");
     let dlm2 = testdata::path("real/dlm2-6.1");
     let family = testdata::path("real/deadlock-family-6.12/capture");
     let late = testdata::path("real/deadlock-family-6.12/late");

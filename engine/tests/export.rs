@@ -29,8 +29,7 @@ fn notebook_example_reads_the_export() {
             "no Python with pyarrow, duckdb, pandas and polars (scripts/test.sh sets one up)",
         );
     };
-    let scratch = tempfile::tempdir().unwrap();
-    let dir = scratch.path().join("export");
+    let (_scratch, dir) = testdata::scratch_file("export");
     let capture = testdata::path("real/dlm2-6.1");
     let o = Command::new(env!("CARGO_BIN_EXE_glk-engine"))
         .args([

@@ -40,8 +40,7 @@ fn recurring(scratch: &Path) -> PathBuf {
 }
 
 fn fleet() -> Fleet {
-    let scratch = tempfile::tempdir().unwrap();
-    let dir = scratch.path().join("fleet");
+    let (scratch, dir) = testdata::scratch_file("fleet");
     let captures = vec![
         ("a", testdata::path("real/handoff-6.12")),
         ("a", recurring(scratch.path())),

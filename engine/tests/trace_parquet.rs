@@ -14,8 +14,7 @@ fn parquet_of(test: &str, rel: &str) -> Option<(tempfile::TempDir, PathBuf, Stri
         );
         return None;
     };
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("events.parquet");
+    let (dir, out) = testdata::scratch_file("events.parquet");
     let o = Command::new(glk_bin)
         .env("GLK_ENGINE", env!("CARGO_BIN_EXE_glk-engine"))
         .args([

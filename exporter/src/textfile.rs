@@ -35,8 +35,7 @@ mod tests {
 
     #[test]
     fn written_whole_and_readable() {
-        let d = tempfile::tempdir().unwrap();
-        let p = d.path().join("glk.prom");
+        let (d, p) = testdata::scratch_file("glk.prom");
         let mut f = Family::new("gfs2_x", Kind::Gauge, "x");
         f.add(&[], 1.0);
         write(&p, &[f.clone()]).unwrap();

@@ -65,8 +65,7 @@ fn frames_from_the_dlm_capture() {
 fn export_is_hive_partitioned_and_reads_back() {
     let caps = frames::discover(&[testdata::path("real/dlm2-6.1")]).unwrap();
     let f = frames::load(&caps).unwrap();
-    let scratch = tempfile::tempdir().unwrap();
-    let dir = scratch.path().join("export");
+    let (_scratch, dir) = testdata::scratch_file("export");
     let written = frames::export::export(&f, &dir).unwrap();
     // Seven frames, each split by the two nodes.
     assert_eq!(written.len(), 14);

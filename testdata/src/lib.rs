@@ -125,6 +125,14 @@ pub fn trace_glock(line: &str) -> &str {
     after.split(' ').next().unwrap_or(after)
 }
 
+/// A fresh scratch directory and the path of `name` in it, nothing made there yet. The
+/// directory is removed when the first value drops: keep it as long as the path is used.
+pub fn scratch_file(name: &str) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().expect("a scratch directory");
+    let path = dir.path().join(name);
+    (dir, path)
+}
+
 /// Makes a FIFO at `path`, in place of the file there if any: how tests stand in for a
 /// debugfs file (size 0, read as it is written, or never).
 pub fn fifo_at(path: &Path) {

@@ -251,8 +251,7 @@ mod tests {
 
     #[test]
     fn every_line_once_with_its_number() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("t");
+        let (_dir, path) = testdata::scratch_file("t");
         let mut text = String::new();
         let mut i = 0u64;
         // Lines of many lengths, some far longer than a chunk, and a final line without
@@ -281,8 +280,7 @@ mod tests {
 
     #[test]
     fn endless_lines_and_small_files_go_back_to_sequential() {
-        let dir = tempfile::tempdir().unwrap();
-        let long = dir.path().join("long");
+        let (dir, long) = testdata::scratch_file("long");
         let mut text = "a\n".repeat(10);
         text.push_str(&"y".repeat(MIN_SPLIT_BYTES as usize));
         std::fs::write(&long, &text).unwrap();

@@ -123,8 +123,7 @@ fn versions_6_and_7_uncompressed_read_alike() {
 #[test]
 fn damaged_trace_dats_never_panic() {
     let dat = std::fs::read(testdata::path("real/trace-dat-6.12/n1/trace.dat")).unwrap();
-    let scratch = tempfile::tempdir().unwrap();
-    let path = scratch.path().join("trace.dat");
+    let (_scratch, path) = testdata::scratch_file("trace.dat");
     let mut rng = testdata::Xorshift::new(0x2545_f491_4f6c_dd1d);
     for round in 0..60 {
         let mut bytes = dat.clone();
@@ -187,8 +186,7 @@ fn two_cpus_merged_as_trace_cmd_merges_them() {
 fn a_damaged_page_is_said_at_the_end() {
     let test = "a_damaged_page_is_said_at_the_end";
     let dat = testdata::path("real/trace-dat-6.12/n2/trace.dat");
-    let scratch = tempfile::tempdir().unwrap();
-    let v6 = scratch.path().join("v6.dat");
+    let (_scratch, v6) = testdata::scratch_file("v6.dat");
     match std::process::Command::new("trace-cmd")
         .args([
             "convert",

@@ -428,8 +428,7 @@ mod tests {
 
     #[test]
     fn saved_names() {
-        let dir = tempfile::tempdir().unwrap();
-        let p = dir.path().join("saved_cmdlines");
+        let (dir, p) = testdata::scratch_file("saved_cmdlines");
         std::fs::write(&p, "12 bash\n7 kworker/0:1\n30 stale\nbad\n").unwrap();
         let proc = dir.path().join("proc");
         std::fs::create_dir_all(proc.join("30")).unwrap();

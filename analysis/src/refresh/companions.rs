@@ -611,8 +611,7 @@ mod tests {
     /// FIFO stands in for the debugfs file (size 0, read once).
     #[test]
     fn a_glockfd_that_fills_a_page_is_a_problem() {
-        let scratch = tempfile::tempdir().unwrap();
-        let fifo = scratch.path().join("glockfd");
+        let (_scratch, fifo) = testdata::scratch_file("glockfd");
         testdata::fifo_at(&fifo);
         let lines = testdata::glockfd_lines(4096);
         let (path, text) = (fifo.clone(), lines.clone());
@@ -675,8 +674,7 @@ mod tests {
         assert_eq!((others[0].owner, others[0].pid), (Some(2), 860));
         assert!(others[0].status.is_waiting());
         // Node 1 of another filesystem (another capture directory) is not asked.
-        let other = tempfile::tempdir().unwrap();
-        let n1 = other.path().join("elsewhere").join("n1");
+        let (_other, n1) = testdata::scratch_file("elsewhere/n1");
         std::fs::create_dir_all(&n1).unwrap();
         for f in ["glocks.4", "dlm_locks.4", "nodeid"] {
             let from = testdata::path("real/dlm2-6.1/n1").join(f);
@@ -713,8 +711,7 @@ mod tests {
 
     #[test]
     fn glstats_counts_become_rates_between_refreshes() {
-        let dir = tempfile::tempdir().unwrap();
-        let g = dir.path().join("glocks");
+        let (dir, g) = testdata::scratch_file("glocks");
         std::fs::write(&g, "").unwrap();
         let st = dir.path().join("glstats");
         let line = |d: u64, q: u64| {
