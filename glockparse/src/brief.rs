@@ -658,7 +658,7 @@ fn glock_line_window(w: &[u8; 64], c: &Classes, head: usize) -> Option<(GlockTai
     if at[0] != 8 || at[1] != head {
         return None;
     }
-    let flags = GlockFlags(letters_between(&w[at[1] + 3..at[2]])?);
+    let flags = GlockFlags::new(letters_between(&w[at[1] + 3..at[2]])?);
     if at[3] != at[2] + 5 {
         return None;
     }
@@ -732,7 +732,7 @@ fn inode_line_window(w: &[u8; 64], c: &Classes, head: usize) -> Option<usize> {
 #[inline]
 fn glock_tail(s: &[u8], i: &mut usize) -> Option<GlockTail> {
     lit(s, i, b" f:")?;
-    let flags = GlockFlags(letters(s, i)?);
+    let flags = GlockFlags::new(letters(s, i)?);
     lit(s, i, b" t:")?;
     state(s, i)?;
     lit(s, i, b" d:")?;

@@ -6,6 +6,7 @@
 //! inverted flag ("no DLM lock yet"). Unknown letters are kept and shown as such.
 
 use std::fmt;
+use std::marker::PhantomData;
 
 /// One entry of a flag table: the letter, the kernel's flag name and a plain meaning; for
 /// glock flags, the flag's bit and the names it had before.
@@ -218,19 +219,74 @@ impl Decoded {
     }
 }
 
-/// The flags of a `G:` line.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub struct GlockFlags(pub LetterSet);
+/// The table a kind of flags is read with: what makes [`GlockFlags`] and [`HolderFlags`]
+/// two types over one [`Flags`].
+pub trait FlagTable {
+    /// The letters this kind of flags can have.
+    const TABLE: &'static [FlagInfo];
+}
 
-impl GlockFlags {
-    /// Parses the flags field of a `G:` line.
-    pub fn parse(s: &[u8]) -> Option<GlockFlags> {
-        LetterSet::parse(s).map(GlockFlags)
+/// The flags of a `G:` line ([`GLOCK_FLAGS`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct OfGlock;
+
+impl FlagTable for OfGlock {
+    const TABLE: &'static [FlagInfo] = GLOCK_FLAGS;
+}
+
+/// The flags of an `H:` line ([`HOLDER_FLAGS`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct OfHolder;
+
+impl FlagTable for OfHolder {
+    const TABLE: &'static [FlagInfo] = HOLDER_FLAGS;
+}
+
+/// A flags field: its letters, decoded with the table of `T`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct Flags<T> {
+    /// The letters.
+    pub letters: LetterSet,
+    table: PhantomData<T>,
+}
+
+/// The flags of a `G:` line.
+pub type GlockFlags = Flags<OfGlock>;
+
+/// The flags of an `H:` line.
+pub type HolderFlags = Flags<OfHolder>;
+
+impl<T: FlagTable> Flags<T> {
+    /// The flags with these letters.
+    pub fn new(letters: LetterSet) -> Flags<T> {
+        Flags {
+            letters,
+            table: PhantomData,
+        }
+    }
+    /// Parses a flags field (`f:` of a `G:` or `H:` line).
+    pub fn parse(s: &[u8]) -> Option<Flags<T>> {
+        LetterSet::parse(s).map(Flags::new)
     }
     /// Whether the flag `letter` is set.
     pub fn contains(self, letter: char) -> bool {
-        self.0.contains(letter)
+        self.letters.contains(letter)
     }
+    /// Whether no flag is set.
+    pub fn is_empty(self) -> bool {
+        self.letters.is_empty()
+    }
+    /// Each flag, decoded.
+    pub fn decode(self) -> Vec<Decoded> {
+        self.letters.decode_in(T::TABLE)
+    }
+    /// Each flag as a short phrase, for "flags as words" output.
+    pub fn words(self) -> Vec<String> {
+        self.decode().into_iter().map(Decoded::meaning).collect()
+    }
+}
+
+impl GlockFlags {
     /// Demote requested, pending or in progress (`D`, `d`, `p`).
     pub fn demote_activity(self) -> bool {
         self.contains('D') || self.contains('d') || self.contains('p')
@@ -239,48 +295,11 @@ impl GlockFlags {
     pub fn locked(self) -> bool {
         self.contains('l')
     }
-    /// Each flag, decoded.
-    pub fn decode(self) -> Vec<Decoded> {
-        self.0.decode_in(GLOCK_FLAGS)
-    }
-    /// Each flag as a short phrase, for "flags as words" output.
-    pub fn words(self) -> Vec<String> {
-        self.decode().into_iter().map(Decoded::meaning).collect()
-    }
 }
 
-impl fmt::Display for GlockFlags {
+impl<T: FlagTable> fmt::Display for Flags<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0.letters_in(GLOCK_FLAGS))
-    }
-}
-
-/// The flags of an `H:` line.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub struct HolderFlags(pub LetterSet);
-
-impl HolderFlags {
-    /// Parses the flags field of an `H:` line.
-    pub fn parse(s: &[u8]) -> Option<HolderFlags> {
-        LetterSet::parse(s).map(HolderFlags)
-    }
-    /// Whether the flag `letter` is set.
-    pub fn contains(self, letter: char) -> bool {
-        self.0.contains(letter)
-    }
-    /// Each flag, decoded.
-    pub fn decode(self) -> Vec<Decoded> {
-        self.0.decode_in(HOLDER_FLAGS)
-    }
-    /// Each flag as a short phrase, for "flags as words" output.
-    pub fn words(self) -> Vec<String> {
-        self.decode().into_iter().map(Decoded::meaning).collect()
-    }
-}
-
-impl fmt::Display for HolderFlags {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0.letters_in(HOLDER_FLAGS))
+        f.write_str(&self.letters.letters_in(T::TABLE))
     }
 }
 
@@ -323,7 +342,7 @@ mod tests {
 
     #[test]
     fn empty_and_bad() {
-        assert!(GlockFlags::parse(b"").unwrap().0.is_empty());
+        assert!(GlockFlags::parse(b"").unwrap().is_empty());
         assert!(GlockFlags::parse(b"a\x01").is_none());
         assert!(GlockFlags::parse("é".as_bytes()).is_none());
     }

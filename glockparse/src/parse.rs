@@ -550,7 +550,7 @@ mod tests {
         assert_eq!((&*g.extra[0].key, &*g.extra[0].value), ("z", "9"));
         let mut g = Glock::default();
         glock_line(b"  s:UN n:2/819 f: t:UN d:EX/0 a:0 v:0 r:-128 m:20", &mut g).unwrap();
-        assert!(g.flags.0.is_empty());
+        assert!(g.flags.is_empty());
         assert_eq!(g.nrpages, None);
         assert!(glock_line(b" s:EX f:q", &mut Glock::default()).is_err());
         assert!(glock_line(b" s:EX n:2/zz", &mut Glock::default()).is_err());

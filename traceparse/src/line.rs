@@ -309,17 +309,23 @@ fn trim_end(s: &[u8]) -> &[u8] {
 /// `comm-pid` with optional `(tgid)`, right-trimmed, from the text before `[cpu]`, which
 /// starts where the line's white space ends (so only ends are trimmed here).
 fn task(s: &[u8]) -> Option<(&[u8], i64, Option<i64>)> {
-    let mut s = trim_end(s);
+    task_trimmed(s, trim_end)
+}
+
+/// [`task`] with the trimming of the task's text and of its comm as `trim` does it.
+#[inline(always)]
+fn task_trimmed(s: &[u8], trim_ends: fn(&[u8]) -> &[u8]) -> Option<(&[u8], i64, Option<i64>)> {
+    let mut s = trim_ends(s);
     let mut tgid = None;
     if s.ends_with(b")") {
         let open = last(s, b'(')?;
         let inner = trim(&s[open + 1..s.len() - 1]);
         tgid = parse_u64(inner).and_then(|v| i64::try_from(v).ok());
-        s = trim_end(&s[..open]);
+        s = trim_ends(&s[..open]);
     }
     let dash = last(s, b'-')?;
     let pid = i64::try_from(parse_u64(&s[dash + 1..])?).ok()?;
-    Some((trim_end(&s[..dash]), pid, tgid))
+    Some((trim_ends(&s[..dash]), pid, tgid))
 }
 
 /// A line's prefix read through its timestamp: where the event's name and body are
@@ -670,19 +676,7 @@ mod tests {
     #[test]
     fn tasks_trimmed_at_their_ends_read_as_when_trimmed_at_both() {
         // The reading before the task was known to start where white space ends.
-        let reference = |s: &[u8]| -> Option<(Vec<u8>, i64, Option<i64>)> {
-            let mut s = trim(s);
-            let mut tgid = None;
-            if s.ends_with(b")") {
-                let open = last(s, b'(')?;
-                let inner = trim(&s[open + 1..s.len() - 1]);
-                tgid = parse_u64(inner).and_then(|v| i64::try_from(v).ok());
-                s = trim(&s[..open]);
-            }
-            let dash = last(s, b'-')?;
-            let pid = i64::try_from(parse_u64(&s[dash + 1..])?).ok()?;
-            Some((trim(&s[..dash]).to_vec(), pid, tgid))
-        };
+        let reference = |s: &[u8]| task_trimmed(s, trim).map(|(c, p, t)| (c.to_vec(), p, t));
         for s in [
             "mkdir-179     ",
             "a-b-1",

@@ -177,7 +177,7 @@ impl Field {
             Field::Dlm => "-".into(),
             Field::Rtt if s.facts.srttb_ns > 0 => fmt::nanos(s.facts.srttb_ns),
             Field::Rtt => "-".into(),
-            Field::Flags if g.flags.0.is_empty() => "-".into(),
+            Field::Flags if g.flags.is_empty() => "-".into(),
             Field::Flags => g.flags.to_string(),
             Field::Refs => g.refs.to_string(),
             Field::Holder => g

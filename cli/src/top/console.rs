@@ -589,7 +589,7 @@ fn detail_lines(
         g.glock_type().name(),
         g.state.as_str(),
         g.target.as_str(),
-        if g.flags.0.is_empty() {
+        if g.flags.is_empty() {
             "-".into()
         } else {
             format!("{} ({})", g.flags, g.flags.words().join(", "))

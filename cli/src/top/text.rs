@@ -183,7 +183,7 @@ fn glock(
     paint: clikit::Paint,
 ) -> io::Result<()> {
     let (snap, input, g) = (page.snap, s.input, &s.glock);
-    if args.flag_names && !g.flags.0.is_empty() {
+    if args.flag_names && !g.flags.is_empty() {
         writeln!(out, "    flags: {}", g.flags.words().join(", "))?;
     }
     for h in &g.holders {
@@ -269,7 +269,7 @@ fn holder(
         h.flags,
         tail
     )?;
-    if flag_names && !h.flags.0.is_empty() {
+    if flag_names && !h.flags.is_empty() {
         writeln!(out, "            ({})", h.flags.words().join(", "))?;
     }
     Ok(())
