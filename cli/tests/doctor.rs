@@ -213,33 +213,29 @@ fn the_cluster_state_comes_before_any_glock() {
     copy_capture("real/handoff-6.1", root);
     // n2 withdrew (sysfs and its kernel log), n1's locking is blocked for recovery that
     // has not finished, and corosync says there is no quorum.
-    std::fs::write(
-        root.join("n2/gfs2_sysfs.3"),
-        "withdraw 1\nfrozen 0\nlock_module/block 0\n",
-    )
-    .unwrap();
-    std::fs::write(
-        root.join("n2/kernel.log"),
-        "<6>[   50.000000] random line\n\
-         <3>[   60.100000] gfs2: fsid=lab:gfs.1: fatal: I/O error\n\
-         <3>[   60.100100] gfs2: fsid=lab:gfs.1: about to withdraw this file system\n",
-    )
-    .unwrap();
-    std::fs::write(
-        root.join("n1/gfs2_sysfs.3"),
-        "withdraw 0\nlock_module/block 1\n",
-    )
-    .unwrap();
-    std::fs::write(
-        root.join("n1/kernel.log"),
-        "[   70.000000] dlm: gfs: remove member 2\n[   70.000100] dlm: gfs: dlm_recover 3\n",
-    )
-    .unwrap();
-    std::fs::write(
-        root.join("n1/cluster.txt"),
-        "## corosync-quorumtool -s\nQuorate:          No\n",
-    )
-    .unwrap();
+    for (file, text) in [
+        (
+            "n2/gfs2_sysfs.3",
+            "withdraw 1\nfrozen 0\nlock_module/block 0\n",
+        ),
+        (
+            "n2/kernel.log",
+            "<6>[   50.000000] random line\n\
+             <3>[   60.100000] gfs2: fsid=lab:gfs.1: fatal: I/O error\n\
+             <3>[   60.100100] gfs2: fsid=lab:gfs.1: about to withdraw this file system\n",
+        ),
+        ("n1/gfs2_sysfs.3", "withdraw 0\nlock_module/block 1\n"),
+        (
+            "n1/kernel.log",
+            "[   70.000000] dlm: gfs: remove member 2\n[   70.000100] dlm: gfs: dlm_recover 3\n",
+        ),
+        (
+            "n1/cluster.txt",
+            "## corosync-quorumtool -s\nQuorate:          No\n",
+        ),
+    ] {
+        std::fs::write(root.join(file), text).unwrap();
+    }
     let (v, code) = doctor(root, &[]);
     assert_eq!(code, 3);
     let c = codes(&v);

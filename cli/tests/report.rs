@@ -67,6 +67,20 @@ fn headless(chrome: &Path, args: &[&str], url: &str) -> Vec<u8> {
     o.stdout
 }
 
+/// The RGB pixels of `html` as Chromium draws it in a window of `size` (`W,H`), saved
+/// to `png` to look at.
+fn screenshot(chrome: &Path, html: &Path, png: &Path, size: &str) -> Vec<[u8; 3]> {
+    headless(
+        chrome,
+        &[
+            &format!("--screenshot={}", png.display()),
+            &format!("--window-size={size}"),
+        ],
+        &format!("file://{}", html.display()),
+    );
+    pixels(png)
+}
+
 /// RGB pixels of a PNG.
 fn pixels(path: &Path) -> Vec<[u8; 3]> {
     let dec = png::Decoder::new(std::fs::File::open(path).unwrap());
@@ -160,16 +174,8 @@ fn the_report_renders_every_chart() {
         assert_eq!(ids, want, "{fixture}");
         // The whole page, to look at.
         let page = shots.join(format!("{name}.png"));
-        headless(
-            &chrome,
-            &[
-                &format!("--screenshot={}", page.display()),
-                "--window-size=1200,5000",
-            ],
-            &format!("file://{}", path.display()),
-        );
         assert!(
-            pixels(&page)
+            screenshot(&chrome, &path, &page, "1200,5000")
                 .iter()
                 .filter(|p| **p != [255, 255, 255])
                 .count()
@@ -184,15 +190,7 @@ fn the_report_renders_every_chart() {
             )
             .unwrap();
             let png = shots.join(format!("{name}-{id}.png"));
-            headless(
-                &chrome,
-                &[
-                    &format!("--screenshot={}", png.display()),
-                    "--window-size=880,440",
-                ],
-                &format!("file://{}", one.display()),
-            );
-            let px = pixels(&png);
+            let px = screenshot(&chrome, &one, &png, "880,440");
             // Legend swatches: one 11x11 square per series.
             let series = svg.matches("width=\"11\" height=\"11\"").count();
             let coloured = |c: [u8; 3]| px.iter().filter(|p| near(**p, c)).count();

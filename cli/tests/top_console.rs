@@ -135,6 +135,12 @@ fn shell_cmd(args: &str) -> String {
     )
 }
 
+/// `glk top OPTIONS` on a saved glocks file of the two-node fixture, in a new tmux session.
+fn top_on_fixture(session: &str, options: &str) -> Tmux {
+    let f = testdata::path("real/dlm2-6.1/n2/glocks.4");
+    Tmux::start(session, &shell_cmd(&format!("{options} {}", f.display())))
+}
+
 #[test]
 fn console_keys_detail_filter_sort_freeze_and_quit() {
     if !have_tmux("console_keys_detail_filter_sort_freeze_and_quit") {
@@ -251,9 +257,8 @@ fn console_restores_the_terminal_on_sigterm_and_ctrl_c() {
     if !have_tmux("console_restores_the_terminal_on_sigterm_and_ctrl_c") {
         return;
     }
-    let f = testdata::path("real/dlm2-6.1/n2/glocks.4");
     for how in ["sigterm", "ctrl-c"] {
-        let t = Tmux::start(how, &shell_cmd(&format!("--follow -d 0.3 {}", f.display())));
+        let t = top_on_fixture(how, "--follow -d 0.3");
         t.wait("the console", |s| s.contains("sort: hurt"));
         if how == "sigterm" {
             let pid = t.glk_pid();
@@ -273,11 +278,7 @@ fn console_ends_when_its_terminal_goes_away() {
     if !have_tmux("console_ends_when_its_terminal_goes_away") {
         return;
     }
-    let f = testdata::path("real/dlm2-6.1/n2/glocks.4");
-    let t = Tmux::start(
-        "hangup",
-        &shell_cmd(&format!("--follow -d 0.3 {}", f.display())),
-    );
+    let t = top_on_fixture("hangup", "--follow -d 0.3");
     t.wait("the console", |s| s.contains("sort: hurt"));
     let pid = t.glk_pid();
     // The whole tmux server goes: the pty is hung up under glk.
@@ -298,14 +299,10 @@ fn console_ends_after_count_refreshes_and_saved_files_are_read_on_demand() {
     if !have_tmux("console_ends_after_count_refreshes_and_saved_files_are_read_on_demand") {
         return;
     }
-    let f = testdata::path("real/dlm2-6.1/n2/glocks.4");
-    let t = Tmux::start(
-        "count",
-        &shell_cmd(&format!("--follow -d 0.2 -n 3 {}", f.display())),
-    );
+    let t = top_on_fixture("count", "--follow -d 0.2 -n 3");
     let s = t.wait("glk to exit", mode_printed);
     assert!(s.contains("EXIT=0"), "{s}");
-    let saved = Tmux::start("saved", &shell_cmd(&f.display().to_string()));
+    let saved = top_on_fixture("saved", "");
     let s = saved.wait("the console", |s| s.contains("sort: hurt"));
     assert!(s.contains("saved files: not refreshed"), "{s}");
     assert!(s.contains("refresh 1 "), "{s}");
