@@ -94,6 +94,22 @@ lab_appends() {
   echo $i > $OUT/appends.txt
 }
 
+# The same gfs2 and dlm events recorded by both tools at once, in $OUT: trace-cmd record -e
+# gfs2 -e dlm (the top instance, for $1 + 2 s, into trace.dat) and glk capture --count 2
+# --interval $2 --trace $1 (a private instance, into capture/) side by side; lab_appends for
+# $4 s after $3 s. Each tool's exit status in capture.rc and trace-cmd.rc.
+lab_both_recorders() {
+  cd $OUT
+  trace-cmd record -e gfs2 -e dlm -o $OUT/trace.dat sleep $(($1 + 2)) > $OUT/trace-cmd-record.log 2>&1 &
+  T=$!
+  glk capture --count 2 --interval $2 --trace $1 -o $OUT/capture > $OUT/capture.log 2>&1 &
+  G=$!
+  sleep $3
+  lab_appends $4
+  wait $G; echo $? > $OUT/capture.rc
+  wait $T; echo $? > $OUT/trace-cmd.rc
+}
+
 # A cross-node flock wait on /gfs/shared/$1: n1 holds it for $2 s (flock -x $1 sh -c
 # "sleep $2"; H is that flock's pid); once it does, n2 asks for it 2 s later and waits (W is
 # the waiting flock's pid, also in $OUT/waiter.pid).

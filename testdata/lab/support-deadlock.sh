@@ -14,15 +14,7 @@ lab_shared_files A B log
 if [ $N = n1 ]; then flock -x /gfs/shared/A sh -c 'sleep 4; flock -x /gfs/shared/B true' & fi
 if [ $N = n2 ]; then flock -x /gfs/shared/B sh -c 'sleep 4; flock -x /gfs/shared/A true' & fi
 sleep 8
-cd $OUT
-trace-cmd record -e gfs2 -e dlm -o $OUT/trace.dat sleep 14 > $OUT/trace-cmd-record.log 2>&1 &
-T=$!
-glk capture --count 2 --interval 5 --trace 12 -o $OUT/capture > $OUT/capture.log 2>&1 &
-G=$!
-sleep 1
-lab_appends 10
-wait $G; echo $? > $OUT/capture.rc
-wait $T; echo $? > $OUT/trace-cmd.rc
+lab_both_recorders 12 5 1 10
 ps -eo pid,ppid,pgid,stat,wchan:32,comm > $OUT/ps.txt
 cat /proc/locks > $OUT/proc-locks.txt
 mkdir -p $OUT/sos

@@ -9,15 +9,7 @@
 lab_up
 lab_barrier mounted
 lab_shared_files log
-cd $OUT
-trace-cmd record -e gfs2 -e dlm -o $OUT/trace.dat sleep 22 > $OUT/trace-cmd-record.log 2>&1 &
-T=$!
-glk capture --count 2 --interval 10 --trace 20 -o $OUT/capture > $OUT/capture.log 2>&1 &
-G=$!
-sleep 3
-lab_appends 15
-wait $G; echo $? > $OUT/capture.rc
-wait $T; echo $? > $OUT/trace-cmd.rc
+lab_both_recorders 20 10 3 15
 trace-cmd report -i $OUT/trace.dat > $OUT/report.txt 2> $OUT/report.err
 trace-cmd report -t -i $OUT/trace.dat > $OUT/report-t.txt 2>> $OUT/report.err
 trace-cmd --version > $OUT/trace-cmd-version.txt 2>&1
