@@ -23,10 +23,11 @@ use analysis::findings::{FindingCode, Thresholds};
 use analysis::hold_wait::{Ended, GlockState};
 use gfs2stats::lock_time::DLM_EUNLOCK;
 use glockparse::{GlockId, GlockType};
+use traceparse::line::BadLine;
 use traceparse::reader::Next;
-use traceparse::sink::{Decoder, FnSink};
+use traceparse::sink::{Decoder, Sink};
 use traceparse::{BlockReader, Decoded, Dev, Gfs2Event};
-use tracepipe::raw::Prefer;
+use tracepipe::raw::{Prefer, RawTally};
 use tracepipe::{Instance, Tracefs};
 
 use super::{Collected, Collector};
@@ -122,6 +123,12 @@ struct State {
     window_start: Instant,
     events: u64,
     lost: u64,
+    /// Lines that were not trace text (read from `trace_pipe`).
+    bad_lines: u64,
+    /// What the raw reader could not print: records of events glk has no format for, and
+    /// pages not readable to their end.
+    unknown_records: u64,
+    bad_pages: u64,
 }
 
 impl State {
@@ -140,6 +147,9 @@ impl State {
             window_start: Instant::now(),
             events: 0,
             lost: 0,
+            bad_lines: 0,
+            unknown_records: 0,
+            bad_pages: 0,
         }
     }
 
@@ -288,15 +298,37 @@ fn tables(sysfs: &Path) -> HashMap<Dev, String> {
 fn feed(decoder: &mut Decoder, state: &Mutex<State>, block: &[u8]) {
     let mut st = state.lock().unwrap_or_else(|e| e.into_inner());
     st.roll(Instant::now());
-    let mut sink = FnSink(|d: Decoded<'_>| {
-        // `[LOST N EVENTS]` lines tell of the losses the instance's counts hold: those
-        // are read apart, every second.
+    let _ = decoder.block(block, &mut StateSink(&mut st));
+}
+
+/// The tracing thread's [`Sink`]: gfs2 events into the state, lines that are not trace
+/// text counted. `[LOST N EVENTS]` lines tell of the losses the instance's counts hold:
+/// those are read apart, every second.
+struct StateSink<'a>(&'a mut State);
+
+impl Sink for StateSink<'_> {
+    fn line(&mut self, _: u64, _: &[u8], d: Decoded<'_>) -> io::Result<bool> {
         if let Decoded::Gfs2 { line, dev, event } = d {
-            st.event(line.ts_ns, line.pid, dev, &event);
+            self.0.event(line.ts_ns, line.pid, dev, &event);
         }
-        true
-    });
-    let _ = decoder.block(block, &mut sink);
+        Ok(true)
+    }
+
+    fn bad_line(&mut self, _: u64, _: &[u8], _: BadLine) -> io::Result<bool> {
+        self.0.bad_lines += 1;
+        Ok(true)
+    }
+}
+
+/// Copies the raw reader's counts of what it could not print into `state`.
+fn take_tally(tally: Option<&RawTally>, state: &Mutex<State>) {
+    let Some(t) = tally else {
+        return;
+    };
+    let t = t.lock().unwrap_or_else(|e| e.into_inner());
+    let mut st = state.lock().unwrap_or_else(|e| e.into_inner());
+    st.unknown_records = t.unknown_records;
+    st.bad_pages = t.bad_pages;
 }
 
 /// The tracing thread and what it has seen.
@@ -336,14 +368,14 @@ impl Tracer {
         // Raw ring-buffer pages where glk can print the events (it always can gfs2's).
         let live = tracepipe::raw::live_reader(&tfs, &inst, &events, Prefer::Auto, true)
             .map_err(io::Error::other)?;
-        let reader = live.reader;
+        let (reader, tally) = (live.reader, live.tally);
         inst.tracing_on().map_err(io::Error::other)?;
         let state = Arc::new(Mutex::new(State::new(sysfs)));
         let stop = Arc::new(AtomicBool::new(false));
         let (st, sp) = (state.clone(), stop.clone());
         let thread = std::thread::Builder::new()
             .name("glk-trace".into())
-            .spawn(move || read(inst, tfs, reader, &st, &sp))?;
+            .spawn(move || read(inst, tfs, (reader, tally), &st, &sp))?;
         Ok(Tracer {
             state,
             stop,
@@ -356,6 +388,7 @@ impl Tracer {
         TraceCollector {
             state: self.state.clone(),
             thresholds,
+            bad_lines_said: 0,
         }
     }
 
@@ -379,11 +412,12 @@ impl Drop for Tracer {
     }
 }
 
-/// The tracing thread: reads blocks until stopped, then restores tracefs.
+/// The tracing thread: reads blocks until stopped, then restores tracefs and says what the
+/// raw reader could not print, as `glk trace` does at its end.
 fn read(
     mut inst: Instance,
     tfs: Tracefs,
-    reader: BlockReader,
+    (reader, tally): (BlockReader, Option<RawTally>),
     state: &Mutex<State>,
     stop: &AtomicBool,
 ) -> io::Result<()> {
@@ -409,10 +443,17 @@ fn read(
             let lost = inst.losses().total();
             let mut st = state.lock().unwrap_or_else(|e| e.into_inner());
             st.lost = st.lost.max(lost);
+            drop(st);
+            take_tally(tally.as_ref(), state);
         }
     }
     inst.tracing_off();
     let read = reader.finish();
+    if let Some(t) = &tally {
+        for w in t.lock().unwrap_or_else(|e| e.into_inner()).warnings() {
+            eprintln!("glk exporter: --trace: {w}");
+        }
+    }
     inst.close().map_err(io::Error::other)?;
     drop(tfs);
     read.map(|_| ())
@@ -422,6 +463,8 @@ fn read(
 pub struct TraceCollector {
     state: Arc<Mutex<State>>,
     thresholds: Thresholds,
+    /// The state's bad lines already reported as malformed.
+    bad_lines_said: u64,
 }
 
 impl Collector for TraceCollector {
@@ -432,7 +475,10 @@ impl Collector for TraceCollector {
     fn collect(&mut self) -> io::Result<Collected> {
         let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
         st.roll(Instant::now());
-        Ok(families(&st, &self.thresholds))
+        let mut c = families(&st, &self.thresholds);
+        c.malformed = st.bad_lines - self.bad_lines_said;
+        self.bad_lines_said = st.bad_lines;
+        Ok(c)
     }
 }
 
@@ -462,8 +508,14 @@ fn families(st: &State, t: &Thresholds) -> Collected {
     lost.add(&[], st.lost as f64);
     let mut dropped = metrics::EXPORTER_TRACE_DROPPED_STATES.family();
     dropped.add(&[], st.dropped_states as f64);
+    let mut unprinted = metrics::EXPORTER_TRACE_UNPRINTED.family();
+    unprinted.add(
+        &[("what", "unknown_event_records")],
+        st.unknown_records as f64,
+    );
+    unprinted.add(&[("what", "bad_pages")], st.bad_pages as f64);
     Collected {
-        families: vec![rtt, wait, hold, demotes, events, lost, dropped],
+        families: vec![rtt, wait, hold, demotes, events, lost, dropped, unprinted],
         findings: vec![(FindingCode::HotGlock, st.hot(t))],
         malformed: 0,
     }
@@ -558,6 +610,50 @@ mod tests {
             .collect();
         let defined: Vec<&str> = metrics::TRACE.iter().map(|m| m.name).collect();
         assert_eq!(served, defined);
+    }
+
+    /// Lines that are not trace text are malformed input of the collector, each said in one
+    /// collection; what the raw reader could not print is its own family.
+    #[test]
+    fn what_could_not_be_read_is_counted() {
+        let state = Arc::new(Mutex::new(State::new(Path::new("/nonexistent"))));
+        let mut d = Decoder::new();
+        let good = testdata::text("real/dlm2-6.1/n2/trace_pipe.txt.xz");
+        let good: String = good.lines().take(50).map(|l| format!("{l}\n")).collect();
+        feed(
+            &mut d,
+            &state,
+            format!("{good}not a trace line\n\x01\n").as_bytes(),
+        );
+        let tally: RawTally = Arc::default();
+        {
+            let mut t = tally.lock().unwrap();
+            t.unknown_records = 7;
+            t.bad_pages = 2;
+        }
+        take_tally(Some(&tally), &state);
+        let mut c = TraceCollector {
+            state: state.clone(),
+            thresholds: Thresholds::default(),
+            bad_lines_said: 0,
+        };
+        let first = c.collect().unwrap();
+        assert_eq!(first.malformed, 2);
+        assert_eq!(c.collect().unwrap().malformed, 0, "said once");
+        assert_eq!(state.lock().unwrap().events, 50);
+        let f = first
+            .families
+            .iter()
+            .find(|f| f.name == "glk_exporter_trace_unprinted")
+            .unwrap();
+        let value = |what: &str| {
+            f.samples
+                .iter()
+                .find(|s| s.labels.iter().any(|(k, v)| *k == "what" && v == what))
+                .map(|s| s.value)
+        };
+        assert_eq!(value("unknown_event_records"), Some(7.0));
+        assert_eq!(value("bad_pages"), Some(2.0));
     }
 
     #[test]
