@@ -78,6 +78,29 @@ fn a_trace_dat_reads_as_trace_cmd_and_the_kernel_print_it() {
     }
 }
 
+/// trace-cmd convert's options for a version 6 file (no sections, no compression).
+const V6: [&str; 4] = ["--file-version", "6", "--compression", "none"];
+
+/// Writes `dat` as `trace-cmd convert ARGS` makes it into `out`. False when trace-cmd is
+/// not there: the test `test` then says it was skipped (fails under CI).
+fn converted(test: &str, dat: &Path, args: [&str; 4], out: &Path) -> bool {
+    let run = std::process::Command::new("trace-cmd")
+        .args(["convert", "-i"])
+        .arg(dat)
+        .args(args)
+        .arg("-o")
+        .arg(out)
+        .output();
+    match run {
+        Ok(o) if o.status.success() => true,
+        Ok(o) => panic!("trace-cmd convert: {}", String::from_utf8_lossy(&o.stderr)),
+        Err(e) => {
+            testdata::skip(test, &format!("trace-cmd convert makes the files: {e}"));
+            false
+        }
+    }
+}
+
 /// The other layouts trace-cmd writes, made from the same file by `trace-cmd convert`:
 /// version 6 (no sections, no compression) and version 7 uncompressed read to the same
 /// lines.
@@ -88,28 +111,17 @@ fn versions_6_and_7_uncompressed_read_alike() {
     let scratch = tempfile::tempdir().unwrap();
     let mut made = Vec::new();
     for (name, args) in [
-        ("v6.dat", ["--file-version", "6", "--compression", "none"]),
+        ("v6.dat", V6),
         (
             "v7none.dat",
             ["--file-version", "7", "--compression", "none"],
         ),
     ] {
         let out = scratch.path().join(name);
-        let run = std::process::Command::new("trace-cmd")
-            .args(["convert", "-i"])
-            .arg(&dat)
-            .args(args)
-            .arg("-o")
-            .arg(&out)
-            .output();
-        match run {
-            Ok(o) if o.status.success() => made.push(out),
-            Ok(o) => panic!("trace-cmd convert: {}", String::from_utf8_lossy(&o.stderr)),
-            Err(e) => {
-                testdata::skip(test, &format!("trace-cmd convert makes the files: {e}"));
-                return;
-            }
+        if !converted(test, &dat, args, &out) {
+            return;
         }
+        made.push(out);
     }
     let want = glk_reads(&dat);
     for f in &made {
@@ -187,23 +199,8 @@ fn a_damaged_page_is_said_at_the_end() {
     let test = "a_damaged_page_is_said_at_the_end";
     let dat = testdata::path("real/trace-dat-6.12/n2/trace.dat");
     let (_scratch, v6) = testdata::scratch_file("v6.dat");
-    match std::process::Command::new("trace-cmd")
-        .args([
-            "convert",
-            "--file-version",
-            "6",
-            "--compression",
-            "none",
-            "-i",
-        ])
-        .arg(&dat)
-        .arg("-o")
-        .arg(&v6)
-        .output()
-    {
-        Ok(o) if o.status.success() => {}
-        Ok(o) => panic!("trace-cmd convert: {}", String::from_utf8_lossy(&o.stderr)),
-        Err(e) => return testdata::skip(test, &format!("trace-cmd convert makes the file: {e}")),
+    if !converted(test, &dat, V6, &v6) {
+        return;
     }
     let mut bytes = std::fs::read(&v6).unwrap();
     // `flyrecord\0`, then CPU 0's u64 offset: its first page's `commit` follows the page's
@@ -232,4 +229,96 @@ fn a_damaged_page_is_said_at_the_end() {
     assert!(got.ends_with('\n'));
     let n = got.lines().count();
     assert!(n > 0 && n < whole, "{n} of {whole} lines");
+}
+
+/// Marks lost events on every third page of each CPU of a version 6 trace.dat (pages with
+/// room after their data for the count): the `commit` word's bits 31 (events were lost
+/// before the page) and 30 (their count is stored after the data), the count different on
+/// each page. Returns the pages marked per CPU.
+fn mark_lost_events(bytes: &mut [u8]) -> Vec<usize> {
+    // The recording's page size (the reader holds it to the file's header_page) and a
+    // page's header: a u64 time stamp and a u64 commit.
+    const PAGE: usize = 4096;
+    const HEADER: usize = 16;
+    let word = |b: &[u8], at: usize| u64::from_le_bytes(b[at..at + 8].try_into().unwrap());
+    // `flyrecord\0`, then each CPU's u64 offset and u64 size.
+    let fly = bytes.windows(10).position(|w| w == b"flyrecord\0").unwrap() + 10;
+    let mut marked = Vec::new();
+    for cpu in 0..2 {
+        let (offset, size) = (word(bytes, fly + 16 * cpu), word(bytes, fly + 16 * cpu + 8));
+        let mut n = 0;
+        for page in (0..size as usize / PAGE).filter(|p| p % 3 == cpu) {
+            let at = offset as usize + page * PAGE;
+            let commit = word(bytes, at + 8);
+            if commit as usize + 8 > PAGE - HEADER {
+                continue;
+            }
+            let count = 1000 * cpu as u64 + page as u64 + 1;
+            bytes[at + 8..at + 16].copy_from_slice(&(commit | 3 << 30).to_le_bytes());
+            let stored = at + HEADER + commit as usize;
+            bytes[stored..stored + 8].copy_from_slice(&count.to_le_bytes());
+            n += 1;
+        }
+        marked.push(n);
+    }
+    marked
+}
+
+/// A line as the order of a merge sees it: `(cpu, Some(time))` for an event, `(cpu, None)`
+/// with the count for lost events (`CPU:N [LOST M EVENTS]` from glk, `CPU:N [M EVENTS
+/// DROPPED]` from trace-cmd).
+fn merged(text: &str) -> Vec<(u32, Option<u64>, u64)> {
+    text.lines()
+        .filter_map(|l| {
+            if let Some(rest) = l.strip_prefix("CPU:") {
+                let (cpu, said) = rest.split_once(" [")?;
+                let count = said.trim_start_matches("LOST ").split(' ').next()?;
+                return Some((cpu.parse().ok()?, None, count.parse().ok()?));
+            }
+            match traceparse::line::parse(l.as_bytes()) {
+                Ok(traceparse::Line::Event(t)) => Some((t.cpu?, Some(t.ts_ns), 0)),
+                _ => None,
+            }
+        })
+        .collect()
+}
+
+/// Events a page says were lost come as `CPU:N [LOST M EVENTS]` where `trace-cmd report`
+/// says `CPU:N [M EVENTS DROPPED]`: just before that CPU's next record, among the other
+/// CPU's records (not when the page is read, which can be long before its time). Marked
+/// in a version 6 copy of the two-CPU recording, on pages of both CPUs.
+#[test]
+fn lost_events_are_said_where_trace_cmd_says_them() {
+    let test = "lost_events_are_said_where_trace_cmd_says_them";
+    let dat = testdata::path("real/trace-dat-nolock-6.1/trace.dat");
+    let (_scratch, v6) = testdata::scratch_file("lost.dat");
+    if !converted(test, &dat, V6, &v6) {
+        return;
+    }
+    let mut bytes = std::fs::read(&v6).unwrap();
+    let marked = mark_lost_events(&mut bytes);
+    assert!(marked.iter().all(|n| *n >= 10), "{marked:?}");
+    std::fs::write(&v6, &bytes).unwrap();
+    let report = std::process::Command::new("trace-cmd")
+        .args(["report", "-i"])
+        .arg(&v6)
+        .output()
+        .unwrap();
+    assert!(report.status.success());
+    let theirs = merged(&String::from_utf8_lossy(&report.stdout));
+    let ours = merged(&glk_reads(&v6));
+    let said = |m: &[(u32, Option<u64>, u64)], cpu: u32| {
+        m.iter().filter(|l| l.0 == cpu && l.1.is_none()).count()
+    };
+    for cpu in 0..2 {
+        assert_eq!(said(&theirs, cpu), marked[cpu as usize], "CPU {cpu}");
+    }
+    assert_eq!(ours.len(), theirs.len());
+    if let Some(i) = (0..ours.len()).find(|&i| ours[i] != theirs[i]) {
+        panic!(
+            "line {i}: glk {:?}\ntrace-cmd {:?}",
+            &ours[i.saturating_sub(2)..i + 2],
+            &theirs[i.saturating_sub(2)..i + 2]
+        );
+    }
 }

@@ -554,6 +554,10 @@ pub struct DatLines {
     cpus: Vec<CpuPages>,
     /// Each CPU's current page and its records.
     current: Vec<Option<LoadedPage>>,
+    /// Each CPU's events its pages said were lost, not written yet: written as `CPU:N
+    /// [LOST M EVENTS]` just before the CPU's next record, where `trace-cmd report` writes
+    /// them (not when the page is loaded, which can be well before its time), or at the end.
+    lost: Vec<u64>,
     heap: BinaryHeap<Reverse<(u64, usize)>>,
     out: Vec<u8>,
     out_at: usize,
@@ -611,6 +615,7 @@ impl DatLines {
             compression: parts.compression,
             comms,
             current: (0..cpus.len()).map(|_| None).collect(),
+            lost: vec![0; cpus.len()],
             cpus,
             heap: BinaryHeap::new(),
             out: Vec::new(),
@@ -642,7 +647,7 @@ impl DatLines {
             let cpu = self.cpus[i].cpu;
             let (lost, records) = self.tally.read_page(cpu, &page, self.layout);
             if let Some((_, n)) = lost {
-                super::write_lost(&mut self.out, cpu, n);
+                self.lost[i] += n;
             }
             let recs = records
                 .iter()
@@ -662,9 +667,19 @@ impl DatLines {
     /// Writes the next record in time order; false at the end.
     fn next_line(&mut self) -> Result<bool, DatError> {
         let Some(Reverse((ts, i))) = self.heap.pop() else {
+            // Losses after a CPU's last record.
+            for (i, n) in self.lost.iter_mut().enumerate() {
+                if *n > 0 {
+                    super::write_lost(&mut self.out, self.cpus[i].cpu, std::mem::take(n));
+                }
+            }
             return Ok(false);
         };
         if let Some(p) = &mut self.current[i] {
+            let unsaid = std::mem::take(&mut self.lost[i]);
+            if unsaid > 0 {
+                super::write_lost(&mut self.out, self.cpus[i].cpu, unsaid);
+            }
             let (_, start, len) = p.records[p.next];
             p.next += 1;
             let rec = Record {
