@@ -466,21 +466,7 @@ pub fn node_dir(dir: &Path) -> io::Result<NodeCapture> {
 /// The kernel release in `path`: its first word, where it is one (`kernel.txt` holds
 /// `/proc/sys/kernel/osrelease`).
 fn read_kernel(path: &Path) -> Option<String> {
-    kernel_release(&std::fs::read_to_string(path).ok()?)
-}
-
-/// A kernel release from `text`'s first word, or from `uname -a`'s third (`Linux HOST
-/// RELEASE ...`): printable ASCII without spaces, at most 128 bytes.
-pub fn kernel_release(text: &str) -> Option<String> {
-    let mut words = text.split_ascii_whitespace();
-    let first = words.next()?;
-    let release = if first == "Linux" {
-        words.nth(1)?
-    } else {
-        first
-    };
-    (release.len() <= 128 && release.bytes().all(|b| b.is_ascii_graphic()))
-        .then(|| release.to_string())
+    traceparse::raw::kernel_release(&std::fs::read_to_string(path).ok()?)
 }
 
 /// What a file says it is, by its first non-blank line.
@@ -731,22 +717,6 @@ fn merge(into: &mut Snapshot, s: Snapshot) {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn kernel_releases_from_osrelease_and_uname() {
-        assert_eq!(
-            kernel_release("6.1.0-56-amd64\n").as_deref(),
-            Some("6.1.0-56-amd64")
-        );
-        assert_eq!(
-            kernel_release("Linux n1 5.14.0-427.el9.x86_64 #1 SMP x86_64 GNU/Linux").as_deref(),
-            Some("5.14.0-427.el9.x86_64")
-        );
-        assert_eq!(kernel_release(""), None);
-        assert_eq!(kernel_release("Linux"), None);
-        assert_eq!(kernel_release("6.1\x1b[2J"), None);
-        assert_eq!(kernel_release(&"9".repeat(200)), None);
-    }
 
     #[test]
     fn file_kinds_name_their_files_and_are_read_back() {

@@ -91,7 +91,7 @@ pub fn read(dir: &Path, given: &Path) -> io::Result<(Vec<NodeCapture>, Vec<Strin
             let node = nodes.entry(name.clone()).or_insert_with(|| NodeCapture {
                 node: name,
                 nodeid: info(&nd, "NODE_ID").and_then(|v| v.parse().ok()),
-                kernel: info(&nd, "UNAMEA").and_then(|v| crate::kernel_release(&v)),
+                kernel: info(&nd, "UNAMEA").and_then(|v| traceparse::raw::kernel_release(&v)),
                 ..NodeCapture::default()
             });
             node.snapshots.push(snapshot(n.saturating_sub(1), &nd));

@@ -584,8 +584,8 @@ impl DatLines {
         let release = parts
             .uname
             .as_deref()
-            .and_then(|u| u.split_whitespace().nth(2))
-            .and_then(Release::parse)
+            .and_then(super::kernel_release)
+            .and_then(|r| Release::parse(&r))
             .unwrap_or(Release(5, 13));
         let mut lines = Lines::new(release, true, false);
         for (system, text) in &parts.formats {

@@ -146,6 +146,20 @@ impl Release {
     }
 }
 
+/// A kernel release from `text`'s first word, or from `uname -a`'s third (`Linux HOST
+/// RELEASE ...`): printable ASCII without spaces, at most 128 bytes.
+pub fn kernel_release(text: &str) -> Option<String> {
+    let mut words = text.split_ascii_whitespace();
+    let first = words.next()?;
+    let release = if first == "Linux" {
+        words.nth(1)?
+    } else {
+        first
+    };
+    (release.len() <= 128 && release.bytes().all(|b| b.is_ascii_graphic()))
+        .then(|| release.to_string())
+}
+
 /// The events a trace may hold, by id, and how each is printed as a line.
 #[derive(Debug, Clone)]
 pub struct Lines {
@@ -512,5 +526,26 @@ fn lat_columns(out: &mut Vec<u8>, flags: u8, preempt: u8, release: Release) {
     } else {
         out.push(digit(preempt & 0xf));
         out.push(digit(preempt >> 4));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kernel_releases_from_osrelease_and_uname() {
+        assert_eq!(
+            kernel_release("6.1.0-56-amd64\n").as_deref(),
+            Some("6.1.0-56-amd64")
+        );
+        assert_eq!(
+            kernel_release("Linux n1 5.14.0-427.el9.x86_64 #1 SMP x86_64 GNU/Linux").as_deref(),
+            Some("5.14.0-427.el9.x86_64")
+        );
+        assert_eq!(kernel_release(""), None);
+        assert_eq!(kernel_release("Linux"), None);
+        assert_eq!(kernel_release("6.1\x1b[2J"), None);
+        assert_eq!(kernel_release(&"9".repeat(200)), None);
     }
 }
