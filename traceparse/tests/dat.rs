@@ -5,7 +5,7 @@
 //! included, which trace-cmd prints in hex).
 
 use std::io::Read;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use traceparse::raw::datfile::DatLines;
 use traceparse::TraceFlags;
@@ -99,6 +99,27 @@ fn converted(test: &str, dat: &Path, args: [&str; 4], out: &Path) -> bool {
             false
         }
     }
+}
+
+/// A version 6 copy of `dat` (`trace-cmd convert`) and its bytes, to be changed; None when
+/// trace-cmd is not there (the test `test` then says it was skipped).
+fn v6_copy(test: &str, dat: &Path) -> Option<(tempfile::TempDir, PathBuf, Vec<u8>)> {
+    let (scratch, v6) = testdata::scratch_file("v6.dat");
+    if !converted(test, dat, V6, &v6) {
+        return None;
+    }
+    let bytes = std::fs::read(&v6).unwrap();
+    Some((scratch, v6, bytes))
+}
+
+/// Where the pages of the first `cpus` CPUs lie in a version 6 trace.dat (offset, size):
+/// after `flyrecord\0`, a u64 offset and a u64 size per CPU.
+fn cpu_pages(bytes: &[u8], cpus: usize) -> Vec<(usize, usize)> {
+    let word = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap()) as usize;
+    let fly = bytes.windows(10).position(|w| w == b"flyrecord\0").unwrap() + 10;
+    (0..cpus)
+        .map(|cpu| (word(fly + 16 * cpu), word(fly + 16 * cpu + 8)))
+        .collect()
 }
 
 /// The other layouts trace-cmd writes, made from the same file by `trace-cmd convert`:
@@ -198,15 +219,11 @@ fn two_cpus_merged_as_trace_cmd_merges_them() {
 fn a_damaged_page_is_said_at_the_end() {
     let test = "a_damaged_page_is_said_at_the_end";
     let dat = testdata::path("real/trace-dat-6.12/n2/trace.dat");
-    let (_scratch, v6) = testdata::scratch_file("v6.dat");
-    if !converted(test, &dat, V6, &v6) {
+    let Some((_scratch, v6, mut bytes)) = v6_copy(test, &dat) else {
         return;
-    }
-    let mut bytes = std::fs::read(&v6).unwrap();
-    // `flyrecord\0`, then CPU 0's u64 offset: its first page's `commit` follows the page's
-    // u64 time stamp.
-    let at = bytes.windows(10).position(|w| w == b"flyrecord\0").unwrap() + 10;
-    let page = u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap()) as usize;
+    };
+    // CPU 0's first page: its `commit` follows the page's u64 time stamp.
+    let page = cpu_pages(&bytes, 1)[0].0;
     bytes[page + 8..page + 16].copy_from_slice(&0x7f_ffffu64.to_le_bytes());
     std::fs::write(&v6, &bytes).unwrap();
     let whole = glk_reads(&dat).lines().count();
@@ -231,7 +248,7 @@ fn a_damaged_page_is_said_at_the_end() {
     assert!(n > 0 && n < whole, "{n} of {whole} lines");
 }
 
-/// Marks lost events on every third page of each CPU of a version 6 trace.dat (pages with
+/// Marks lost events on every third page of both CPUs of a version 6 trace.dat (pages with
 /// room after their data for the count): the `commit` word's bits 31 (events were lost
 /// before the page) and 30 (their count is stored after the data), the count different on
 /// each page. Returns the pages marked per CPU.
@@ -241,14 +258,11 @@ fn mark_lost_events(bytes: &mut [u8]) -> Vec<usize> {
     const PAGE: usize = 4096;
     const HEADER: usize = 16;
     let word = |b: &[u8], at: usize| u64::from_le_bytes(b[at..at + 8].try_into().unwrap());
-    // `flyrecord\0`, then each CPU's u64 offset and u64 size.
-    let fly = bytes.windows(10).position(|w| w == b"flyrecord\0").unwrap() + 10;
     let mut marked = Vec::new();
-    for cpu in 0..2 {
-        let (offset, size) = (word(bytes, fly + 16 * cpu), word(bytes, fly + 16 * cpu + 8));
+    for (cpu, (offset, size)) in cpu_pages(bytes, 2).into_iter().enumerate() {
         let mut n = 0;
-        for page in (0..size as usize / PAGE).filter(|p| p % 3 == cpu) {
-            let at = offset as usize + page * PAGE;
+        for page in (0..size / PAGE).filter(|p| p % 3 == cpu) {
+            let at = offset + page * PAGE;
             let commit = word(bytes, at + 8);
             if commit as usize + 8 > PAGE - HEADER {
                 continue;
@@ -291,11 +305,9 @@ fn merged(text: &str) -> Vec<(u32, Option<u64>, u64)> {
 fn lost_events_are_said_where_trace_cmd_says_them() {
     let test = "lost_events_are_said_where_trace_cmd_says_them";
     let dat = testdata::path("real/trace-dat-nolock-6.1/trace.dat");
-    let (_scratch, v6) = testdata::scratch_file("lost.dat");
-    if !converted(test, &dat, V6, &v6) {
+    let Some((_scratch, v6, mut bytes)) = v6_copy(test, &dat) else {
         return;
-    }
-    let mut bytes = std::fs::read(&v6).unwrap();
+    };
     let marked = mark_lost_events(&mut bytes);
     assert!(marked.iter().all(|n| *n >= 10), "{marked:?}");
     std::fs::write(&v6, &bytes).unwrap();
