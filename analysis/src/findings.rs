@@ -1069,9 +1069,9 @@ impl Rules<'_> {
 
 /// GLK-LOST-EVENTS: the traces that lost events.
 fn lost_events(traces: &[NodeTrace]) -> Option<Finding> {
-    let lost: Vec<(&str, u64)> = traces
+    let lost: Vec<(&str, traceparse::Losses)> = traces
         .iter()
-        .filter(|x| x.lost > 0)
+        .filter(|x| x.lost.any())
         .map(|x| (x.node.as_str(), x.lost))
         .collect();
     if lost.is_empty() {

@@ -34,8 +34,9 @@ pub enum Ev {
     /// A `glkmark` clock marker, with its trace clock name when it carries one
     /// (`clock=local`: up to 16 bytes).
     Mark(Mark, Option<([u8; 16], u8)>),
-    /// `CPU:N [LOST M EVENTS]`: events the ring buffer dropped.
-    Lost(u64),
+    /// `CPU:N [LOST M EVENTS]`: events the ring buffer dropped (None: `CPU:N [LOST
+    /// EVENTS]`, how many unknown).
+    Lost(Option<u64>),
 }
 
 impl Ev {
@@ -100,8 +101,8 @@ pub struct NodeTrace {
     pub lines: u64,
     /// Whether the node's events had to be sorted by time in memory.
     pub sorted_in_memory: bool,
-    /// Events the trace says were lost (`[LOST N EVENTS]` lines).
-    pub lost: u64,
+    /// Events the trace says were lost (`[LOST N EVENTS]` and `[LOST EVENTS]` lines).
+    pub lost: traceparse::Losses,
     /// Queue, promote and dequeue paired into hold and wait times.
     pub hold_wait: hold_wait::Pairing,
     /// Remote demotes over time, for storms and ping-pong.
@@ -128,7 +129,7 @@ impl NodeTrace {
     /// Feeds one event; returns false (and ignores it) when it is older than the last.
     fn add(&mut self, ts_ns: u64, pid: i64, e: &Ev) -> bool {
         if let Ev::Lost(n) = e {
-            self.lost += n;
+            self.lost.add(*n);
             return true;
         }
         if !e.wanted() {

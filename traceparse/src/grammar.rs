@@ -11,18 +11,23 @@
 //! and glock.
 
 use glockparse::grammar::{dec, hex, sdec, Input, Res};
+use nom::branch::alt;
 use nom::bytes::complete::{tag, take_till, take_until, take_while_m_n};
 use nom::character::complete::{char, satisfy};
-use nom::combinator::{all_consuming, map_opt, opt, recognize, rest};
+use nom::combinator::{all_consuming, map, map_opt, opt, recognize, rest, value};
 use nom::sequence::{delimited, preceded, terminated};
 use nom::Parser;
 
 /// `CPU:N [LOST M EVENTS]`: the CPU whose ring buffer overflowed and how many events
-/// were lost.
-pub fn lost(i: Input) -> Res<(u64, u64)> {
+/// were lost; `CPU:N [LOST EVENTS]` when the kernel does not know how many (the `trace`
+/// file's iterator overrun by the writer).
+pub fn lost(i: Input) -> Res<(u64, Option<u64>)> {
     all_consuming((
         preceded(tag("CPU:"), dec),
-        delimited(tag(" [LOST "), dec, tag(" EVENTS]")),
+        alt((
+            delimited(tag(" [LOST "), map(dec, Some), tag(" EVENTS]")),
+            value(None, tag(" [LOST EVENTS]")),
+        )),
     ))
     .parse(i)
 }
@@ -173,7 +178,9 @@ mod tests {
 
     #[test]
     fn prefix_pieces() {
-        assert_eq!(lost(b"CPU:3 [LOST 17 EVENTS]").unwrap().1, (3, 17));
+        assert_eq!(lost(b"CPU:3 [LOST 17 EVENTS]").unwrap().1, (3, Some(17)));
+        assert_eq!(lost(b"CPU:3 [LOST EVENTS]").unwrap().1, (3, None));
+        assert!(lost(b"CPU:3 [LOST  EVENTS]").is_err());
         assert!(lost(b"CPU:3 [LOST 17 EVENTS] x").is_err());
         assert_eq!(cpu_field(b"[001] x").unwrap(), (&b" x"[..], 1));
         assert!(cpu_field(b"[1234567]").is_err());

@@ -51,12 +51,12 @@ pub enum Decoded<'a> {
     Undecoded(TraceLine<'a>),
     /// Any other event (sched, block, ftrace print, ...), kept raw.
     Other(TraceLine<'a>),
-    /// `CPU:N [LOST M EVENTS]`.
+    /// `CPU:N [LOST M EVENTS]`, or `CPU:N [LOST EVENTS]`.
     Lost {
         /// The CPU whose ring buffer overflowed.
         cpu: u32,
-        /// How many events it lost.
-        events: u64,
+        /// How many events it lost; None when the kernel did not know.
+        events: Option<u64>,
     },
     /// Headers and blank lines.
     Header,
@@ -87,4 +87,46 @@ pub fn decode_line(text: &[u8]) -> Result<Decoded<'_>, line::BadLine> {
         Line::Lost { cpu, events } => Decoded::Lost { cpu, events },
         Line::Header => Decoded::Header,
     })
+}
+
+/// The events a trace says were lost: the sum of its `CPU:N [LOST M EVENTS]` lines, and
+/// how many `CPU:N [LOST EVENTS]` lines said that events were lost without a count.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Losses {
+    /// Events lost, as counted.
+    pub counted: u64,
+    /// Losses of unknown size.
+    pub uncounted: u64,
+}
+
+impl Losses {
+    /// Adds one lost-events line's count (None: unknown).
+    pub fn add(&mut self, events: Option<u64>) {
+        match events {
+            Some(n) => self.counted += n,
+            None => self.uncounted += 1,
+        }
+    }
+
+    /// Adds another's losses.
+    pub fn merge(&mut self, o: Losses) {
+        self.counted += o.counted;
+        self.uncounted += o.uncounted;
+    }
+
+    /// Whether any loss was said.
+    pub fn any(&self) -> bool {
+        self.counted > 0 || self.uncounted > 0
+    }
+}
+
+impl std::fmt::Display for Losses {
+    /// How many events were lost: `17`, or `at least 19` when two losses were of unknown
+    /// size (each lost one event at least).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.uncounted {
+            0 => write!(f, "{}", self.counted),
+            u => write!(f, "at least {}", self.counted + u),
+        }
+    }
 }

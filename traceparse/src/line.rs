@@ -79,8 +79,8 @@ pub enum Line<'a> {
     Lost {
         /// The CPU whose buffer overflowed.
         cpu: u32,
-        /// Events lost.
-        events: u64,
+        /// Events lost; None for `CPU:N [LOST EVENTS]`, where the kernel does not know.
+        events: Option<u64>,
     },
     /// Blank lines, `#` headers of the `trace` file, trace-cmd's `cpus=N` and
     /// `version = N` header lines.
@@ -782,7 +782,17 @@ mod tests {
     fn special_lines() {
         assert_eq!(
             parse(b"CPU:1 [LOST 5 EVENTS]").unwrap(),
-            Line::Lost { cpu: 1, events: 5 }
+            Line::Lost {
+                cpu: 1,
+                events: Some(5)
+            }
+        );
+        assert_eq!(
+            parse(b"CPU:0 [LOST EVENTS]").unwrap(),
+            Line::Lost {
+                cpu: 0,
+                events: None
+            }
         );
         assert_eq!(parse(b"# tracer: nop").unwrap(), Line::Header);
         assert_eq!(parse(b"").unwrap(), Line::Header);

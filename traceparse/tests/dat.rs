@@ -248,11 +248,12 @@ fn a_damaged_page_is_said_at_the_end() {
     assert!(n > 0 && n < whole, "{n} of {whole} lines");
 }
 
-/// Marks lost events on every third page of both CPUs of a version 6 trace.dat (pages with
-/// room after their data for the count): the `commit` word's bits 31 (events were lost
-/// before the page) and 30 (their count is stored after the data), the count different on
-/// each page. Returns the pages marked per CPU.
-fn mark_lost_events(bytes: &mut [u8]) -> Vec<usize> {
+/// Marks lost events in both CPUs' pages of a version 6 trace.dat, in the `commit` word:
+/// bit 31 says events were lost before the page, bit 30 that their count is stored after
+/// the data. Every third page with room for the count gets one, different on each page;
+/// every sixth other page gets bit 31 alone (how many unknown, as when a page is full).
+/// Returns the pages marked per CPU: (with a count, without).
+fn mark_lost_events(bytes: &mut [u8]) -> Vec<(usize, usize)> {
     // The recording's page size (the reader holds it to the file's header_page) and a
     // page's header: a u64 time stamp and a u64 commit.
     const PAGE: usize = 4096;
@@ -260,37 +261,48 @@ fn mark_lost_events(bytes: &mut [u8]) -> Vec<usize> {
     let word = |b: &[u8], at: usize| u64::from_le_bytes(b[at..at + 8].try_into().unwrap());
     let mut marked = Vec::new();
     for (cpu, (offset, size)) in cpu_pages(bytes, 2).into_iter().enumerate() {
-        let mut n = 0;
-        for page in (0..size / PAGE).filter(|p| p % 3 == cpu) {
+        let (mut counted, mut uncounted) = (0, 0);
+        for page in 0..size / PAGE {
             let at = offset + page * PAGE;
             let commit = word(bytes, at + 8);
-            if commit as usize + 8 > PAGE - HEADER {
-                continue;
+            let room = commit as usize + 8 <= PAGE - HEADER;
+            if page % 3 == cpu && room {
+                let count = 1000 * cpu as u64 + page as u64 + 1;
+                bytes[at + 8..at + 16].copy_from_slice(&(commit | 3 << 30).to_le_bytes());
+                let stored = at + HEADER + commit as usize;
+                bytes[stored..stored + 8].copy_from_slice(&count.to_le_bytes());
+                counted += 1;
+            } else if page % 3 == 2 && page % 2 == cpu {
+                bytes[at + 8..at + 16].copy_from_slice(&(commit | 1 << 31).to_le_bytes());
+                uncounted += 1;
             }
-            let count = 1000 * cpu as u64 + page as u64 + 1;
-            bytes[at + 8..at + 16].copy_from_slice(&(commit | 3 << 30).to_le_bytes());
-            let stored = at + HEADER + commit as usize;
-            bytes[stored..stored + 8].copy_from_slice(&count.to_le_bytes());
-            n += 1;
         }
-        marked.push(n);
+        marked.push((counted, uncounted));
     }
     marked
 }
 
-/// A line as the order of a merge sees it: `(cpu, Some(time))` for an event, `(cpu, None)`
-/// with the count for lost events (`CPU:N [LOST M EVENTS]` from glk, `CPU:N [M EVENTS
-/// DROPPED]` from trace-cmd).
-fn merged(text: &str) -> Vec<(u32, Option<u64>, u64)> {
+/// A line as the order of a merge sees it.
+#[derive(Debug, PartialEq)]
+enum Merged {
+    /// An event of a CPU, at its time.
+    Event(u32, u64),
+    /// A CPU's lost events, how many when said: `CPU:N [LOST M EVENTS]` or `CPU:N [LOST
+    /// EVENTS]` from glk, `CPU:N [M EVENTS DROPPED]` or `CPU:N [EVENTS DROPPED]` from
+    /// trace-cmd.
+    Lost(u32, Option<u64>),
+}
+
+fn merged(text: &str) -> Vec<Merged> {
     text.lines()
         .filter_map(|l| {
             if let Some(rest) = l.strip_prefix("CPU:") {
                 let (cpu, said) = rest.split_once(" [")?;
                 let count = said.trim_start_matches("LOST ").split(' ').next()?;
-                return Some((cpu.parse().ok()?, None, count.parse().ok()?));
+                return Some(Merged::Lost(cpu.parse().ok()?, count.parse().ok()));
             }
             match traceparse::line::parse(l.as_bytes()) {
-                Ok(traceparse::Line::Event(t)) => Some((t.cpu?, Some(t.ts_ns), 0)),
+                Ok(traceparse::Line::Event(t)) => Some(Merged::Event(t.cpu?, t.ts_ns)),
                 _ => None,
             }
         })
@@ -298,7 +310,8 @@ fn merged(text: &str) -> Vec<(u32, Option<u64>, u64)> {
 }
 
 /// Events a page says were lost come as `CPU:N [LOST M EVENTS]` where `trace-cmd report`
-/// says `CPU:N [M EVENTS DROPPED]`: just before that CPU's next record, among the other
+/// says `CPU:N [M EVENTS DROPPED]`, or `CPU:N [LOST EVENTS]` (the kernel's words) where it
+/// says `CPU:N [EVENTS DROPPED]`: just before that CPU's next record, among the other
 /// CPU's records (not when the page is read, which can be long before its time). Marked
 /// in a version 6 copy of the two-CPU recording, on pages of both CPUs.
 #[test]
@@ -309,7 +322,10 @@ fn lost_events_are_said_where_trace_cmd_says_them() {
         return;
     };
     let marked = mark_lost_events(&mut bytes);
-    assert!(marked.iter().all(|n| *n >= 10), "{marked:?}");
+    assert!(
+        marked.iter().all(|(c, u)| *c >= 10 && *u >= 5),
+        "{marked:?}"
+    );
     std::fs::write(&v6, &bytes).unwrap();
     let report = std::process::Command::new("trace-cmd")
         .args(["report", "-i"])
@@ -319,11 +335,12 @@ fn lost_events_are_said_where_trace_cmd_says_them() {
     assert!(report.status.success());
     let theirs = merged(&String::from_utf8_lossy(&report.stdout));
     let ours = merged(&glk_reads(&v6));
-    let said = |m: &[(u32, Option<u64>, u64)], cpu: u32| {
-        m.iter().filter(|l| l.0 == cpu && l.1.is_none()).count()
-    };
-    for cpu in 0..2 {
-        assert_eq!(said(&theirs, cpu), marked[cpu as usize], "CPU {cpu}");
+    for (cpu, (counted, uncounted)) in marked.into_iter().enumerate() {
+        let said = |counted: bool| {
+            let lost = |l: &&Merged| matches!(l, Merged::Lost(c, n) if *c as usize == cpu && n.is_some() == counted);
+            theirs.iter().filter(lost).count()
+        };
+        assert_eq!((said(true), said(false)), (counted, uncounted), "CPU {cpu}");
     }
     assert_eq!(ours.len(), theirs.len());
     if let Some(i) = (0..ours.len()).find(|&i| ours[i] != theirs[i]) {

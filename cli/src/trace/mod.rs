@@ -138,7 +138,7 @@ struct Tally {
     dlm: u64,
     other: u64,
     undecoded: u64,
-    lost_lines: u64,
+    lost_lines: traceparse::Losses,
 }
 
 impl Tally {
@@ -156,7 +156,7 @@ impl Tally {
             Decoded::Dlm { .. } => self.dlm += 1,
             Decoded::Other(_) => self.other += 1,
             Decoded::Undecoded(_) => self.undecoded += 1,
-            Decoded::Lost { events, .. } => self.lost_lines += events,
+            Decoded::Lost { events, .. } => self.lost_lines.add(*events),
             Decoded::Header => self.diag.ignored += 1,
         }
         if let Some(s) = &mut self.summary {
@@ -171,7 +171,7 @@ impl Tally {
         self.dlm += o.dlm;
         self.other += o.other;
         self.undecoded += o.undecoded;
-        self.lost_lines += o.lost_lines;
+        self.lost_lines.merge(o.lost_lines);
         if let (Some(s), Some(os)) = (&mut self.summary, o.summary) {
             s.merge(os);
         }
@@ -258,8 +258,12 @@ impl Consumer {
         );
         if let Some(l) = lost_in_buffer {
             // The LOST lines report the buffer's own overruns again: the larger is right.
-            msg.push_str(&format!(", {} lost", l.max(t.lost_lines)));
-        } else if t.lost_lines > 0 {
+            let lost = traceparse::Losses {
+                counted: l.max(t.lost_lines.counted),
+                ..t.lost_lines
+            };
+            msg.push_str(&format!(", {lost} lost"));
+        } else if t.lost_lines.any() {
             msg.push_str(&format!(
                 ", {} lost (LOST lines in the input)",
                 t.lost_lines
@@ -377,7 +381,7 @@ pub fn record_raw(events: &[String], secs: f64, path: &std::path::Path) -> io::R
     let mut rec = live(&args, false).map_err(io::Error::from)?;
     rec.consumer.sink.finish()?;
     let t = &rec.consumer.tally;
-    Ok((t.events(), rec.lost.max(t.lost_lines)))
+    Ok((t.events(), rec.lost.max(t.lost_lines.counted)))
 }
 
 /// What a live trace saw.
@@ -417,7 +421,7 @@ fn offline(args: &TraceArgs) -> io::Result<()> {
             }
         };
         // Nothing but malformed lines: not a trace at all (said once the rest is done).
-        if file.events() + file.lost_lines == 0 && file.diag.errors > 0 {
+        if file.events() == 0 && !file.lost_lines.any() && file.diag.errors > 0 {
             let name = path.display().to_string();
             unrecognised.extend(file.diag.recognised(&name, "a trace").err());
         }
@@ -746,7 +750,7 @@ fn live(args: &TraceArgs, show_progress: bool) -> Result<Recorded, Failure> {
                 "\r{} events, {:.0}/s, {} lost   ",
                 c.tally.events(),
                 c.tally.events() as f64 / secs,
-                inst.losses().total() + c.tally.lost_lines
+                inst.losses().total() + c.tally.lost_lines.counted
             );
         }
     }

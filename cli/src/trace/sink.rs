@@ -112,8 +112,9 @@ impl<W: Output> TraceOut for TextSink<W> {
                     .push_str(&glockparse::quote::quote(line.body, usize::MAX));
             }
             Decoded::Lost { cpu, events } => {
+                let n = events.map_or("some".into(), |n| n.to_string());
                 self.buf
-                    .push_str(&format!("*** cpu {cpu}: {events} events lost ***"));
+                    .push_str(&format!("*** cpu {cpu}: {n} events lost ***"));
             }
             Decoded::Header => return Ok(()),
         }
@@ -150,8 +151,10 @@ impl<W: Output> TraceOut for JsonSink<W> {
             Decoded::Undecoded(line) => render::json_raw(&mut self.buf, line, true),
             Decoded::Other(line) => render::json_raw(&mut self.buf, line, false),
             Decoded::Lost { cpu, events } => {
+                // `null` events: the kernel did not say how many.
+                let n = events.map_or("null".into(), |n| n.to_string());
                 self.buf.push_str(&format!(
-                    "{{\"event\":\"lost\",\"cpu\":{cpu},\"events\":{events}}}\n"
+                    "{{\"event\":\"lost\",\"cpu\":{cpu},\"events\":{n}}}\n"
                 ));
             }
             Decoded::Header => return Ok(()),

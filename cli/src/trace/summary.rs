@@ -51,7 +51,6 @@ pub struct Summary {
     /// four name the glock of the event before (queue, promote, dequeue...), which then
     /// costs no hash lookup.
     run: Option<(GlockId, GlockCounts)>,
-    pub lost_reported: u64,
 }
 
 impl Summary {
@@ -93,7 +92,7 @@ impl Summary {
                     None => self.count_other(name.into_owned()),
                 }
             }
-            Decoded::Lost { events, .. } => self.lost_reported += events,
+            Decoded::Lost { .. } => {}
             Decoded::Header => {}
         }
     }
@@ -132,7 +131,6 @@ impl Summary {
         for (g, c) in &o.per_glock {
             self.per_glock.entry(*g).or_default().merge(c);
         }
-        self.lost_reported += o.lost_reported;
     }
 
     fn count_other(&mut self, name: String) {

@@ -554,10 +554,11 @@ pub struct DatLines {
     cpus: Vec<CpuPages>,
     /// Each CPU's current page and its records.
     current: Vec<Option<LoadedPage>>,
-    /// Each CPU's events its pages said were lost, not written yet: written as `CPU:N
-    /// [LOST M EVENTS]` just before the CPU's next record, where `trace-cmd report` writes
-    /// them (not when the page is loaded, which can be well before its time), or at the end.
-    lost: Vec<u64>,
+    /// Each CPU's losses its pages said, not written yet (how many, when known): written
+    /// as `CPU:N [LOST M EVENTS]` just before the CPU's next record, where `trace-cmd
+    /// report` writes them (not when the page is loaded, which can be well before its
+    /// time), or at the end.
+    lost: Vec<Option<Option<u64>>>,
     heap: BinaryHeap<Reverse<(u64, usize)>>,
     out: Vec<u8>,
     out_at: usize,
@@ -615,7 +616,7 @@ impl DatLines {
             compression: parts.compression,
             comms,
             current: (0..cpus.len()).map(|_| None).collect(),
-            lost: vec![0; cpus.len()],
+            lost: vec![None; cpus.len()],
             cpus,
             heap: BinaryHeap::new(),
             out: Vec::new(),
@@ -647,7 +648,10 @@ impl DatLines {
             let cpu = self.cpus[i].cpu;
             let (lost, records) = self.tally.read_page(cpu, &page, self.layout);
             if let Some((_, n)) = lost {
-                self.lost[i] += n;
+                // Losses of pages without records add up; one of unknown size makes the
+                // sum unknown.
+                let before = self.lost[i].unwrap_or(Some(0));
+                self.lost[i] = Some(before.zip(n).map(|(a, b)| a + b));
             }
             let recs = records
                 .iter()
@@ -669,16 +673,15 @@ impl DatLines {
         let Some(Reverse((ts, i))) = self.heap.pop() else {
             // Losses after a CPU's last record.
             for (i, n) in self.lost.iter_mut().enumerate() {
-                if *n > 0 {
-                    super::write_lost(&mut self.out, self.cpus[i].cpu, std::mem::take(n));
+                if let Some(n) = n.take() {
+                    super::write_lost(&mut self.out, self.cpus[i].cpu, n);
                 }
             }
             return Ok(false);
         };
         if let Some(p) = &mut self.current[i] {
-            let unsaid = std::mem::take(&mut self.lost[i]);
-            if unsaid > 0 {
-                super::write_lost(&mut self.out, self.cpus[i].cpu, unsaid);
+            if let Some(n) = self.lost[i].take() {
+                super::write_lost(&mut self.out, self.cpus[i].cpu, n);
             }
             let (_, start, len) = p.records[p.next];
             p.next += 1;

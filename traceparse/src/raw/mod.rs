@@ -330,7 +330,8 @@ pub struct PageTally {
 impl Lines {
     /// Writes the records of `pages` (each with its CPU; a CPU's pages in the order read)
     /// as `trace_pipe`'s lines, all CPUs merged in time order, as `trace_pipe` merges
-    /// them. Lost events a page announces come first as `CPU:N [LOST M EVENTS]`.
+    /// them. Lost events a page announces come first as `CPU:N [LOST M EVENTS]` (`CPU:N
+    /// [LOST EVENTS]` when it does not say how many).
     pub fn write_pages(
         &self,
         pages: &[(u32, &[u8])],
@@ -340,7 +341,7 @@ impl Lines {
         tally: &mut PageTally,
     ) {
         enum Item<'a> {
-            Lost(u32, u64),
+            Lost(u32, Option<u64>),
             Rec(u32, Record<'a>),
         }
         let mut items: Vec<(u64, Item<'_>)> = Vec::new();
@@ -383,21 +384,25 @@ impl Lines {
     }
 }
 
-/// `CPU:N [LOST M EVENTS]`, as `trace_pipe` says a CPU's lost events.
-pub fn write_lost(out: &mut Vec<u8>, cpu: u32, events: u64) {
-    let _ = writeln!(out, "CPU:{cpu} [LOST {events} EVENTS]");
+/// `CPU:N [LOST M EVENTS]`, as `trace_pipe` says a CPU's lost events, or `CPU:N [LOST
+/// EVENTS]` as the kernel says a loss whose size it does not know.
+pub fn write_lost(out: &mut Vec<u8>, cpu: u32, events: Option<u64>) {
+    let _ = match events {
+        Some(n) => writeln!(out, "CPU:{cpu} [LOST {n} EVENTS]"),
+        None => writeln!(out, "CPU:{cpu} [LOST EVENTS]"),
+    };
 }
 
 impl PageTally {
-    /// The records of the page `bytes` of CPU `cpu`, and the events it says were lost
-    /// before it (with the page's time), if it says how many; what cannot be read is
-    /// counted here.
+    /// The records of the page `bytes` of CPU `cpu`, and whether it says events were lost
+    /// before it (with the page's time, and how many when it says it); what cannot be read
+    /// is counted here.
     pub fn read_page<'a>(
         &mut self,
         cpu: u32,
         bytes: &'a [u8],
         layout: PageLayout,
-    ) -> (Option<(u64, u64)>, Vec<Record<'a>>) {
+    ) -> (Option<(u64, Option<u64>)>, Vec<Record<'a>>) {
         let page = match Page::parse(bytes, layout) {
             Ok(p) => p,
             Err(e) => {
@@ -405,9 +410,11 @@ impl PageTally {
                 return (None, Vec::new());
             }
         };
+        // A stored count of 0 is no loss (the kernel stores none then).
         let lost = match page.missed {
-            page::Missed::Count(n) => Some((page.time_stamp, n)),
-            _ => None,
+            page::Missed::None | page::Missed::Count(0) => None,
+            page::Missed::Count(n) => Some((page.time_stamp, Some(n))),
+            page::Missed::Some => Some((page.time_stamp, None)),
         };
         let mut records = Vec::new();
         for r in page.records() {
