@@ -1069,7 +1069,7 @@ impl Rules<'_> {
 
 /// GLK-LOST-EVENTS: the traces that lost events.
 fn lost_events(traces: &[NodeTrace]) -> Option<Finding> {
-    let lost: Vec<(&str, traceparse::Losses)> = traces
+    let lost: Vec<(&str, traceparse::LostEvents)> = traces
         .iter()
         .filter(|x| x.lost.any())
         .map(|x| (x.node.as_str(), x.lost))

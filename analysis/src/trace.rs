@@ -102,7 +102,7 @@ pub struct NodeTrace {
     /// Whether the node's events had to be sorted by time in memory.
     pub sorted_in_memory: bool,
     /// Events the trace says were lost (`[LOST N EVENTS]` and `[LOST EVENTS]` lines).
-    pub lost: traceparse::Losses,
+    pub lost: traceparse::LostEvents,
     /// Queue, promote and dequeue paired into hold and wait times.
     pub hold_wait: hold_wait::Pairing,
     /// Remote demotes over time, for storms and ping-pong.

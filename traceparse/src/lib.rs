@@ -92,14 +92,14 @@ pub fn decode_line(text: &[u8]) -> Result<Decoded<'_>, line::BadLine> {
 /// The events a trace says were lost: the sum of its `CPU:N [LOST M EVENTS]` lines, and
 /// how many `CPU:N [LOST EVENTS]` lines said that events were lost without a count.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Losses {
+pub struct LostEvents {
     /// Events lost, as counted.
     pub counted: u64,
     /// Losses of unknown size.
     pub uncounted: u64,
 }
 
-impl Losses {
+impl LostEvents {
     /// Adds one lost-events line's count (None: unknown).
     pub fn add(&mut self, events: Option<u64>) {
         match events {
@@ -109,7 +109,7 @@ impl Losses {
     }
 
     /// Adds another's losses.
-    pub fn merge(&mut self, o: Losses) {
+    pub fn merge(&mut self, o: LostEvents) {
         self.counted += o.counted;
         self.uncounted += o.uncounted;
     }
@@ -120,7 +120,7 @@ impl Losses {
     }
 }
 
-impl std::fmt::Display for Losses {
+impl std::fmt::Display for LostEvents {
     /// How many events were lost: `17`, or `at least 19` when two losses were of unknown
     /// size (each lost one event at least).
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

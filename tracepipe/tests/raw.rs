@@ -133,3 +133,89 @@ fn raw_pages_print_as_the_kernel_prints_them() {
     );
     inst.close().unwrap();
 }
+
+/// Runs `f` on CPU `cpu` alone (the thread's affinity), so that its events go to that
+/// CPU's buffer; the affinity is put back after.
+fn on_cpu<T>(cpu: usize, f: impl FnOnce() -> T) -> T {
+    // SAFETY: a zeroed cpu_set_t is an empty set; the calls only read and write `set`
+    // and `was`, which live for the calls.
+    unsafe {
+        let mut was: libc::cpu_set_t = std::mem::zeroed();
+        assert_eq!(
+            libc::sched_getaffinity(0, std::mem::size_of_val(&was), &mut was),
+            0
+        );
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(cpu, &mut set);
+        assert_eq!(
+            libc::sched_setaffinity(0, std::mem::size_of_val(&set), &set),
+            0
+        );
+        let out = f();
+        assert_eq!(
+            libc::sched_setaffinity(0, std::mem::size_of_val(&was), &was),
+            0
+        );
+        out
+    }
+}
+
+/// A buffer overrun while nothing reads it: the raw reader's `CPU:0 [LOST N EVENTS]`
+/// lines say the kernel's own count (`per_cpu/cpu0/stats` `overrun`), and the events that
+/// stayed are the last ones written, whole.
+#[test]
+fn an_overrun_buffer_says_the_kernels_count() {
+    let test = "an_overrun_buffer_says_the_kernels_count";
+    let Some((_serial, tfs)) = common::tracefs(test) else {
+        return;
+    };
+    let mut inst = Instance::open(&tfs, &format!("glk-test-lost-{}", std::process::id())).unwrap();
+    // The smallest buffer: a few pages per CPU.
+    inst.set_buffer_kb(4).unwrap();
+    let events = [("ftrace".to_string(), "print".to_string())];
+    inst.tracing_on().unwrap();
+    let written = 5000;
+    on_cpu(0, || {
+        for i in 0..written {
+            inst.write_marker(&format!("glk lost {i:05}")).unwrap();
+        }
+    });
+    inst.tracing_off();
+    let overrun = inst.losses().overrun;
+    assert!(overrun > 0, "5000 markers did not overrun 4 KiB");
+    let (lines, tally) = raw_lines(&tfs, &inst, &events);
+    assert_eq!(tally.bad_pages, 0, "{:?}", tally.first_bad);
+    let mut lost = traceparse::LostEvents::default();
+    let mut kept = Vec::new();
+    for l in &lines {
+        match traceparse::decode_line(l.as_bytes()) {
+            Ok(traceparse::Decoded::Lost { cpu, events }) => {
+                assert_eq!(cpu, 0, "{l}");
+                lost.add(events);
+            }
+            Ok(traceparse::Decoded::Other(t)) => kept.push(t.body.to_vec()),
+            other => panic!("{l}: {other:?}"),
+        }
+    }
+    // The kernel stores the count in the page when it has room; else it says only that
+    // events were lost, and trace-cmd as glk then print no number.
+    assert!(lost.any(), "no LOST line for {overrun} overwritten events");
+    if lost.uncounted == 0 {
+        assert_eq!(lost.counted, overrun);
+    } else {
+        assert!(lost.counted < overrun, "{lost:?} of {overrun}");
+    }
+    // What stayed: the last markers, in order, none missing between.
+    let numbers: Vec<u64> = kept
+        .iter()
+        .map(|b| {
+            let s = String::from_utf8_lossy(b);
+            s.trim_start_matches("glk lost ").trim().parse().unwrap()
+        })
+        .collect();
+    assert!(!numbers.is_empty());
+    assert_eq!(*numbers.last().unwrap(), written - 1);
+    assert!(numbers.windows(2).all(|w| w[1] == w[0] + 1), "{numbers:?}");
+    assert_eq!(numbers.len() as u64 + overrun, written);
+    inst.close().unwrap();
+}

@@ -138,7 +138,7 @@ struct Tally {
     dlm: u64,
     other: u64,
     undecoded: u64,
-    lost_lines: traceparse::Losses,
+    lost_lines: traceparse::LostEvents,
 }
 
 impl Tally {
@@ -258,7 +258,7 @@ impl Consumer {
         );
         if let Some(l) = lost_in_buffer {
             // The LOST lines report the buffer's own overruns again: the larger is right.
-            let lost = traceparse::Losses {
+            let lost = traceparse::LostEvents {
                 counted: l.max(t.lost_lines.counted),
                 ..t.lost_lines
             };
