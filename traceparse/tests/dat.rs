@@ -101,11 +101,11 @@ fn converted(test: &str, dat: &Path, args: [&str; 4], out: &Path) -> bool {
     }
 }
 
-/// A version 6 copy of `dat` (`trace-cmd convert`) and its bytes, to be changed; None when
-/// trace-cmd is not there (the test `test` then says it was skipped).
-fn v6_copy(test: &str, dat: &Path) -> Option<(tempfile::TempDir, PathBuf, Vec<u8>)> {
+/// A version 6 copy of the fixture `rel` (`trace-cmd convert`) and its bytes, to be
+/// changed; None when trace-cmd is not there (the test `test` then says it was skipped).
+fn v6_copy(test: &str, rel: &str) -> Option<(tempfile::TempDir, PathBuf, Vec<u8>)> {
     let (scratch, v6) = testdata::scratch_file("v6.dat");
-    if !converted(test, dat, V6, &v6) {
+    if !converted(test, &testdata::path(rel), V6, &v6) {
         return None;
     }
     let bytes = std::fs::read(&v6).unwrap();
@@ -218,15 +218,15 @@ fn two_cpus_merged_as_trace_cmd_merges_them() {
 #[test]
 fn a_damaged_page_is_said_at_the_end() {
     let test = "a_damaged_page_is_said_at_the_end";
-    let dat = testdata::path("real/trace-dat-6.12/n2/trace.dat");
-    let Some((_scratch, v6, mut bytes)) = v6_copy(test, &dat) else {
+    let rel = "real/trace-dat-6.12/n2/trace.dat";
+    let Some((_scratch, v6, mut bytes)) = v6_copy(test, rel) else {
         return;
     };
     // CPU 0's first page: its `commit` follows the page's u64 time stamp.
     let page = cpu_pages(&bytes, 1)[0].0;
     bytes[page + 8..page + 16].copy_from_slice(&0x7f_ffffu64.to_le_bytes());
     std::fs::write(&v6, &bytes).unwrap();
-    let whole = glk_reads(&dat).lines().count();
+    let whole = glk_reads(&testdata::path(rel)).lines().count();
     let mut d = DatLines::open(&v6).unwrap();
     let mut text = Vec::new();
     let mut buf = [0u8; 4096];
@@ -317,8 +317,8 @@ fn merged(text: &str) -> Vec<Merged> {
 #[test]
 fn lost_events_are_said_where_trace_cmd_says_them() {
     let test = "lost_events_are_said_where_trace_cmd_says_them";
-    let dat = testdata::path("real/trace-dat-nolock-6.1/trace.dat");
-    let Some((_scratch, v6, mut bytes)) = v6_copy(test, &dat) else {
+    let Some((_scratch, v6, mut bytes)) = v6_copy(test, "real/trace-dat-nolock-6.1/trace.dat")
+    else {
         return;
     };
     let marked = mark_lost_events(&mut bytes);
