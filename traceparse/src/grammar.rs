@@ -20,13 +20,16 @@ use nom::Parser;
 
 /// `CPU:N [LOST M EVENTS]`: the CPU whose ring buffer overflowed and how many events
 /// were lost; `CPU:N [LOST EVENTS]` when the kernel does not know how many (the `trace`
-/// file's iterator overrun by the writer).
+/// file's iterator overrun by the writer). `trace-cmd report` says the same as `CPU:N [M
+/// EVENTS DROPPED]` and `CPU:N [EVENTS DROPPED]`.
 pub fn lost(i: Input) -> Res<(u64, Option<u64>)> {
     all_consuming((
         preceded(tag("CPU:"), dec),
         alt((
             delimited(tag(" [LOST "), map(dec, Some), tag(" EVENTS]")),
             value(None, tag(" [LOST EVENTS]")),
+            delimited(tag(" ["), map(dec, Some), tag(" EVENTS DROPPED]")),
+            value(None, tag(" [EVENTS DROPPED]")),
         )),
     ))
     .parse(i)
@@ -181,6 +184,12 @@ mod tests {
         assert_eq!(lost(b"CPU:3 [LOST 17 EVENTS]").unwrap().1, (3, Some(17)));
         assert_eq!(lost(b"CPU:3 [LOST EVENTS]").unwrap().1, (3, None));
         assert!(lost(b"CPU:3 [LOST  EVENTS]").is_err());
+        assert_eq!(
+            lost(b"CPU:1 [1002 EVENTS DROPPED]").unwrap().1,
+            (1, Some(1002))
+        );
+        assert_eq!(lost(b"CPU:1 [EVENTS DROPPED]").unwrap().1, (1, None));
+        assert!(lost(b"CPU:1 [LOST 2 EVENTS DROPPED]").is_err());
         assert!(lost(b"CPU:3 [LOST 17 EVENTS] x").is_err());
         assert_eq!(cpu_field(b"[001] x").unwrap(), (&b" x"[..], 1));
         assert!(cpu_field(b"[1234567]").is_err());
