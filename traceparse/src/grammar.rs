@@ -35,6 +35,12 @@ pub fn lost(i: Input) -> Res<(u64, Option<u64>)> {
     .parse(i)
 }
 
+/// `CPU N is empty`: older trace-cmd report's word, on standard output among the events,
+/// that a trace.dat holds nothing of CPU N.
+pub fn empty_cpu(i: Input) -> Res<u64> {
+    all_consuming(delimited(tag("CPU "), dec, tag(" is empty"))).parse(i)
+}
+
 /// The `[cpu]` field: one to six digits in brackets.
 pub fn cpu_field(i: Input) -> Res<u32> {
     let digits = take_while_m_n(1, 6, |b: u8| b.is_ascii_digit());

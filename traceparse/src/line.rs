@@ -83,7 +83,8 @@ pub enum Line<'a> {
         events: Option<u64>,
     },
     /// Blank lines, `#` headers of the `trace` file, trace-cmd's `cpus=N` and
-    /// `version = N` header lines.
+    /// `version = N` header lines, and the `CPU N is empty` that older trace-cmd report
+    /// printed among the events (a `printf` in its `init_cpu`; newer ones log it apart).
     Header,
 }
 
@@ -452,6 +453,9 @@ fn general_head(line: &[u8]) -> Result<Prefix<'_>, BadLine> {
     if t.is_empty() || t[0] == b'#' || t.starts_with(b"cpus=") || t.starts_with(b"version =") {
         return Ok(Prefix::Whole(Line::Header));
     }
+    if grammar::empty_cpu(t).is_ok() {
+        return Ok(Prefix::Whole(Line::Header));
+    }
     if let Ok((_, (cpu, events))) = grammar::lost(t) {
         return Ok(Prefix::Whole(Line::Lost {
             cpu: cpu as u32,
@@ -797,6 +801,8 @@ mod tests {
         assert_eq!(parse(b"# tracer: nop").unwrap(), Line::Header);
         assert_eq!(parse(b"").unwrap(), Line::Header);
         assert_eq!(parse(b"cpus=2").unwrap(), Line::Header);
+        assert_eq!(parse(b"CPU 1 is empty").unwrap(), Line::Header);
+        assert!(parse(b"CPU 1 is empty now").is_err());
         assert!(parse(b"garbage").is_err());
         assert!(parse(b"G:  s:EX n:2/3347 f:DyIqob t:EX d:UN/0 a:0 v:0 r:3 m:150").is_err());
         assert!(parse(b" H: s:EX f:H e:0 p:1 [a] f+0x1/0x2").is_err());
