@@ -297,7 +297,7 @@ pub static CODES: [Code; 13] = [
         code: FindingCode::LostEvents,
         severity: Severity::Warning,
         means: "The trace lost events: counts, pairings and hand-offs near the loss are incomplete.",
-        threshold: "any `[LOST N EVENTS]` line",
+        threshold: "any `[LOST N EVENTS]` or `[LOST EVENTS]` line",
         evidence: "the lost counts per node",
         remedy: "Trace fewer events (--events) or with a larger buffer (--buffer-kb); the findings above stand, their counts are lower bounds.",
     },
