@@ -313,7 +313,7 @@ fn task(s: &[u8]) -> Option<(&[u8], i64, Option<i64>)> {
     task_trimmed(s, trim_end)
 }
 
-/// [`task`] with the trimming of the task's text and of its comm as `trim` does it.
+/// [`task`] with the task's text and its comm trimmed by `trim_ends`.
 #[inline(always)]
 fn task_trimmed(s: &[u8], trim_ends: fn(&[u8]) -> &[u8]) -> Option<(&[u8], i64, Option<i64>)> {
     let mut s = trim_ends(s);

@@ -92,8 +92,7 @@ impl Summary {
                     None => self.count_other(name.into_owned()),
                 }
             }
-            Decoded::Lost { .. } => {}
-            Decoded::Header => {}
+            Decoded::Lost { .. } | Decoded::Header => {}
         }
     }
 
