@@ -370,13 +370,25 @@ fn finding(c: FindingCode, title: String) -> Finding {
     }
 }
 
-fn file_evidence(node: &str, path: &std::path::Path, line: Option<u64>, shows: String) -> Evidence {
+impl Finding {
+    /// Names `node` among the finding's nodes (once), with line `line` of its file `path`
+    /// as evidence that shows `shows`.
+    fn cite_node_file(&mut self, node: &str, path: &std::path::Path, line: u64, shows: String) {
+        if !self.nodes.iter().any(|n| n == node) {
+            self.nodes.push(node.to_string());
+        }
+        self.evidence.push(file_evidence(node, path, line, shows));
+    }
+}
+
+/// Line `line` of node `node`'s file `path`, showing `shows`.
+fn file_evidence(node: &str, path: &std::path::Path, line: u64, shows: String) -> Evidence {
     let name = path
         .file_name()
         .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
     Evidence {
         source: format!("{node}/{name}"),
-        line,
+        line: Some(line),
         time: None,
         shows,
     }
@@ -446,22 +458,12 @@ impl Health {
         });
         if let Some((p, s)) = &last_sysfs {
             if let Some(l) = s.withdrawn() {
-                self.withdrawn.nodes.push(n.node.clone());
-                self.withdrawn.evidence.push(file_evidence(
-                    &n.node,
-                    p,
-                    Some(l),
-                    "withdraw 1".into(),
-                ));
+                self.withdrawn
+                    .cite_node_file(&n.node, p, l, "withdraw 1".into());
             }
             if let Some(l) = s.locking_blocked() {
-                self.recovery.nodes.push(n.node.clone());
-                self.recovery.evidence.push(file_evidence(
-                    &n.node,
-                    p,
-                    Some(l),
-                    "lock_module/block 1: lock requests held for recovery".into(),
-                ));
+                let shows = "lock_module/block 1: lock requests held for recovery";
+                self.recovery.cite_node_file(&n.node, p, l, shows.into());
             }
         }
     }
@@ -474,35 +476,18 @@ impl Health {
                     .iter()
                     .filter(|e| matches!(e.kind, LogKind::Withdraw | LogKind::ConsistencyError))
                 {
-                    if !self.withdrawn.nodes.contains(&n.node) && e.kind == LogKind::Withdraw {
-                        self.withdrawn.nodes.push(n.node.clone());
-                    }
-                    if self.withdrawn.nodes.contains(&n.node) {
-                        self.withdrawn.evidence.push(file_evidence(
-                            &n.node,
-                            p,
-                            Some(e.line),
-                            e.text.clone(),
-                        ));
+                    // Consistency errors are cited for a node that withdrew.
+                    if e.kind == LogKind::Withdraw || self.withdrawn.nodes.contains(&n.node) {
+                        self.withdrawn
+                            .cite_node_file(&n.node, p, e.line, e.text.clone());
                     }
                 }
                 if let Some(e) = health::recovery_in_progress(&ev) {
-                    if !self.recovery.nodes.contains(&n.node) {
-                        self.recovery.nodes.push(n.node.clone());
-                    }
-                    self.recovery.evidence.push(file_evidence(
-                        &n.node,
-                        p,
-                        Some(e.line),
-                        format!("{} (no `done` after it)", e.text),
-                    ));
+                    let shows = format!("{} (no `done` after it)", e.text);
+                    self.recovery.cite_node_file(&n.node, p, e.line, shows);
                     for m in ev.iter().filter(|m| m.kind == LogKind::MemberRemoved) {
-                        self.recovery.evidence.push(file_evidence(
-                            &n.node,
-                            p,
-                            Some(m.line),
-                            m.text.clone(),
-                        ));
+                        self.recovery
+                            .cite_node_file(&n.node, p, m.line, m.text.clone());
                     }
                 }
             }
@@ -515,24 +500,12 @@ impl Health {
             if let Ok(text) = std::fs::read_to_string(p) {
                 let c = health::Cluster::parse(&text);
                 if let Some((false, l)) = c.quorate {
-                    self.quorum.nodes.push(n.node.clone());
-                    self.quorum.evidence.push(file_evidence(
-                        &n.node,
-                        p,
-                        Some(l),
-                        "Quorate: No".into(),
-                    ));
+                    self.quorum
+                        .cite_node_file(&n.node, p, l, "Quorate: No".into());
                 }
                 for (ls, flags, l) in c.stopped {
-                    if !self.recovery.nodes.contains(&n.node) {
-                        self.recovery.nodes.push(n.node.clone());
-                    }
-                    self.recovery.evidence.push(file_evidence(
-                        &n.node,
-                        p,
-                        Some(l),
-                        format!("lockspace {ls}: {flags}"),
-                    ));
+                    let shows = format!("lockspace {ls}: {flags}");
+                    self.recovery.cite_node_file(&n.node, p, l, shows);
                 }
             }
         }
@@ -802,12 +775,7 @@ impl Rules<'_> {
             let (u, l) = health::Sysfs::read(s).ok()?.used_fraction()?;
             Some((
                 u,
-                file_evidence(
-                    &n.node,
-                    s,
-                    Some(l),
-                    format!("{:.1}% of blocks in use", u * 100.0),
-                ),
+                file_evidence(&n.node, s, l, format!("{:.1}% of blocks in use", u * 100.0)),
             ))
         });
         for c in &self.r.contended {
