@@ -24,6 +24,7 @@ use analysis::hold_wait::{Ended, GlockState};
 use gfs2stats::lock_time::DLM_EUNLOCK;
 use glockparse::{GlockId, GlockType};
 use traceparse::line::BadLine;
+use traceparse::raw::PageTally;
 use traceparse::reader::Next;
 use traceparse::sink::{Decoder, Sink};
 use traceparse::{BlockReader, Decoded, Dev, Gfs2Event};
@@ -125,10 +126,6 @@ struct State {
     lost: u64,
     /// Lines that were not trace text (read from `trace_pipe`).
     bad_lines: u64,
-    /// What the raw reader could not print: records of events glk has no format for, and
-    /// pages not readable to their end.
-    unknown_records: u64,
-    bad_pages: u64,
 }
 
 impl State {
@@ -148,8 +145,6 @@ impl State {
             events: 0,
             lost: 0,
             bad_lines: 0,
-            unknown_records: 0,
-            bad_pages: 0,
         }
     }
 
@@ -320,20 +315,11 @@ impl Sink for StateSink<'_> {
     }
 }
 
-/// Copies the raw reader's counts of what it could not print into `state`.
-fn take_tally(tally: Option<&RawTally>, state: &Mutex<State>) {
-    let Some(t) = tally else {
-        return;
-    };
-    let t = t.lock().unwrap_or_else(|e| e.into_inner());
-    let mut st = state.lock().unwrap_or_else(|e| e.into_inner());
-    st.unknown_records = t.unknown_records;
-    st.bad_pages = t.bad_pages;
-}
-
 /// The tracing thread and what it has seen.
 pub struct Tracer {
     state: Arc<Mutex<State>>,
+    /// The raw reader's count of what it could not print (None when reading text).
+    tally: Option<RawTally>,
     stop: Arc<AtomicBool>,
     thread: Option<JoinHandle<io::Result<()>>>,
 }
@@ -375,9 +361,13 @@ impl Tracer {
         let (st, sp) = (state.clone(), stop.clone());
         let thread = std::thread::Builder::new()
             .name("glk-trace".into())
-            .spawn(move || read(inst, tfs, (reader, tally), &st, &sp))?;
+            .spawn({
+                let tally = tally.clone();
+                move || read(inst, tfs, (reader, tally), &st, &sp)
+            })?;
         Ok(Tracer {
             state,
+            tally,
             stop,
             thread: Some(thread),
         })
@@ -387,6 +377,7 @@ impl Tracer {
     pub fn collector(&self, thresholds: Thresholds) -> TraceCollector {
         TraceCollector {
             state: self.state.clone(),
+            tally: self.tally.clone(),
             thresholds,
             bad_lines_said: 0,
         }
@@ -443,8 +434,6 @@ fn read(
             let lost = inst.losses().total();
             let mut st = state.lock().unwrap_or_else(|e| e.into_inner());
             st.lost = st.lost.max(lost);
-            drop(st);
-            take_tally(tally.as_ref(), state);
         }
     }
     inst.tracing_off();
@@ -462,6 +451,7 @@ fn read(
 /// The collector of a [`Tracer`]'s histograms and counts.
 pub struct TraceCollector {
     state: Arc<Mutex<State>>,
+    tally: Option<RawTally>,
     thresholds: Thresholds,
     /// The state's bad lines already reported as malformed.
     bad_lines_said: u64,
@@ -475,15 +465,18 @@ impl Collector for TraceCollector {
     fn collect(&mut self) -> io::Result<Collected> {
         let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
         st.roll(Instant::now());
-        let mut c = families(&st, &self.thresholds);
+        let tally = self.tally.as_ref().map_or_else(PageTally::default, |t| {
+            t.lock().unwrap_or_else(|e| e.into_inner()).clone()
+        });
+        let mut c = families(&st, &tally, &self.thresholds);
         c.malformed = st.bad_lines - self.bad_lines_said;
         self.bad_lines_said = st.bad_lines;
         Ok(c)
     }
 }
 
-/// The families of what `st` holds.
-fn families(st: &State, t: &Thresholds) -> Collected {
+/// The families of what `st` holds, and of what the raw reader could not print (`tally`).
+fn families(st: &State, tally: &PageTally, t: &Thresholds) -> Collected {
     let mut rtt = metrics::DLM_REQUEST_DURATION_SECONDS.family();
     for ((fs, ty, blocking), h) in &st.rtt {
         let ty = ty.name();
@@ -511,9 +504,9 @@ fn families(st: &State, t: &Thresholds) -> Collected {
     let mut unprinted = metrics::EXPORTER_TRACE_UNPRINTED.family();
     unprinted.add(
         &[("what", "unknown_event_records")],
-        st.unknown_records as f64,
+        tally.unknown_records as f64,
     );
-    unprinted.add(&[("what", "bad_pages")], st.bad_pages as f64);
+    unprinted.add(&[("what", "bad_pages")], tally.bad_pages as f64);
     Collected {
         families: vec![rtt, wait, hold, demotes, events, lost, dropped, unprinted],
         findings: vec![(FindingCode::HotGlock, st.hot(t))],
@@ -603,7 +596,7 @@ mod tests {
             .map(|s| s.value)
             .collect();
         assert!(buckets.windows(2).all(|w| w[0] <= w[1]));
-        let served: Vec<&str> = families(&st, &Thresholds::default())
+        let served: Vec<&str> = families(&st, &PageTally::default(), &Thresholds::default())
             .families
             .iter()
             .map(|f| f.name)
@@ -631,9 +624,9 @@ mod tests {
             t.unknown_records = 7;
             t.bad_pages = 2;
         }
-        take_tally(Some(&tally), &state);
         let mut c = TraceCollector {
             state: state.clone(),
+            tally: Some(tally),
             thresholds: Thresholds::default(),
             bad_lines_said: 0,
         };
