@@ -464,8 +464,8 @@ pub fn node_dir(dir: &Path) -> io::Result<NodeCapture> {
 }
 
 /// The kernel release in `path`: its first word, where it is one (`kernel.txt` holds
-/// `/proc/sys/kernel/osrelease`).
-fn read_kernel(path: &Path) -> Option<String> {
+/// `/proc/sys/kernel/osrelease`), or `uname -a`'s third.
+pub(crate) fn read_kernel(path: &Path) -> Option<String> {
     traceparse::raw::kernel_release(&std::fs::read_to_string(path).ok()?)
 }
 

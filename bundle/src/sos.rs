@@ -169,9 +169,7 @@ pub fn read(dir: &Path, given: &Path) -> io::Result<Report> {
             nodeid: nodeid(dir),
             kernel: ["uname", "sos_commands/kernel/uname_-a"]
                 .iter()
-                .find_map(|f| {
-                    traceparse::raw::kernel_release(&std::fs::read_to_string(dir.join(f)).ok()?)
-                }),
+                .find_map(|f| crate::read_kernel(&dir.join(f))),
             snapshots: vec![s],
             ..NodeCapture::default()
         },
