@@ -209,7 +209,6 @@ impl Summary {
 
 #[cfg(test)]
 mod tests {
-
     use super::*;
 
     /// The per-glock counts, kept in runs and merged from two halves, are those of a plain
