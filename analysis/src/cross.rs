@@ -1050,10 +1050,10 @@ mod tests {
                 nodeid: Some(id),
                 snapshots: snaps
                     .iter()
-                    .map(|i| bundle::Snapshot {
-                        index: *i,
-                        glocks: Some(format!("glocks.{i}").into()),
-                        ..bundle::Snapshot::default()
+                    .map(|i| {
+                        let mut s = bundle::Snapshot::new(*i);
+                        s.set(bundle::FileKind::Glocks, format!("glocks.{i}").into());
+                        s
                     })
                     .collect(),
                 ..bundle::NodeCapture::default()

@@ -10,7 +10,7 @@
 use std::collections::BTreeSet;
 
 use bundle::health::{self, LogKind};
-use bundle::Captures;
+use bundle::{Captures, FileKind};
 use glockparse::Diagnostics;
 use serde::Serialize;
 
@@ -451,10 +451,8 @@ impl Health {
     /// The node's last sysfs state: withdrawn, or locking blocked for recovery.
     fn sysfs(&mut self, n: &bundle::NodeCapture) {
         let last_sysfs = n.snapshots.iter().rev().find_map(|s| {
-            Some((
-                s.sysfs.as_ref()?,
-                health::Sysfs::read(s.sysfs.as_ref()?).ok()?,
-            ))
+            let p = s.path(FileKind::Sysfs)?;
+            Some((p, health::Sysfs::read(p).ok()?))
         });
         if let Some((p, s)) = &last_sysfs {
             if let Some(l) = s.withdrawn() {
@@ -639,7 +637,7 @@ impl Rules<'_> {
                     .find(|n| n.node == w.node)
                     .map_or_else(
                         || format!("{}/glocks.{i}", w.node),
-                        |n| n.cite_file(i, bundle::FileKind::Glocks),
+                        |n| n.cite_file(i, FileKind::Glocks),
                     )
             };
             f.evidence.push(Evidence::about(

@@ -142,7 +142,7 @@ impl<'a> Resolver<'a> {
                 r.files.entry(&n.node).or_default().insert(s.index, s);
                 let open =
                     |p: &Path| glockparse::input::open(p).map(|f| (f, p.display().to_string()));
-                if let Some(Ok((f, src))) = s.procs.as_deref().map(open) {
+                if let Some(Ok((f, src))) = s.path(FileKind::Procs).map(open) {
                     let (tasks, d) = procs::read(f, &src);
                     r.diagnostics.merge(&d);
                     r.tables
@@ -150,12 +150,12 @@ impl<'a> Resolver<'a> {
                         .or_default()
                         .insert(s.index, Table::new(tasks));
                 }
-                if let Some(Ok((f, src))) = s.locks.as_deref().map(open) {
+                if let Some(Ok((f, src))) = s.path(FileKind::Locks).map(open) {
                     let (locks, d) = procs::read_locks(f, &src);
                     r.diagnostics.merge(&d);
                     r.locks.entry(&n.node).or_default().insert(s.index, locks);
                 }
-                if let Some(Ok((f, src))) = s.glockfd.as_deref().map(open) {
+                if let Some(Ok((f, src))) = s.path(FileKind::Glockfd).map(open) {
                     let (fds, d) = glockparse::glockfd::read_all(f, &src);
                     r.diagnostics.merge(&d);
                     let (by_pid, by_glock) = index_glockfd(&fds);
@@ -168,7 +168,7 @@ impl<'a> Resolver<'a> {
                         .or_default()
                         .insert(s.index, by_pid);
                 }
-                if let Some(Ok((f, src))) = s.plocks.as_deref().map(open) {
+                if let Some(Ok((f, src))) = s.path(FileKind::Plocks).map(open) {
                     let (locks, d) = glockparse::plocks::read_all(f, &src);
                     r.diagnostics.merge(&d);
                     r.plocks.entry(&n.node).or_default().insert(s.index, locks);
@@ -250,7 +250,7 @@ impl<'a> Resolver<'a> {
     /// Whether `node` has a glocks file for snapshot `snap`.
     pub fn has_glocks(&self, node: &str, snap: u32) -> bool {
         self.snapshot(node, snap)
-            .is_some_and(|s| s.glocks.is_some())
+            .is_some_and(|s| s.has(FileKind::Glocks))
     }
 
     /// The process table of a node at a snapshot (empty when not captured).

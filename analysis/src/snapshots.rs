@@ -7,7 +7,7 @@ use std::io;
 use glockparse::dlm_locks::{self, DlmLock};
 use glockparse::{Diagnostics, Glock, GlockId, GlockReader, LockState};
 
-use bundle::{Captures, NodeCapture, Snapshot};
+use bundle::{Captures, FileKind, NodeCapture, Snapshot};
 
 /// Where a row was read: the node, which of its snapshots, and when that was taken.
 #[derive(Debug, Clone, PartialEq)]
@@ -189,16 +189,16 @@ impl Snapshots {
     fn load_node(&mut self, n: &NodeCapture) -> io::Result<()> {
         for s in &n.snapshots {
             let at = At::of(&n.node, s);
-            if let Some(p) = &s.glocks {
+            if let Some(p) = s.path(FileKind::Glocks) {
                 self.read_glocks(p, &at)?;
             }
-            if let Some(p) = &s.glstats {
+            if let Some(p) = s.path(FileKind::Glstats) {
                 self.read_glstats(p, &at)?;
             }
-            if let Some(p) = &s.sbstats {
+            if let Some(p) = s.path(FileKind::Sbstats) {
                 self.read_sbstats(p, &at)?;
             }
-            if let Some(p) = &s.dlm_locks {
+            if let Some(p) = s.path(FileKind::DlmLocks) {
                 self.read_dlm(p, &at, n.nodeid)?;
             }
         }

@@ -73,6 +73,15 @@ impl FileKind {
         FileKind::Procs,
     ];
 
+    /// The kinds a filesystem's debugfs directory holds, each under its own name
+    /// (`/sys/kernel/debug/gfs2/TABLE/glocks`).
+    pub const DEBUGFS: [FileKind; 4] = [
+        FileKind::Glocks,
+        FileKind::Glstats,
+        FileKind::Sbstats,
+        FileKind::Glockfd,
+    ];
+
     /// The `KIND` of its file names (`dlm_locks`).
     pub fn name(self) -> &'static str {
         match self {
@@ -118,62 +127,48 @@ pub struct Snapshot {
     pub index: u32,
     /// Epoch seconds when the snapshot started (`time.N`).
     pub time_unix: Option<f64>,
-    /// debugfs `glocks`.
-    pub glocks: Option<PathBuf>,
-    /// debugfs `glstats`.
-    pub glstats: Option<PathBuf>,
-    /// debugfs `sbstats` (`lkstats` on old kernels).
-    pub sbstats: Option<PathBuf>,
-    /// debugfs `glockfd`.
-    pub glockfd: Option<PathBuf>,
-    /// The DLM lockspace's `_locks` dump.
-    pub dlm_locks: Option<PathBuf>,
-    /// The DLM lockspace's `_waiters` dump.
-    pub dlm_waiters: Option<PathBuf>,
-    /// The node's tasks ([`procs`] format).
-    pub procs: Option<PathBuf>,
-    /// A copy of `/proc/locks`.
-    pub locks: Option<PathBuf>,
-    /// `dlm_tool plocks LOCKSPACE` ([`FileKind::Plocks`]).
-    pub plocks: Option<PathBuf>,
-    /// The filesystem's sysfs state (`gfs2_sysfs.N`, [`health::Sysfs`]).
-    pub sysfs: Option<PathBuf>,
+    /// Its files, by kind ([`FileKind::Time`] is read into `time_unix`, never kept here).
+    files: BTreeMap<FileKind, PathBuf>,
 }
 
 impl Snapshot {
-    /// The file of `kind`, when the snapshot has one (`time.N` is read into `time_unix`).
-    pub fn path(&self, kind: FileKind) -> Option<&Path> {
-        match kind {
-            FileKind::Glocks => self.glocks.as_deref(),
-            FileKind::Glstats => self.glstats.as_deref(),
-            FileKind::Sbstats => self.sbstats.as_deref(),
-            FileKind::Glockfd => self.glockfd.as_deref(),
-            FileKind::DlmLocks => self.dlm_locks.as_deref(),
-            FileKind::DlmWaiters => self.dlm_waiters.as_deref(),
-            FileKind::Procs => self.procs.as_deref(),
-            FileKind::Locks => self.locks.as_deref(),
-            FileKind::Plocks => self.plocks.as_deref(),
-            FileKind::Sysfs => self.sysfs.as_deref(),
-            FileKind::Time => None,
+    /// Snapshot `index`, with no time and no file yet.
+    pub fn new(index: u32) -> Snapshot {
+        Snapshot {
+            index,
+            ..Snapshot::default()
         }
+    }
+
+    /// The file of `kind`, when the snapshot has one.
+    pub fn path(&self, kind: FileKind) -> Option<&Path> {
+        self.files.get(&kind).map(PathBuf::as_path)
+    }
+
+    /// Whether the snapshot has a file of `kind`.
+    pub fn has(&self, kind: FileKind) -> bool {
+        self.files.contains_key(&kind)
     }
 
     /// Sets the file of `kind` (nothing for [`FileKind::Time`]).
     pub fn set(&mut self, kind: FileKind, path: PathBuf) {
-        let slot = match kind {
-            FileKind::Glocks => &mut self.glocks,
-            FileKind::Glstats => &mut self.glstats,
-            FileKind::Sbstats => &mut self.sbstats,
-            FileKind::Glockfd => &mut self.glockfd,
-            FileKind::DlmLocks => &mut self.dlm_locks,
-            FileKind::DlmWaiters => &mut self.dlm_waiters,
-            FileKind::Procs => &mut self.procs,
-            FileKind::Locks => &mut self.locks,
-            FileKind::Plocks => &mut self.plocks,
-            FileKind::Sysfs => &mut self.sysfs,
-            FileKind::Time => return,
-        };
-        *slot = Some(path);
+        if kind != FileKind::Time {
+            self.files.insert(kind, path);
+        }
+    }
+
+    /// Sets the file of `kind` to `path` when that is a file.
+    pub fn set_if_file(&mut self, kind: FileKind, path: PathBuf) {
+        if path.is_file() {
+            self.set(kind, path);
+        }
+    }
+
+    /// Takes the files of `other` of the kinds it has and this one lacks.
+    pub fn fill_from(&mut self, other: Snapshot) {
+        for (kind, path) in other.files {
+            self.files.entry(kind).or_insert(path);
+        }
     }
 }
 
@@ -239,7 +234,10 @@ fn ssh_clock(dir: &Path, node: &str) -> Option<SshClock> {
 impl NodeCapture {
     /// The sysfs state file of the node's last snapshot that has one.
     pub fn last_sysfs(&self) -> Option<&Path> {
-        self.snapshots.iter().rev().find_map(|s| s.sysfs.as_deref())
+        self.snapshots
+            .iter()
+            .rev()
+            .find_map(|s| s.path(FileKind::Sysfs))
     }
 
     /// How a file of snapshot `index` is named in citations: `NODE/FILE`, or the file's
@@ -433,10 +431,7 @@ pub fn node_dir(dir: &Path) -> io::Result<NodeCapture> {
         let Some((kind, idx)) = FileKind::parse(&n) else {
             continue;
         };
-        let s = snaps.entry(idx).or_insert_with(|| Snapshot {
-            index: idx,
-            ..Snapshot::default()
-        });
+        let s = snaps.entry(idx).or_insert_with(|| Snapshot::new(idx));
         match kind {
             FileKind::Time => {
                 s.time_unix = std::fs::read_to_string(&p)
@@ -564,7 +559,7 @@ fn loose_file(path: &Path) -> io::Result<NodeCapture> {
         Sniffed::Kind(k) => s.set(k, path.to_path_buf()),
         // Anything else is read as glocks text: kernel logs with glock dumps in them, or
         // a file the glocks parser reports line by line.
-        Sniffed::Empty | Sniffed::Unknown => s.glocks = Some(path.to_path_buf()),
+        Sniffed::Empty | Sniffed::Unknown => s.set(FileKind::Glocks, path.to_path_buf()),
     }
     if node.traces.is_empty() {
         node.snapshots.push(s);
@@ -610,7 +605,7 @@ pub fn discover(paths: &[PathBuf]) -> io::Result<Captures> {
                     existing.traces.extend(n.traces);
                     for s in n.snapshots {
                         match existing.snapshots.first_mut() {
-                            Some(e) => merge(e, s),
+                            Some(e) => e.fill_from(s),
                             None => existing.snapshots.push(s),
                         }
                     }
@@ -707,13 +702,6 @@ pub fn other_tools(dir: &Path, given: &Path) -> io::Result<Option<Captures>> {
     Ok((!caps.nodes.is_empty()).then_some(caps))
 }
 
-fn merge(into: &mut Snapshot, s: Snapshot) {
-    into.glocks = into.glocks.take().or(s.glocks);
-    into.glstats = into.glstats.take().or(s.glstats);
-    into.sbstats = into.sbstats.take().or(s.sbstats);
-    into.dlm_locks = into.dlm_locks.take().or(s.dlm_locks);
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -755,10 +743,9 @@ mod tests {
         let n1 = &caps.nodes[0];
         assert_eq!((n1.node.as_str(), n1.nodeid), ("n1", Some(1)));
         assert_eq!(n1.snapshots.len(), 6);
-        assert!(n1
-            .snapshots
-            .iter()
-            .all(|s| s.time_unix.is_some() && s.glocks.is_some() && s.dlm_locks.is_some()));
+        assert!(n1.snapshots.iter().all(|s| s.time_unix.is_some()
+            && s.has(FileKind::Glocks)
+            && s.has(FileKind::DlmLocks)));
         assert_eq!(n1.traces.len(), 1);
         let caps = discover(&[
             testdata::path("public/cluster-devel-2019-rename-deadlock/deadlock-host018.glocks"),

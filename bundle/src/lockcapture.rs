@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use crate::{NodeCapture, Snapshot};
+use crate::{FileKind, NodeCapture, Snapshot};
 
 /// The runs of a capture directory (`runN`), by N.
 fn runs(dir: &Path) -> BTreeMap<u32, PathBuf> {
@@ -55,25 +55,26 @@ fn info(node: &Path, key: &str) -> Option<String> {
 
 /// One run of one node as a snapshot.
 fn snapshot(index: u32, node: &Path) -> Snapshot {
-    let mut s = Snapshot {
-        index,
-        ..Snapshot::default()
-    };
-    let file = |p: PathBuf| p.is_file().then_some(p);
+    let mut s = Snapshot::new(index);
     let first_dir = |d: &Path| crate::subdirs(d).ok()?.into_iter().next();
     if let Some(fs) = first_dir(&node.join("gfs2")) {
-        s.glocks = file(fs.join("glocks"));
-        s.glstats = file(fs.join("glstats"));
-        s.sbstats = file(fs.join("sbstats"));
-        s.glockfd = file(fs.join("glockfd"));
+        for kind in FileKind::DEBUGFS {
+            s.set_if_file(kind, fs.join(kind.name()));
+        }
     }
     if let Some(ls) = first_dir(&node.join("dlm")) {
         let name = ls
             .file_name()
             .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
-        s.dlm_locks = file(ls.join(format!("{name}_locks")))
-            .or_else(|| file(ls.join(format!("{name}_lockdebug"))));
-        s.dlm_waiters = file(ls.join(format!("{name}_waiters")));
+        // The `_locks` dump, else the `_lockdebug` one.
+        let dump = [
+            ls.join(format!("{name}_locks")),
+            ls.join(format!("{name}_lockdebug")),
+        ];
+        if let Some(p) = dump.into_iter().find(|p| p.is_file()) {
+            s.set(FileKind::DlmLocks, p);
+        }
+        s.set_if_file(FileKind::DlmWaiters, ls.join(format!("{name}_waiters")));
     }
     s
 }
@@ -150,10 +151,9 @@ mod tests {
         );
         assert_eq!(n.kernel.as_deref(), Some("6.12.117+deb13-amd64"));
         assert_eq!(n.snapshots[1].index, 1);
-        assert!(n.snapshots[0].glocks.is_some());
+        assert!(n.snapshots[0].has(FileKind::Glocks));
         assert!(n.snapshots[0]
-            .dlm_locks
-            .as_ref()
+            .path(FileKind::DlmLocks)
             .unwrap()
             .ends_with("gfs_lockdebug"));
         assert!(lacks[0].contains("a1 (gfs2_lockcapture x.tar.bz2)"));

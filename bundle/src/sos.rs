@@ -20,7 +20,7 @@
 use std::io;
 use std::path::{Path, PathBuf};
 
-use crate::{NodeCapture, Snapshot};
+use crate::{FileKind, NodeCapture, Snapshot};
 
 /// A sos report read as a node.
 #[derive(Debug, Clone, PartialEq)]
@@ -107,10 +107,9 @@ pub fn read(dir: &Path, given: &Path) -> io::Result<Report> {
     // The gfs2 plugin's copy of debugfs: one directory per filesystem.
     let gfs2: Vec<PathBuf> = crate::subdirs(&dir.join("sys/kernel/debug/gfs2")).unwrap_or_default();
     let lockspace = gfs2.first().and_then(|fs| {
-        s.glocks = Some(fs.join("glocks")).filter(|p| p.is_file());
-        s.glstats = Some(fs.join("glstats")).filter(|p| p.is_file());
-        s.sbstats = Some(fs.join("sbstats")).filter(|p| p.is_file());
-        s.glockfd = Some(fs.join("glockfd")).filter(|p| p.is_file());
+        for kind in FileKind::DEBUGFS {
+            s.set_if_file(kind, fs.join(kind.name()));
+        }
         let table = fs.file_name()?.to_string_lossy().into_owned();
         Some(table.rsplit(':').next().unwrap_or(&table).to_string())
     });
@@ -121,7 +120,7 @@ pub fn read(dir: &Path, given: &Path) -> io::Result<Report> {
             gfs2[0].display()
         ));
     }
-    if s.glocks.is_none() {
+    if !s.has(FileKind::Glocks) {
         lacks.push(format!(
             "{at}: no GFS2 glocks dump: sos collects it with `-k gfs2.lockdump=on` (sos 4.0's \
              gfs2 plugin ignores that option; `cat /sys/kernel/debug/gfs2/*/glocks` or \
@@ -137,7 +136,7 @@ pub fn read(dir: &Path, given: &Path) -> io::Result<Report> {
                 .is_some_and(|n| n.starts_with("dlm_locks_"))
         })
         .collect();
-    s.dlm_locks = lockspace
+    let dlm_locks = lockspace
         .and_then(|ls| {
             dumps
                 .iter()
@@ -147,14 +146,19 @@ pub fn read(dir: &Path, given: &Path) -> io::Result<Report> {
                 .cloned()
         })
         .or_else(|| dumps.first().cloned());
-    s.procs = files(&dir.join("sos_commands/process"))
+    let procs = files(&dir.join("sos_commands/process"))
         .into_iter()
         .find(|p| {
             p.file_name()
                 .and_then(|n| n.to_str())
                 .is_some_and(|n| n.starts_with("ps_axo_flags_state_uid_pid_ppid_pgid_sid"))
         });
-    if s.dlm_locks.is_none() {
+    for (kind, found) in [(FileKind::DlmLocks, dlm_locks), (FileKind::Procs, procs)] {
+        if let Some(p) = found {
+            s.set(kind, p);
+        }
+    }
+    if !s.has(FileKind::DlmLocks) {
         lacks.push(format!(
             "{at}: no DLM lock dump: sos collects it with `-k dlm.lockdump=on` (dlm_tool \
              lockdebug -svw)"

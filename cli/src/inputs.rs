@@ -5,6 +5,7 @@
 use std::io;
 
 use analysis::refresh::companions::Sources;
+use bundle::FileKind;
 use std::path::{Path, PathBuf};
 
 /// debugfs's `statfs` magic number.
@@ -140,10 +141,14 @@ pub fn other_tools(paths: &[PathBuf], given: &[PathBuf]) -> io::Result<OtherTool
         };
         lacks.extend(caps.lacks.iter().cloned());
         for n in &caps.nodes {
-            let Some(s) = n.snapshots.iter().rev().find(|s| s.glocks.is_some()) else {
+            let Some((s, glocks)) = n
+                .snapshots
+                .iter()
+                .rev()
+                .find_map(|s| Some((s, s.path(FileKind::Glocks)?.to_path_buf())))
+            else {
                 continue;
             };
-            let glocks = s.glocks.clone().expect("found with one");
             let fs = glocks
                 .parent()
                 .and_then(|d| d.file_name())
@@ -153,18 +158,7 @@ pub fn other_tools(paths: &[PathBuf], given: &[PathBuf]) -> io::Result<OtherTool
                     path: glocks,
                     live: false,
                 },
-                Sources {
-                    glstats: s.glstats.clone(),
-                    glockfd: s.glockfd.clone(),
-                    dlm_locks: s.dlm_locks.clone(),
-                    plocks: s
-                        .plocks
-                        .clone()
-                        .map(analysis::refresh::companions::PlockSource::Saved),
-                    procs: s.procs.clone(),
-                    nodeid: n.nodeid,
-                    fs,
-                },
+                Sources::saved(s, n.nodeid, fs),
             ));
         }
     }

@@ -194,7 +194,7 @@ fn bundle_tar(bytes: &[u8]) {
     if let Ok(caps) = bundle::discover(&[tarball]) {
         for n in &caps.nodes {
             for s in &n.snapshots {
-                if let Some(g) = &s.glocks {
+                if let Some(g) = s.path(bundle::FileKind::Glocks) {
                     assert!(
                         g.starts_with(std::env::temp_dir()),
                         "extracted outside: {}",

@@ -21,7 +21,7 @@ use glockparse::dlm_locks::{self, DlmLock, LockStatus};
 use glockparse::plocks::{self, Plock};
 use glockparse::{Diagnostics, DlmMode, GlockFd, GlockId};
 
-use bundle::FileKind;
+use bundle::{FileKind, Snapshot};
 
 use super::Input;
 
@@ -33,6 +33,15 @@ pub enum PlockSource {
     /// `dlm_tool plocks LOCKSPACE`, run at each refresh.
     Live(String),
 }
+
+/// The kinds of saved file a glocks input's [`Sources`] take.
+const COMPANIONS: [FileKind; 5] = [
+    FileKind::Glstats,
+    FileKind::Glockfd,
+    FileKind::DlmLocks,
+    FileKind::Plocks,
+    FileKind::Procs,
+];
 
 /// The files beside one glocks input.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -93,17 +102,28 @@ impl Sources {
         } else {
             return Sources::default();
         };
+        let mut saved = Snapshot::default();
+        for kind in COMPANIONS {
+            saved.set_if_file(kind, dir.join(format!("{}{suffix}", kind.name())));
+        }
+        let fs = std::fs::canonicalize(dir)
+            .ok()
+            .and_then(|d| Some(d.parent()?.to_string_lossy().into_owned()));
+        Sources::saved(&saved, bundle::read_nodeid(dir), fs)
+    }
+
+    /// The companions of a saved snapshot's glocks file: its other files, and the node
+    /// and filesystem it belongs to.
+    pub fn saved(snapshot: &Snapshot, nodeid: Option<u64>, fs: Option<String>) -> Sources {
+        let file = |kind| snapshot.path(kind).map(Path::to_path_buf);
         Sources {
-            glstats: existing(dir.join(format!("{}{suffix}", FileKind::Glstats.name()))),
-            glockfd: existing(dir.join(format!("{}{suffix}", FileKind::Glockfd.name()))),
-            dlm_locks: existing(dir.join(format!("{}{suffix}", FileKind::DlmLocks.name()))),
-            plocks: existing(dir.join(format!("{}{suffix}", FileKind::Plocks.name())))
-                .map(PlockSource::Saved),
-            procs: existing(dir.join(format!("{}{suffix}", FileKind::Procs.name()))),
-            nodeid: bundle::read_nodeid(dir),
-            fs: std::fs::canonicalize(dir)
-                .ok()
-                .and_then(|d| Some(d.parent()?.to_string_lossy().into_owned())),
+            glstats: file(FileKind::Glstats),
+            glockfd: file(FileKind::Glockfd),
+            dlm_locks: file(FileKind::DlmLocks),
+            plocks: file(FileKind::Plocks).map(PlockSource::Saved),
+            procs: file(FileKind::Procs),
+            nodeid,
+            fs,
         }
     }
 }
