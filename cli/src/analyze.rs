@@ -369,10 +369,7 @@ fn storms(out: &mut impl Write, r: &Report) -> io::Result<()> {
         out,
         "2. DEMOTE STORMS (remote demote bursts; times in each node's trace clock)"
     )?;
-    if r.demote_storms.is_empty() {
-        writeln!(out, "none")?;
-    }
-    for s in &r.demote_storms {
+    each_or_none(out, &r.demote_storms, |out, s| {
         writeln!(
             out,
             "{:<16} {:<6} on {:<8} {:>5} demotes in {:>9} (peak {}/window) from {:.3}s; storm nodes: {}",
@@ -384,8 +381,8 @@ fn storms(out: &mut impl Write, r: &Report) -> io::Result<()> {
             s.peak_per_window,
             s.start_ns as f64 / 1e9,
             s.nodes.join(",")
-        )?;
-    }
+        )
+    })?;
     for p in &r.ping_pong {
         let per: Vec<String> = p.cycles.iter().map(|(n, c)| format!("{n}: {c}")).collect();
         writeln!(
@@ -424,10 +421,7 @@ fn cross_node(out: &mut impl Write, r: &Report) -> io::Result<()> {
 
 /// Waiters and their holders, with the lines that show them.
 fn waits(out: &mut impl Write, rows: &[analysis::cross::CrossNode]) -> io::Result<()> {
-    if rows.is_empty() {
-        writeln!(out, "none")?;
-    }
-    for c in rows {
+    each_or_none(out, rows, |out, c| {
         writeln!(
             out,
             "{:<16} {:<6} {} {} waits for {} {} (seen in {} snapshots; from {})",
@@ -440,18 +434,14 @@ fn waits(out: &mut impl Write, rows: &[analysis::cross::CrossNode]) -> io::Resul
             c.seen_in_snapshots,
             c.evidence.join(" and ")
         )?;
-        writeln!(out, "{:<23} {}", "", c.cites.join(" "))?;
-    }
-    Ok(())
+        writeln!(out, "{:<23} {}", "", c.cites.join(" "))
+    })
 }
 
 /// 6. Deadlock cycles.
 fn cycles(out: &mut impl Write, r: &Report, paint: clikit::Paint) -> io::Result<()> {
     writeln!(out, "6. DEADLOCK CYCLES")?;
-    if r.cycles.is_empty() {
-        writeln!(out, "none")?;
-    }
-    for c in &r.cycles {
+    each_or_none(out, &r.cycles, |out, c| {
         writeln!(
             out,
             "{} ({}, snapshots {:?}): {}",
@@ -464,9 +454,20 @@ fn cycles(out: &mut impl Write, r: &Report, paint: clikit::Paint) -> io::Result<
             writeln!(out, "  {}: {} waits for {}", s.node, s.owner, s.waits_for)?;
             writeln!(out, "      {}", s.evidence.join(" "))?;
         }
-        writeln!(out, "  ... held by the first step: back to the start")?;
+        writeln!(out, "  ... held by the first step: back to the start")
+    })
+}
+
+/// Writes each of `items` with `write`, or `none` when there are none.
+fn each_or_none<W: Write, T>(
+    out: &mut W,
+    items: &[T],
+    mut write: impl FnMut(&mut W, &T) -> io::Result<()>,
+) -> io::Result<()> {
+    if items.is_empty() {
+        writeln!(out, "none")?;
     }
-    Ok(())
+    items.iter().try_for_each(|i| write(out, i))
 }
 
 /// 7. Stuck and slow waiters, growth and leaks.

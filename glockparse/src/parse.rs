@@ -332,9 +332,7 @@ fn inode_line_general(body: &[u8]) -> Result<InodeInfo, String> {
         }
         Ok(true)
     })?;
-    have_n
-        .then_some(i)
-        .ok_or_else(|| "I: line without n:".into())
+    numbered(i, have_n, "I:")
 }
 
 /// Parses the body of an ` R:` line.
@@ -357,9 +355,15 @@ pub(crate) fn rgrp_line(body: &[u8]) -> Result<RgrpInfo, String> {
         }
         Ok(true)
     })?;
+    numbered(r, have_n, "R:")
+}
+
+/// A line's record when it had its `n:` field (its number); else the error naming the
+/// line's `tag`.
+fn numbered<T>(record: T, have_n: bool, tag: &str) -> Result<T, String> {
     have_n
-        .then_some(r)
-        .ok_or_else(|| "R: line without n:".into())
+        .then_some(record)
+        .ok_or_else(|| format!("{tag} line without n:"))
 }
 
 /// Parses the body of an `  L:` line.
@@ -392,10 +396,7 @@ pub(crate) fn reservation_line(body: &[u8]) -> Result<Reservation, String> {
             _ => {}
         }
     }
-    if !have_n {
-        return Err("B: line without n:".into());
-    }
-    Ok(b)
+    numbered(b, have_n, "B:")
 }
 
 #[cfg(test)]
