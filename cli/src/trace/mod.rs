@@ -285,7 +285,7 @@ fn consumer(args: &TraceArgs, source: &str) -> io::Result<Consumer> {
     let sink: Box<dyn TraceOut + Send> = match (&args.output, args.summary) {
         (Some(p), _) => sink::for_path(p)?,
         (None, true) => Box::new(sink::NullSink),
-        (None, false) => Box::new(sink::TextSink::new(io::BufWriter::with_capacity(
+        (None, false) => Box::new(sink::LineSink::text(io::BufWriter::with_capacity(
             1 << 16,
             io::stdout(),
         ))),

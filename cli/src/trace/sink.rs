@@ -73,97 +73,90 @@ pub trait TraceOut {
     fn finish(&mut self) -> io::Result<()>;
 }
 
-/// Readable decoded lines. Undecoded and foreign events are shown raw.
-pub struct TextSink<W: Output> {
+/// Decoded lines, one by one, in a format: readable text or JSON lines.
+pub struct LineSink<W: Output> {
     out: W,
     buf: String,
+    format: fn(&mut String, &Decoded<'_>),
 }
 
-impl<W: Output> TextSink<W> {
-    pub fn new(out: W) -> Self {
-        TextSink {
+impl<W: Output> LineSink<W> {
+    /// Readable decoded lines. Undecoded and foreign events are shown raw.
+    pub fn text(out: W) -> Self {
+        LineSink {
             out,
             buf: String::with_capacity(256),
+            format: text_line,
         }
     }
-}
 
-impl<W: Output> TraceOut for TextSink<W> {
-    fn line(&mut self, _raw: &[u8], d: &Decoded<'_>) -> io::Result<()> {
-        self.buf.clear();
-        match d {
-            Decoded::Gfs2 { line, dev, event } => {
-                render::prefix(&mut self.buf, line);
-                render::text(&mut self.buf, *dev, event);
-            }
-            Decoded::Dlm { line, event } => {
-                render::prefix(&mut self.buf, line);
-                render::dlm_text(&mut self.buf, event);
-            }
-            Decoded::Undecoded(line) | Decoded::Other(line) => {
-                render::prefix(&mut self.buf, line);
-                // Foreign bodies are quoted: control bytes never reach the terminal.
-                self.buf.push_str(&glockparse::quote::quote(
-                    line.event_name().as_bytes(),
-                    usize::MAX,
-                ));
-                self.buf.push_str(": ");
-                self.buf
-                    .push_str(&glockparse::quote::quote(line.body, usize::MAX));
-            }
-            Decoded::Lost { cpu, events } => {
-                let n = events.map_or("some".into(), |n| n.to_string());
-                self.buf
-                    .push_str(&format!("*** cpu {cpu}: {n} events lost ***"));
-            }
-            Decoded::Header => return Ok(()),
-        }
-        self.buf.push('\n');
-        self.out.write_all(self.buf.as_bytes())
-    }
-
-    fn finish(&mut self) -> io::Result<()> {
-        self.out.done()
-    }
-}
-
-/// One JSON object per event (`.jsonl`).
-pub struct JsonSink<W: Output> {
-    out: W,
-    buf: String,
-}
-
-impl<W: Output> JsonSink<W> {
-    pub fn new(out: W) -> Self {
-        JsonSink {
+    /// One JSON object per event (`.jsonl`).
+    pub fn json(out: W) -> Self {
+        LineSink {
             out,
             buf: String::with_capacity(512),
+            format: json_line,
         }
     }
 }
 
-impl<W: Output> TraceOut for JsonSink<W> {
+impl<W: Output> TraceOut for LineSink<W> {
     fn line(&mut self, _raw: &[u8], d: &Decoded<'_>) -> io::Result<()> {
         self.buf.clear();
-        match d {
-            Decoded::Gfs2 { line, dev, event } => render::json(&mut self.buf, line, *dev, event),
-            Decoded::Dlm { line, event } => render::dlm_json(&mut self.buf, line, event),
-            Decoded::Undecoded(line) => render::json_raw(&mut self.buf, line, true),
-            Decoded::Other(line) => render::json_raw(&mut self.buf, line, false),
-            Decoded::Lost { cpu, events } => {
-                // `null` events: the kernel did not say how many.
-                let n = events.map_or("null".into(), |n| n.to_string());
-                self.buf.push_str(&format!(
-                    "{{\"event\":\"lost\",\"cpu\":{cpu},\"events\":{n}}}\n"
-                ));
-            }
-            Decoded::Header => return Ok(()),
-        }
+        (self.format)(&mut self.buf, d);
         self.out.write_all(self.buf.as_bytes())
     }
 
     fn finish(&mut self) -> io::Result<()> {
         self.out.done()
+    }
+}
+
+/// `d` as a readable line (nothing for a header).
+fn text_line(buf: &mut String, d: &Decoded<'_>) {
+    match d {
+        Decoded::Gfs2 { line, dev, event } => {
+            render::prefix(buf, line);
+            render::text(buf, *dev, event);
+        }
+        Decoded::Dlm { line, event } => {
+            render::prefix(buf, line);
+            render::dlm_text(buf, event);
+        }
+        Decoded::Undecoded(line) | Decoded::Other(line) => {
+            render::prefix(buf, line);
+            // Foreign bodies are quoted: control bytes never reach the terminal.
+            buf.push_str(&glockparse::quote::quote(
+                line.event_name().as_bytes(),
+                usize::MAX,
+            ));
+            buf.push_str(": ");
+            buf.push_str(&glockparse::quote::quote(line.body, usize::MAX));
+        }
+        Decoded::Lost { cpu, events } => {
+            let n = events.map_or("some".into(), |n| n.to_string());
+            buf.push_str(&format!("*** cpu {cpu}: {n} events lost ***"));
+        }
+        Decoded::Header => return,
+    }
+    buf.push('\n');
+}
+
+/// `d` as a JSON line (nothing for a header).
+fn json_line(buf: &mut String, d: &Decoded<'_>) {
+    match d {
+        Decoded::Gfs2 { line, dev, event } => render::json(buf, line, *dev, event),
+        Decoded::Dlm { line, event } => render::dlm_json(buf, line, event),
+        Decoded::Undecoded(line) => render::json_raw(buf, line, true),
+        Decoded::Other(line) => render::json_raw(buf, line, false),
+        Decoded::Lost { cpu, events } => {
+            // `null` events: the kernel did not say how many.
+            let n = events.map_or("null".into(), |n| n.to_string());
+            buf.push_str(&format!(
+                "{{\"event\":\"lost\",\"cpu\":{cpu},\"events\":{n}}}\n"
+            ));
+        }
+        Decoded::Header => {}
     }
 }
 
@@ -276,7 +269,7 @@ pub fn for_path(path: &Path) -> io::Result<Box<dyn TraceOut + Send>> {
     let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
     let open = || FileOut::create(path);
     Ok(match ext {
-        "jsonl" | "ndjson" => Box::new(JsonSink::new(open()?)),
+        "jsonl" | "ndjson" => Box::new(LineSink::json(open()?)),
         "txt" => Box::new(RawSink { out: open()? }),
         "parquet" => Box::new(ParquetSink::start(path)?),
         other => {
