@@ -307,20 +307,23 @@ fn truth(fixture: &str, capture: &str, node: &str) -> Truth {
     }
 }
 
+/// The flock fixtures, one per kernel.
+const FLOCK_FIXTURES: [&str; 2] = ["flock-deadlock-6.12", "flock-deadlock-6.1"];
+
+/// `glk analyze` of a flock fixture's `case` (`deadlock`, `wait`), and each node's truth.
+fn flock_case(fixture: &str, case: &str) -> (serde_json::Value, Truth, Truth) {
+    let cap = testdata::path(&format!("real/{fixture}/{case}"));
+    let v = analyze(&[cap.to_str().unwrap()]);
+    (v, truth(fixture, case, "n1"), truth(fixture, case, "n2"))
+}
+
 #[test]
 fn flock_deadlock_across_nodes_is_found_between_owners() {
-    for kernel in ["flock-deadlock-6.12", "flock-deadlock-6.1"] {
-        flock_deadlock(kernel);
-    }
+    FLOCK_FIXTURES.into_iter().for_each(flock_deadlock);
 }
 
 fn flock_deadlock(fixture: &str) {
-    let cap = testdata::path(&format!("real/{fixture}/deadlock"));
-    let v = analyze(&[cap.to_str().unwrap()]);
-    let (t1, t2) = (
-        truth(fixture, "deadlock", "n1"),
-        truth(fixture, "deadlock", "n2"),
-    );
+    let (v, t1, t2) = flock_case(fixture, "deadlock");
     let (a, b) = (t1.glock["A"].clone(), t1.glock["B"].clone());
     let (w1, anc1) = t1.waiter.clone().expect("a waiter on n1");
     let (w2, anc2) = t2.waiter.clone().expect("a waiter on n2");
@@ -380,15 +383,11 @@ fn flock_deadlock(fixture: &str) {
 
 #[test]
 fn a_plain_flock_wait_is_no_deadlock() {
-    for kernel in ["flock-deadlock-6.12", "flock-deadlock-6.1"] {
-        plain_wait(kernel);
-    }
+    FLOCK_FIXTURES.into_iter().for_each(plain_wait);
 }
 
 fn plain_wait(fixture: &str) {
-    let cap = testdata::path(&format!("real/{fixture}/wait"));
-    let v = analyze(&[cap.to_str().unwrap()]);
-    let (t1, t2) = (truth(fixture, "wait", "n1"), truth(fixture, "wait", "n2"));
+    let (v, t1, t2) = flock_case(fixture, "wait");
     let a = &t1.glock["A"];
     let (w2, _) = t2.waiter.clone().expect("a waiter on n2");
     assert!(

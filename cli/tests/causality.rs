@@ -112,17 +112,20 @@ fn find<'a>(lines: &'a [Raw], us: u64, event: &str, res_glock: &str) -> Vec<&'a 
         .collect()
 }
 
-/// As [`find`], only the lines for DLM mode `mode`.
-fn find_mode<'a>(
+/// The lock id (`lkb_id`) of the one line [`find`] finds for DLM mode `mode`; `what`
+/// names it when there is not exactly one.
+fn lock_of<'a>(
     lines: &'a [Raw],
     us: u64,
     event: &str,
     res_glock: &str,
     mode: &str,
-) -> Vec<&'a Raw> {
+    what: String,
+) -> &'a String {
     let mut v = find(lines, us, event, res_glock);
     v.retain(|l| l.fields["mode"] == mode);
-    v
+    assert_eq!(v.len(), 1, "{what}");
+    &v[0].fields["lkb_id"]
 }
 
 fn compatible(a: &str, b: &str) -> bool {
@@ -196,9 +199,14 @@ fn check_handoff(
     assert_ne!(rn, hn);
     let (rt, ht) = (&traces[&rn], &traces[&hn]);
     // The request: dlm_lock_start of this glock for this mode.
-    let req = find_mode(rt, req_us, "dlm_lock_start", g, mode);
-    assert_eq!(req.len(), 1, "{fx}: request of {h}");
-    let lkb = &req[0].fields["lkb_id"];
+    let lkb = lock_of(
+        rt,
+        req_us,
+        "dlm_lock_start",
+        g,
+        mode,
+        format!("{fx}: request of {h}"),
+    );
     // The grant: the dlm_ast of the same lock, status 0.
     assert!(
         find(rt, grant_us, "dlm_ast", g)
@@ -213,9 +221,14 @@ fn check_handoff(
         && &l.fields["lkb_id"] == lkb
         && l.fields.get("res_name").is_some_and(|r| glock(r) == g)));
     // The bast on the holder wants the request's mode.
-    let bast = find_mode(ht, bast_us, "dlm_bast", g, mode);
-    assert_eq!(bast.len(), 1, "{fx}: bast of {h}");
-    let hlkb = &bast[0].fields["lkb_id"];
+    let hlkb = lock_of(
+        ht,
+        bast_us,
+        "dlm_bast",
+        g,
+        mode,
+        format!("{fx}: bast of {h}"),
+    );
     // The release: the same lock converted to a compatible mode, or unlocked.
     assert!(
         find(ht, rel_us, "dlm_lock_start", g)

@@ -1,12 +1,15 @@
 //! `glk trace -o FILE.parquet`: glk (no polars) pipes the trace to glk-engine, which writes
 //! the events frame.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
-/// `glk trace -i REL -o DIR/events.parquet` through the engine: the directory, the file
-/// and the trace text; `None` (said skipped) when no glk binary is beside the test.
-fn parquet_of(test: &str, rel: &str) -> Option<(tempfile::TempDir, PathBuf, String)> {
+use polars::prelude::DataFrame;
+
+/// `glk trace -i REL -o DIR/events.parquet` through the engine: the directory, the frame
+/// read back from the file (checked to have a row for each line) and the trace text;
+/// `None` (said skipped) when no glk binary is beside the test.
+fn parquet_of(test: &str, rel: &str) -> Option<(tempfile::TempDir, DataFrame, String)> {
     let Some(glk_bin) = testdata::workspace_bin("glk") else {
         testdata::skip(
             test,
@@ -27,10 +30,12 @@ fn parquet_of(test: &str, rel: &str) -> Option<(tempfile::TempDir, PathBuf, Stri
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    Some((dir, out, testdata::text(rel)))
+    let (df, text) = (frame(&out), testdata::text(rel));
+    assert_eq!(df.height(), text.lines().count(), "{rel}: a row per line");
+    Some((dir, df, text))
 }
 
-fn frame(path: &Path) -> polars::prelude::DataFrame {
+fn frame(path: &Path) -> DataFrame {
     use polars_io::SerReader;
     polars_io::parquet::read::ParquetReader::new(std::fs::File::open(path).unwrap())
         .finish()
@@ -40,11 +45,9 @@ fn frame(path: &Path) -> polars::prelude::DataFrame {
 #[test]
 fn offline_parquet_is_the_events_frame() {
     let rel = "real/dlm2-6.1/n2/trace_pipe.txt.xz";
-    let Some((dir, out, text)) = parquet_of("offline_parquet_is_the_events_frame", rel) else {
+    let Some((dir, df, text)) = parquet_of("offline_parquet_is_the_events_frame", rel) else {
         return;
     };
-    let df = frame(&out);
-    assert_eq!(df.height(), text.lines().count());
     let events = df.column("event").unwrap().str().unwrap();
     let lock_times = events
         .iter()
@@ -68,11 +71,9 @@ fn offline_parquet_is_the_events_frame() {
 #[test]
 fn offline_parquet_has_the_dlm_events() {
     let rel = "real/handoff-6.12/n1/trace_pipe.txt.xz";
-    let Some((_dir, out, text)) = parquet_of("offline_parquet_has_the_dlm_events", rel) else {
+    let Some((_dir, df, text)) = parquet_of("offline_parquet_has_the_dlm_events", rel) else {
         return;
     };
-    let df = frame(&out);
-    assert_eq!(df.height(), text.lines().count());
     let count = |name: &str| {
         text.lines()
             .filter(|l| l.contains(&format!(" {name}: ")))
