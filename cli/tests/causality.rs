@@ -112,19 +112,18 @@ fn find<'a>(lines: &'a [Raw], us: u64, event: &str, res_glock: &str) -> Vec<&'a 
         .collect()
 }
 
-/// The lock id (`lkb_id`) of the one line [`find`] finds for DLM mode `mode`; `what`
-/// names it when there is not exactly one.
+/// The lock id (`lkb_id`) of hand-off `h`'s one `event` line at `us`: the line
+/// [`find`] finds for its glock, in its DLM mode (fixture `fx`).
 fn lock_of<'a>(
+    fx: &str,
+    h: &serde_json::Value,
     lines: &'a [Raw],
     us: u64,
     event: &str,
-    res_glock: &str,
-    mode: &str,
-    what: String,
 ) -> &'a String {
-    let mut v = find(lines, us, event, res_glock);
-    v.retain(|l| l.fields["mode"] == mode);
-    assert_eq!(v.len(), 1, "{what}");
+    let mut v = find(lines, us, event, h["glock"].as_str().unwrap());
+    v.retain(|l| l.fields["mode"] == h["mode"]);
+    assert_eq!(v.len(), 1, "{fx}: {event} at {us} of {h}");
     &v[0].fields["lkb_id"]
 }
 
@@ -199,14 +198,7 @@ fn check_handoff(
     assert_ne!(rn, hn);
     let (rt, ht) = (&traces[&rn], &traces[&hn]);
     // The request: dlm_lock_start of this glock for this mode.
-    let lkb = lock_of(
-        rt,
-        req_us,
-        "dlm_lock_start",
-        g,
-        mode,
-        format!("{fx}: request of {h}"),
-    );
+    let lkb = lock_of(fx, h, rt, req_us, "dlm_lock_start");
     // The grant: the dlm_ast of the same lock, status 0.
     assert!(
         find(rt, grant_us, "dlm_ast", g)
@@ -221,14 +213,7 @@ fn check_handoff(
         && &l.fields["lkb_id"] == lkb
         && l.fields.get("res_name").is_some_and(|r| glock(r) == g)));
     // The bast on the holder wants the request's mode.
-    let hlkb = lock_of(
-        ht,
-        bast_us,
-        "dlm_bast",
-        g,
-        mode,
-        format!("{fx}: bast of {h}"),
-    );
+    let hlkb = lock_of(fx, h, ht, bast_us, "dlm_bast");
     // The release: the same lock converted to a compatible mode, or unlocked.
     assert!(
         find(ht, rel_us, "dlm_lock_start", g)
