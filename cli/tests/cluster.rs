@@ -92,6 +92,16 @@ fn output(mut c: Command) -> Output {
     c.output().unwrap()
 }
 
+/// `glk top --nodes NODES ARGS` through `sshd`: its output, checked to be a success, and
+/// how long it took.
+fn top(sshd: &Sshd, nodes: &str, args: &[&str]) -> (Output, Duration) {
+    let start = Instant::now();
+    let o = output(glk(sshd, &[&["top", "--nodes", nodes], args].concat()));
+    let took = start.elapsed();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    (o, took)
+}
+
 fn scratch() -> tempfile::TempDir {
     common::scratch("cluster")
 }
@@ -113,11 +123,7 @@ fn top_names_the_holder_on_the_other_node() {
     let Some((_t, sshd)) = two_nodes_in_scratch("top_names_the_holder_on_the_other_node") else {
         return;
     };
-    let o = output(glk(
-        &sshd,
-        &["top", "--nodes", "127.0.0.2,127.0.0.3", "--once", "--json"],
-    ));
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let (o, _) = top(&sshd, "127.0.0.2,127.0.0.3", &["--once", "--json"]);
     let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert!(doc.get("missing_nodes").is_none(), "{doc}");
     // Each node waits for the flock the other holds: the waiter's row names the holder
@@ -151,10 +157,7 @@ fn top_names_the_holder_on_the_other_node() {
         ]
     );
     // The plain view says the same in words.
-    let o = output(glk(
-        &sshd,
-        &["top", "--nodes", "127.0.0.2,127.0.0.3", "--once"],
-    ));
+    let (o, _) = top(&sshd, "127.0.0.2,127.0.0.3", &["--once"]);
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(
         text.contains("held on 127.0.0.3 (node 2) by pid 243"),
@@ -214,21 +217,11 @@ fn nodes_that_do_not_answer_are_named_and_never_waited_for() {
 
 /// `glk top --once` over two answering nodes, a stuck one and a refused one.
 fn one_read_names_the_missing(sshd: &Sshd) {
-    let start = Instant::now();
-    let o = output(glk(
+    let (o, took) = top(
         sshd,
-        &[
-            "top",
-            "--nodes",
-            "127.0.0.2,127.0.0.3,127.0.0.4,127.0.0.5",
-            "--node-timeout",
-            "3",
-            "--once",
-            "--json",
-        ],
-    ));
-    let took = start.elapsed();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        "127.0.0.2,127.0.0.3,127.0.0.4,127.0.0.5",
+        &["--node-timeout", "3", "--once", "--json"],
+    );
     let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let missing: Vec<(String, String)> = elements(&doc["missing_nodes"])
         .map(|m| (str_of(m, "node"), str_of(m, "reason")))
@@ -248,24 +241,8 @@ fn one_read_names_the_missing(sshd: &Sshd) {
 
 /// A running top waits for the stuck node once, not at every refresh.
 fn a_running_top_waits_once(sshd: &Sshd) {
-    let start = Instant::now();
-    let o = output(glk(
-        sshd,
-        &[
-            "top",
-            "--nodes",
-            "127.0.0.2,127.0.0.4",
-            "--node-timeout",
-            "3",
-            "--count",
-            "4",
-            "-d",
-            "0.2",
-            "--json",
-        ],
-    ));
-    let took = start.elapsed();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let args = ["--node-timeout", "3", "--count", "4", "-d", "0.2", "--json"];
+    let (o, took) = top(sshd, "127.0.0.2,127.0.0.4", &args);
     let docs: Vec<serde_json::Value> = String::from_utf8_lossy(&o.stdout)
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
@@ -781,12 +758,8 @@ fn what_a_node_reports_reaches_the_gatherer() {
         lines
     );
     let writer = feed_fifo_once(&fifo, &lines);
-    let o = output(glk(
-        &sshd,
-        &["top", "--nodes", "127.0.0.2,127.0.0.3", "--once", "--json"],
-    ));
+    let (o, _) = top(&sshd, "127.0.0.2,127.0.0.3", &["--once", "--json"]);
     assert!(writer.join().unwrap(), "the agent never opened glockfd");
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let problems = doc["problems"].as_array().unwrap();
     assert_eq!(problems.len(), 1, "{problems:?}");
