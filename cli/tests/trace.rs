@@ -28,6 +28,18 @@ fn tmp(name: &str) -> tempfile::TempDir {
     common::scratch(&format!("trace-{name}"))
 }
 
+/// `glk trace -i REL -o DIR/events.jsonl`, checked to succeed with a JSON line for each
+/// line of the trace: its stderr, the trace's text and the JSON lines.
+fn jsonl_of(rel: &str, dir: &Path) -> (String, String, String) {
+    let out = dir.join("events.jsonl");
+    let o = trace_file(&testdata::path(rel), &[&out], &[]);
+    let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(o.status.success(), "{stderr}");
+    let (text, json) = (testdata::text(rel), std::fs::read_to_string(&out).unwrap());
+    assert_eq!(json.lines().count(), text.lines().count(), "{rel}");
+    (stderr, text, json)
+}
+
 #[test]
 fn offline_jsonl_matches_the_text_line_for_line() {
     let scratch = tmp("jsonl");
@@ -37,14 +49,8 @@ fn offline_jsonl_matches_the_text_line_for_line() {
         "real/dlm2-6.1/n1/trace_pipe.txt.xz",
         "real/dlm2-6.1/n2/trace_pipe.txt.xz",
     ] {
-        let out = dir.join("events.jsonl");
-        let o = trace_file(&testdata::path(rel), &[&out], &[]);
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-        let stderr = String::from_utf8_lossy(&o.stderr);
+        let (stderr, text, json) = jsonl_of(rel, dir);
         assert!(!stderr.contains("warning"), "{stderr}");
-        let text = testdata::text(rel);
-        let json = std::fs::read_to_string(&out).unwrap();
-        assert_eq!(json.lines().count(), text.lines().count(), "{rel}");
         let mut want: BTreeMap<String, usize> = BTreeMap::new();
         for l in text.lines() {
             let name = l
@@ -85,14 +91,9 @@ fn offline_dlm_events_in_jsonl_text_and_summary() {
         "real/handoff-6.12/n2/trace_pipe.txt.xz",
         "real/handoff-6.1/n2/trace_pipe.txt.xz",
     ] {
-        let input = testdata::path(rel);
-        let out = dir.join("events.jsonl");
-        let o = trace_file(&input, &[&out], &[]);
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-        let err = String::from_utf8_lossy(&o.stderr);
+        let (err, text, json) = jsonl_of(rel, dir);
         assert!(err.contains(" dlm, ") && !err.contains("warning"), "{err}");
-        let text = testdata::text(rel);
-        let json = std::fs::read_to_string(&out).unwrap();
+        let input = testdata::path(rel);
         let mut dlm_lines = 0;
         for (l, j) in text.lines().zip(json.lines()) {
             let v: serde_json::Value = serde_json::from_str(j).unwrap();
