@@ -495,7 +495,9 @@ fn msg(ts: u64, m: &traceparse::dlm::Message) -> Msg {
     }
 }
 
-/// A distribution of durations, as the JSON gives it.
+/// A distribution of durations, as the JSON gives it: every sample kept (0 included), the
+/// percentiles by glk's one rule ([`gfs2stats::dist::nearest_rank`]), as the other
+/// sections' recorders give theirs.
 #[derive(Debug, Clone, Default, Serialize, PartialEq)]
 pub struct Dist {
     /// Durations measured.
@@ -519,7 +521,7 @@ impl Dist {
             return Dist::default();
         }
         v.sort_unstable();
-        let q = |p: f64| v[((v.len() - 1) as f64 * p).round() as usize];
+        let q = |p: f64| gfs2stats::dist::nearest_rank(&v, p);
         let mut log2_counts = vec![0u64; 64];
         for x in &v {
             log2_counts[gfs2stats::dist::log2_bucket(*x)] += 1;
@@ -1215,8 +1217,31 @@ mod tests {
         let d = Dist::of((1..=100).rev().collect());
         assert_eq!(
             (d.count, d.p50_ns, d.p90_ns, d.p99_ns, d.max_ns),
-            (100, 51, 90, 99, 100)
+            (100, 50, 90, 99, 100)
         );
         assert_eq!(Dist::of(Vec::new()), Dist::default());
+    }
+
+    /// A hand-off's percentiles are the other sections' (one rule): the same samples give
+    /// the same figures as gfs2stats' recorder, for counts where rounding rules part.
+    #[test]
+    fn distributions_follow_the_recorders_rule() {
+        for n in [1u64, 2, 3, 10, 91, 150, 1000] {
+            let v: Vec<u64> = (1..=n).map(|i| i * 7919 % 10007 + 1).collect();
+            let mut r = gfs2stats::dist::Recorder::default();
+            v.iter().for_each(|x| r.record(*x));
+            let (d, want) = (Dist::of(v), r.distribution());
+            assert_eq!(
+                (d.count, d.p50_ns, d.p90_ns, d.p99_ns, d.max_ns),
+                (
+                    want.count,
+                    want.p50_ns,
+                    want.p90_ns,
+                    want.p99_ns,
+                    want.max_ns
+                ),
+                "{n} samples"
+            );
+        }
     }
 }

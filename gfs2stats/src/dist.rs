@@ -34,6 +34,12 @@ enum Store {
     Hist(Box<Histogram<u64>>),
 }
 
+/// The nearest-rank `q` quantile of `sorted` (ascending, not empty): the smallest value
+/// with at least a `q` share of the values at or below it. glk's one percentile rule.
+pub fn nearest_rank(sorted: &[u64], q: f64) -> u64 {
+    sorted[((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len()) - 1]
+}
+
 /// The power-of-two bucket of `v`: `i` such that `2^i <= v < 2^(i+1)` (0 counts as 1).
 pub fn log2_bucket(v: u64) -> usize {
     63 - v.max(1).leading_zeros() as usize
@@ -141,7 +147,7 @@ impl Recorder {
             Store::Exact(s) => {
                 let mut v = s.clone();
                 v.sort_unstable();
-                let q = |q: f64| v[((q * v.len() as f64).ceil() as usize).clamp(1, v.len()) - 1];
+                let q = |q: f64| nearest_rank(&v, q);
                 Distribution {
                     count: v.len() as u64,
                     p50_ns: q(0.5),
@@ -166,6 +172,18 @@ impl Recorder {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn nearest_rank_is_the_smallest_value_with_the_share_at_or_below() {
+        assert_eq!(nearest_rank(&[10, 20], 0.5), 10);
+        assert_eq!(nearest_rank(&[10, 20], 0.51), 20);
+        assert_eq!(nearest_rank(&[5], 0.0), 5);
+        let v: Vec<u64> = (1..=91).collect();
+        // 1% of 91 is under one value: the p99 is the maximum.
+        assert_eq!(nearest_rank(&v, 0.99), 91);
+        assert_eq!(nearest_rank(&v, 0.9), 82);
+        assert_eq!(nearest_rank(&v, 1.0), 91);
+    }
 
     #[test]
     fn log2_counts_exact_and_histogram() {
