@@ -2,12 +2,15 @@
 //! nodes, which the GFS2 documentation names as the measure of contention between nodes
 //! for an inode or resource group.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 
 use serde::Serialize;
 use traceparse::Gfs2Event;
 
+use glockparse::GlockId;
+
 use super::hold_wait::Times;
+use super::GlockMap;
 use crate::snapshots::{Hold, Role, Snapshots};
 
 /// Ranking of the contended list.
@@ -97,22 +100,19 @@ pub struct NodeCounts<'a> {
 pub fn analyze(
     f: &Snapshots,
     traces: &[NodeCounts],
-    times: &BTreeMap<String, Times>,
+    times: &GlockMap<Times>,
     holds: &[Hold],
     sort: SortBy,
 ) -> Vec<Contended> {
-    let mut max_waiters: HashMap<glockparse::GlockId, u64> = HashMap::new();
+    let mut max_waiters: HashMap<GlockId, u64> = HashMap::new();
     for g in &f.glocks {
         let e = max_waiters.entry(g.glock).or_default();
         *e = (*e).max(u64::from(g.waiters));
     }
-    let mut rows: BTreeMap<String, Contended> = BTreeMap::new();
-    let new = |g: &str| Contended {
+    let mut rows: GlockMap<Contended> = GlockMap::default();
+    let new = |g: GlockId| Contended {
         glock: g.to_string(),
-        gltype: g
-            .parse::<glockparse::GlockId>()
-            .map(|x| x.glock_type().name().into_owned())
-            .unwrap_or_default(),
+        gltype: g.glock_type().name().into_owned(),
         remote_demotes: 0,
         local_demotes: 0,
         state_changes: 0,
@@ -126,17 +126,15 @@ pub fn analyze(
     };
     for t in traces {
         for (g, c) in t.counts {
-            let g = g.to_string();
-            let r = rows.entry(g.clone()).or_insert_with(|| new(&g));
+            let r = rows.entry(*g).or_insert_with(|| new(*g));
             r.remote_demotes += c.remote_demotes;
             r.local_demotes += c.local_demotes;
             r.state_changes += c.state_changes;
         }
     }
     for (g, w) in max_waiters {
-        let g = g.to_string();
         if w > 0 || rows.contains_key(&g) {
-            rows.entry(g.clone()).or_insert_with(|| new(&g)).max_waiters = w;
+            rows.entry(g).or_insert_with(|| new(g)).max_waiters = w;
         }
     }
     for (glock, t) in times {
@@ -145,11 +143,11 @@ pub fn analyze(
             c.waits = t.wait.samples.len();
         }
     }
-    let mut list: Vec<Contended> = rows
-        .into_values()
-        .filter(|c| c.remote_demotes + c.local_demotes + c.max_waiters + c.waits > 0)
+    let mut list: Vec<(GlockId, Contended)> = rows
+        .into_iter()
+        .filter(|(_, c)| c.remote_demotes + c.local_demotes + c.max_waiters + c.waits > 0)
         .collect();
-    list.sort_by(|a, b| {
+    list.sort_by(|(_, a), (_, b)| {
         let key = |c: &Contended| match sort {
             SortBy::Demotes => (
                 u128::from(c.remote_demotes),
@@ -175,19 +173,20 @@ pub fn analyze(
         key(b).cmp(&key(a)).then(a.glock.cmp(&b.glock))
     });
     describe(f, traces, &mut list, holds);
-    list
+    list.into_iter().map(|(_, c)| c).collect()
 }
 
 /// Nodes, object, holders and waiters of the listed glocks.
-fn describe(f: &Snapshots, traces: &[NodeCounts], list: &mut [Contended], holds: &[Hold]) {
-    let idx: HashMap<glockparse::GlockId, usize> = list
-        .iter()
-        .enumerate()
-        .filter_map(|(i, c)| Some((c.glock.parse().ok()?, i)))
-        .collect();
+fn describe(
+    f: &Snapshots,
+    traces: &[NodeCounts],
+    list: &mut [(GlockId, Contended)],
+    holds: &[Hold],
+) {
+    let idx: HashMap<GlockId, usize> = list.iter().enumerate().map(|(i, (g, _))| (*g, i)).collect();
     for g in &f.glocks {
         if let Some(&k) = idx.get(&g.glock) {
-            let c = &mut list[k];
+            let c = &mut list[k].1;
             if !c.nodes.contains(&g.at.node) {
                 c.nodes.push(g.at.node.clone());
             }
@@ -201,14 +200,14 @@ fn describe(f: &Snapshots, traces: &[NodeCounts], list: &mut [Contended], holds:
     for t in traces {
         for g in t.counts.keys() {
             if let Some(&k) = idx.get(g) {
-                if !list[k].nodes.iter().any(|n| n == t.node) {
-                    list[k].nodes.push(t.node.to_string());
+                if !list[k].1.nodes.iter().any(|n| n == t.node) {
+                    list[k].1.nodes.push(t.node.to_string());
                 }
             }
         }
     }
     // The last snapshot (per glock) that had any holder or waiter.
-    let mut last: HashMap<glockparse::GlockId, u32> = HashMap::new();
+    let mut last: HashMap<GlockId, u32> = HashMap::new();
     for h in holds.iter().filter(|h| idx.contains_key(&h.glock)) {
         let e = last.entry(h.glock).or_insert(h.at.snapshot);
         *e = (*e).max(h.at.snapshot);
@@ -225,12 +224,12 @@ fn describe(f: &Snapshots, traces: &[NodeCounts], list: &mut [Contended], holds:
             h.at.node, h.pid, h.comm, h.state, h.caller
         );
         match h.role {
-            Role::Waiter => list[k].waiters.push(who),
-            Role::Holder => list[k].holders.push(who),
+            Role::Waiter => list[k].1.waiters.push(who),
+            Role::Holder => list[k].1.holders.push(who),
             Role::Queued => {}
         }
     }
-    for c in list.iter_mut() {
+    for (_, c) in list.iter_mut() {
         c.nodes.sort();
     }
 }

@@ -6,7 +6,7 @@
 //! A dequeue with no granted holder to match ends a waiting one instead (a failed try
 //! lock). What is left at the end of the trace is still waiting or still held.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
 
 use gfs2stats::dist::{Distribution, Recorder};
 use serde::Serialize;
@@ -199,14 +199,6 @@ impl Pairing {
             }
         }
     }
-
-    /// The times per glock, by its name (`TYPE/hex`).
-    pub fn by_name(&self) -> BTreeMap<String, Times> {
-        self.times
-            .iter()
-            .map(|(g, t)| (g.to_string(), t.clone()))
-            .collect()
-    }
 }
 
 #[cfg(test)]
@@ -252,13 +244,13 @@ mod tests {
         (ts, pid, e)
     }
 
-    fn pair(evs: &[(u64, i64, Gfs2Event)]) -> BTreeMap<String, Times> {
+    fn pair(evs: &[(u64, i64, Gfs2Event)]) -> GlockMap<Times> {
         let mut p = Pairing::default();
         for (ts, pid, e) in evs {
             p.add(*ts, *pid, e.glock().unwrap(), e);
         }
         p.finish();
-        p.by_name()
+        p.times
     }
 
     #[test]
@@ -275,7 +267,7 @@ mod tests {
             ev(2000, "glock_queue", "PR", Some(true), 3),
             ev(2100, "glock_queue", "PR", Some(false), 3),
         ];
-        let t = &pair(&evs)["2/1"];
+        let t = &pair(&evs)[&"2/1".parse().unwrap()];
         assert_eq!(t.wait.summary().dist.count, 2);
         assert_eq!(t.wait.total_ns, 300 + 1350);
         assert_eq!((t.hold.summary().dist.count, t.hold.total_ns), (1, 1000));

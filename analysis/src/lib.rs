@@ -186,24 +186,18 @@ fn cut<T>(mut v: Vec<T>, limit: usize) -> Vec<T> {
     v
 }
 
-fn hold_wait_rows(
-    times: &BTreeMap<String, Times>,
-    limit: usize,
-) -> (Vec<HoldWait>, Vec<HoldWaitType>) {
+fn hold_wait_rows(times: &GlockMap<Times>, limit: usize) -> (Vec<HoldWait>, Vec<HoldWaitType>) {
     let mut types: BTreeMap<String, Times> = BTreeMap::new();
     let mut rows: Vec<HoldWait> = times
         .iter()
         .map(|(g, t)| {
-            let gltype = g
-                .parse::<glockparse::GlockId>()
-                .map(|x| x.glock_type().name().into_owned())
-                .unwrap_or_default();
+            let gltype = g.glock_type().name().into_owned();
             let tt = types.entry(gltype.clone()).or_default();
             tt.wait.merge(&t.wait);
             tt.hold.merge(&t.hold);
             tt.demote.merge(&t.demote);
             HoldWait {
-                glock: g.clone(),
+                glock: g.to_string(),
                 gltype,
                 wait: t.wait.summary(),
                 hold: t.hold.summary(),
@@ -243,7 +237,7 @@ pub fn analyze(
     o: &Options,
 ) -> Report {
     let (holds, dlm) = (&f.holders, &f.dlm);
-    let times = folded.hold_wait.by_name();
+    let times = &folded.hold_wait.times;
     let counts: Vec<contended::NodeCounts> = traces
         .iter()
         .map(|t| contended::NodeCounts {
@@ -251,8 +245,8 @@ pub fn analyze(
             counts: &t.counts,
         })
         .collect();
-    let contended = contended::analyze(f, &counts, &times, holds, o.sort);
-    let (hold_wait, hold_wait_types) = hold_wait_rows(&times, o.limit);
+    let contended = contended::analyze(f, &counts, times, holds, o.sort);
+    let (hold_wait, hold_wait_types) = hold_wait_rows(times, o.limit);
     let node_by_id: HashMap<u64, String> = caps
         .nodes
         .iter()

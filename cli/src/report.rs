@@ -224,7 +224,7 @@ fn dlm_charts(r: &Report, folded: &analyze::trace::Folded) -> Vec<String> {
 
 fn hold_wait_chart(folded: &analyze::trace::Folded) -> Option<String> {
     let (mut wait, mut hold) = (vec![0u64; 64], vec![0u64; 64]);
-    for t in folded.hold_wait.by_name().values() {
+    for t in folded.hold_wait.times.values() {
         sum_counts(&mut wait, &t.wait.samples.log2_counts());
         sum_counts(&mut hold, &t.hold.samples.log2_counts());
     }
