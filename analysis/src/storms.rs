@@ -74,13 +74,6 @@ impl Default for StormOptions {
     }
 }
 
-fn gltype(glock: &str) -> String {
-    glock
-        .parse::<glockparse::GlockId>()
-        .map(|g| g.glock_type().name().into_owned())
-        .unwrap_or_default()
-}
-
 /// Maximal bursts in sorted timestamps: runs where every window of `w` starting at a
 /// demote holds at least `min` demotes, merged when they overlap.
 fn bursts(ts: &[u64], w: u64, min: u64) -> Vec<(u64, u64, u64, u64)> {
@@ -162,10 +155,10 @@ impl NodeDemotes {
 
 /// Bursts of remote demotes per glock and node.
 pub fn storms(nodes: &[(&str, &NodeDemotes)], o: StormOptions) -> Vec<Storm> {
-    let mut by: BTreeMap<(String, &str), Vec<u64>> = BTreeMap::new();
+    let mut by: BTreeMap<(GlockId, &str), Vec<u64>> = BTreeMap::new();
     for (node, d) in nodes {
         for (g, ts) in &d.remote {
-            by.entry((g.to_string(), node)).or_default().extend(ts);
+            by.entry((*g, node)).or_default().extend(ts);
         }
     }
     let mut out = Vec::new();
@@ -173,8 +166,8 @@ pub fn storms(nodes: &[(&str, &NodeDemotes)], o: StormOptions) -> Vec<Storm> {
         ts.sort_unstable();
         for (s, e, n, peak) in bursts(&ts, o.window_ns, o.min_demotes) {
             out.push(Storm {
-                glock: glock.clone(),
-                gltype: gltype(&glock),
+                glock: glock.to_string(),
+                gltype: glock.glock_type().name().into_owned(),
                 node: node.to_string(),
                 start_ns: s,
                 end_ns: e,
@@ -205,19 +198,19 @@ pub fn storms(nodes: &[(&str, &NodeDemotes)], o: StormOptions) -> Vec<Storm> {
 
 /// Glocks that two or more nodes each gave up and got back `min_cycles` times or more.
 pub fn ping_pong(nodes: &[(&str, &NodeDemotes)], o: StormOptions) -> Vec<PingPong> {
-    let mut per: BTreeMap<String, BTreeMap<String, u64>> = BTreeMap::new();
-    let mut modes: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    let mut per: BTreeMap<GlockId, BTreeMap<String, u64>> = BTreeMap::new();
+    let mut modes: BTreeMap<GlockId, BTreeSet<String>> = BTreeMap::new();
     for (node, d) in nodes {
         for (g, s) in &d.cycles {
             if s.cycles > 0 {
-                per.entry(g.to_string())
+                per.entry(*g)
                     .or_default()
                     .insert(node.to_string(), s.cycles);
             }
         }
         for (g, m) in &d.modes {
             modes
-                .entry(g.to_string())
+                .entry(*g)
                 .or_default()
                 .extend(m.iter().map(|x| x.to_string()));
         }
@@ -226,13 +219,13 @@ pub fn ping_pong(nodes: &[(&str, &NodeDemotes)], o: StormOptions) -> Vec<PingPon
         .into_iter()
         .filter(|(_, c)| c.values().filter(|n| **n >= o.min_cycles).count() >= 2)
         .map(|(g, c)| PingPong {
-            gltype: gltype(&g),
+            glock: g.to_string(),
+            gltype: g.glock_type().name().into_owned(),
             cycles: c,
             modes: modes
                 .get(&g)
                 .map(|m| m.iter().cloned().collect())
                 .unwrap_or_default(),
-            glock: g,
         })
         .collect();
     out.sort_by(|a, b| {
