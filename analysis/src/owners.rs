@@ -95,8 +95,9 @@ pub struct Resolver<'a> {
     fds_by_glock: HashMap<&'a str, HashMap<u32, OpenByGlock>>,
     /// Each node's DLM requests waiting for flock glocks, by snapshot: (glock, pid).
     flock_waits: HashMap<(&'a str, u32), Vec<(GlockId, i64)>>,
-    /// `dlm_tool plocks`: the cluster's POSIX locks, by dumping node and snapshot.
-    plocks: HashMap<&'a str, HashMap<u32, Vec<Plock>>>,
+    /// `dlm_tool plocks`: the cluster's POSIX locks, by dumping node and snapshot (in
+    /// order: every node's dump shows the same waits, and the first one read is cited).
+    plocks: BTreeMap<&'a str, BTreeMap<u32, Vec<Plock>>>,
     gfs2_devices: HashMap<&'a str, Vec<(u32, u32)>>,
     /// snapshot → glock → owner node → the DLM locks seen for it, in any node's dump.
     dlm: HashMap<u32, GlockMap<HashMap<&'a str, Vec<&'a Dlm>>>>,
@@ -122,7 +123,7 @@ impl<'a> Resolver<'a> {
             fds_by_pid: HashMap::new(),
             fds_by_glock: HashMap::new(),
             flock_waits: HashMap::new(),
-            plocks: HashMap::new(),
+            plocks: BTreeMap::new(),
             gfs2_devices: HashMap::new(),
             dlm: HashMap::new(),
             node_by_id,
