@@ -296,6 +296,9 @@ pub struct Captures {
     /// What inputs made by other tools lack that glk reads (a sos report without a glocks
     /// dump...), one line each, naming the input and what would have collected it.
     pub lacks: Vec<String>,
+    /// Inputs that are not captures and were passed over (a checksum written beside a
+    /// tarball, as sos writes one), one line each, naming the input.
+    pub passed_over: Vec<String>,
     extracted: Vec<Unpacked>,
 }
 
@@ -354,6 +357,29 @@ pub fn is_tarball(path: &Path) -> bool {
     ]
     .iter()
     .any(|e| n.ends_with(e))
+}
+
+/// Whether `path` is a checksum written beside another file: named `*.md5`, `*.sha1`,
+/// `*.sha256` or `*.sha512`, and holding one line that starts with a digest of that kind
+/// (sos's `TARBALL.md5` holds the digest alone; `sha256sum` adds the file's name).
+pub fn is_checksum(path: &Path) -> bool {
+    let digits = match path.extension().and_then(|e| e.to_str()) {
+        Some("md5") => 32,
+        Some("sha1") => 40,
+        Some("sha256") => 64,
+        Some("sha512") => 128,
+        _ => return false,
+    };
+    let small = std::fs::metadata(path).is_ok_and(|m| m.len() <= 4096);
+    let Some(text) = small.then(|| std::fs::read(path).ok()).flatten() else {
+        return false;
+    };
+    let text = text.trim_ascii();
+    let digest = text
+        .split(u8::is_ascii_whitespace)
+        .next()
+        .unwrap_or_default();
+    !text.contains(&b'\n') && digest.len() == digits && digest.iter().all(u8::is_ascii_hexdigit)
 }
 
 fn is_node_dir(dir: &Path) -> bool {
@@ -594,6 +620,12 @@ pub fn discover(paths: &[PathBuf]) -> io::Result<Captures> {
             let d = u.dir().to_path_buf();
             caps.extracted.push(u);
             d
+        } else if meta.is_file() && is_checksum(p) {
+            caps.passed_over.push(format!(
+                "{}: a checksum of another file, not a capture: passed over",
+                p.display()
+            ));
+            continue;
         } else if meta.is_file() {
             let n = loose_file(p)?;
             match caps
@@ -647,6 +679,12 @@ pub fn discover(paths: &[PathBuf]) -> io::Result<Captures> {
                 ),
             ));
         }
+    }
+    if caps.nodes.is_empty() && !caps.passed_over.is_empty() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            caps.passed_over.join("; "),
+        ));
     }
     caps.join_same_nodes();
     Ok(caps)
@@ -760,6 +798,40 @@ mod tests {
         );
         assert_eq!(caps.nodes[2].traces.len(), 1);
         assert!(discover(&[testdata::path("public/glocktop-manpage")]).is_err());
+    }
+
+    /// sos writes `TARBALL.md5` beside its tarball, and a shell glob gives both: the
+    /// checksum is passed over, said, and not made a node of its own.
+    #[test]
+    fn a_checksum_beside_a_tarball_is_passed_over() {
+        let dir = tempfile::tempdir().unwrap();
+        let sos = testdata::path("real/support-6.12/n2/sosreport-n2-n2-2026-11-25-gtgzarz.tar.gz");
+        let tarball = dir.path().join(sos.file_name().unwrap());
+        std::fs::copy(&sos, &tarball).unwrap();
+        let md5 = PathBuf::from(format!("{}.md5", tarball.display()));
+        std::fs::write(&md5, "f5338db50c63f15d6bd3a79c3ac6b96c\n").unwrap();
+        let sha = dir.path().join("capture.tar.sha256");
+        std::fs::write(&sha, format!("{}  capture.tar\n", "ab".repeat(32))).unwrap();
+        let caps = discover(&[tarball, md5.clone(), sha.clone()]).unwrap();
+        let names: Vec<&str> = caps.nodes.iter().map(|n| n.node.as_str()).collect();
+        assert_eq!(names, ["n2"]);
+        assert_eq!(caps.passed_over.len(), 2, "{:?}", caps.passed_over);
+        assert!(caps.passed_over[0].starts_with(&md5.display().to_string()));
+        // Alone, a checksum is no capture: an error that names it.
+        let e = discover(std::slice::from_ref(&sha)).unwrap_err();
+        assert!(
+            e.to_string().contains("capture.tar.sha256: a checksum"),
+            "{e}"
+        );
+        // A digest of the wrong length, or a second line, is not a checksum.
+        for (name, text) in [
+            ("x.md5", "abc\n"),
+            ("y.md5", "f5338db50c63f15d6bd3a79c3ac6b96c\nG: s:SH\n"),
+        ] {
+            let p = dir.path().join(name);
+            std::fs::write(&p, text).unwrap();
+            assert!(!is_checksum(&p), "{name}");
+        }
     }
 
     #[test]

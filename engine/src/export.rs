@@ -63,6 +63,9 @@ fn capture_id(caps: &frames::Captures, inputs: &[std::path::PathBuf]) -> String 
 /// them to the dataset of `--dataset`.
 pub fn run(a: &ExportArgs) -> io::Result<()> {
     let caps = frames::discover(&a.captures)?;
+    for l in caps.lacks.iter().chain(&caps.passed_over) {
+        eprintln!("glk: {l}");
+    }
     let f = frames::load(&caps)?;
     clikit::diag::captures_recognised(&a.captures, frame_rows(&f), &f.diagnostics)?;
     let t = std::time::Instant::now();
