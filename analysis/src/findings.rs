@@ -10,7 +10,7 @@
 use std::collections::BTreeSet;
 
 use bundle::health::{self, LogKind};
-use bundle::{Captures, FileKind};
+use bundle::{Captures, FileKind, NodeFile};
 use glockparse::Diagnostics;
 use serde::Serialize;
 
@@ -468,7 +468,7 @@ impl Health {
 
     /// The node's kernel log: withdraws and consistency errors, a recovery with no end.
     fn kernel_log(&mut self, n: &bundle::NodeCapture) {
-        if let Some(p) = &n.kernel_log {
+        if let Some(p) = n.file(NodeFile::KernelLog) {
             if let Ok(ev) = health::kernel_log(p) {
                 for e in ev
                     .iter()
@@ -494,7 +494,7 @@ impl Health {
 
     /// The cluster tools' view: no quorum, lockspaces stopped.
     fn cluster(&mut self, n: &bundle::NodeCapture) {
-        if let Some(p) = &n.cluster {
+        if let Some(p) = n.file(NodeFile::Cluster) {
             if let Ok(text) = std::fs::read_to_string(p) {
                 let c = health::Cluster::parse(&text);
                 if let Some((false, l)) = c.quorate {

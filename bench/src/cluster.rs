@@ -110,7 +110,7 @@ pub fn run(s: &Setup) -> std::io::Result<()> {
         let (from, n) = &fixtures[i % fixtures.len()];
         let root = work.join(format!("node{i}"));
         files.push(make_root(&root, from, *n, s.generated)?);
-        let nodeid = bundle_nodeid(from).unwrap_or(i as u64 + 1);
+        let nodeid = bundle::read_nodeid(from).unwrap_or(i as u64 + 1);
         hosts.push(Host {
             addr: format!("127.0.0.{}", i + 2),
             env: vec![
@@ -203,15 +203,6 @@ fn ssh_floor(sshd: &Sshd, hosts: &[Host]) -> std::io::Result<()> {
         hosts.len()
     );
     Ok(())
-}
-
-/// A fixture node's DLM node id (its `nodeid` file).
-fn bundle_nodeid(dir: &Path) -> Option<u64> {
-    std::fs::read_to_string(dir.join("nodeid"))
-        .ok()?
-        .trim()
-        .parse()
-        .ok()
 }
 
 /// The refreshes of a running `glk top --nodes ... --json`: each document's `read_s`.

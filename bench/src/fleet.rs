@@ -58,9 +58,10 @@ fn stage(base_dir: &Path, base: &str, days: u64, into: &Path) -> io::Result<()> 
                 std::os::unix::fs::symlink(std::fs::canonicalize(e.path())?, dst.join(&name))?;
             }
         }
+        let kernel = bundle::NodeFile::Kernel;
         std::fs::copy(
-            testdata::path(&format!("real/{base}/{node}/kernel.txt")),
-            dst.join("kernel.txt"),
+            kernel.path_in(&testdata::path(&format!("real/{base}/{node}"))),
+            kernel.path_in(&dst),
         )?;
     }
     Ok(())

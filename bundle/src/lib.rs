@@ -157,6 +157,11 @@ impl Snapshot {
         }
     }
 
+    /// Forgets the file of `kind`.
+    pub fn remove(&mut self, kind: FileKind) {
+        self.files.remove(&kind);
+    }
+
     /// Sets the file of `kind` to `path` when that is a file.
     pub fn set_if_file(&mut self, kind: FileKind, path: PathBuf) {
         if path.is_file() {
@@ -172,6 +177,53 @@ impl Snapshot {
     }
 }
 
+/// A file a node directory of a capture holds once, beside its snapshots.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum NodeFile {
+    /// The node's name (`node`).
+    Node,
+    /// The node's DLM node id (`nodeid`), when configfs gave it.
+    Nodeid,
+    /// The kernel release, `/proc/sys/kernel/osrelease` (`kernel.txt`).
+    Kernel,
+    /// A copy of `/proc/self/mountinfo` (`mountinfo`), to tell GFS2 devices apart.
+    Mountinfo,
+    /// The kernel's log buffer at the end of the capture (`kernel.log`).
+    KernelLog,
+    /// The cluster tools' view at the end of the capture (`cluster.txt`,
+    /// [`health::Cluster`]).
+    Cluster,
+}
+
+impl NodeFile {
+    /// The files a node's capture keeps as files, where the others are read into
+    /// [`NodeCapture`]'s fields.
+    pub const KEPT: [NodeFile; 3] = [NodeFile::Mountinfo, NodeFile::KernelLog, NodeFile::Cluster];
+
+    /// Its file name.
+    pub fn name(self) -> &'static str {
+        match self {
+            NodeFile::Node => "node",
+            NodeFile::Nodeid => "nodeid",
+            NodeFile::Kernel => "kernel.txt",
+            NodeFile::Mountinfo => "mountinfo",
+            NodeFile::KernelLog => "kernel.log",
+            NodeFile::Cluster => "cluster.txt",
+        }
+    }
+
+    /// Its path in the node directory `dir`.
+    pub fn path_in(self, dir: &Path) -> PathBuf {
+        dir.join(self.name())
+    }
+
+    /// Whether it is written when the capture ends (the state the locks were left in),
+    /// where the others are written when it starts.
+    pub fn at_end(self) -> bool {
+        matches!(self, NodeFile::KernelLog | NodeFile::Cluster)
+    }
+}
+
 /// One node's capture.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct NodeCapture {
@@ -183,15 +235,11 @@ pub struct NodeCapture {
     pub snapshots: Vec<Snapshot>,
     /// Saved trace text files (compressed or not).
     pub traces: Vec<PathBuf>,
-    /// A copy of `/proc/self/mountinfo` (`mountinfo`), to tell GFS2 devices apart.
-    pub mountinfo: Option<PathBuf>,
     /// The kernel release the node ran (`6.12.117+deb13-amd64`): glk's `kernel.txt`, a sos
     /// report's `uname`, gfs2_lockcapture's `UNAMEA`.
     pub kernel: Option<String>,
-    /// The kernel's log buffer at the end of the capture (`kernel.log`).
-    pub kernel_log: Option<PathBuf>,
-    /// The cluster tools' view (`cluster.txt`, [`health::Cluster`]).
-    pub cluster: Option<PathBuf>,
+    /// The node's files of the kinds in [`NodeFile::KEPT`] that it has.
+    pub files: BTreeMap<NodeFile, PathBuf>,
     /// Several captures of the node, given side by side, joined into this one
     /// ([`NodeCapture::absorb`]).
     pub joined: bool,
@@ -232,6 +280,11 @@ fn ssh_clock(dir: &Path, node: &str) -> Option<SshClock> {
 }
 
 impl NodeCapture {
+    /// The node's file of `kind`, when it has one.
+    pub fn file(&self, kind: NodeFile) -> Option<&Path> {
+        self.files.get(&kind).map(PathBuf::as_path)
+    }
+
     /// The sysfs state file of the node's last snapshot that has one.
     pub fn last_sysfs(&self) -> Option<&Path> {
         self.snapshots
@@ -265,9 +318,15 @@ impl NodeCapture {
 
     /// Takes in another capture of the same node: the snapshots of both, in time order
     /// when every snapshot has its time (else this capture's first), numbered again from 0;
-    /// the traces of both; the other capture's node files where this one has none, its
-    /// kernel log and cluster state where it has them (they were taken later).
+    /// the traces of both; of the node files, those written when a capture starts from
+    /// the earlier capture and those written when it ends from the later one (the later
+    /// by the snapshots' times where both have times, else the one given later), each
+    /// from the other where only the other has it.
     fn absorb(&mut self, other: NodeCapture) {
+        let other_is_later = match (self.last_time(), other.last_time()) {
+            (Some(mine), Some(theirs)) => theirs >= mine,
+            _ => true,
+        };
         self.snapshots.extend(other.snapshots);
         if self.snapshots.iter().all(|s| s.time_unix.is_some()) {
             self.snapshots.sort_by(|a, b| {
@@ -280,11 +339,24 @@ impl NodeCapture {
             s.index = i as u32;
         }
         self.traces.extend(other.traces);
-        self.mountinfo = self.mountinfo.take().or(other.mountinfo);
         self.kernel = self.kernel.take().or(other.kernel);
-        self.kernel_log = other.kernel_log.or(self.kernel_log.take());
-        self.cluster = other.cluster.or(self.cluster.take());
+        for (kind, path) in other.files {
+            if kind.at_end() == other_is_later {
+                self.files.insert(kind, path);
+            } else {
+                self.files.entry(kind).or_insert(path);
+            }
+        }
         self.joined = true;
+    }
+
+    /// The time of the last snapshot, when every snapshot has its time.
+    fn last_time(&self) -> Option<f64> {
+        self.snapshots
+            .iter()
+            .map(|s| s.time_unix)
+            .try_fold(f64::MIN, |max, t| Some(max.max(t?)))
+            .filter(|_| !self.snapshots.is_empty())
     }
 }
 
@@ -414,7 +486,7 @@ pub fn local_nodeid() -> Option<String> {
 /// A node directory's DLM node id: its `nodeid` file, else `our_nodeid N` in its
 /// `dlm_controld.log`.
 pub fn read_nodeid(dir: &Path) -> Option<u64> {
-    if let Ok(s) = std::fs::read_to_string(dir.join("nodeid")) {
+    if let Ok(s) = std::fs::read_to_string(NodeFile::Nodeid.path_in(dir)) {
         return s.trim().parse().ok();
     }
     let log = std::fs::read_to_string(dir.join("dlm_controld.log")).ok()?;
@@ -425,7 +497,7 @@ pub fn read_nodeid(dir: &Path) -> Option<u64> {
 
 /// Reads one node directory.
 pub fn node_dir(dir: &Path) -> io::Result<NodeCapture> {
-    let name = std::fs::read_to_string(dir.join("node"))
+    let name = std::fs::read_to_string(NodeFile::Node.path_in(dir))
         .ok()
         .map(|s| s.trim().to_string())
         .filter(|s| !s.is_empty())
@@ -467,19 +539,19 @@ pub fn node_dir(dir: &Path) -> io::Result<NodeCapture> {
             k => s.set(k, p),
         }
     }
-    let mountinfo = Some(dir.join("mountinfo")).filter(|p| p.is_file());
-    let kernel_log = Some(dir.join("kernel.log")).filter(|p| p.is_file());
-    let cluster = Some(dir.join("cluster.txt")).filter(|p| p.is_file());
+    let files = NodeFile::KEPT
+        .into_iter()
+        .map(|kind| (kind, kind.path_in(dir)))
+        .filter(|(_, p)| p.is_file())
+        .collect();
     Ok(NodeCapture {
         ssh_clock: ssh_clock(dir, &name),
         node: name,
         nodeid: read_nodeid(dir),
         snapshots: snaps.into_values().collect(),
         traces,
-        mountinfo,
-        kernel: read_kernel(&dir.join("kernel.txt")),
-        kernel_log,
-        cluster,
+        kernel: read_kernel(&NodeFile::Kernel.path_in(dir)),
+        files,
         joined: false,
     })
 }
@@ -798,6 +870,65 @@ mod tests {
         );
         assert_eq!(caps.nodes[2].traces.len(), 1);
         assert!(discover(&[testdata::path("public/glocktop-manpage")]).is_err());
+    }
+
+    /// Two captures of one node given side by side: one node, the snapshots in time
+    /// order, the files written at a capture's start from the first, those written at its
+    /// end from the later one.
+    #[test]
+    fn captures_of_one_node_join_their_node_files() {
+        let (_t, root) = testdata::scratch_file("join");
+        let capture = |name: &str, time: &str, files: &[NodeFile]| {
+            let d = root.join(name);
+            std::fs::create_dir_all(&d).unwrap();
+            std::fs::write(NodeFile::Node.path_in(&d), "n1\n").unwrap();
+            std::fs::write(NodeFile::Nodeid.path_in(&d), "1\n").unwrap();
+            std::fs::write(d.join("time.0"), time).unwrap();
+            std::fs::write(
+                d.join("glocks.0"),
+                "G:  s:UN n:2/1 f: t:UN d:EX/0 a:0 v:0 r:2 m:200\n",
+            )
+            .unwrap();
+            for f in files {
+                std::fs::write(f.path_in(&d), name).unwrap();
+            }
+            d
+        };
+        let later = capture(
+            "later",
+            "200.0\n",
+            &[NodeFile::KernelLog, NodeFile::Cluster],
+        );
+        let first = capture(
+            "first",
+            "100.0\n",
+            &[NodeFile::Mountinfo, NodeFile::KernelLog],
+        );
+        for given in [[&first, &later], [&later, &first]] {
+            let caps = discover(&given.map(|p| p.clone())).unwrap();
+            assert_eq!(caps.nodes.len(), 1);
+            check_joined(&caps.nodes[0]);
+        }
+        assert_eq!(node_dir(&first).unwrap().files.len(), 2);
+    }
+
+    fn check_joined(n: &NodeCapture) {
+        assert!(n.joined);
+        let times: Vec<_> = n.snapshots.iter().map(|s| (s.index, s.time_unix)).collect();
+        assert_eq!(times, [(0, Some(100.0)), (1, Some(200.0))]);
+        let from = |kind| {
+            let p = n.file(kind)?;
+            Some(p.parent()?.file_name()?.to_str()?.to_string())
+        };
+        assert_eq!(from(NodeFile::Mountinfo).as_deref(), Some("first"));
+        assert_eq!(from(NodeFile::KernelLog).as_deref(), Some("later"));
+        assert_eq!(from(NodeFile::Cluster).as_deref(), Some("later"));
+        for kind in [NodeFile::Node, NodeFile::Nodeid, NodeFile::Kernel] {
+            assert!(
+                !kind.at_end() && n.file(kind).is_none(),
+                "{kind:?} is read, not kept"
+            );
+        }
     }
 
     /// sos writes `TARBALL.md5` beside its tarball, and a shell glob gives both: the

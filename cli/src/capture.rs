@@ -14,7 +14,7 @@
 //! packs the same tree.
 
 use bundle::live::Filesystem;
-use bundle::FileKind;
+use bundle::{FileKind, NodeFile};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
@@ -251,15 +251,18 @@ pub fn pack(dir: &Path, file: &Path) -> io::Result<()> {
 /// The files that name a node directory's node: `node`, `nodeid`, `kernel.txt` (the
 /// kernel release) and `mountinfo`.
 fn write_node_files(d: &Path, node: &str) -> io::Result<()> {
-    std::fs::write(d.join("node"), format!("{node}\n"))?;
+    std::fs::write(NodeFile::Node.path_in(d), format!("{node}\n"))?;
     if let Some(id) = bundle::local_nodeid() {
-        std::fs::write(d.join("nodeid"), format!("{id}\n"))?;
+        std::fs::write(NodeFile::Nodeid.path_in(d), format!("{id}\n"))?;
     }
     copy(
         Path::new("/proc/sys/kernel/osrelease"),
-        &d.join("kernel.txt"),
+        &NodeFile::Kernel.path_in(d),
     )?;
-    copy(Path::new("/proc/self/mountinfo"), &d.join("mountinfo"))?;
+    copy(
+        Path::new("/proc/self/mountinfo"),
+        &NodeFile::Mountinfo.path_in(d),
+    )?;
     Ok(())
 }
 
@@ -270,11 +273,11 @@ fn write_state(dirs: &[PathBuf]) -> io::Result<()> {
     let cluster = cluster_state();
     for d in dirs {
         match &klog {
-            Ok(k) => std::fs::write(d.join("kernel.log"), k)?,
+            Ok(k) => std::fs::write(NodeFile::KernelLog.path_in(d), k)?,
             Err(e) => eprintln!("glk: warning: could not read the kernel log: {e}"),
         }
         if !cluster.is_empty() {
-            std::fs::write(d.join("cluster.txt"), &cluster)?;
+            std::fs::write(NodeFile::Cluster.path_in(d), &cluster)?;
         }
     }
     Ok(())

@@ -12,7 +12,7 @@
 //! and a damaged one is reported, never fatal.
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use gfs2stats::glstats::{self, GlStat};
@@ -26,12 +26,12 @@ use bundle::{FileKind, Snapshot};
 use super::Input;
 
 /// Where a glocks input's POSIX locks come from.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum PlockSource {
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PlockSource<'a> {
     /// A saved `dlm_tool plocks` output (`plocks.N`).
-    Saved(PathBuf),
+    Saved(&'a Path),
     /// `dlm_tool plocks LOCKSPACE`, run at each refresh.
-    Live(String),
+    Live(&'a str),
 }
 
 /// The kinds of saved file a glocks input's [`Sources`] take.
@@ -44,19 +44,16 @@ const COMPANIONS: [FileKind; 5] = [
 ];
 
 /// The files beside one glocks input.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Sources {
-    /// The glstats file.
-    pub glstats: Option<PathBuf>,
-    /// The glockfd file.
-    pub glockfd: Option<PathBuf>,
-    /// The DLM lock dump (`FS_locks` or `dlm_locks.N`).
-    pub dlm_locks: Option<PathBuf>,
-    /// The POSIX locks: a saved `plocks.N`, or the lockspace whose `dlm_tool plocks` to run.
-    pub plocks: Option<PlockSource>,
-    /// The node's tasks (`procs.N`, saved only): the commands of processes that the
-    /// glocks file does not name (a GL_NOPID flock holder's).
-    pub procs: Option<PathBuf>,
+    /// The files by kind, of the kinds in [`COMPANIONS`], as a capture's snapshot holds
+    /// them: `KIND.N` beside a saved `glocks.N`; live, the filesystem's `glstats` and
+    /// `glockfd` and its lockspace's DLM dump `<debugfs>/dlm/FS_locks`. A node's tasks
+    /// (`procs.N`) are saved only: the commands of processes that the glocks file does
+    /// not name (a GL_NOPID flock holder's).
+    pub files: Snapshot,
+    /// Live: the lockspace whose POSIX locks `dlm_tool plocks` lists at each refresh.
+    pub plocks_lockspace: Option<String>,
     /// This node's DLM node id: configfs when live, the capture's `nodeid` (or
     /// `dlm_controld.log`) when saved.
     pub nodeid: Option<u64>,
@@ -74,7 +71,6 @@ impl Sources {
             return Sources::default();
         };
         let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-        let existing = |p: PathBuf| p.is_file().then_some(p);
         if name == "glocks" && input.live {
             let table = dir.file_name().and_then(|n| n.to_str()).unwrap_or("");
             let lockspace = table.rsplit(':').next().unwrap_or(table);
@@ -82,12 +78,16 @@ impl Sources {
                 .parent()
                 .and_then(Path::parent)
                 .map(|root| root.join("dlm").join(format!("{lockspace}_locks")));
+            let mut files = Snapshot::default();
+            for kind in [FileKind::Glstats, FileKind::Glockfd] {
+                files.set_if_file(kind, dir.join(kind.name()));
+            }
+            if let Some(dlm) = dlm {
+                files.set_if_file(FileKind::DlmLocks, dlm);
+            }
             return Sources {
-                glstats: existing(dir.join("glstats")),
-                glockfd: existing(dir.join("glockfd")),
-                dlm_locks: dlm.and_then(existing),
-                plocks: Some(PlockSource::Live(lockspace.to_string())),
-                procs: None,
+                files,
+                plocks_lockspace: Some(lockspace.to_string()),
                 nodeid: bundle::local_nodeid().and_then(|s| s.parse().ok()),
                 fs: Some(table.to_string()),
             };
@@ -115,16 +115,30 @@ impl Sources {
     /// The companions of a saved snapshot's glocks file: its other files, and the node
     /// and filesystem it belongs to.
     pub fn saved(snapshot: &Snapshot, nodeid: Option<u64>, fs: Option<String>) -> Sources {
-        let file = |kind| snapshot.path(kind).map(Path::to_path_buf);
+        let mut files = Snapshot::new(snapshot.index);
+        for kind in COMPANIONS {
+            if let Some(p) = snapshot.path(kind) {
+                files.set(kind, p.to_path_buf());
+            }
+        }
         Sources {
-            glstats: file(FileKind::Glstats),
-            glockfd: file(FileKind::Glockfd),
-            dlm_locks: file(FileKind::DlmLocks),
-            plocks: file(FileKind::Plocks).map(PlockSource::Saved),
-            procs: file(FileKind::Procs),
+            files,
+            plocks_lockspace: None,
             nodeid,
             fs,
         }
+    }
+
+    /// The companion of `kind`, when there is one.
+    pub fn file(&self, kind: FileKind) -> Option<&Path> {
+        self.files.path(kind)
+    }
+
+    /// Where the POSIX locks come from: the saved `plocks.N`, else live `dlm_tool plocks`.
+    pub fn plocks(&self) -> Option<PlockSource<'_>> {
+        self.file(FileKind::Plocks)
+            .map(PlockSource::Saved)
+            .or(self.plocks_lockspace.as_deref().map(PlockSource::Live))
     }
 }
 
@@ -276,11 +290,11 @@ fn load_stats(path: &Path, prev: Option<&NodeView>) -> Loaded<Stats> {
 
 /// The POSIX locks: a saved `plocks.N`, or `dlm_tool plocks` run now (2 s at most; none
 /// where dlm_tool is not installed).
-fn load_plocks(source: &PlockSource) -> Loaded<Vec<Plock>> {
+fn load_plocks(source: PlockSource) -> Loaded<Vec<Plock>> {
     match source {
         PlockSource::Saved(path) => read_companion(path, plocks::read_all),
         PlockSource::Live(lockspace) => {
-            let cmd = ["dlm_tool", "plocks", lockspace.as_str()];
+            let cmd = ["dlm_tool", "plocks", lockspace];
             match bundle::live::run_tool(&cmd, Duration::from_secs(2)) {
                 Ok(None) => Ok((Vec::new(), Vec::new())),
                 Ok(Some(text)) => {
@@ -336,17 +350,13 @@ impl NodeView {
         let start = Instant::now();
         // The three files are independent: read them side by side (on a big node each
         // holds a line per glock, and parsing them one after the other cost the sum).
+        let file = |kind| sources.file(kind);
         let (dlm, stats, fds, plocks, comms) = std::thread::scope(|s| {
-            let dlm = s.spawn(|| {
-                sources
-                    .dlm_locks
-                    .as_deref()
-                    .map(|p| load_locks(p, sources.nodeid))
-            });
-            let stats = s.spawn(|| sources.glstats.as_deref().map(|p| load_stats(p, prev)));
-            let plocks = s.spawn(|| sources.plocks.as_ref().map(load_plocks));
-            let fds = sources.glockfd.as_deref().map(load_fds);
-            let comms = sources.procs.as_deref().map(load_comms);
+            let dlm = s.spawn(|| file(FileKind::DlmLocks).map(|p| load_locks(p, sources.nodeid)));
+            let stats = s.spawn(|| file(FileKind::Glstats).map(|p| load_stats(p, prev)));
+            let plocks = s.spawn(|| sources.plocks().map(load_plocks));
+            let fds = file(FileKind::Glockfd).map(load_fds);
+            let comms = file(FileKind::Procs).map(load_comms);
             (
                 dlm.join().expect("the DLM dump reader does not panic"),
                 stats.join().expect("the glstats reader does not panic"),
@@ -428,7 +438,7 @@ impl NodeView {
 
     /// Whether the DLM lock dump was read.
     pub fn has_dlm(&self) -> bool {
-        self.sources.dlm_locks.is_some()
+        self.sources.files.has(FileKind::DlmLocks)
     }
 
     /// Whether process `pid` has a glockfd line for exactly `glock` (for an flock glock:
@@ -654,9 +664,14 @@ mod tests {
     #[test]
     fn saved_snapshots_find_their_companions() {
         let s = Sources::find(&input("real/dlm2-6.1/n2/glocks.4"));
-        assert!(s.glstats.unwrap().ends_with("n2/glstats.4"));
-        assert!(s.glockfd.unwrap().ends_with("n2/glockfd.4"));
-        assert!(s.dlm_locks.unwrap().ends_with("n2/dlm_locks.4"));
+        for (kind, name) in [
+            (FileKind::Glstats, "n2/glstats.4"),
+            (FileKind::Glockfd, "n2/glockfd.4"),
+            (FileKind::DlmLocks, "n2/dlm_locks.4"),
+        ] {
+            assert!(s.file(kind).unwrap().ends_with(name), "{kind:?}");
+        }
+        assert_eq!(s.plocks(), None);
         assert_eq!(s.nodeid, Some(2));
         assert!(s.fs.unwrap().ends_with("real/dlm2-6.1"));
         assert_eq!(

@@ -14,6 +14,7 @@ use analysis::refresh::companions::Sources;
 use analysis::refresh::rank::{Selection, SortKey};
 use analysis::refresh::{verdict, Input, Reader};
 use bundle::live::Filesystem;
+use bundle::FileKind;
 use glockparse::dlm_locks::LockStatus;
 use glockparse::{GlockType, LockState};
 
@@ -47,10 +48,11 @@ impl Glocks {
             // The glocks file and its DLM dump: glstats and glockfd are not needed here.
             let sources = inputs
                 .iter()
-                .map(|i| Sources {
-                    glstats: None,
-                    glockfd: None,
-                    ..Sources::find(i)
+                .map(|i| {
+                    let mut s = Sources::find(i);
+                    s.files.remove(FileKind::Glstats);
+                    s.files.remove(FileKind::Glockfd);
+                    s
                 })
                 .collect();
             self.reader = Some((fss, Reader::with_sources(inputs, sources)));
@@ -193,7 +195,7 @@ impl Collector for Glocks {
 /// The DLM locks of each lockspace's dump by queue and master, and the longest wait.
 fn dlm_locks(snap: &analysis::refresh::Snapshot, lockspaces: &[String], fam: &mut Families) {
     for (i, node) in snap.ctx.nodes.iter().enumerate() {
-        if node.sources.dlm_locks.is_none() {
+        if !node.sources.files.has(FileKind::DlmLocks) {
             continue;
         }
         let ls = lockspaces[i].as_str();
