@@ -187,12 +187,8 @@ pub fn storms(nodes: &[(&str, &NodeDemotes)], o: StormOptions) -> Vec<Storm> {
     for s in &mut out {
         s.nodes = nodes[&s.glock].iter().cloned().collect();
     }
-    out.sort_by(|a, b| {
-        b.demotes
-            .cmp(&a.demotes)
-            .then(a.glock.cmp(&b.glock))
-            .then(a.node.cmp(&b.node))
-    });
+    // Most demotes first, then by glock and node.
+    out.sort_by(|a, b| (b.demotes, &a.glock, &a.node).cmp(&(a.demotes, &b.glock, &b.node)));
     out
 }
 

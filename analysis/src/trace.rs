@@ -173,16 +173,15 @@ impl NodeTrace {
 }
 
 /// Calls `f` with every gfs2 and dlm event and clock marker of `path` (time, pid,
-/// event); bad lines go to `diag` with their line, and the lines read are added to
-/// `lines`. Returns false when `f` does.
+/// event); bad lines go to `diag` with their line. Returns false when `f` does, and the
+/// lines read.
 fn each_event(
     path: &std::path::Path,
     diag: &mut Diagnostics,
-    lines: &mut u64,
     mut f: impl FnMut(u64, i64, &Ev) -> bool,
-) -> io::Result<bool> {
+) -> io::Result<(bool, u64)> {
     let mut ok = true;
-    *lines += traceparse::reader::for_each_decoded(path, diag, |d| {
+    let lines = traceparse::reader::for_each_decoded(path, diag, |d| {
         let (line, ev) = match d {
             Decoded::Gfs2 { line, event, .. } => (line, Ev::Gfs2(event)),
             Decoded::Dlm { line, event } => (line, Ev::Dlm(event)),
@@ -208,7 +207,7 @@ fn each_event(
         ok = f(line.ts_ns, line.pid, &ev);
         ok
     })?;
-    Ok(ok)
+    Ok((ok, lines))
 }
 
 /// Events decoded per batch handed from the decoding thread to the state machines.
@@ -220,15 +219,14 @@ const BATCH: usize = 4096;
 fn each_event_pipelined(
     path: &std::path::Path,
     diag: &mut Diagnostics,
-    lines: &mut u64,
     mut f: impl FnMut(u64, i64, &Ev) -> bool,
-) -> io::Result<bool> {
+) -> io::Result<(bool, u64)> {
     let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<(u64, i64, Ev)>>(4);
     std::thread::scope(|s| {
         let decoder = s.spawn(move || {
-            let (mut d, mut n) = (Diagnostics::default(), 0u64);
+            let mut d = Diagnostics::default();
             let mut batch = Vec::with_capacity(BATCH);
-            let r = each_event(path, &mut d, &mut n, |ts, pid, e| {
+            let r = each_event(path, &mut d, |ts, pid, e| {
                 if !e.wanted() {
                     return true;
                 }
@@ -243,7 +241,7 @@ fn each_event_pipelined(
             if !batch.is_empty() {
                 let _ = tx.send(batch);
             }
-            r.map(|_| (d, n))
+            r.map(|(_, n)| (d, n))
         });
         let mut ok = true;
         'batches: for b in &rx {
@@ -259,8 +257,7 @@ fn each_event_pipelined(
             .join()
             .map_err(|_| io::Error::other("trace decoding thread panicked"))??;
         diag.merge(&d);
-        *lines += n;
-        Ok(ok)
+        Ok((ok, n))
     })
 }
 
@@ -275,15 +272,14 @@ fn read_node(
     let mut diag = Diagnostics::default();
     let mut in_order = true;
     for p in traces {
-        let mut lines = 0;
         let feed = |ts, pid, e: &Ev| {
             progress.fetch_add(1, Ordering::Relaxed);
             t.add(ts, pid, e)
         };
-        let ok = if pipelined {
-            each_event_pipelined(p, &mut diag, &mut lines, feed)?
+        let (ok, lines) = if pipelined {
+            each_event_pipelined(p, &mut diag, feed)?
         } else {
-            each_event(p, &mut diag, &mut lines, feed)?
+            each_event(p, &mut diag, feed)?
         };
         t.lines += lines;
         if !ok {
@@ -299,8 +295,7 @@ fn read_node(
         diag = Diagnostics::default();
         let mut all: Vec<(u64, i64, Ev)> = Vec::new();
         for p in traces {
-            let mut lines = 0;
-            each_event(p, &mut diag, &mut lines, |ts, pid, e| {
+            let (_, lines) = each_event(p, &mut diag, |ts, pid, e| {
                 if e.wanted() {
                     all.push((ts, pid, *e));
                 }

@@ -1,6 +1,7 @@
 //! Metrics derived from one glock's glstats values, and rates between two snapshots.
 //! Each formula is documented in the README ("glk stats").
 
+use std::cmp::Reverse;
 use std::collections::HashMap;
 
 use glockparse::GlockId;
@@ -121,12 +122,7 @@ pub fn deltas(old: &[GlStat], new: &[GlStat], seconds: f64) -> Vec<Delta> {
             }
         })
         .collect();
-    out.sort_by(|a, b| {
-        b.dcount
-            .cmp(&a.dcount)
-            .then(b.qcount.cmp(&a.qcount))
-            .then(a.glock.cmp(&b.glock))
-    });
+    out.sort_by_key(|d| (Reverse(d.dcount), Reverse(d.qcount), d.glock));
     out
 }
 

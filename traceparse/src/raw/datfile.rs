@@ -689,13 +689,10 @@ impl DatLines {
                 ts,
                 data: &p.bytes[start..start + len],
             };
-            self.lines.write_record(
-                self.cpus[i].cpu,
-                &rec,
-                &mut self.comms,
-                &mut self.out,
-                &mut self.tally,
-            );
+            let written = self
+                .lines
+                .line(self.cpus[i].cpu, &rec, &mut self.comms, &mut self.out);
+            self.tally.count(written);
         }
         self.advance(i)?;
         Ok(true)

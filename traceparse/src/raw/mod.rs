@@ -357,28 +357,7 @@ impl Lines {
         for (_, item) in &items {
             match item {
                 Item::Lost(cpu, n) => write_lost(out, *cpu, *n),
-                Item::Rec(cpu, rec) => self.write_record(*cpu, rec, comms, out, tally),
-            }
-        }
-    }
-
-    /// Writes `rec` as [`Lines::line`] does, counted in `tally`: an event, or a record of
-    /// an unknown event left out.
-    pub fn write_record(
-        &self,
-        cpu: u32,
-        rec: &Record<'_>,
-        comms: &mut dyn Comms,
-        out: &mut Vec<u8>,
-        tally: &mut PageTally,
-    ) {
-        match self.line(cpu, rec, comms, out) {
-            Ok(()) => tally.events += 1,
-            Err(UnknownRecord { id }) => {
-                tally.unknown_records += 1;
-                if !tally.unknown.contains(&id) {
-                    tally.unknown.push(id);
-                }
+                Item::Rec(cpu, rec) => tally.count(self.line(*cpu, rec, comms, out)),
             }
         }
     }
@@ -394,6 +373,20 @@ pub fn write_lost(out: &mut Vec<u8>, cpu: u32, events: Option<u64>) {
 }
 
 impl PageTally {
+    /// Counts what [`Lines::line`] did with a record: an event written, or a record of an
+    /// unknown event left out.
+    pub fn count(&mut self, written: Result<(), UnknownRecord>) {
+        match written {
+            Ok(()) => self.events += 1,
+            Err(UnknownRecord { id }) => {
+                self.unknown_records += 1;
+                if !self.unknown.contains(&id) {
+                    self.unknown.push(id);
+                }
+            }
+        }
+    }
+
     /// The records of the page `bytes` of CPU `cpu`, and whether it says events were lost
     /// before it (with the page's time, and how many when it says it); what cannot be read
     /// is counted here.
