@@ -74,16 +74,16 @@ fn capture_one_snapshot(sshd: &Sshd, extra: &[&str], out: &Path) -> Output {
 
 /// `glk ARGS --ssh-config ... --remote-glk THIS`: the cluster options for `sshd`.
 fn glk(sshd: &Sshd, args: &[&str]) -> Command {
+    glk_running(sshd, env!("CARGO_BIN_EXE_glk"), args)
+}
+
+/// `glk ARGS` through `sshd`, running `remote` on the nodes as their glk.
+fn glk_running(sshd: &Sshd, remote: &str, args: &[&str]) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_glk"));
     c.args(args)
         .arg("--ssh-config")
         .arg(sshd.config())
-        .args([
-            "--remote-glk",
-            env!("CARGO_BIN_EXE_glk"),
-            "--connect-timeout",
-            "3",
-        ])
+        .args(["--remote-glk", remote, "--connect-timeout", "3"])
         .stdin(Stdio::null());
     c
 }
@@ -441,13 +441,8 @@ fn a_missing_older_or_newer_glk_is_named_with_what_to_install() {
         (older.as_str(), "no agent of this version: install glk"),
         (newer.as_str(), "speaks protocol 99"),
     ] {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_glk"));
-        c.args(["top", "--once", "--json", "--nodes", "127.0.0.2,127.0.0.3"])
-            .arg("--ssh-config")
-            .arg(sshd.config())
-            .args(["--remote-glk", remote])
-            .stdin(Stdio::null());
-        let o = output(c);
+        let top = ["top", "--once", "--json", "--nodes", "127.0.0.2,127.0.0.3"];
+        let o = output(glk_running(&sshd, remote, &top));
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(!o.status.success(), "{remote}");
         assert!(err.contains(want), "{remote}: {err}");
@@ -467,19 +462,13 @@ fn a_missing_older_or_newer_glk_is_named_with_what_to_install() {
                 env!("CARGO_BIN_EXE_glk")
             ),
         );
-        let mut c = Command::new(env!("CARGO_BIN_EXE_glk"));
-        c.args(["top", "--once", "--json", "--sudo", "--nodes", "127.0.0.2"])
-            .arg("--ssh-config")
-            .arg(sshd.config())
-            .args(["--remote-glk", &through])
-            .stdin(Stdio::null());
-        let o = output(c);
+        let top = ["top", "--once", "--json", "--sudo", "--nodes", "127.0.0.2"];
+        let o = output(glk_running(&sshd, &through, &top));
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         let said_text = std::fs::read_to_string(&said).unwrap();
         // Through sudo, the agent traces the node's locking and nothing else.
         let out = t.path().join("sudo-cap");
-        let mut c = Command::new(env!("CARGO_BIN_EXE_glk"));
-        c.args([
+        let capture = [
             "capture",
             "--count",
             "1",
@@ -488,14 +477,12 @@ fn a_missing_older_or_newer_glk_is_named_with_what_to_install() {
             "--sudo",
             "--nodes",
             "127.0.0.2",
-        ])
-        .args(["--trace-events", "syscalls:sys_enter_getppid", "-o"])
-        .arg(&out)
-        .arg("--ssh-config")
-        .arg(sshd.config())
-        .args(["--remote-glk", &through])
-        .stdin(Stdio::null());
-        let o = output(c);
+            "--trace-events",
+            "syscalls:sys_enter_getppid",
+            "-o",
+            out.to_str().unwrap(),
+        ];
+        let o = output(glk_running(&sshd, &through, &capture));
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(!o.status.success(), "{err}");
         assert!(err.contains("traces only gfs2 and dlm events"), "{err}");
@@ -533,13 +520,8 @@ fn a_node_that_breaks_the_protocol_costs_only_itself() {
             env!("CARGO_BIN_EXE_glk")
         ),
     );
-    let mut c = Command::new(env!("CARGO_BIN_EXE_glk"));
-    c.args(["top", "--once", "--json", "--nodes", "127.0.0.2,127.0.0.3"])
-        .arg("--ssh-config")
-        .arg(sshd.config())
-        .args(["--remote-glk", &evil])
-        .stdin(Stdio::null());
-    let o = output(c);
+    let top = ["top", "--once", "--json", "--nodes", "127.0.0.2,127.0.0.3"];
+    let o = output(glk_running(&sshd, &evil, &top));
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(doc["missing_nodes"][0]["node"], "127.0.0.3");
