@@ -210,7 +210,7 @@ pub static CODES: [Code; 13] = [
         severity: Severity::Critical,
         means: "The filesystem withdrew on a node: it stopped using the shared storage after an I/O or consistency error. Its glocks wait forever; they are not the cause.",
         threshold: "sysfs `withdraw` is 1, or the kernel log says it withdrew",
-        evidence: "`gfs2_sysfs.N` line, `kernel.log` lines",
+        evidence: "`gfs2_sysfs.N` line, `kernel.log` lines (a sos report's `withdraw`, `dmesg`)",
         remedy: "Unmount it on that node (or reboot it), find the cause in the kernel log (storage errors, a consistency error), and run fsck.gfs2 from one node with every node unmounted before mounting again.",
     },
     Code {
@@ -218,7 +218,7 @@ pub static CODES: [Code; 13] = [
         severity: Severity::Critical,
         means: "The cluster has no quorum: the DLM cannot recover and lock requests that need other nodes wait.",
         threshold: "`corosync-quorumtool -s` says `Quorate: No`",
-        evidence: "`cluster.txt` line",
+        evidence: "`cluster.txt` line (a sos report's `corosync-quorumtool_-s`)",
         remedy: "Restore the membership: bring back the missing nodes or fix the corosync links (corosync-cfgtool -s); do not start more load until it is quorate.",
     },
     Code {
@@ -226,7 +226,7 @@ pub static CODES: [Code; 13] = [
         severity: Severity::Critical,
         means: "The DLM is recovering (a node left or failed, and is being fenced): locking is blocked until it ends. Glock waits during it are its consequence.",
         threshold: "sysfs `lock_module/block` is 1, a `dlm_recover` start with no `done` in the kernel log, or `dlm_tool ls` flags with kern_stop/wait",
-        evidence: "`gfs2_sysfs.N`, `kernel.log`, `cluster.txt` lines",
+        evidence: "`gfs2_sysfs.N`, `kernel.log`, `cluster.txt` lines (a sos report's `dmesg`, `dlm_tool_ls`)",
         remedy: "Check fencing: dlm_controld waits for the failed node to be fenced (dlm_tool status, the fence agent's log); recovery ends when fencing succeeds. Journal recovery follows.",
     },
     Code {
@@ -494,7 +494,7 @@ impl Health {
 
     /// The cluster tools' view: no quorum, lockspaces stopped.
     fn cluster(&mut self, n: &bundle::NodeCapture) {
-        if let Some(p) = n.file(NodeFile::Cluster) {
+        for p in n.files_of(NodeFile::Cluster) {
             if let Ok(text) = std::fs::read_to_string(p) {
                 let c = health::Cluster::parse(&text);
                 if let Some((false, l)) = c.quorate {

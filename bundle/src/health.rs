@@ -25,11 +25,19 @@ pub struct Sysfs {
 }
 
 impl Sysfs {
-    /// Reads a `gfs2_sysfs.N` file.
+    /// Reads a `gfs2_sysfs.N` file, or a copy of one sysfs attribute file (sos copies
+    /// `/sys/fs/gfs2/TABLE/withdraw`): one line of one value, read as `NAME VALUE`.
     pub fn read(path: &Path) -> io::Result<Sysfs> {
         let text = std::fs::read_to_string(path)
             .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
-        Ok(Sysfs::parse(&text))
+        let attribute = path.file_name().and_then(|n| n.to_str()).filter(|_| {
+            let value = text.trim_end_matches('\n');
+            !value.is_empty() && !value.contains([' ', '\n'])
+        });
+        Ok(match attribute {
+            Some(name) => Sysfs::parse(&format!("{name} {text}")),
+            None => Sysfs::parse(&text),
+        })
     }
 
     /// Parses `KEY VALUE` lines (other lines are skipped).
@@ -89,6 +97,9 @@ impl Sysfs {
 pub enum LogKind {
     /// The filesystem withdrew (or is withdrawing).
     Withdraw,
+    /// Another node withdrew: this one checks whether its journal needs recovery
+    /// (`Some node has withdrawn; checking for recovery.`), and goes on.
+    OtherNodeWithdrew,
     /// A consistency error or assertion (what precedes most withdrawals).
     ConsistencyError,
     /// DLM recovery started (`dlm_recover N`).
@@ -119,7 +130,9 @@ fn classify(text: &str) -> Option<LogKind> {
     if !(has("gfs2") || has("GFS2") || has("dlm")) {
         return None;
     }
-    Some(if has("withdraw") || has("File system withdrawn") {
+    Some(if has("Some node has withdrawn") {
+        LogKind::OtherNodeWithdrew
+    } else if has("withdraw") || has("File system withdrawn") {
         LogKind::Withdraw
     } else if has("consistency error") || has("assertion") && has("failed") {
         LogKind::ConsistencyError
@@ -230,6 +243,22 @@ mod tests {
         assert_eq!(f.used_fraction(), Some((0.95, 4)));
     }
 
+    /// sos copies sysfs's `withdraw` itself: one value, named by the file.
+    #[test]
+    fn one_attribute_file_is_named_by_its_file() {
+        let (_dir, p) = testdata::scratch_file("withdraw");
+        for (text, withdrawn) in [("1\n", Some(1)), ("0\n", None), ("1", Some(1))] {
+            std::fs::write(&p, text).unwrap();
+            assert_eq!(Sysfs::read(&p).unwrap().withdrawn(), withdrawn, "{text:?}");
+        }
+        let (_dir, g) = testdata::scratch_file("gfs2_sysfs.0");
+        for text in ["withdraw 1\nfrozen 0\n", "withdraw 1\n", "1\n1\n", ""] {
+            std::fs::write(&g, text).unwrap();
+            let want = text.starts_with("withdraw").then_some(1);
+            assert_eq!(Sysfs::read(&g).unwrap().withdrawn(), want, "{text:?}");
+        }
+    }
+
     #[test]
     fn kernel_log_lines() {
         let (_dir, p) = testdata::scratch_file("kernel.log");
@@ -241,6 +270,7 @@ mod tests {
              <4>[   30.000000] dlm: gfs: remove member 2\n\
              [   30.100000] dlm: gfs: dlm_recover 3\n\
              [   31.000000] gfs2: fsid=lab:gfs.0: jid=1: Trying to acquire journal lock...\n\
+             [   35.000000] gfs2: fsid=lab:gfs.0: Some node has withdrawn; checking for recovery.\n\
              [   40.000000] gfs2: fsid=lab:gfs.0: fatal: filesystem consistency error\n\
              [   40.000001] gfs2: fsid=lab:gfs.0: about to withdraw this file system\n",
         )
@@ -255,6 +285,7 @@ mod tests {
                 LogKind::MemberRemoved,
                 LogKind::DlmRecoverStart,
                 LogKind::JournalRecovery,
+                LogKind::OtherNodeWithdrew,
                 LogKind::ConsistencyError,
                 LogKind::Withdraw
             ]

@@ -238,8 +238,9 @@ pub struct NodeCapture {
     /// The kernel release the node ran (`6.12.117+deb13-amd64`): glk's `kernel.txt`, a sos
     /// report's `uname`, gfs2_lockcapture's `UNAMEA`.
     pub kernel: Option<String>,
-    /// The node's files of the kinds in [`NodeFile::KEPT`] that it has.
-    pub files: BTreeMap<NodeFile, PathBuf>,
+    /// The node's files of the kinds in [`NodeFile::KEPT`] that it has, by kind (a kind
+    /// may have several: a sos report's cluster state is two commands' outputs).
+    pub files: BTreeMap<NodeFile, Vec<PathBuf>>,
     /// Several captures of the node, given side by side, joined into this one
     /// ([`NodeCapture::absorb`]).
     pub joined: bool,
@@ -280,9 +281,25 @@ fn ssh_clock(dir: &Path, node: &str) -> Option<SshClock> {
 }
 
 impl NodeCapture {
-    /// The node's file of `kind`, when it has one.
+    /// The node's first file of `kind`, when it has one.
     pub fn file(&self, kind: NodeFile) -> Option<&Path> {
-        self.files.get(&kind).map(PathBuf::as_path)
+        self.files_of(kind).next()
+    }
+
+    /// The node's files of `kind`.
+    pub fn files_of(&self, kind: NodeFile) -> impl Iterator<Item = &Path> {
+        self.files
+            .get(&kind)
+            .into_iter()
+            .flatten()
+            .map(PathBuf::as_path)
+    }
+
+    /// Adds a file of `kind` when `path` is a file.
+    pub fn add_if_file(&mut self, kind: NodeFile, path: PathBuf) {
+        if path.is_file() {
+            self.files.entry(kind).or_default().push(path);
+        }
     }
 
     /// The sysfs state file of the node's last snapshot that has one.
@@ -340,11 +357,11 @@ impl NodeCapture {
         }
         self.traces.extend(other.traces);
         self.kernel = self.kernel.take().or(other.kernel);
-        for (kind, path) in other.files {
+        for (kind, paths) in other.files {
             if kind.at_end() == other_is_later {
-                self.files.insert(kind, path);
+                self.files.insert(kind, paths);
             } else {
-                self.files.entry(kind).or_insert(path);
+                self.files.entry(kind).or_insert(paths);
             }
         }
         self.joined = true;
@@ -539,21 +556,19 @@ pub fn node_dir(dir: &Path) -> io::Result<NodeCapture> {
             k => s.set(k, p),
         }
     }
-    let files = NodeFile::KEPT
-        .into_iter()
-        .map(|kind| (kind, kind.path_in(dir)))
-        .filter(|(_, p)| p.is_file())
-        .collect();
-    Ok(NodeCapture {
+    let mut node = NodeCapture {
         ssh_clock: ssh_clock(dir, &name),
         node: name,
         nodeid: read_nodeid(dir),
         snapshots: snaps.into_values().collect(),
         traces,
         kernel: read_kernel(&NodeFile::Kernel.path_in(dir)),
-        files,
-        joined: false,
-    })
+        ..NodeCapture::default()
+    };
+    for kind in NodeFile::KEPT {
+        node.add_if_file(kind, kind.path_in(dir));
+    }
+    Ok(node)
 }
 
 /// The kernel release in `path`: its first word, where it is one (`kernel.txt` holds

@@ -11,7 +11,11 @@
 //! - the process plugin's `ps axo flags,state,uid,pid,ppid,...` as the process table (who
 //!   descends from whom: a waiter and the ancestor whose flock it inherited);
 //! - the node's DLM node id from `dlm_tool dump` (`our_nodeid N`);
-//! - the node's name from the report's `hostname`, else the archive's name.
+//! - the node's name from the report's `hostname`, else the archive's name;
+//! - the state around the locks, read as `glk capture`'s files of it are: the gfs2
+//!   plugin's copy of the filesystem's sysfs `withdraw`, the kernel plugin's `dmesg` (the
+//!   kernel log), the corosync plugin's `corosync-quorumtool -s` and the dlm plugin's
+//!   `dlm_tool ls` (quorum, and lockspaces stopped for recovery).
 //!
 //! What a report lacks is said once, with the option that would have collected it
 //! ([`Report::lacks`]). sos 4.0 (Debian 12's) declares the gfs2 option `lockdump` but reads
@@ -20,7 +24,7 @@
 use std::io;
 use std::path::{Path, PathBuf};
 
-use crate::{FileKind, NodeCapture, Snapshot};
+use crate::{FileKind, NodeCapture, NodeFile, Snapshot};
 
 /// A sos report read as a node.
 #[derive(Debug, Clone, PartialEq)]
@@ -97,6 +101,17 @@ fn files(dir: &Path) -> Vec<PathBuf> {
     v
 }
 
+/// The commands' outputs that hold the state around the locks, each read as the node file
+/// of `glk capture` that holds the same commands' output.
+const STATE: [(NodeFile, &str); 3] = [
+    (NodeFile::KernelLog, "sos_commands/kernel/dmesg"),
+    (
+        NodeFile::Cluster,
+        "sos_commands/corosync/corosync-quorumtool_-s",
+    ),
+    (NodeFile::Cluster, "sos_commands/dlm/dlm_tool_ls"),
+];
+
 /// Reads the sos report at `dir`; `given` is the input that held it (the tarball, or
 /// `dir`), which the lacks name.
 pub fn read(dir: &Path, given: &Path) -> io::Result<Report> {
@@ -106,13 +121,24 @@ pub fn read(dir: &Path, given: &Path) -> io::Result<Report> {
     let at = format!("{name} (sos report {})", given.display());
     // The gfs2 plugin's copy of debugfs: one directory per filesystem.
     let gfs2: Vec<PathBuf> = crate::subdirs(&dir.join("sys/kernel/debug/gfs2")).unwrap_or_default();
-    let lockspace = gfs2.first().and_then(|fs| {
+    let table = gfs2.first().and_then(|fs| {
         for kind in FileKind::DEBUGFS {
             s.set_if_file(kind, fs.join(kind.name()));
         }
-        let table = fs.file_name()?.to_string_lossy().into_owned();
-        Some(table.rsplit(':').next().unwrap_or(&table).to_string())
+        Some(fs.file_name()?.to_string_lossy().into_owned())
     });
+    let lockspace = table
+        .as_deref()
+        .map(|t| t.rsplit(':').next().unwrap_or(t).to_string());
+    // Its copy of sysfs's `withdraw`: the same filesystem's, else the first one's.
+    let sysfs = crate::subdirs(&dir.join("sys/fs/gfs2")).unwrap_or_default();
+    let fs_sysfs = sysfs
+        .iter()
+        .find(|d| d.file_name().and_then(|n| n.to_str()) == table.as_deref())
+        .or(sysfs.first());
+    if let Some(d) = fs_sysfs {
+        s.set_if_file(FileKind::Sysfs, d.join("withdraw"));
+    }
     if gfs2.len() > 1 {
         lacks.push(format!(
             "{at}: {} GFS2 filesystems; only {} is read",
@@ -167,18 +193,19 @@ pub fn read(dir: &Path, given: &Path) -> io::Result<Report> {
     lacks.push(format!(
         "{at}: no gfs2 or dlm trace (sos records none): `glk capture --trace SECS` records one"
     ));
-    Ok(Report {
-        node: NodeCapture {
-            node: name,
-            nodeid: nodeid(dir),
-            kernel: ["uname", "sos_commands/kernel/uname_-a"]
-                .iter()
-                .find_map(|f| crate::read_kernel(&dir.join(f))),
-            snapshots: vec![s],
-            ..NodeCapture::default()
-        },
-        lacks,
-    })
+    let mut node = NodeCapture {
+        node: name,
+        nodeid: nodeid(dir),
+        kernel: ["uname", "sos_commands/kernel/uname_-a"]
+            .iter()
+            .find_map(|f| crate::read_kernel(&dir.join(f))),
+        snapshots: vec![s],
+        ..NodeCapture::default()
+    };
+    for (kind, file) in STATE {
+        node.add_if_file(kind, dir.join(file));
+    }
+    Ok(Report { node, lacks })
 }
 
 #[cfg(test)]

@@ -396,3 +396,75 @@ fn every_source_gives_what_it_holds_of_a_deadlock_and_a_storm() {
     let f = findings(&both(&testdata::path("real/support-6.12"), ".tar.bz2"));
     assert!(f.iter().all(|f| f.0 != "GLK-DEADLOCK"), "{f:?}");
 }
+
+/// `glk doctor --json` on `paths`, which must exit 3 (a critical finding): its findings.
+fn critical_findings(paths: &[std::path::PathBuf]) -> Vec<serde_json::Value> {
+    let o = Command::new(GLK)
+        .args(["doctor", "--json"])
+        .args(paths)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(3), "{err}");
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    elements(&v["findings"]).cloned().collect()
+}
+
+/// The line of `path` (from 1) that contains `text`.
+fn line_with(path: &Path, text: &str) -> u64 {
+    let all = std::fs::read_to_string(path).unwrap();
+    let i = all.lines().position(|l| l.contains(text));
+    i.unwrap_or_else(|| panic!("no {text:?} in {}", path.display())) as u64 + 1
+}
+
+/// A filesystem withdrawn on n2 (`real/support-withdraw-6.12`), as glk's capture and as sos
+/// (`-o gfs2,dlm,kernel,corosync`) record it: each gives GLK-WITHDRAWN on the nodes whose
+/// sysfs `withdraw` the job read as 1 (n2; n1 only recovered n2's journal, and its kernel
+/// log says another node withdrew), cited from the files that hold it, and nothing about
+/// quorum or DLM recovery, which corosync and `dlm_tool ls` show healthy.
+#[test]
+fn a_withdrawn_node_is_found_in_glk_captures_and_sos_reports() {
+    let fixture = testdata::path("real/support-withdraw-6.12");
+    let truth = |n: &str, f: &str| std::fs::read_to_string(fixture.join(n).join(f)).unwrap();
+    let withdrawn: Vec<&str> = ["n1", "n2"]
+        .into_iter()
+        .filter(|n| truth(n, "withdraw.txt").trim() == "1")
+        .collect();
+    assert_eq!(withdrawn, ["n2"]);
+    for n in ["n1", "n2"] {
+        assert!(truth(n, "quorum.txt").contains("Quorate:          Yes"));
+        assert!(truth(n, "dlm_tool_ls.txt").contains("flags         0x00000000"));
+    }
+    let n2 = fixture.join("n2");
+    let said = "about to withdraw this file system";
+    let in_dmesg = line_with(&n2.join("dmesg.txt"), said);
+    let captures: Vec<_> = ["n1", "n2"]
+        .map(|n| fixture.join(n).join("capture").join(n))
+        .into();
+    let sos: Vec<_> = ["n1", "n2"]
+        .map(|n| file_ending(&fixture.join(n), ".tar.gz"))
+        .into();
+    for (paths, sysfs, log) in [
+        (captures, "n2/gfs2_sysfs.0", "n2/kernel.log"),
+        (sos, "n2/withdraw", "n2/dmesg"),
+    ] {
+        let f = critical_findings(&paths);
+        let codes: Vec<String> = f.iter().map(|f| str_of(f, "code")).collect();
+        assert_eq!(codes, ["GLK-WITHDRAWN"], "{paths:?}");
+        assert_eq!(f[0]["nodes"], serde_json::json!(withdrawn));
+        let cited: Vec<(String, i64, String)> = elements(&f[0]["evidence"])
+            .map(|e| (str_of(e, "source"), i64_of(e, "line"), str_of(e, "shows")))
+            .collect();
+        let cites = |source: &str, line: i64, shows: &str| {
+            cited
+                .iter()
+                .any(|(s, l, t)| s == source && *l == line && t.contains(shows))
+        };
+        assert!(cites(sysfs, 1, "withdraw 1"), "{cited:?}");
+        // The kernel log's line, where the node's own dmesg (taken before) has it too.
+        assert!(cites(log, in_dmesg as i64, said), "{cited:?}");
+    }
+    // n1's recovery of n2's journal is not n1 withdrawing.
+    let n1_log = fixture.join("n1/capture/n1/kernel.log");
+    assert!(line_with(&n1_log, "Some node has withdrawn") > 0);
+}
