@@ -4,7 +4,7 @@
 //! `glk top|capture|stats --nodes` through the system's ssh client.
 
 mod common;
-use common::{elements, str_of};
+use common::{doctor_with_findings, elements, str_of};
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -364,18 +364,6 @@ fn capture_gathers_every_node_into_one_directory() {
     let o = capture_one_snapshot(&sshd, &[], &out);
     assert!(!o.status.success());
     assert!(String::from_utf8_lossy(&o.stderr).contains("there already"));
-}
-
-/// `glk doctor --json PATHS`, which must find something (exit status 3): its document.
-fn doctor_with_findings(paths: &[PathBuf]) -> serde_json::Value {
-    let o = Command::new(env!("CARGO_BIN_EXE_glk"))
-        .args(["doctor", "--json"])
-        .args(paths)
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(3), "{err}");
-    serde_json::from_slice(&o.stdout).unwrap()
 }
 
 #[test]

@@ -5,7 +5,7 @@ use std::path::Path;
 use std::process::Command;
 
 mod common;
-use common::{elements, i64_of, str_of};
+use common::{doctor_with_findings, elements, i64_of, str_of};
 
 const GLK: &str = env!("CARGO_BIN_EXE_glk");
 
@@ -397,19 +397,6 @@ fn every_source_gives_what_it_holds_of_a_deadlock_and_a_storm() {
     assert!(f.iter().all(|f| f.0 != "GLK-DEADLOCK"), "{f:?}");
 }
 
-/// `glk doctor --json` on `paths`, which must exit 3 (a critical finding): its findings.
-fn critical_findings(paths: &[std::path::PathBuf]) -> Vec<serde_json::Value> {
-    let o = Command::new(GLK)
-        .args(["doctor", "--json"])
-        .args(paths)
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(3), "{err}");
-    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    elements(&v["findings"]).cloned().collect()
-}
-
 /// The line of `path` (from 1) that contains `text`.
 fn line_with(path: &Path, text: &str) -> u64 {
     let all = std::fs::read_to_string(path).unwrap();
@@ -448,7 +435,8 @@ fn a_withdrawn_node_is_found_in_glk_captures_and_sos_reports() {
         (captures, "n2/gfs2_sysfs.0", "n2/kernel.log"),
         (sos, "n2/withdraw", "n2/dmesg"),
     ] {
-        let f = critical_findings(&paths);
+        let doc = doctor_with_findings(&paths);
+        let f: Vec<&serde_json::Value> = elements(&doc["findings"]).collect();
         let codes: Vec<String> = f.iter().map(|f| str_of(f, "code")).collect();
         assert_eq!(codes, ["GLK-WITHDRAWN"], "{paths:?}");
         assert_eq!(f[0]["nodes"], serde_json::json!(withdrawn));

@@ -97,3 +97,16 @@ pub fn live_tracing(test: &str) -> Option<std::sync::MutexGuard<'static, ()>> {
     }
     Some(TRACING.lock().unwrap_or_else(|e| e.into_inner()))
 }
+
+/// `glk doctor --json PATHS`, which must find something critical or an error (exit status
+/// 3): its document.
+pub fn doctor_with_findings<P: AsRef<std::ffi::OsStr>>(paths: &[P]) -> serde_json::Value {
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_glk"))
+        .args(["doctor", "--json"])
+        .args(paths)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(3), "{err}");
+    serde_json::from_slice(&o.stdout).unwrap()
+}
