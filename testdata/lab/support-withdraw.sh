@@ -4,8 +4,8 @@
 # mount and append to shared/log; n2 then withdraws at the user's request (`echo 1 >
 # /sys/fs/gfs2/lab:gfs/withdraw`, which the kernel logs and obeys) and n1 goes on. Then on
 # each node the truth without glk (dmesg, the sysfs `withdraw`, `corosync-quorumtool -s`,
-# `dlm_tool ls`), `glk capture --count 1`, and `sos report -o gfs2,dlm,kernel,corosync`
-# with the DLM lock dump option. Outputs in share/out-TAG-NODE.
+# `dlm_tool ls`), `glk doctor live --json`, `glk capture --count 1`, and `sos report -o
+# gfs2,dlm,kernel,corosync` with the DLM lock dump option. Outputs in share/out-TAG-NODE.
 . /mnt/share/cluster.sh
 lab_up
 lab_barrier mounted
@@ -23,6 +23,7 @@ dmesg > $OUT/dmesg.txt
 cat /sys/fs/gfs2/lab:gfs/withdraw > $OUT/withdraw.txt 2>&1
 corosync-quorumtool -s > $OUT/quorum.txt 2>&1
 dlm_tool ls > $OUT/dlm_tool_ls.txt 2>&1
+timeout 120 glk doctor live --json > $OUT/doctor-live.json 2> $OUT/doctor-live.err; echo $? > $OUT/doctor-live.rc
 timeout 120 glk capture --count 1 -o $OUT/capture > $OUT/capture.log 2>&1; echo $? > $OUT/capture.rc
 mkdir -p $OUT/sos
 timeout 300 sos report --batch --quiet -o gfs2,dlm,kernel,corosync -k dlm.lockdump=on \
