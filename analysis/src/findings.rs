@@ -209,7 +209,7 @@ pub static CODES: [Code; 13] = [
         code: FindingCode::Withdrawn,
         severity: Severity::Critical,
         means: "The filesystem withdrew on a node: it stopped using the shared storage after an I/O or consistency error. Its glocks wait forever; they are not the cause.",
-        threshold: "sysfs `withdraw` is 1, or the kernel log says it withdrew",
+        threshold: "sysfs `withdraw` is 1, or the kernel log says it withdrew (not `Some node has withdrawn`, which a node logs when it checks the withdrawn node's journal)",
         evidence: "`gfs2_sysfs.N` line, `kernel.log` lines (a sos report's `withdraw`, `dmesg`)",
         remedy: "Unmount it on that node (or reboot it), find the cause in the kernel log (storage errors, a consistency error), and run fsck.gfs2 from one node with every node unmounted before mounting again.",
     },
