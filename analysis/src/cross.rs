@@ -614,9 +614,7 @@ impl<'e> Graph<'e> {
                     .collect::<BTreeSet<_>>()
                     .into_iter()
                     .collect();
-                let cite = table
-                    .get(*pid)
-                    .map(|t| format!("{node}/procs.{snap}:{}", t.line));
+                let cite = res.task(node, snap, *pid).map(|(_, cite)| cite);
                 let v = self.inherited.entry(from).or_default();
                 if !v.iter().any(|x| x.0 == a) {
                     let text = format!("{ancestor}, its ancestor, holds {}", held.join(", "));
@@ -629,7 +627,7 @@ impl<'e> Graph<'e> {
     /// Joins each waiting process with the holders, on its node, of glocks whose files it
     /// has open (glockfd): an flock belongs to the open file, which a child inherits from
     /// the process that locked it. This links a waiter to its ancestor's lock where no
-    /// process table was captured (a plain copy of debugfs, gfs2_lockcapture). The glock
+    /// process table was captured (a plain copy of debugfs). The glock
     /// it waits for is left out: a waiter always has that file open.
     fn join_open_files(&mut self, snap: u32, res: &Resolver) {
         let edges = self.edges;

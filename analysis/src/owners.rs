@@ -142,8 +142,7 @@ impl<'a> Resolver<'a> {
                 r.files.entry(&n.node).or_default().insert(s.index, s);
                 let open =
                     |p: &Path| glockparse::input::open(p).map(|f| (f, p.display().to_string()));
-                if let Some(Ok((f, src))) = s.path(FileKind::Procs).map(open) {
-                    let (tasks, d) = procs::read(f, &src);
+                if let Some(Ok((tasks, d))) = s.path(FileKind::Procs).map(procs::read_path) {
                     r.diagnostics.merge(&d);
                     r.tables
                         .entry(&n.node)
@@ -265,11 +264,15 @@ impl<'a> Resolver<'a> {
     /// the file's path where the node spans several captures; `KIND.N` when the file's name
     /// is not known).
     fn cite(&self, node: &str, snap: u32, kind: FileKind, line: u64) -> String {
-        let file = match self.nodes.get(node) {
+        format!("{}:{line}", self.cite_file(node, snap, kind))
+    }
+
+    /// How a node's file of a snapshot is named in citations ([`NodeCapture::cite_file`]).
+    fn cite_file(&self, node: &str, snap: u32, kind: FileKind) -> String {
+        match self.nodes.get(node) {
             Some(n) => n.cite_file(snap, kind),
             None => format!("{node}/{}", kind.file_name(snap)),
-        };
-        format!("{file}:{line}")
+        }
     }
 
     /// `NODE/glocks.N:LINE` of a holder line.
@@ -282,10 +285,18 @@ impl<'a> Resolver<'a> {
         self.cite(&d.at.node, d.at.snapshot, FileKind::DlmLocks, d.line)
     }
 
-    /// A task of a node's process table at a snapshot, with the line that shows it.
-    fn task(&self, node: &str, snap: u32, pid: i64) -> Option<(&procs::Task, String)> {
+    /// A task of a node's process table at a snapshot, with the line that shows it (in a
+    /// copy of `/proc`, its `PID/status` file's).
+    pub fn task(&self, node: &str, snap: u32, pid: i64) -> Option<(&procs::Task, String)> {
         let t = self.table(node, snap)?.get(pid)?;
-        Some((t, self.cite(node, snap, FileKind::Procs, t.line)))
+        let procs = self.files.get(node)?.get(&snap)?.path(FileKind::Procs)?;
+        let cite = if procs.is_dir() {
+            let dir = self.cite_file(node, snap, FileKind::Procs);
+            format!("{dir}/{}/status:{}", t.tid, t.line)
+        } else {
+            self.cite(node, snap, FileKind::Procs, t.line)
+        };
+        Some((t, cite))
     }
 
     /// The process a DLM lock was requested by, when it can be trusted to be the lock's

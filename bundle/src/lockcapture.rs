@@ -1,9 +1,11 @@
 //! gfs2_lockcapture's output (gfs2-utils: `gfs2_lockcapture -o DIR`, a `.tar.bz2` of
 //! `gfs2_lockcapture-DATE/runN/NODE/`) read as one node per node directory, one snapshot per
 //! run: each run's `gfs2/TABLE/{glocks,glstats,sbstats,glockfd}` and
-//! `dlm/LOCKSPACE/LOCKSPACE_locks` (the debugfs DLM dump, else its `_lockdebug`), the node's
-//! name and DLM node id from `hostinformation.txt` (`HOSTNAME=`, `NODE_ID=`). Recognised by
-//! content: a directory whose `run1/*/` holds `hostinformation.txt`.
+//! `dlm/LOCKSPACE/LOCKSPACE_locks` (the debugfs DLM dump, else its `_lockdebug`), its copy
+//! of every process's `/proc/PID/{status,stack,cmdline}` as the process table
+//! ([`crate::procs::read_proc_dir`]), the node's name and DLM node id from
+//! `hostinformation.txt` (`HOSTNAME=`, `NODE_ID=`). Recognised by content: a directory
+//! whose `run1/*/` holds `hostinformation.txt`.
 
 use std::collections::BTreeMap;
 use std::io;
@@ -75,6 +77,11 @@ fn snapshot(index: u32, node: &Path) -> Snapshot {
             s.set(FileKind::DlmLocks, p);
         }
         s.set_if_file(FileKind::DlmWaiters, ls.join(format!("{name}_waiters")));
+    }
+    // Its copy of every process's `/proc/PID/{status,stack,cmdline}`.
+    let procs = node.join("proc");
+    if procs.is_dir() {
+        s.set(FileKind::Procs, procs);
     }
     s
 }

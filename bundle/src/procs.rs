@@ -14,9 +14,13 @@
 //! A D-state task's kernel stack follows it, one frame per line, each starting with a tab.
 //! `comm` is escaped (`\\`, `\t`, `\n`, `\xNN` for other control bytes); it is the last
 //! field, so nothing else needs to be.
+//!
+//! Other tools' process tables are read as well: sos's `ps axo flags,state,...` output
+//! ([`read`]), and gfs2_lockcapture's copy of `/proc/PID/{status,stack}` ([`read_proc_dir`]).
 
 use std::collections::HashMap;
 use std::io::{self, Read, Write};
+use std::path::Path;
 
 use glockparse::lines::{LineReader, Parsed};
 use glockparse::{Diagnostics, ParseError};
@@ -200,6 +204,98 @@ fn task_line(line: &[u8]) -> Result<Task, String> {
         comm: unescape(f[7]).ok_or("bad escape in comm")?,
         stack: Vec::new(),
         line: 0,
+    })
+}
+
+/// Reads a process table from `path`: a directory is a copy of `/proc`'s per-process files
+/// ([`read_proc_dir`]); a file (compressed or not) is read by [`read`].
+pub fn read_path(path: &Path) -> io::Result<(Vec<Task>, Diagnostics)> {
+    if path.is_dir() {
+        Ok(read_proc_dir(path))
+    } else {
+        glockparse::input::read_path(path, read)
+    }
+}
+
+/// Reads a copy of `/proc`'s per-process files, as gfs2_lockcapture saves them in its
+/// `proc/` (`PID/status`, `PID/stack`): a task per process, its main thread. Each task's
+/// `line` is its `PPid:` line in `PID/status` (the file that shows it); a status without its `Pid`, `PPid`, `State` or `Name` is
+/// reported with its path and skipped. Its wait channel is not saved: empty.
+pub fn read_proc_dir(dir: &Path) -> (Vec<Task>, Diagnostics) {
+    let mut d = Diagnostics::default();
+    let mut pids: Vec<i64> = std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.flatten()
+                .filter_map(|e| e.file_name().to_str()?.parse().ok())
+                .collect()
+        })
+        .unwrap_or_default();
+    pids.sort_unstable();
+    let mut out = Vec::with_capacity(pids.len());
+    for pid in pids {
+        let path = status_file(dir, pid);
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            continue;
+        };
+        d.lines += text.lines().count() as u64;
+        match status_task(&text) {
+            Ok(mut t) => {
+                if t.state == 'D' {
+                    let stack = std::fs::read_to_string(dir.join(pid.to_string()).join("stack"));
+                    t.stack = stack
+                        .unwrap_or_default()
+                        .lines()
+                        .map(str::to_string)
+                        .collect();
+                }
+                d.records += 1;
+                out.push(t);
+            }
+            Err((line, m)) => {
+                let src: std::sync::Arc<str> = path.display().to_string().into();
+                d.error(ParseError::new(&src, line, m, b""));
+            }
+        }
+    }
+    (out, d)
+}
+
+/// The status file of process `pid` in a copy of `/proc` at `dir`.
+fn status_file(dir: &Path, pid: i64) -> std::path::PathBuf {
+    dir.join(pid.to_string()).join("status")
+}
+
+/// A task from a `/proc/PID/status` text, or the line (0: the file) and what is wrong.
+fn status_task(text: &str) -> Result<Task, (u64, String)> {
+    let field = |name: &str| {
+        text.lines()
+            .zip(1u64..)
+            .find_map(|(l, n)| Some((l.strip_prefix(name)?.strip_prefix(':')?.trim(), n)))
+    };
+    let need = |name: &str| field(name).ok_or((0, format!("no {name}: line")));
+    let num = |name: &str| -> Result<(i64, u64), (u64, String)> {
+        let (v, n) = need(name)?;
+        // NSpgid and the like list one id per pid namespace: the first is the outermost.
+        let first = v.split_whitespace().next().unwrap_or("");
+        Ok((number(first, name).map_err(|m| (n, m))?, n))
+    };
+    let (state, state_line) = need("State")?;
+    let state = state
+        .chars()
+        .next()
+        .ok_or((state_line, "an empty State".into()))?;
+    let (ppid, line) = num("PPid")?;
+    Ok(Task {
+        tid: num("Pid")?.0,
+        tgid: num("Tgid")?.0,
+        ppid,
+        pgid: num("NSpgid").map_or(0, |(v, _)| v),
+        sid: num("NSsid").map_or(0, |(v, _)| v),
+        state,
+        wchan: String::new(),
+        comm: need("Name")?.0.to_string(),
+        stack: Vec::new(),
+        line,
     })
 }
 
@@ -423,6 +519,52 @@ impl Table {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// gfs2_lockcapture's `proc/PID/{status,stack}`: a task per process; a D task's stack;
+    /// a status without its PPid reported by its path, the others kept.
+    #[test]
+    fn a_copy_of_proc_is_a_process_table() {
+        let (_t, dir) = testdata::scratch_file("proc");
+        let status = |pid: i64, body: &str| {
+            std::fs::create_dir_all(dir.join(pid.to_string())).unwrap();
+            std::fs::write(status_file(&dir, pid), body).unwrap();
+        };
+        status(
+            276,
+            "Name:\tflock\nUmask:\t0022\nState:\tD (disk sleep)\nTgid:\t276\nNgid:\t0\n\
+             Pid:\t276\nPPid:\t273\nNSpgid:\t271 1\nNSsid:\t1\n",
+        );
+        std::fs::write(
+            dir.join("276/stack"),
+            "[<0>] gfs2_glock_wait+0x43/0xc0 [gfs2]\n[<0>] do_flock+0xed/0x2b0 [gfs2]\n",
+        )
+        .unwrap();
+        status(
+            2,
+            "Name:\tkthreadd\nState:\tS (sleeping)\nTgid:\t2\nPid:\t2\nPPid:\t0\n",
+        );
+        status(
+            9,
+            "Name:\tbroken\nState:\tS (sleeping)\nTgid:\t9\nPid:\t9\n",
+        );
+        std::fs::create_dir_all(dir.join("self")).unwrap();
+        let (tasks, d) = read_path(&dir).unwrap();
+        let ids: Vec<[i64; 5]> = tasks
+            .iter()
+            .map(|t| [t.tid, t.tgid, t.ppid, t.pgid, t.sid])
+            .collect();
+        assert_eq!(ids, [[2, 2, 0, 0, 0], [276, 276, 273, 271, 1]]);
+        let what: Vec<(char, &str, u64)> = tasks
+            .iter()
+            .map(|t| (t.state, t.comm.as_str(), t.line))
+            .collect();
+        assert_eq!(what, [('S', "kthreadd", 5), ('D', "flock", 7)]);
+        assert!(tasks[0].is_kernel_thread() && tasks[0].stack.is_empty());
+        assert!(tasks[1].waits_for_a_lock() && tasks[1].stack.len() == 2);
+        assert_eq!((d.records, d.errors), (2, 1));
+        let e = d.first_errors[0].to_string();
+        assert!(e.contains("9/status") && e.contains("no PPid: line"), "{e}");
+    }
 
     #[test]
     fn sos_ps_output_is_a_process_table() {

@@ -326,9 +326,8 @@ fn blocked_flocks(ps: &Path) -> Vec<i64> {
 /// One moment of a two-node flock deadlock and an append storm (`real/support-deadlock-6.12`):
 /// glk's capture, and the same capture with trace-cmd's trace.dat as its trace, give the
 /// deadlock with the two blocked processes `ps` shows and the hot glock of the shared file;
-/// gfs2_lockcapture's output alone (no process table, no /proc/locks) gives the same
-/// deadlock through glockfd (each blocked child has its parent's locked file open), and the
-/// two processes' stuck DLM waits; sos's reports (DLM dumps and `ps`, no glocks dump) give
+/// gfs2_lockcapture's output alone (its process table, no /proc/locks) gives the same
+/// deadlock, and the two processes' stuck DLM waits; sos's reports (DLM dumps and `ps`, no glocks dump) give
 /// it through `ps`. A plain wait (`real/support-6.12`) is no cycle.
 #[test]
 fn every_source_gives_what_it_holds_of_a_deadlock_and_a_storm() {
@@ -395,6 +394,62 @@ fn every_source_gives_what_it_holds_of_a_deadlock_and_a_storm() {
     assert!(f.contains(&deadlock), "{f:?}");
     let f = findings(&both(&testdata::path("real/support-6.12"), ".tar.bz2"));
     assert!(f.iter().all(|f| f.0 != "GLK-DEADLOCK"), "{f:?}");
+}
+
+/// gfs2_lockcapture saves every process's `/proc/PID/status` and `stack`: a process table.
+/// On `real/support-deadlock-6.12`, the deadlock from its tarballs names each blocked
+/// `flock` (`ps.txt`: state D) and, as its ancestor, the process that holds the flock it
+/// inherited (`proc-locks.txt`, and the parent chain of `ps.txt`), citing the status files.
+#[test]
+fn gfs2_lockcapture_keeps_a_process_table() {
+    let fixture = testdata::path("real/support-deadlock-6.12");
+    let tarballs: Vec<_> = ["n1", "n2"]
+        .map(|n| file_ending(&fixture.join(n), ".tar.bz2"))
+        .into();
+    let doc = doctor_with_findings(&tarballs);
+    let deadlock = elements(&doc["findings"])
+        .find(|f| f["code"] == "GLK-DEADLOCK")
+        .expect("a deadlock");
+    let title = str_of(deadlock, "title");
+    let cited: Vec<String> = elements(&deadlock["evidence"])
+        .map(|e| str_of(e, "source"))
+        .collect();
+    for n in ["n1", "n2"] {
+        let ps = std::fs::read_to_string(fixture.join(n).join("ps.txt")).unwrap();
+        let parent: std::collections::HashMap<i64, i64> = ps
+            .lines()
+            .skip(1)
+            .filter_map(|l| {
+                let mut w = l.split_whitespace();
+                Some((w.next()?.parse().ok()?, w.next()?.parse().ok()?))
+            })
+            .collect();
+        let locks = std::fs::read_to_string(fixture.join(n).join("proc-locks.txt")).unwrap();
+        let flock_holders: Vec<i64> = locks
+            .lines()
+            .filter(|l| l.contains(" FLOCK "))
+            .filter_map(|l| l.split_whitespace().nth(4)?.parse().ok())
+            .collect();
+        let [waiter] = blocked_flocks(&fixture.join(n).join("ps.txt"))[..] else {
+            panic!("one blocked flock on {n}");
+        };
+        let mut ancestors = Vec::new();
+        let mut p = waiter;
+        while let Some(&pp) = parent.get(&p).filter(|pp| **pp > 1) {
+            ancestors.push(pp);
+            p = pp;
+        }
+        let holder = *ancestors
+            .iter()
+            .find(|a| flock_holders.contains(a))
+            .expect("an ancestor holds the flock");
+        let said = format!("pid {waiter} [flock] (pid {holder} [flock], its ancestor, holds");
+        assert!(title.contains(&said), "{n}: {title}");
+        for pid in [waiter, holder] {
+            let status = format!("{n}/proc/{pid}/status");
+            assert!(cited.contains(&status), "{status}: {cited:?}");
+        }
+    }
 }
 
 /// The line of `path` (from 1) that contains `text`.

@@ -312,7 +312,10 @@ fn load_plocks(source: PlockSource) -> Loaded<Vec<Plock>> {
 
 /// Reads a task list: each process's command (its main thread's).
 fn load_comms(path: &Path) -> Loaded<HashMap<i64, String>> {
-    let (tasks, problems) = read_companion(path, bundle::procs::read)?;
+    let (tasks, d) =
+        bundle::procs::read_path(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut problems = Vec::new();
+    named_problems(path, &d, &mut problems);
     let comms = tasks
         .into_iter()
         .filter(|t| t.tid == t.tgid)
