@@ -292,7 +292,8 @@ impl<'a> Resolver<'a> {
         let procs = self.files.get(node)?.get(&snap)?.path(FileKind::Procs)?;
         let cite = if procs.is_dir() {
             let dir = self.cite_file(node, snap, FileKind::Procs);
-            format!("{dir}/{}/status:{}", t.tid, t.line)
+            let status = procs::proc_file(t.tid, "status");
+            format!("{dir}/{}:{}", status.display(), t.line)
         } else {
             self.cite(node, snap, FileKind::Procs, t.line)
         };

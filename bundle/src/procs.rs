@@ -218,9 +218,10 @@ pub fn read_path(path: &Path) -> io::Result<(Vec<Task>, Diagnostics)> {
 }
 
 /// Reads a copy of `/proc`'s per-process files, as gfs2_lockcapture saves them in its
-/// `proc/` (`PID/status`, `PID/stack`): a task per process, its main thread. Each task's
-/// `line` is its `PPid:` line in `PID/status` (the file that shows it); a status without its `Pid`, `PPid`, `State` or `Name` is
-/// reported with its path and skipped. Its wait channel is not saved: empty.
+/// `proc/` (`PID/status`, `PID/stack`, [`proc_file`]): a task per process, its main thread.
+/// Each task's `line` is its `PPid:` line in `PID/status` (the file that shows it); a
+/// status without its `Pid`, `PPid`, `State` or `Name` is reported with its path and
+/// skipped. Its wait channel is not saved: empty.
 pub fn read_proc_dir(dir: &Path) -> (Vec<Task>, Diagnostics) {
     let mut d = Diagnostics::default();
     let mut pids: Vec<i64> = std::fs::read_dir(dir)
@@ -233,7 +234,7 @@ pub fn read_proc_dir(dir: &Path) -> (Vec<Task>, Diagnostics) {
     pids.sort_unstable();
     let mut out = Vec::with_capacity(pids.len());
     for pid in pids {
-        let path = status_file(dir, pid);
+        let path = dir.join(proc_file(pid, "status"));
         let Ok(text) = std::fs::read_to_string(&path) else {
             continue;
         };
@@ -241,7 +242,7 @@ pub fn read_proc_dir(dir: &Path) -> (Vec<Task>, Diagnostics) {
         match status_task(&text) {
             Ok(mut t) => {
                 if t.state == 'D' {
-                    let stack = std::fs::read_to_string(dir.join(pid.to_string()).join("stack"));
+                    let stack = std::fs::read_to_string(dir.join(proc_file(pid, "stack")));
                     t.stack = stack
                         .unwrap_or_default()
                         .lines()
@@ -260,9 +261,9 @@ pub fn read_proc_dir(dir: &Path) -> (Vec<Task>, Diagnostics) {
     (out, d)
 }
 
-/// The status file of process `pid` in a copy of `/proc` at `dir`.
-fn status_file(dir: &Path, pid: i64) -> std::path::PathBuf {
-    dir.join(pid.to_string()).join("status")
+/// Process `pid`'s file `name` in a copy of `/proc`, relative to it: `PID/NAME`.
+pub fn proc_file(pid: i64, name: &str) -> std::path::PathBuf {
+    Path::new(&pid.to_string()).join(name)
 }
 
 /// A task from a `/proc/PID/status` text, or the line (0: the file) and what is wrong.
@@ -527,7 +528,7 @@ mod tests {
         let (_t, dir) = testdata::scratch_file("proc");
         let status = |pid: i64, body: &str| {
             std::fs::create_dir_all(dir.join(pid.to_string())).unwrap();
-            std::fs::write(status_file(&dir, pid), body).unwrap();
+            std::fs::write(dir.join(proc_file(pid, "status")), body).unwrap();
         };
         status(
             276,

@@ -327,8 +327,8 @@ fn blocked_flocks(ps: &Path) -> Vec<i64> {
 /// glk's capture, and the same capture with trace-cmd's trace.dat as its trace, give the
 /// deadlock with the two blocked processes `ps` shows and the hot glock of the shared file;
 /// gfs2_lockcapture's output alone (its process table, no /proc/locks) gives the same
-/// deadlock, and the two processes' stuck DLM waits; sos's reports (DLM dumps and `ps`, no glocks dump) give
-/// it through `ps`. A plain wait (`real/support-6.12`) is no cycle.
+/// deadlock, and the two processes' stuck DLM waits; sos's reports (DLM dumps and `ps`, no
+/// glocks dump) give it through `ps`. A plain wait (`real/support-6.12`) is no cycle.
 #[test]
 fn every_source_gives_what_it_holds_of_a_deadlock_and_a_storm() {
     let fixture = testdata::path("real/support-deadlock-6.12");

@@ -234,8 +234,13 @@ fn read_companion<T>(
     path: &Path,
     read: impl FnOnce(Box<dyn std::io::Read + Send>, &str) -> (T, Diagnostics),
 ) -> Loaded<T> {
-    let (records, d) =
-        glockparse::input::read_path(path, read).map_err(|e| format!("{}: {e}", path.display()))?;
+    loaded_from(path, glockparse::input::read_path(path, read))
+}
+
+/// What a reader of `path` gave: its records, and its unparsed lines as one problem
+/// naming the file; or why it could not read.
+fn loaded_from<T>(path: &Path, read: std::io::Result<(T, Diagnostics)>) -> Loaded<T> {
+    let (records, d) = read.map_err(|e| format!("{}: {e}", path.display()))?;
     let mut problems = Vec::new();
     named_problems(path, &d, &mut problems);
     Ok((records, problems))
@@ -310,12 +315,10 @@ fn load_plocks(source: PlockSource) -> Loaded<Vec<Plock>> {
     }
 }
 
-/// Reads a task list: each process's command (its main thread's).
+/// Reads a task list (a file, or a copy of `/proc`): each process's command (its main
+/// thread's).
 fn load_comms(path: &Path) -> Loaded<HashMap<i64, String>> {
-    let (tasks, d) =
-        bundle::procs::read_path(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let mut problems = Vec::new();
-    named_problems(path, &d, &mut problems);
+    let (tasks, problems) = loaded_from(path, bundle::procs::read_path(path))?;
     let comms = tasks
         .into_iter()
         .filter(|t| t.tid == t.tgid)
