@@ -10,13 +10,18 @@ use std::path::{Path, PathBuf};
 use traceparse::raw::datfile::DatLines;
 use traceparse::TraceFlags;
 
-fn text(path: &Path) -> String {
+/// A file's bytes, decompressed.
+fn bytes(path: &Path) -> Vec<u8> {
     let mut v = Vec::new();
     glockparse::input::open(path)
-        .unwrap()
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
         .read_to_end(&mut v)
         .unwrap();
-    String::from_utf8(v).unwrap()
+    v
+}
+
+fn text(path: &Path) -> String {
+    String::from_utf8(bytes(path)).unwrap()
 }
 
 /// Each event line's fields: (task-pid, cpu, time, event name, body).
@@ -149,6 +154,23 @@ fn versions_6_and_7_uncompressed_read_alike() {
         let head = std::fs::read(f).unwrap();
         assert_eq!(head[10], if f.ends_with("v6.dat") { b'6' } else { b'7' });
         assert_eq!(glk_reads(f), want, "{}", f.display());
+    }
+}
+
+/// The small copies the fuzzer starts from (`small/`: the first 3,000 events by `trace-cmd
+/// split`, kallsyms emptied, as version 6 and as version 7 uncompressed, the layouts that
+/// RHEL's trace-cmd writes) read as the first 3,000 events of the whole file.
+#[test]
+fn the_small_copies_are_the_first_events_of_the_whole() {
+    let dir = testdata::path("real/trace-dat-nolock-6.1");
+    let whole = glk_reads(&dir.join("trace.dat"));
+    let first: Vec<&str> = whole.lines().take(3000).collect();
+    assert_eq!(first.len(), 3000);
+    for name in ["v6.dat.xz", "v7-uncompressed.dat.xz"] {
+        let (_scratch, dat) = testdata::scratch_file("small.dat");
+        std::fs::write(&dat, bytes(&dir.join("small").join(name))).unwrap();
+        let small = glk_reads(&dat);
+        assert_eq!(small.lines().collect::<Vec<_>>(), first, "{name}");
     }
 }
 
