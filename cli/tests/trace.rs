@@ -456,6 +456,9 @@ fn a_damaged_trace_dat_is_named_not_misread() {
             err.contains(&format!("{}: a trace.dat, damaged", dat.display())),
             "{args:?}: {err}"
         );
+        // Named once: the reader leaves that to whoever names every error of the input.
+        let named = err.matches(&dat.display().to_string()).count();
+        assert_eq!(named, 1, "{args:?}: {err}");
         assert!(
             o.stdout.is_empty(),
             "{args:?}: {}",

@@ -41,12 +41,11 @@ pub struct Report {
     /// Bytes read so far.
     read: u64,
     errors: Option<std::thread::JoinHandle<Vec<u8>>>,
-    file: String,
 }
 
-/// Starts `trace-cmd report` on the trace.dat `path`.
+/// Starts `trace-cmd report` on the trace.dat `path`. Its errors, like [`open`]'s, do not
+/// name the file.
 pub fn report(path: &Path) -> io::Result<Report> {
-    let file = path.display().to_string();
     let mut child = Command::new("trace-cmd")
         .arg("report")
         .arg("-i")
@@ -59,14 +58,11 @@ pub fn report(path: &Path) -> io::Result<Report> {
             if e.kind() == io::ErrorKind::NotFound {
                 io::Error::new(
                     io::ErrorKind::NotFound,
-                    format!(
-                        "{file}: a trace-cmd trace.dat, which glk reads through `trace-cmd \
-                         report`: install trace-cmd (apt-get install trace-cmd, dnf install \
-                         trace-cmd)"
-                    ),
+                    "a trace-cmd trace.dat, which glk reads through `trace-cmd report`: \
+                     install trace-cmd (apt-get install trace-cmd, dnf install trace-cmd)",
                 )
             } else {
-                io::Error::new(e.kind(), format!("{file}: trace-cmd report: {e}"))
+                io::Error::new(e.kind(), format!("trace-cmd report: {e}"))
             }
         })?;
     let out = child.stdout.take().expect("stdout is piped");
@@ -81,7 +77,6 @@ pub fn report(path: &Path) -> io::Result<Report> {
         out,
         read: 0,
         errors: Some(errors),
-        file,
     })
 }
 
@@ -100,18 +95,14 @@ impl Read for Report {
                 let msg = String::from_utf8_lossy(&stderr);
                 let first = msg.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
                 return Err(io::Error::other(format!(
-                    "{}: trace-cmd report failed ({status}): {first}",
-                    self.file
+                    "trace-cmd report failed ({status}): {first}"
                 )));
             }
             if self.read == 0 {
                 // Even an empty trace reports its header: nothing at all is a damaged file.
                 return Err(io::Error::new(
                     io::ErrorKind::InvalidData,
-                    format!(
-                        "{}: trace-cmd report printed nothing (a damaged or truncated trace.dat?)",
-                        self.file
-                    ),
+                    "trace-cmd report printed nothing (a damaged or truncated trace.dat?)",
                 ));
             }
         }
@@ -129,13 +120,13 @@ impl Drop for Report {
 }
 
 /// Opens a saved trace: a trace.dat as its lines (read by glk, or through `trace-cmd
-/// report` when glk does not read that kind itself), anything else as
-/// [`glockparse::input::open`] does (plain or compressed text).
+/// report` when glk does not read that kind itself), anything else as plain or compressed
+/// text ([`glockparse::input::decompress`]). Its errors, and its reader's, do not name the
+/// file: the caller names every error of its input.
 pub fn open(path: &Path) -> io::Result<Box<dyn Read + Send>> {
     if !is_dat(path)? {
-        return glockparse::input::open(path);
+        return glockparse::input::decompress(std::fs::File::open(path)?);
     }
-    let file = path.display();
     match crate::raw::datfile::DatLines::open(path) {
         Ok(lines) => Ok(Box::new(lines)),
         Err(crate::raw::datfile::DatError::Unsupported(why)) => report(path)
@@ -148,7 +139,7 @@ pub fn open(path: &Path) -> io::Result<Box<dyn Read + Send>> {
             .map(|r| Box::new(r) as Box<dyn Read + Send>),
         Err(e) => Err(io::Error::new(
             io::ErrorKind::InvalidData,
-            format!("{file}: a trace.dat, {e}"),
+            format!("a trace.dat, {e}"),
         )),
     }
 }

@@ -364,15 +364,13 @@ impl<'a> Iterator for Lines<'a> {
 
 /// Calls `f` with every line of a saved trace file (compressed or not), read on a thread.
 pub fn for_each_line(path: &Path, mut f: impl FnMut(&[u8])) -> io::Result<()> {
-    let reader = open_file(path)?;
+    let named = |e: io::Error| io::Error::new(e.kind(), format!("{}: {e}", path.display()));
+    let reader = open_file(path).map_err(named)?;
     while let Some(b) = reader.next_block() {
         lines(&b).for_each(&mut f);
         reader.recycle(b);
     }
-    reader
-        .finish()
-        .map(drop)
-        .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))
+    reader.finish().map(drop).map_err(named)
 }
 
 /// Decodes every line of a saved trace file (compressed or not): `f` gets each decoded line
@@ -404,7 +402,8 @@ pub fn for_each_decoded(
 }
 
 /// Opens a saved trace file (compressed or not, or a trace-cmd trace.dat: [`crate::dat`])
-/// as blocks.
+/// as blocks. Its errors do not name the file; [`for_each_line`] and
+/// [`crate::sink::read_file`] do.
 pub fn open_file(path: &Path) -> io::Result<BlockReader> {
     Ok(BlockReader::stream(crate::dat::open(path)?))
 }

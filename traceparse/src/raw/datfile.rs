@@ -544,8 +544,6 @@ struct LoadedPage {
 /// stream.
 pub struct DatLines {
     file: File,
-    /// The file's name, for messages.
-    name: String,
     lines: Lines,
     layout: PageLayout,
     compression: Compression,
@@ -610,7 +608,6 @@ impl DatLines {
             .collect::<Result<Vec<_>, _>>()?;
         let mut d = DatLines {
             file,
-            name: path.display().to_string(),
             lines,
             layout,
             compression: parts.compression,
@@ -648,10 +645,10 @@ impl DatLines {
             let cpu = self.cpus[i].cpu;
             let (lost, records) = self.tally.read_page(cpu, &page, self.layout);
             if let Some((_, n)) = lost {
-                // Losses of pages without records add up; one of unknown size makes the
-                // sum unknown.
+                // Losses of pages without records add up (a damaged page may say any
+                // number: the sum saturates); one of unknown size makes the sum unknown.
                 let before = self.lost[i].unwrap_or(Some(0));
-                self.lost[i] = Some(before.zip(n).map(|(a, b)| a + b));
+                self.lost[i] = Some(before.zip(n).map(|(a, b)| a.saturating_add(b)));
             }
             let recs = records
                 .iter()
@@ -701,7 +698,7 @@ impl DatLines {
 
 impl Read for DatLines {
     /// The lines; at the end, records or pages that could not be written are an error
-    /// naming the file (the lines before it are whole).
+    /// (the lines before it are whole), which the caller names with the file.
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         if self.out_at >= self.out.len() && !self.ended {
             self.out.clear();
@@ -713,7 +710,7 @@ impl Read for DatLines {
                     Err(e) => {
                         return Err(io::Error::new(
                             io::ErrorKind::InvalidData,
-                            format!("{}: a trace.dat, {e}", self.name),
+                            format!("a trace.dat, {e}"),
                         ))
                     }
                 }
@@ -726,8 +723,7 @@ impl Read for DatLines {
                 return Err(io::Error::new(
                     io::ErrorKind::InvalidData,
                     format!(
-                        "{}: a trace.dat read in part: {} (`trace-cmd report -i` may read the rest)",
-                        self.name,
+                        "a trace.dat read in part: {} (`trace-cmd report -i` may read the rest)",
                         warnings.join("; ")
                     ),
                 ));

@@ -147,12 +147,16 @@ fn declaration(decl: &str, size: usize) -> Option<(FieldKind, String, String)> {
         }
         None => (decl, None),
     };
-    let split = head.rfind(|c: char| !(c.is_alphanumeric() || c == '_'))?;
-    let name = head[split + 1..].to_string();
-    let ctype = head[..=split].trim().to_string();
-    if name.is_empty() {
+    // The name is the C identifier that ends the declaration; the type is what comes
+    // before it, and there must be one.
+    let split = head
+        .trim_end_matches(|c: char| c.is_ascii_alphanumeric() || c == '_')
+        .len();
+    let (ctype, name) = (head[..split].trim(), &head[split..]);
+    if name.is_empty() || ctype.is_empty() {
         return None;
     }
+    let (name, ctype) = (name.to_string(), ctype.to_string());
     let kind = match (loc, count) {
         (Some(k), _) => k,
         (None, None) => FieldKind::Scalar,
@@ -270,6 +274,10 @@ mod tests {
         assert_eq!(d("__rel_loc char[] name", 4).0, FieldKind::RelLoc);
         assert_eq!(d("const char * str", 8).1, "str");
         assert_eq!(d("unsigned long flags", 8).2, "unsigned long");
+        // A damaged format (a trace.dat's bytes read as UTF-8): no name, no panic.
+        assert_eq!(declaration("__u32 lk\u{fffd}", 4), None);
+        assert_eq!(d("__u32 lk\u{fffd}b_id", 4).1, "b_id");
+        assert_eq!(declaration("flags", 4), None);
     }
 
     #[test]
