@@ -214,6 +214,8 @@ fn parse_line(text: &[u8], n: u64) -> Result<Line, &'static str> {
         "expected NUMBER WR|RD START-END nodeid N pid P owner X rown R [WAITING|PENDING]"
     })?;
     Ok(match lock {
+        // The kernel refuses such a lock (fs/locks.c): the line is damaged.
+        Some(l) if l.start > l.end => return Err("a range that ends before it starts"),
         Some(l) => Line::Lock(Plock {
             number,
             line: n,
@@ -297,10 +299,16 @@ mod tests {
         let text = "8770 WR 0-1 nodeid 1 pid 4 owner 1 rown 0\n8770 XX 0-1\n\
                     8770 WR 0-1 nodeid 1 pid 99999999999 owner 1 rown 0\n\
                     8770 RD 0-1 nodeid 1 pid 4 owner 1 rown 0 WAITING trailing\n\
-                    8771 WR 0-1 nodeid 2 pid 5 owner 2 rown 0\n";
+                    8771 WR 0-1 nodeid 2 pid 5 owner 2 rown 0\n\
+                    8771 WR 9-1 nodeid 2 pid 5 owner 2 rown 0\n";
         let (v, d) = read_all(text.as_bytes(), "n1/plocks.3");
-        assert_eq!((v.len(), d.errors), (2, 3));
+        assert_eq!((v.len(), d.errors), (2, 4));
         let first = &d.first_errors[0];
         assert!(first.to_string().starts_with("n1/plocks.3:2:"), "{first}");
+        let last = d.first_errors[3].to_string();
+        assert!(
+            last.contains(":6: a range that ends before it starts"),
+            "{last}"
+        );
     }
 }
