@@ -73,15 +73,16 @@ impl Sysfs {
         self.get("mount").map(|(v, _)| v)
     }
 
-    /// The fraction of blocks in use (`statfs_*`), and the line of `statfs_bfree`.
+    /// The fraction of blocks in use (`statfs_*`), and the line of `statfs_bfree`; none
+    /// unless both counts are whole numbers and no more blocks are free than there are.
     pub fn used_fraction(&self) -> Option<(f64, u64)> {
         let num = |k| {
             self.get(k)
-                .and_then(|(v, n)| Some((v.parse::<f64>().ok()?, n)))
+                .and_then(|(v, n)| Some((v.parse::<u64>().ok()?, n)))
         };
         let (blocks, _) = num("statfs_blocks")?;
         let (free, line) = num("statfs_bfree")?;
-        (blocks > 0.0).then(|| (1.0 - free / blocks, line))
+        (blocks > 0 && free <= blocks).then(|| (1.0 - free as f64 / blocks as f64, line))
     }
 
     /// `lock_module/block` is 1: lock requests are held while the DLM recovers (its line).
@@ -241,6 +242,11 @@ mod tests {
             Sysfs::parse("mount /gfs\nstatfs_bsize 4096\nstatfs_blocks 1000\nstatfs_bfree 50\n");
         assert_eq!(f.mount(), Some("/gfs"));
         assert_eq!(f.used_fraction(), Some((0.95, 4)));
+        // Damaged counts say nothing (`-inf` and `1e9` are numbers to f64, not to sysfs).
+        for damaged in ["-inf", "1e9", "1001", "5O"] {
+            let t = format!("statfs_blocks 1000\nstatfs_bfree {damaged}\n");
+            assert_eq!(Sysfs::parse(&t).used_fraction(), None, "{damaged}");
+        }
     }
 
     /// sos copies sysfs's `withdraw` itself: one value, named by the file.
