@@ -235,27 +235,34 @@ pub fn read_proc_dir(dir: &Path) -> (Vec<Task>, Diagnostics) {
     let mut out = Vec::with_capacity(pids.len());
     for pid in pids {
         let path = dir.join(proc_file(pid, "status"));
-        let Ok(text) = std::fs::read_to_string(&path) else {
-            continue;
+        let src: std::sync::Arc<str> = path.display().to_string().into();
+        let text = match std::fs::read(&path) {
+            // A process that ended while /proc was copied.
+            Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
+            Err(e) => {
+                d.error(ParseError::new(&src, 0, e.to_string(), b""));
+                continue;
+            }
+            // A task's name is its bytes (`prctl` may set any): kept, not a reason to drop it.
+            Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
         };
         d.lines += text.lines().count() as u64;
         match status_task(&text) {
             Ok(mut t) => {
                 if t.state == 'D' {
-                    let stack = std::fs::read_to_string(dir.join(proc_file(pid, "stack")));
-                    t.stack = stack
-                        .unwrap_or_default()
-                        .lines()
-                        .map(str::to_string)
-                        .collect();
+                    t.stack = std::fs::read(dir.join(proc_file(pid, "stack")))
+                        .map(|b| {
+                            String::from_utf8_lossy(&b)
+                                .lines()
+                                .map(str::to_string)
+                                .collect()
+                        })
+                        .unwrap_or_default();
                 }
                 d.records += 1;
                 out.push(t);
             }
-            Err((line, m)) => {
-                let src: std::sync::Arc<str> = path.display().to_string().into();
-                d.error(ParseError::new(&src, line, m, b""));
-            }
+            Err((line, m)) => d.error(ParseError::new(&src, line, m, b"")),
         }
     }
     (out, d)
@@ -548,21 +555,42 @@ mod tests {
             9,
             "Name:\tbroken\nState:\tS (sleeping)\nTgid:\t9\nPid:\t9\n",
         );
+        // A name is any bytes (prctl): the task is kept.
+        std::fs::create_dir_all(dir.join("300")).unwrap();
+        std::fs::write(
+            dir.join(proc_file(300, "status")),
+            b"Name:\tfl\xffck\nState:\tS (sleeping)\nTgid:\t300\nPid:\t300\nPPid:\t1\n",
+        )
+        .unwrap();
         std::fs::create_dir_all(dir.join("self")).unwrap();
         let (tasks, d) = read_path(&dir).unwrap();
         let ids: Vec<[i64; 5]> = tasks
             .iter()
             .map(|t| [t.tid, t.tgid, t.ppid, t.pgid, t.sid])
             .collect();
-        assert_eq!(ids, [[2, 2, 0, 0, 0], [276, 276, 273, 271, 1]]);
+        assert_eq!(
+            ids,
+            [
+                [2, 2, 0, 0, 0],
+                [276, 276, 273, 271, 1],
+                [300, 300, 1, 0, 0]
+            ]
+        );
         let what: Vec<(char, &str, u64)> = tasks
             .iter()
             .map(|t| (t.state, t.comm.as_str(), t.line))
             .collect();
-        assert_eq!(what, [('S', "kthreadd", 5), ('D', "flock", 7)]);
+        assert_eq!(
+            what,
+            [
+                ('S', "kthreadd", 5),
+                ('D', "flock", 7),
+                ('S', "fl\u{fffd}ck", 5)
+            ]
+        );
         assert!(tasks[0].is_kernel_thread() && tasks[0].stack.is_empty());
         assert!(tasks[1].waits_for_a_lock() && tasks[1].stack.len() == 2);
-        assert_eq!((d.records, d.errors), (2, 1));
+        assert_eq!((d.records, d.errors), (3, 1));
         let e = d.first_errors[0].to_string();
         assert!(e.contains("9/status") && e.contains("no PPid: line"), "{e}");
     }
