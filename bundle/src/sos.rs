@@ -11,7 +11,8 @@
 //! - the process plugin's `ps axo flags,state,uid,pid,ppid,...` as the process table (who
 //!   descends from whom: a waiter and the ancestor whose flock it inherited);
 //! - the node's DLM node id from `dlm_tool dump` (`our_nodeid N`);
-//! - the node's name from the report's `hostname`, else the archive's name;
+//! - the node's name from the report's `hostname`, else `uname -a`'s, else the archive's
+//!   name;
 //! - the state around the locks, read as `glk capture`'s files of it are: the gfs2
 //!   plugin's copy of the filesystem's sysfs `withdraw`, the kernel plugin's `dmesg` (the
 //!   kernel log), the corosync plugin's `corosync-quorumtool -s` and the dlm plugin's
@@ -41,17 +42,22 @@ pub fn is_report(dir: &Path) -> bool {
         && (dir.join("sos_reports").is_dir() || dir.join("sos_logs").is_dir())
 }
 
-/// The node's name: the report's `hostname` (host plugin), else its directory's name
-/// without `sosreport-`, the date and random suffix sos adds, and the `--label` or
-/// `--case-id` the report was made with (its manifest's command line).
+/// The node's name: the report's `hostname` (host plugin), else the node name in `uname
+/// -a` (kernel plugin), else its directory's name without `sosreport-`, the date and
+/// random suffix sos adds, and the `--label` or `--case-id` the report was made with (its
+/// manifest's command line, which a report cut short may lack).
 fn node_name(dir: &Path) -> String {
-    for f in ["hostname", "sos_commands/host/hostname", "etc/hostname"] {
-        if let Ok(s) = std::fs::read_to_string(dir.join(f)) {
-            let s = s.trim();
-            if !s.is_empty() {
-                return s.to_string();
-            }
-        }
+    let first_word_of = |files: &[&str], word: usize| {
+        files.iter().find_map(|f| {
+            let text = std::fs::read_to_string(dir.join(f)).ok()?;
+            Some(text.split_whitespace().nth(word)?.to_string())
+        })
+    };
+    let hostname = ["hostname", "sos_commands/host/hostname", "etc/hostname"];
+    // `Linux NODENAME RELEASE ...`.
+    let uname = ["uname", "sos_commands/kernel/uname_-a"];
+    if let Some(name) = first_word_of(&hostname, 0).or_else(|| first_word_of(&uname, 1)) {
+        return name;
     }
     let name = dir
         .file_name()
@@ -227,6 +233,10 @@ mod tests {
         )
         .unwrap();
         assert_eq!(node_name(&r), "node-a");
+        // Without the manifest, `uname -a` names the node; `hostname` comes first.
+        std::fs::remove_file(r.join("sos_reports/manifest.json")).unwrap();
+        std::fs::write(r.join("uname"), "Linux node-b 6.12.117 #1 SMP x86_64\n").unwrap();
+        assert_eq!(node_name(&r), "node-b");
         std::fs::write(r.join("hostname"), "node-a\n").unwrap();
         assert_eq!(node_name(&r), "node-a");
         std::fs::write(
