@@ -386,7 +386,8 @@ pub struct Captures {
     /// dump...), one line each, naming the input and what would have collected it.
     pub lacks: Vec<String>,
     /// Inputs that are not captures and were passed over (a checksum written beside a
-    /// tarball, as sos writes one), one line each, naming the input.
+    /// tarball, as sos writes one), and the unreadable ends of damaged tarballs, one line
+    /// each, naming the input.
     pub passed_over: Vec<String>,
     extracted: Vec<Unpacked>,
 }
@@ -396,6 +397,7 @@ pub struct Captures {
 #[derive(Debug)]
 pub struct Unpacked {
     dir: tempfile::TempDir,
+    damage: Option<String>,
 }
 
 impl Unpacked {
@@ -403,17 +405,28 @@ impl Unpacked {
     pub fn dir(&self) -> &Path {
         self.dir.path()
     }
+
+    /// Where a damaged or truncated tarball stopped being readable, in words naming the
+    /// tarball: the members before it were extracted, the rest could not be.
+    pub fn damage(&self) -> Option<&str> {
+        self.damage.as_deref()
+    }
 }
 
-/// Extracts a capture tarball (`.tar`, `.tar.zst`, `.tar.gz`, `.tar.xz`).
+/// Extracts a capture tarball (`.tar`, `.tar.zst`, `.tar.gz`, `.tar.xz`). A tarball that
+/// is damaged or cut short (an upload that stopped) gives what it holds before the damage,
+/// as GNU tar does, and says where it stopped ([`Unpacked::damage`]); one whose first
+/// member cannot be read is an error.
 pub fn unpack(tarball: &Path) -> io::Result<Unpacked> {
     let named = |e: io::Error| io::Error::new(e.kind(), format!("{}: {e}", tarball.display()));
     let dir = tempfile::Builder::new()
         .prefix("glk-capture-")
         .tempdir()
         .map_err(named)?;
-    extract(tarball, dir.path()).map_err(named)?;
-    Ok(Unpacked { dir })
+    let damage = extract(tarball, dir.path())
+        .map_err(named)?
+        .map(|d| format!("{}: {d}", tarball.display()));
+    Ok(Unpacked { dir, damage })
 }
 
 fn is_trace(name: &str) -> bool {
@@ -680,18 +693,46 @@ fn loose_file(path: &Path) -> io::Result<NodeCapture> {
     Ok(node)
 }
 
-fn extract(tarball: &Path, into: &Path) -> io::Result<()> {
+/// Extracts every member it can read: the damage that stopped it after the first
+/// member, in words; an error when not even the first could be read.
+fn extract(tarball: &Path, into: &Path) -> io::Result<Option<String>> {
     std::fs::create_dir_all(into)?;
     let mut ar = tar::Archive::new(io::BufReader::with_capacity(
         1 << 16,
         glockparse::input::open(tarball)?,
     ));
+    let mut members = 0u64;
     for entry in ar.entries()? {
-        let mut e = entry?;
+        let mut name = None;
         // unpack_in refuses paths that would escape the directory.
-        e.unpack_in(into)?;
+        let unpacked = entry.and_then(|mut e| {
+            // A member's name is the tarball's bytes: quoted, never echoed.
+            name = Some(glockparse::quote::quote(&e.path_bytes(), 200));
+            e.unpack_in(into)
+        });
+        match unpacked {
+            Ok(_) => members += 1,
+            Err(e) if members > 0 => {
+                let at = name.map_or(String::new(), |n| format!(" in `{n}`"));
+                return Ok(Some(format!(
+                    "damaged or cut short{at} after {members} whole member(s) ({}): what follows is not read",
+                    root_cause(&e)
+                )));
+            }
+            Err(e) => return Err(e),
+        }
     }
-    Ok(())
+    Ok(None)
+}
+
+/// The innermost cause of an error (the tar crate wraps an I/O error in words naming the
+/// temporary path it wrote to).
+fn root_cause(e: &io::Error) -> String {
+    let mut cause: &dyn std::error::Error = e;
+    while let Some(inner) = cause.source() {
+        cause = inner;
+    }
+    cause.to_string()
 }
 
 /// Finds the nodes behind `paths` (node directories, cluster directories, tarballs,
@@ -702,8 +743,11 @@ pub fn discover(paths: &[PathBuf]) -> io::Result<Captures> {
     for p in paths {
         let meta = std::fs::metadata(p)
             .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", p.display())))?;
+        let mut damage = None;
         let dir = if meta.is_file() && is_tarball(p) {
             let u = unpack(p)?;
+            damage = u.damage().map(str::to_string);
+            caps.passed_over.extend(damage.clone());
             let d = u.dir().to_path_buf();
             caps.extracted.push(u);
             d
@@ -758,11 +802,13 @@ pub fn discover(paths: &[PathBuf]) -> io::Result<Captures> {
             }
         }
         if !found {
+            // A damaged tarball's damage may be why.
             return Err(io::Error::new(
                 io::ErrorKind::NotFound,
                 format!(
-                    "{}: no capture here (no glocks, glstats or trace files, no sos report or gfs2_lockcapture output)",
-                    p.display()
+                    "{}: no capture here (no glocks, glstats or trace files, no sos report or gfs2_lockcapture output){}",
+                    p.display(),
+                    damage.map_or(String::new(), |d| format!("; {d}"))
                 ),
             ));
         }
@@ -944,6 +990,49 @@ mod tests {
                 "{kind:?} is read, not kept"
             );
         }
+    }
+
+    /// A tarball cut short (an upload that stopped) gives the members before the cut, and
+    /// says where it stopped; one cut inside its first member is an error.
+    #[test]
+    fn a_tarball_cut_short_keeps_what_came_before_the_cut() {
+        let node = testdata::path("real/support-withdraw-6.12/n2/capture/n2");
+        let mut b = tar::Builder::new(Vec::new());
+        let mut ends = Vec::new();
+        for name in ["node", "time.0", "glocks.0", "kernel.log", "dlm_locks.0"] {
+            b.append_path_with_name(node.join(name), format!("n2/{name}"))
+                .unwrap();
+            ends.push((name, b.get_ref().len()));
+        }
+        let whole = b.into_inner().unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let tarball = dir.path().join("capture.tar");
+        // Cut inside kernel.log: node, time.0 and glocks.0 are whole.
+        std::fs::write(&tarball, &whole[..ends[2].1 + 1024]).unwrap();
+        let caps = discover(std::slice::from_ref(&tarball)).unwrap();
+        assert_eq!(caps.nodes.len(), 1);
+        let snapshot = &caps.nodes[0].snapshots[0];
+        let glocks = snapshot.path(FileKind::Glocks).unwrap();
+        assert_eq!(
+            std::fs::read(glocks).unwrap(),
+            std::fs::read(node.join("glocks.0")).unwrap()
+        );
+        assert_eq!(snapshot.path(FileKind::DlmLocks), None);
+        let said = caps.passed_over.join("\n");
+        assert!(
+            said.starts_with(&format!(
+                "{}: damaged or cut short in `n2/kernel.log` after 3 whole member(s)",
+                tarball.display()
+            )),
+            "{said}"
+        );
+        // Cut inside the first member: nothing to read.
+        std::fs::write(&tarball, &whole[..700]).unwrap();
+        let e = discover(std::slice::from_ref(&tarball)).unwrap_err();
+        assert!(
+            e.to_string().starts_with(&tarball.display().to_string()),
+            "{e}"
+        );
     }
 
     /// sos writes `TARBALL.md5` beside its tarball, and a shell glob gives both: the

@@ -103,6 +103,9 @@ pub fn unpack_tarballs(paths: &[PathBuf]) -> io::Result<(Vec<PathBuf>, Vec<bundl
     for p in paths {
         if p.is_file() && bundle::is_tarball(p) {
             let u = bundle::unpack(p)?;
+            if let Some(d) = u.damage() {
+                eprintln!("glk: {d}");
+            }
             out.push(u.dir().to_path_buf());
             keep.push(u);
         } else {

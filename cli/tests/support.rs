@@ -511,3 +511,65 @@ fn a_withdrawn_node_is_found_in_glk_captures_and_sos_reports() {
     let n1_log = fixture.join("n1/capture/n1/kernel.log");
     assert!(line_with(&n1_log, "Some node has withdrawn") > 0);
 }
+
+/// The members of an uncompressed tar (ustar headers, read here by hand, not by the crate
+/// glk reads them with): each name with where its data starts.
+fn tar_members(tar: &[u8]) -> Vec<(String, usize)> {
+    let mut out = Vec::new();
+    let mut at = 0;
+    while at + 512 <= tar.len() && tar[at] != 0 {
+        let field = |from: usize, to: usize| {
+            let f = &tar[at + from..at + to];
+            String::from_utf8_lossy(&f[..f.iter().position(|&b| b == 0).unwrap_or(f.len())])
+                .trim()
+                .to_string()
+        };
+        let prefix = field(345, 500);
+        let name = field(0, 100);
+        let size = usize::from_str_radix(&field(124, 136), 8).unwrap();
+        let full = if prefix.is_empty() {
+            name
+        } else {
+            format!("{prefix}/{name}")
+        };
+        out.push((full, at + 512));
+        at += 512 + size.div_ceil(512) * 512;
+    }
+    out
+}
+
+/// A sos report cut short (an upload that stopped inside its last member) still gives the
+/// withdrawn node, from the members before the cut, and says where it stopped.
+#[test]
+fn a_sos_report_cut_short_gives_what_came_before_the_cut() {
+    let sos = file_ending(&testdata::path("real/support-withdraw-6.12/n2"), ".tar.gz");
+    let mut tar = Vec::new();
+    std::io::Read::read_to_end(&mut glockparse::input::open(&sos).unwrap(), &mut tar).unwrap();
+    let members = tar_members(&tar);
+    let (last, data) = members.last().unwrap();
+    assert!(last.ends_with("sos_reports/manifest.json"), "{members:?}");
+    let scratch = tempfile::tempdir().unwrap();
+    let cut = scratch.path().join("sosreport-n2.tar");
+    std::fs::write(&cut, &tar[..data + 100]).unwrap();
+    let o = Command::new(GLK)
+        .args(["doctor", "--json"])
+        .arg(&cut)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(3), "{err}");
+    let said = format!(
+        "{}: damaged or cut short in `{last}` after {} whole member(s)",
+        cut.display(),
+        members.len() - 1
+    );
+    assert!(
+        err.contains(&said) && err.contains("what follows is not read"),
+        "{err}"
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let f: Vec<&serde_json::Value> = elements(&doc["findings"]).collect();
+    let codes: Vec<String> = f.iter().map(|f| str_of(f, "code")).collect();
+    assert_eq!(codes, ["GLK-WITHDRAWN"]);
+    assert_eq!(f[0]["nodes"], serde_json::json!(["n2"]));
+}
