@@ -324,6 +324,72 @@ fn lost_counts_of_damaged_pages_saturate() {
     assert_eq!(lost, [format!("CPU:1 [LOST {} EVENTS]", u64::MAX)]);
 }
 
+/// The lines glk reads of `dat` before the error that ends them, and the error.
+fn read_in_part(dat: &Path) -> (String, String) {
+    let mut d = DatLines::open(dat).unwrap_or_else(|e| panic!("{}: {e}", dat.display()));
+    let mut text = Vec::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        match d.read(&mut buf) {
+            Ok(0) => panic!("{}: no error at the end", dat.display()),
+            Ok(n) => text.extend_from_slice(&buf[..n]),
+            Err(e) => return (String::from_utf8(text).unwrap(), e.to_string()),
+        }
+    }
+}
+
+/// A CPU whose data is said to run to nearly 2^64 bytes (a damaged size) is read to the
+/// file's end and said, never a panic.
+#[test]
+fn a_cpu_size_past_the_file_is_said() {
+    let dir = testdata::path("real/trace-dat-nolock-6.1/small");
+    let mut v6 = bytes(&dir.join("v6.dat.xz"));
+    let fly = v6.windows(10).position(|w| w == b"flyrecord\0").unwrap() + 10;
+    v6[fly + 8..fly + 16].copy_from_slice(&(u64::MAX - 5).to_le_bytes());
+    let (_scratch, dat) = testdata::scratch_file("v6.dat");
+    std::fs::write(&dat, &v6).unwrap();
+    let (_, err) = read_in_part(&dat);
+    assert!(
+        err.starts_with("a trace.dat read in part: the file ends inside CPU 0's data"),
+        "{err}"
+    );
+}
+
+/// A trace.dat cut short (copied while trace-cmd wrote it, a full disk), which `trace-cmd
+/// report` refuses, gives the whole pages it holds: CPU 0's data, whole before the cut,
+/// every event; CPU 1's, cut, the events of its first pages; and it says so.
+#[test]
+fn a_trace_dat_cut_short_gives_its_whole_pages() {
+    let v6 = bytes(&testdata::path("real/trace-dat-nolock-6.1/small/v6.dat.xz"));
+    let pages = cpu_pages(&v6, 2);
+    let (cpu1, size1) = pages[1];
+    assert!(pages[0].0 + pages[0].1 <= cpu1, "{pages:?}");
+    let (_scratch, dat) = testdata::scratch_file("cut.dat");
+    // Inside CPU 1's data, two thirds of a page after its eighth page.
+    std::fs::write(&dat, &v6[..cpu1 + 8 * 4096 + 2730]).unwrap();
+    let (text, err) = read_in_part(&dat);
+    let of_cpu = |t: &str, cpu: u32| -> Vec<(String, u32, u64, String, String)> {
+        events(t).into_iter().filter(|e| e.1 == cpu).collect()
+    };
+    let (_s, full) = testdata::scratch_file("v6.dat");
+    std::fs::write(&full, &v6).unwrap();
+    let whole = glk_reads(&full);
+    assert_eq!(of_cpu(&text, 0), of_cpu(&whole, 0));
+    let (got, all) = (of_cpu(&text, 1), of_cpu(&whole, 1));
+    assert!(
+        !got.is_empty() && got.len() < all.len(),
+        "{} of {}",
+        got.len(),
+        all.len()
+    );
+    assert_eq!(got[..], all[..got.len()]);
+    let pages1 = size1.div_ceil(4096);
+    let said = format!(
+        "a trace.dat read in part: the file ends inside CPU 1's data: 8 of its {pages1} pages read"
+    );
+    assert_eq!(err, said);
+}
+
 /// A line as the order of a merge sees it.
 #[derive(Debug, PartialEq)]
 enum Merged {

@@ -506,7 +506,8 @@ impl CpuPages {
             self.used = 0;
             match &mut self.chunks_left {
                 None => {
-                    let end = self.data.offset + self.data.size;
+                    // A damaged size may say any number: past the file, reading fails.
+                    let end = self.data.offset.saturating_add(self.data.size);
                     if self.at >= end {
                         return Ok(None);
                     }
@@ -562,6 +563,10 @@ pub struct DatLines {
     out_at: usize,
     /// What was met besides events.
     pub tally: PageTally,
+    /// CPUs whose data the file ends inside of, in words.
+    cut: Vec<String>,
+    /// The damage that stopped the reading, said after the lines before it.
+    failed: Option<DatError>,
     /// Whether the end was reached and the tally's warnings given.
     ended: bool,
 }
@@ -601,10 +606,15 @@ impl DatLines {
         let comms = super::saved_cmdlines(&parts.cmdlines)
             .map(|(pid, comm)| (pid, comm.to_vec()))
             .collect();
-        let cpus = parts
-            .cpus
-            .iter()
-            .map(|d| CpuPages::new(&file, *d, parts.compression))
+        let (data, cut) = within_file(
+            &parts.cpus,
+            file.metadata()?.len(),
+            parts.compression,
+            layout,
+        );
+        let cpus = data
+            .into_iter()
+            .map(|d| CpuPages::new(&file, d, parts.compression))
             .collect::<Result<Vec<_>, _>>()?;
         let mut d = DatLines {
             file,
@@ -619,6 +629,8 @@ impl DatLines {
             out: Vec::new(),
             out_at: 0,
             tally: PageTally::default(),
+            cut,
+            failed: None,
             ended: false,
         };
         for i in 0..d.cpus.len() {
@@ -696,37 +708,54 @@ impl DatLines {
     }
 }
 
+impl DatLines {
+    /// Writes the next lines (about 1 MiB) into `out`, stopping at the end or at a damage
+    /// (kept in `failed`: the lines before it are given first).
+    fn fill(&mut self) {
+        self.out.clear();
+        self.out_at = 0;
+        while self.failed.is_none() && self.out.len() < 1 << 20 {
+            match self.next_line() {
+                Ok(true) => {}
+                Ok(false) => break,
+                Err(e) => self.failed = Some(e),
+            }
+        }
+    }
+
+    /// What kept the lines from being all the file's events, in words: a damage that
+    /// stopped the reading, CPUs the file ends inside of, pages and records not written.
+    fn shortfall(&mut self) -> Option<String> {
+        let mut said = self.cut.clone();
+        let tally = self.tally.warnings();
+        let trace_cmd = !tally.is_empty();
+        said.extend(tally);
+        if let Some(e) = self.failed.take() {
+            said.insert(0, format!("reading stopped: {e}"));
+        }
+        (!said.is_empty()).then(|| {
+            let may = if trace_cmd {
+                " (`trace-cmd report -i` may read the rest)"
+            } else {
+                ""
+            };
+            format!("a trace.dat read in part: {}{may}", said.join("; "))
+        })
+    }
+}
+
 impl Read for DatLines {
-    /// The lines; at the end, records or pages that could not be written are an error
-    /// (the lines before it are whole), which the caller names with the file.
+    /// The lines; at the end, what could not be read (records, pages, a damage that
+    /// stopped the reading, the file's early end) is an error (the lines before it are
+    /// whole), which the caller names with the file.
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         if self.out_at >= self.out.len() && !self.ended {
-            self.out.clear();
-            self.out_at = 0;
-            while self.out.len() < 1 << 20 {
-                match self.next_line() {
-                    Ok(true) => {}
-                    Ok(false) => break,
-                    Err(e) => {
-                        return Err(io::Error::new(
-                            io::ErrorKind::InvalidData,
-                            format!("a trace.dat, {e}"),
-                        ))
-                    }
-                }
-            }
+            self.fill();
         }
         if self.out_at >= self.out.len() && !buf.is_empty() && !self.ended {
             self.ended = true;
-            let warnings = self.tally.warnings();
-            if !warnings.is_empty() {
-                return Err(io::Error::new(
-                    io::ErrorKind::InvalidData,
-                    format!(
-                        "a trace.dat read in part: {} (`trace-cmd report -i` may read the rest)",
-                        warnings.join("; ")
-                    ),
-                ));
+            if let Some(why) = self.shortfall() {
+                return Err(io::Error::new(io::ErrorKind::InvalidData, why));
             }
         }
         let n = buf.len().min(self.out.len() - self.out_at);
@@ -734,4 +763,35 @@ impl Read for DatLines {
         self.out_at += n;
         Ok(n)
     }
+}
+
+/// The CPUs' data as far as the file holds it: a file cut short (copied while trace-cmd
+/// wrote it, a full disk) keeps its whole pages, and each CPU it ends inside of is said.
+/// Compressed data is read chunk by chunk: where the file ends, the reading stops.
+fn within_file(
+    cpus: &[CpuData],
+    len: u64,
+    c: Compression,
+    layout: PageLayout,
+) -> (Vec<CpuData>, Vec<String>) {
+    let page = layout.page_size as u64;
+    let mut cut = Vec::new();
+    let data = cpus
+        .iter()
+        .map(|d| {
+            let there = len.saturating_sub(d.offset);
+            if c != Compression::None || d.size <= there {
+                return *d;
+            }
+            let kept = there / page * page;
+            cut.push(format!(
+                "the file ends inside CPU {}'s data: {} of its {} pages read",
+                d.cpu,
+                kept / page,
+                d.size.div_ceil(page)
+            ));
+            CpuData { size: kept, ..*d }
+        })
+        .collect();
+    (data, cut)
 }

@@ -294,7 +294,7 @@ impl Lines {
         if self.counter_clock {
             let _ = write!(out, " {:>12}: ", rec.ts);
         } else {
-            let us = (rec.ts + 500) / 1000;
+            let us = rec.ts.saturating_add(500) / 1000;
             let secs = us / 1_000_000;
             out.push(b' ');
             if secs < 10_000 {

@@ -176,6 +176,8 @@ pub struct Records<'a> {
     ts: u64,
 }
 
+/// Times add up as the kernel's u64 arithmetic does (ring_buffer.c): wrapping, which only
+/// a damaged page reaches.
 impl<'a> Iterator for Records<'a> {
     type Item = Result<Record<'a>, BadPage>;
 
@@ -196,7 +198,7 @@ impl<'a> Iterator for Records<'a> {
                         self.at = self.data.len();
                         return None;
                     }
-                    self.ts += delta;
+                    self.ts = self.ts.wrapping_add(delta);
                     let Some(len) = array0 else {
                         return Some(Err(self.bad("padding")));
                     };
@@ -206,7 +208,7 @@ impl<'a> Iterator for Records<'a> {
                     let Some(hi) = array0 else {
                         return Some(Err(self.bad("time extend")));
                     };
-                    self.ts += (u64::from(hi) << TS_SHIFT) + delta;
+                    self.ts = self.ts.wrapping_add((u64::from(hi) << TS_SHIFT) + delta);
                     self.at = body + 4;
                 }
                 TIME_STAMP => {
@@ -219,7 +221,7 @@ impl<'a> Iterator for Records<'a> {
                     self.at = body + 4;
                 }
                 _ => {
-                    self.ts += delta;
+                    self.ts = self.ts.wrapping_add(delta);
                     let (start, len) = if type_len == 0 {
                         let Some(n) = array0 else {
                             return Some(Err(self.bad("data length")));
@@ -354,6 +356,14 @@ mod tests {
         let r: Vec<_> = p.records().collect();
         assert_eq!(r.len(), 1);
         assert!(r[0].is_err());
+        // Time extends past 2^64 (a damaged page's) wrap as the kernel's u64 does.
+        let mut b = Builder::new(u64::MAX - 10);
+        b.extend((1 << 59) - 1);
+        b.small(0, &[1, 0, 0, 0]);
+        let page = b.finish(0, None);
+        let p = Page::parse(&page, PageLayout::LONG_8).unwrap();
+        let ts: Vec<_> = p.records().map(|r| r.unwrap().ts).collect();
+        assert_eq!(ts, [(u64::MAX - 10).wrapping_add((1 << 59) - 1)]);
     }
 
     #[test]
