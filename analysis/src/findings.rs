@@ -305,8 +305,8 @@ pub static CODES: [Code; 13] = [
         code: FindingCode::UnparsedInput,
         severity: Severity::Warning,
         means: "Some input lines could not be read: findings that need them may be missing.",
-        threshold: "any malformed line",
-        evidence: "the first malformed lines (file and line)",
+        threshold: "any malformed line, or an input that could not be read to its end (a file cut short, a damaged trace.dat)",
+        evidence: "the first malformed lines (file and line), and what stopped the reading",
         remedy: "Check the files named (truncated copies, another tool's output mixed in); glk read everything else.",
     },
 ];
@@ -1068,10 +1068,12 @@ fn unparsed_input(diag: &Diagnostics) -> Option<Finding> {
     if diag.errors == 0 && diag.fatal.is_none() {
         return None;
     }
-    let mut f = finding(
-        FindingCode::UnparsedInput,
-        format!("{} input lines could not be read", diag.errors),
-    );
+    let title = match (diag.errors, &diag.fatal) {
+        (0, Some(_)) => "an input could not be read to its end".to_string(),
+        (n, None) => format!("{n} input lines could not be read"),
+        (n, Some(_)) => format!("{n} input lines could not be read, and an input not to its end"),
+    };
+    let mut f = finding(FindingCode::UnparsedInput, title);
     for e in &diag.first_errors {
         f.evidence.push(Evidence {
             source: e.source.to_string(),

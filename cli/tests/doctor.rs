@@ -321,6 +321,42 @@ fn lost_events_and_corrupt_lines_weaken_the_rest() {
     assert_eq!(e["line"], 1);
 }
 
+/// A trace cut short (an upload that stopped inside its xz stream) is read to the cut:
+/// the storms and hot glocks of both nodes are still found, and GLK-UNPARSED-INPUT says
+/// where the reading stopped. (glk said only `premature eof` before, and found nothing.)
+#[test]
+fn a_trace_cut_short_is_read_to_the_cut() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    copy_capture("real/handoff-6.12", root);
+    let trace = root.join("n1/trace_pipe.txt.xz");
+    let xz = std::fs::read(&trace).unwrap();
+    std::fs::write(&trace, &xz[..xz.len() / 2]).unwrap();
+    // What the cut stream holds, read without glk's trace reader: its whole lines.
+    let mut held = Vec::new();
+    let read = std::io::Read::read_to_end(&mut glockparse::input::open(&trace).unwrap(), &mut held);
+    assert!(read.is_err(), "the cut stream reads to an error");
+    let whole_lines = held.iter().filter(|&&b| b == b'\n').count();
+    assert!(whole_lines > 1000, "{whole_lines}");
+    let (v, _) = doctor(root, &[]);
+    let fs = v["findings"].as_array().unwrap();
+    let bad = fs
+        .iter()
+        .find(|f| f["code"] == "GLK-UNPARSED-INPUT")
+        .unwrap();
+    assert_eq!(bad["title"], "an input could not be read to its end");
+    let shows = bad["evidence"][0]["shows"].as_str().unwrap();
+    let stopped = format!(
+        "{}: premature eof (after line {whole_lines})",
+        trace.display()
+    );
+    assert_eq!(shows, stopped);
+    for code in ["GLK-HOT-GLOCK", "GLK-DEMOTE-STORM"] {
+        let f = fs.iter().find(|f| f["code"] == code).unwrap();
+        assert_eq!(f["nodes"], serde_json::json!(["n1", "n2"]), "{code}");
+    }
+}
+
 /// The README's table is the codes' own text: one row per code, in order
 /// (`scripts/doctor-codes.py` rewrites it).
 #[test]

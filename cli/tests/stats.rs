@@ -145,6 +145,44 @@ fn trace_distributions() {
     assert!(p99.windows(2).all(|w| w[0] >= w[1]));
 }
 
+/// A trace cut short gives the distributions of the lock times before the cut, and says
+/// where the reading stopped (it gave nothing but `premature eof`).
+#[test]
+fn a_trace_cut_short_gives_what_it_holds() {
+    let scratch = tempfile::tempdir().unwrap();
+    let cut = scratch.path().join("trace_pipe.txt.xz");
+    let xz = std::fs::read(testdata::path("real/dlm2-6.1/n2/trace_pipe.txt.xz")).unwrap();
+    std::fs::write(&cut, &xz[..xz.len() / 2]).unwrap();
+    let mut held = Vec::new();
+    let read = std::io::Read::read_to_end(&mut glockparse::input::open(&cut).unwrap(), &mut held);
+    assert!(read.is_err());
+    let text = String::from_utf8_lossy(&held);
+    let whole: Vec<&str> = text
+        .split_inclusive('\n')
+        .filter(|l| l.ends_with('\n'))
+        .collect();
+    let o = Command::new(env!("CARGO_BIN_EXE_glk"))
+        .args(["stats", "--json", "--trace"])
+        .arg(&cut)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        err.contains(&format!("premature eof (after line {})", whole.len())),
+        "{err}"
+    );
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let total: u64 = elements(&v["trace"]["types"])
+        .map(|t| t["all"]["count"].as_u64().unwrap())
+        .sum();
+    let held_lock_times = whole
+        .iter()
+        .filter(|l| l.contains("gfs2_glock_lock_time:"))
+        .count();
+    assert_eq!(total, held_lock_times as u64);
+}
+
 #[test]
 fn not_a_stats_file_is_named() {
     let o = Command::new(env!("CARGO_BIN_EXE_glk"))

@@ -375,7 +375,10 @@ pub fn for_each_line(path: &Path, mut f: impl FnMut(&[u8])) -> io::Result<()> {
 
 /// Decodes every line of a saved trace file (compressed or not): `f` gets each decoded line
 /// and says whether to go on; a line that is not trace text goes to `diag` with its number.
-/// After `f` says stop, the rest is only counted. Returns the number of lines.
+/// After `f` says stop, the rest is only counted. Returns the number of lines. A file that
+/// cannot be read to its end (cut short, damaged) keeps the lines before: what stopped it
+/// is `diag`'s fatal error, as for the lock dumps; one of which nothing could be read is
+/// an error.
 pub fn for_each_decoded(
     path: &Path,
     diag: &mut glockparse::Diagnostics,
@@ -386,19 +389,37 @@ pub fn for_each_decoded(
         f: F,
         diag: &'d mut glockparse::Diagnostics,
         source: Arc<str>,
+        /// The number of the last line pushed.
+        last: u64,
     }
     impl<F: FnMut(crate::Decoded<'_>) -> bool> crate::sink::Sink for Diagnosed<'_, F> {
-        fn line(&mut self, _: u64, _: &[u8], d: crate::Decoded<'_>) -> io::Result<bool> {
+        fn line(&mut self, n: u64, _: &[u8], d: crate::Decoded<'_>) -> io::Result<bool> {
+            self.last = n;
             Ok((self.f)(d))
         }
         fn bad_line(&mut self, n: u64, raw: &[u8], why: crate::line::BadLine) -> io::Result<bool> {
+            self.last = n;
             let e = glockparse::ParseError::new(&self.source, n, why.0.to_string(), raw);
             self.diag.error(e);
             Ok(true)
         }
     }
     let source: Arc<str> = path.display().to_string().into();
-    crate::sink::read_file(path, &mut Diagnosed { f, diag, source })
+    let mut sink = Diagnosed {
+        f,
+        diag,
+        source,
+        last: 0,
+    };
+    match crate::sink::read_file(path, &mut sink) {
+        Err(e) if sink.last > 0 => {
+            if sink.diag.fatal.is_none() {
+                sink.diag.fatal = Some(format!("{e} (after line {})", sink.last));
+            }
+            Ok(sink.last)
+        }
+        read => read,
+    }
 }
 
 /// Opens a saved trace file (compressed or not, or a trace-cmd trace.dat: [`crate::dat`])

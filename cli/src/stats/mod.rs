@@ -216,13 +216,13 @@ pub fn build(args: &StatsArgs) -> io::Result<Report> {
     } else {
         let mut lt = LockTimes::default();
         for p in &args.trace {
-            let mut gfs2 = traceparse::sink::FnSink(|d: traceparse::Decoded<'_>| {
+            // Bad lines, and an end the file could not be read to, are diagnostics.
+            traceparse::reader::for_each_decoded(p, &mut diagnostics, |d| {
                 if let traceparse::Decoded::Gfs2 { event, .. } = d {
                     lt.add(&event);
                 }
                 true
-            });
-            traceparse::sink::read_file(p, &mut gfs2)?;
+            })?;
         }
         lt.finish();
         Some(lt)
