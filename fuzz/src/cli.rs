@@ -1,12 +1,12 @@
 //! The command line end to end: mutated real files through every command of `glk` (and so
-//! of `glk-engine`). A run passes when every command exits 0, 1 or 2: never 101 (a panic),
-//! never killed by a signal, never hung past the time limit.
+//! of `glk-engine`). A run passes when every command exits 0, 1 or 2 (or 3, `glk doctor`'s
+//! finding): never 101 (a panic), never killed by a signal, never hung past the time limit.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::{mutate, Rng};
+use crate::{mutate, seed_inputs, Rng, Seed};
 
 /// A failure of one command on one input.
 #[derive(Debug)]
@@ -30,75 +30,106 @@ pub struct Report {
     pub failures: Vec<Failure>,
 }
 
-/// Command lines, one argument list each.
+/// Command lines, one argument list each (`{}` is the mutated file, `{o}` an output path
+/// in a fresh directory).
 type Commands = &'static [&'static [&'static str]];
 
-/// The files mutated, with the commands each goes through (`{}` is the mutated file, `{o}`
-/// an output path in a fresh directory).
-const CASES: &[(&str, Commands)] = &[
-    (
-        "real/dlm2-6.1/n2/glocks.4",
-        &[
+/// One kind of input and the commands it goes through.
+struct Case {
+    /// The real input the mutations start from.
+    seed: Seed,
+    /// The mutated file's name (glk knows a tarball by its name, the rest by content).
+    name: &'static str,
+    /// What runs on it.
+    commands: Commands,
+}
+
+const CASES: &[Case] = &[
+    Case {
+        seed: Seed::Lines("real/dlm2-6.1/n2/glocks.4"),
+        name: "glocks",
+        commands: &[
             &["top", "--once", "{}"],
             &["top", "--json", "--limit", "0", "{}"],
             &["analyze", "--json", "{}"],
+            &["doctor", "{}"],
+            &["report", "{}", "-o", "{o}.html"],
         ],
-    ),
-    (
-        "public/dmesg-glock-dumps/dmesg-syzbot-do_xmote-20251014.txt",
-        &[&["top", "--once", "{}"]],
-    ),
-    ("real/dlm2-6.1/n1/glocktop.4", &[&["top", "--once", "{}"]]),
-    (
-        "real/dlm2-6.1/n1/glstats.2",
-        &[
+    },
+    Case {
+        seed: Seed::Lines("public/dmesg-glock-dumps/dmesg-syzbot-do_xmote-20251014.txt"),
+        name: "dmesg",
+        commands: &[&["top", "--once", "{}"]],
+    },
+    Case {
+        seed: Seed::Lines("real/dlm2-6.1/n1/glocktop.4"),
+        name: "glocktop",
+        commands: &[&["top", "--once", "{}"]],
+    },
+    Case {
+        seed: Seed::Lines("real/dlm2-6.1/n1/glstats.2"),
+        name: "glstats",
+        commands: &[
             &["stats", "{}"],
             &["stats", "--json", "{}"],
             &["stats", "--delta", "{}", "{}"],
         ],
-    ),
-    (
-        "public/pcp-gfs2-root-001/001/gfs2/debugfsdir/loop0/sbstats",
-        &[&["stats", "{}"]],
-    ),
-    ("real/dlm2-6.1/n1/dlm_locks.4", &[&["analyze", "{}"]]),
-    (
-        "real/dlm2-6.1/n2/trace_pipe.txt.xz",
-        &[
+    },
+    Case {
+        seed: Seed::Lines("public/pcp-gfs2-root-001/001/gfs2/debugfsdir/loop0/sbstats"),
+        name: "sbstats",
+        commands: &[&["stats", "{}"]],
+    },
+    Case {
+        seed: Seed::Lines("real/dlm2-6.1/n1/dlm_locks.4"),
+        name: "dlm_locks",
+        commands: &[&["analyze", "{}"], &["doctor", "--json", "{}"]],
+    },
+    Case {
+        seed: Seed::Lines("real/dlm2-6.1/n2/trace_pipe.txt.xz"),
+        name: "trace_pipe",
+        commands: &[
             &["trace", "--input", "{}", "--summary"],
             &["trace", "--input", "{}", "-o", "{o}.jsonl"],
             &["stats", "--trace", "{}"],
             &["analyze", "{}"],
             &["export", "{}", "-o", "{o}"],
         ],
-    ),
+    },
+    Case {
+        seed: Seed::Whole("real/trace-dat-nolock-6.1/small/v6.dat.xz"),
+        name: "trace.dat",
+        commands: &[&["trace", "--input", "{}", "--summary"], &["analyze", "{}"]],
+    },
+    Case {
+        seed: Seed::Whole(
+            "real/support-withdraw-6.12/n2/sosreport-n2-n2-2026-11-27-vejpcxl.tar.gz",
+        ),
+        name: "sosreport.tar",
+        commands: &[&["doctor", "{}"], &["analyze", "--json", "{}"]],
+    },
+    Case {
+        seed: Seed::Whole("real/support-deadlock-6.12/n1/gfs2_lockcapture-2026-11-25-n1.tar.bz2"),
+        name: "gfs2_lockcapture.tar",
+        commands: &[
+            &["doctor", "{}"],
+            &["top", "--once", "{}"],
+            &["report", "{}", "-o", "{o}.html"],
+        ],
+    },
 ];
-
-fn decompressed(rel: &str, max_lines: usize) -> Vec<u8> {
-    let mut v = Vec::new();
-    if let Ok(mut r) = glockparse::input::open(&testdata::path(rel)) {
-        let _ = std::io::Read::read_to_end(&mut r, &mut v);
-    }
-    v.split_inclusive(|&c| c == b'\n')
-        .take(max_lines)
-        .flatten()
-        .copied()
-        .collect()
-}
 
 /// Runs `rounds` mutated inputs through every command. `glk` must have `glk-engine` next
 /// to it (or `GLK_ENGINE` set). Failing inputs are kept in `keep`.
 pub fn run(glk: &Path, rounds: u64, seed: u64, limit: Duration, keep: &Path) -> Report {
     let mut rng = Rng::new(seed);
     let mut report = Report::default();
-    let seeds: Vec<(Vec<Vec<u8>>, Commands)> = CASES
-        .iter()
-        .map(|(rel, cmds)| (vec![decompressed(rel, 3000)], *cmds))
-        .collect();
+    let seeds: Vec<Vec<Vec<u8>>> = CASES.iter().map(|c| seed_inputs(c.seed, 3000)).collect();
     for round in 0..rounds {
-        let (seed_files, cmds) = &seeds[round as usize % seeds.len()];
+        let case = round as usize % CASES.len();
+        let (seed_files, cmds, name) = (&seeds[case], CASES[case].commands, CASES[case].name);
         let work = tempfile::tempdir().expect("a temporary directory");
-        let input = work.path().join(format!("input-{round}"));
+        let input = work.path().join(format!("{round}-{name}"));
         let mut data = mutate(&mut rng, seed_files);
         if rng.below(40) == 0 {
             // Now and then a line of megabytes.
@@ -144,7 +175,9 @@ pub fn run(glk: &Path, rounds: u64, seed: u64, limit: Duration, keep: &Path) -> 
                     match (s.code(), s.signal()) {
                         (Some(c), _) => {
                             *report.exits.entry(c).or_default() += 1;
-                            (!matches!(c, 0..=2)).then(|| format!("exit code {c}"))
+                            // 3: `glk doctor` found something more severe than --fail-on.
+                            let ok = matches!(c, 0..=2) || (c == 3 && args[0] == "doctor");
+                            (!ok).then(|| format!("exit code {c}"))
                         }
                         (None, Some(sig)) => Some(format!("killed by signal {sig}")),
                         _ => Some("no exit status".into()),
@@ -152,7 +185,7 @@ pub fn run(glk: &Path, rounds: u64, seed: u64, limit: Duration, keep: &Path) -> 
                 }
             };
             if let Some(what) = what {
-                let kept = keep.join(format!("cli-failure-{seed}-{round}-{k}"));
+                let kept = keep.join(format!("cli-failure-{seed}-{round}-{k}-{name}"));
                 let _ = std::fs::create_dir_all(keep);
                 let _ = std::fs::copy(&input, &kept);
                 report.failures.push(Failure {

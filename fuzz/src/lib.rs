@@ -9,7 +9,9 @@
 //! not coverage-guided; it is seeded from every kind of real file and run for millions of
 //! executions (`glk-fuzz`, `bench/README.md` has the figures).
 
+mod binary;
 pub mod cli;
+mod support;
 
 use std::io::Read;
 use std::panic::{self, AssertUnwindSafe};
@@ -45,21 +47,35 @@ impl Rng {
     }
 }
 
+/// Where seed inputs come from (paths below `testdata/fixtures`, compressed or not).
+#[derive(Debug, Clone, Copy)]
+pub enum Seed {
+    /// A text file, cut into windows of lines taken at several places of it.
+    Lines(&'static str),
+    /// A file used whole: a binary format or a tarball, where lines mean nothing.
+    Whole(&'static str),
+    /// The member of a tarball whose path ends with the second string (a file of a sos
+    /// report or of gfs2_lockcapture's output), cut into windows of lines.
+    Member(&'static str, &'static str),
+    /// A small capture tarball of a real node directory's first lines.
+    CaptureTarball,
+}
+
 /// One fuzz target: a parser and the real files its inputs start from.
 pub struct Target {
     /// The name `glk-fuzz` knows it by.
     pub name: &'static str,
-    /// Fixtures (below `testdata/fixtures`) whose contents seed the mutations.
-    pub seeds: &'static [&'static str],
+    /// The real inputs the mutations start from.
+    pub seeds: &'static [Seed],
     /// Runs the parser on one input; panics on a broken promise.
     pub run: fn(&[u8]),
 }
 
-fn line_count(bytes: &[u8]) -> u64 {
+pub(crate) fn line_count(bytes: &[u8]) -> u64 {
     bytes.split(|&b| b == b'\n').count() as u64
 }
 
-fn check_lines(d: &glockparse::Diagnostics, bytes: &[u8]) {
+pub(crate) fn check_lines(d: &glockparse::Diagnostics, bytes: &[u8]) {
     let lines = line_count(bytes);
     for e in &d.first_errors {
         assert!(
@@ -206,68 +222,165 @@ fn bundle_tar(bytes: &[u8]) {
     }
 }
 
+/// A sos report of a lab node (its DLM and process files).
+const SOS: &str = "real/support-6.12/n1/sosreport-n1-n1-2026-11-25-iepyrfy.tar.gz";
+/// gfs2_lockcapture's output of the same node.
+const LOCKCAPTURE: &str = "real/support-6.12/n1/gfs2_lockcapture-2026-11-25-n1.tar.bz2";
+/// A sos report of a withdrawn lab node (its sysfs, kernel log and cluster state).
+const SOS_WITHDRAWN: &str =
+    "real/support-withdraw-6.12/n2/sosreport-n2-n2-2026-11-27-vejpcxl.tar.gz";
+
 /// Every target.
-pub fn targets() -> Vec<Target> {
-    vec![
+pub const TARGETS: &[Target] = &[
         Target {
             name: "glocks",
             seeds: &[
-                "real/dlm2-6.1/n1/glocks.4",
-                "public/abegorov-linuxhl5-gfs2/gfs01-20250402.glocks",
-                "public/dmesg-glock-dumps/dmesg-syzbot-do_xmote-20251014.txt",
-                "real/dlm2-6.1/n1/glocktop.4",
-                "public/cluster-devel-2019-rename-deadlock/deadlock-host018.glocks",
+                Seed::Lines("real/dlm2-6.1/n1/glocks.4"),
+                Seed::Lines("public/abegorov-linuxhl5-gfs2/gfs01-20250402.glocks"),
+                Seed::Lines("public/dmesg-glock-dumps/dmesg-syzbot-do_xmote-20251014.txt"),
+                Seed::Lines("real/dlm2-6.1/n1/glocktop.4"),
+                Seed::Lines("public/cluster-devel-2019-rename-deadlock/deadlock-host018.glocks"),
             ],
             run: glocks,
         },
         Target {
             name: "glockfd",
-            seeds: &["real/dlm2-6.1/n1/glockfd.4"],
+            seeds: &[Seed::Lines("real/dlm2-6.1/n1/glockfd.4")],
             run: glockfd,
         },
         Target {
             name: "dlm_locks",
             seeds: &[
-                "real/dlm2-6.1/n1/dlm_locks.4",
-                "real/dlm2-6.1/n2/dlm_locks.4",
+                Seed::Lines("real/dlm2-6.1/n1/dlm_locks.4"),
+                Seed::Lines("real/dlm2-6.1/n2/dlm_locks.4"),
+                // `dlm_tool lockdebug -svw`, read by the same reader.
+                Seed::Lines("real/support-6.12/n1/lockdebug-svw.txt"),
+                Seed::Lines("real/deadlock-family-6.12/truth-50s/n2/lockdebug.txt"),
             ],
             run: dlm_locks,
         },
         Target {
             name: "glstats",
-            seeds: &["real/dlm2-6.1/n1/glstats.2"],
+            seeds: &[Seed::Lines("real/dlm2-6.1/n1/glstats.2")],
             run: glstats,
         },
         Target {
             name: "sbstats",
             seeds: &[
-                "public/pcp-gfs2-root-001/001/gfs2/debugfsdir/loop0/sbstats",
-                "real/dlm2-6.1/n1/sbstats.2",
+                Seed::Lines("public/pcp-gfs2-root-001/001/gfs2/debugfsdir/loop0/sbstats"),
+                Seed::Lines("real/dlm2-6.1/n1/sbstats.2"),
             ],
             run: sbstats,
         },
         Target {
             name: "trace",
             seeds: &[
-                "real/dlm2-6.1/n1/trace_pipe.txt.xz",
-                "real/dlm2-6.1/n2/trace_pipe.txt.xz",
+                Seed::Lines("real/dlm2-6.1/n1/trace_pipe.txt.xz"),
+                Seed::Lines("real/dlm2-6.1/n2/trace_pipe.txt.xz"),
+                // With the dlm events.
+                Seed::Lines("real/handoff-6.12/n2/trace_pipe.txt.xz"),
             ],
             run: trace_lines,
         },
         Target {
             name: "trace_reader",
-            seeds: &["real/dlm2-6.1/n2/trace_pipe.txt.xz"],
+            seeds: &[Seed::Lines("real/dlm2-6.1/n2/trace_pipe.txt.xz")],
             run: trace_reader,
         },
         Target {
             name: "bundle_tar",
-            seeds: &["@tarball"],
+            seeds: &[Seed::CaptureTarball],
             run: bundle_tar,
         },
-    ]
-}
+        Target {
+            name: "plocks",
+            seeds: &[
+                Seed::Lines("real/deadlock-family-6.12/truth-50s/n1/plocks.txt"),
+                Seed::Lines("real/deadlock-family-6.12/late/n2/plocks.0"),
+            ],
+            run: support::plocks,
+        },
+        Target {
+            name: "procs",
+            seeds: &[
+                Seed::Lines("real/doctor-deadlock-6.12/n2/procs.1"),
+                Seed::Member(SOS, "/ps_axo_flags_state_uid_pid_ppid_pgid_sid_cls_pri_addr_sz_wchan_20_lstart_tty_time_cmd"),
+            ],
+            run: support::procs,
+        },
+        Target {
+            name: "proc_locks",
+            seeds: &[
+                Seed::Lines("real/support-6.12/n1/proc-locks.txt"),
+                Seed::Lines("real/deadlock-family-6.12/truth-50s/n1/proc-locks.txt"),
+            ],
+            run: support::proc_locks,
+        },
+        Target {
+            name: "proc_status",
+            seeds: &[
+                Seed::Member(LOCKCAPTURE, "/proc/1/status"),
+                Seed::Member(LOCKCAPTURE, "/proc/2/status"),
+            ],
+            run: support::proc_status,
+        },
+        Target {
+            name: "kernel_log",
+            seeds: &[
+                Seed::Lines("real/support-withdraw-6.12/n2/capture/n2/kernel.log"),
+                Seed::Lines("real/doctor-deadlock-6.12/n2/kernel.log"),
+                Seed::Member(SOS_WITHDRAWN, "/sos_commands/kernel/dmesg"),
+            ],
+            run: support::kernel_log,
+        },
+        Target {
+            name: "node_files",
+            seeds: &[
+                Seed::Lines("real/cluster-mode-6.12/ccap/n1/gfs2_sysfs.0"),
+                Seed::Lines("real/cluster-mode-6.12/ccap/n1/cluster.txt"),
+                Seed::Lines("real/cluster-mode-6.12/ccap/n1/mountinfo"),
+            ],
+            run: support::node_files,
+        },
+        Target {
+            name: "collection",
+            seeds: &[
+                Seed::Whole(SOS),
+                Seed::Whole(SOS_WITHDRAWN),
+                Seed::Whole(LOCKCAPTURE),
+            ],
+            run: support::collection,
+        },
+        Target {
+            name: "trace_dat",
+            seeds: &[
+                // Version 6 and 7 uncompressed, as RHEL's trace-cmd writes them.
+                Seed::Whole("real/trace-dat-nolock-6.1/small/v6.dat.xz"),
+                Seed::Whole("real/trace-dat-nolock-6.1/small/v7-uncompressed.dat.xz"),
+                // Version 7 with zstd (trace-cmd 3's default).
+                Seed::Whole("real/support-deadlock-6.12/n1/trace.dat"),
+            ],
+            run: binary::trace_dat,
+        },
+        Target {
+            name: "raw_pages",
+            seeds: &[Seed::Whole("real/trace-raw-6.12/n1/pages/cpu0.raw.xz")],
+            run: binary::raw_pages,
+        },
+        Target {
+            name: "event_format",
+            seeds: &[
+                Seed::Lines("real/trace-raw-6.12/n1/pages/format.gfs2_glock_state_change"),
+                Seed::Lines("real/trace-raw-6.12/n1/pages/format.gfs2_promote"),
+                Seed::Lines("real/trace-raw-6.12/n1/pages/format.dlm_lock_start"),
+                Seed::Lines("real/trace-raw-6.12/n1/pages/format.dlm_recv_message"),
+                Seed::Lines("real/trace-raw-6.12/n1/pages/format.print"),
+            ],
+            run: binary::event_format,
+        },
+];
 
-/// A small capture tarball made from a real node directory (the `@tarball` seed).
+/// A small capture tarball made from a real node directory ([`Seed::CaptureTarball`]).
 fn seed_tarball() -> Vec<u8> {
     let mut b = tar::Builder::new(Vec::new());
     for f in [
@@ -296,29 +409,59 @@ fn seed_tarball() -> Vec<u8> {
     b.into_inner().expect("in memory")
 }
 
-/// The seed inputs of a target, decompressed, each cut to at most `max_lines` lines taken
+/// The seed inputs of a target, decompressed; text cut to at most `max_lines` lines taken
 /// at several places of the file.
 pub fn seeds(t: &Target, max_lines: usize) -> Vec<Vec<u8>> {
-    let mut out = Vec::new();
-    for s in t.seeds {
-        if *s == "@tarball" {
-            out.push(seed_tarball());
-            continue;
-        }
-        let mut text = Vec::new();
-        let Ok(mut r) = glockparse::input::open(&testdata::path(s)) else {
-            continue;
-        };
-        if r.read_to_end(&mut text).is_err() {
-            continue;
-        }
-        let lines: Vec<&[u8]> = text.split_inclusive(|&c| c == b'\n').collect();
-        let step = (lines.len() / 8).max(1);
-        for start in (0..lines.len()).step_by(step) {
-            out.push(lines[start..(start + max_lines).min(lines.len())].concat());
+    t.seeds
+        .iter()
+        .flat_map(|s| seed_inputs(*s, max_lines))
+        .collect()
+}
+
+/// The inputs of one seed. A missing fixture breaks the target: it panics, naming it.
+pub fn seed_inputs(seed: Seed, max_lines: usize) -> Vec<Vec<u8>> {
+    match seed {
+        Seed::CaptureTarball => vec![seed_tarball()],
+        Seed::Whole(rel) => vec![fixture(rel)],
+        Seed::Lines(rel) => windows(&fixture(rel), max_lines),
+        Seed::Member(rel, suffix) => windows(&member(rel, suffix), max_lines),
+    }
+}
+
+/// A fixture's bytes, decompressed.
+pub(crate) fn fixture(rel: &str) -> Vec<u8> {
+    let mut bytes = Vec::new();
+    glockparse::input::open(&testdata::path(rel))
+        .and_then(|mut r| r.read_to_end(&mut bytes))
+        .unwrap_or_else(|e| panic!("seed {rel}: {e}"));
+    bytes
+}
+
+/// The first member of the tarball `rel` whose path ends with `suffix`.
+fn member(rel: &str, suffix: &str) -> Vec<u8> {
+    let tarball = fixture(rel);
+    let mut archive = tar::Archive::new(&tarball[..]);
+    let broken = |e: std::io::Error| -> ! { panic!("seed {rel}: {e}") };
+    for entry in archive.entries().unwrap_or_else(|e| broken(e)) {
+        let mut entry = entry.unwrap_or_else(|e| broken(e));
+        let path = entry.path().map(|p| p.display().to_string());
+        if path.is_ok_and(|p| p.ends_with(suffix)) {
+            let mut bytes = Vec::new();
+            entry.read_to_end(&mut bytes).unwrap_or_else(|e| broken(e));
+            return bytes;
         }
     }
-    out
+    panic!("seed {rel}: no member ending with {suffix}")
+}
+
+/// Windows of at most `max_lines` lines of `text`, taken at several places of it.
+fn windows(text: &[u8], max_lines: usize) -> Vec<Vec<u8>> {
+    let lines: Vec<&[u8]> = text.split_inclusive(|&c| c == b'\n').collect();
+    let step = (lines.len() / 8).max(1);
+    (0..lines.len())
+        .step_by(step)
+        .map(|start| lines[start..(start + max_lines).min(lines.len())].concat())
+        .collect()
 }
 
 const INTERESTING: &[&[u8]] = &[

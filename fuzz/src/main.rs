@@ -28,7 +28,7 @@ fn main() -> ExitCode {
                 println!(
                     "glk-fuzz [TARGET...|cli --glk PATH] [--iterations N] [--seconds S] [--seed N]"
                 );
-                let t: Vec<&str> = fuzz::targets().iter().map(|t| t.name).collect();
+                let t: Vec<&str> = fuzz::TARGETS.iter().map(|t| t.name).collect();
                 println!("targets: {}", t.join(" "));
                 return ExitCode::SUCCESS;
             }
@@ -65,12 +65,12 @@ fn main() -> ExitCode {
         };
     }
     let mut failed = false;
-    for t in fuzz::targets() {
+    for t in fuzz::TARGETS {
         if !names.is_empty() && !names.iter().any(|n| n == t.name) {
             continue;
         }
         let budget = seconds.map(Duration::from_secs_f64);
-        let r = fuzz::run(&t, iterations, budget, seed);
+        let r = fuzz::run(t, iterations, budget, seed);
         println!(
             "{:<13} {:>10} executions in {:>7.1}s ({:>8.0}/s), {} panics",
             t.name,
