@@ -41,17 +41,22 @@ pub fn path(rel: &str) -> PathBuf {
 /// A fixture's text by its path below the fixtures folder, decompressed when it is
 /// xz-compressed (`.xz`, as the real traces are kept).
 pub fn text(rel: &str) -> String {
-    use std::io::Read;
     let p = path(rel);
-    let file = std::fs::File::open(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
-    let mut s = String::new();
-    let read = if rel.ends_with(".xz") {
-        liblzma::read::XzDecoder::new(file).read_to_string(&mut s)
+    String::from_utf8(bytes(&p)).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+/// A file's bytes, decompressed when it is xz-compressed (`.xz`).
+pub fn bytes(p: &Path) -> Vec<u8> {
+    use std::io::Read;
+    let file = std::fs::File::open(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+    let mut v = Vec::new();
+    let read = if p.extension().is_some_and(|x| x == "xz") {
+        liblzma::read::XzDecoder::new(file).read_to_end(&mut v)
     } else {
-        std::io::BufReader::new(file).read_to_string(&mut s)
+        std::io::BufReader::new(file).read_to_end(&mut v)
     };
     read.unwrap_or_else(|e| panic!("{}: {e}", p.display()));
-    s
+    v
 }
 
 /// A small, fast, seeded random number generator (xorshift64) for the tests that change

@@ -7,18 +7,9 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
+use testdata::bytes;
 use traceparse::raw::datfile::DatLines;
 use traceparse::TraceFlags;
-
-/// A file's bytes, decompressed.
-fn bytes(path: &Path) -> Vec<u8> {
-    let mut v = Vec::new();
-    glockparse::input::open(path)
-        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-        .read_to_end(&mut v)
-        .unwrap();
-    v
-}
 
 fn text(path: &Path) -> String {
     String::from_utf8(bytes(path)).unwrap()

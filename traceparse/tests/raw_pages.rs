@@ -6,23 +6,13 @@
 //! irq-info columns, task names, and every body, the glock flags' letters included.
 
 use std::collections::HashMap;
-use std::io::Read;
 use std::path::Path;
 
 use traceparse::raw::{self, EventFormat, Lines, PageLayout, PageTally, Release};
 
-fn read(path: &Path) -> Vec<u8> {
-    let mut v = Vec::new();
-    glockparse::input::open(path)
-        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-        .read_to_end(&mut v)
-        .unwrap();
-    v
-}
-
 /// The events' table and the page layout saved in `dir`.
 fn table(dir: &Path) -> (Lines, PageLayout) {
-    let text = |name: &str| String::from_utf8(read(&dir.join(name))).unwrap();
+    let text = |name: &str| String::from_utf8(testdata::bytes(&dir.join(name))).unwrap();
     let header = text("header_page");
     let layout = PageLayout::from_header_page(&header).unwrap();
     let release = Release::parse(&text("osrelease")).unwrap();
@@ -49,7 +39,7 @@ fn table(dir: &Path) -> (Lines, PageLayout) {
 
 /// The pages' lines as traceparse writes them, and the kernel's.
 fn both(dir: &Path) -> (Vec<String>, Vec<String>, PageTally) {
-    let text = |name: &str| String::from_utf8(read(&dir.join(name))).unwrap();
+    let text = |name: &str| String::from_utf8(testdata::bytes(&dir.join(name))).unwrap();
     let (lines, layout) = table(dir);
     let page = layout.page_size;
     // `saved_cmdlines` as saved beside the pages.
@@ -62,7 +52,7 @@ fn both(dir: &Path) -> (Vec<String>, Vec<String>, PageTally) {
         .filter_map(|e| {
             let name = e.file_name().into_string().ok()?;
             let cpu = name.strip_prefix("cpu")?.split('.').next()?.parse().ok()?;
-            Some((cpu, read(&e.path())))
+            Some((cpu, testdata::bytes(&e.path())))
         })
         .collect();
     cpus.sort_by_key(|(c, _)| *c);
@@ -91,7 +81,7 @@ fn both(dir: &Path) -> (Vec<String>, Vec<String>, PageTally) {
 #[test]
 fn damaged_pages_never_panic() {
     let dir = testdata::path("real/trace-raw-6.12/n1/pages");
-    let pages = read(&dir.join("cpu0.raw.xz"));
+    let pages = testdata::bytes(&dir.join("cpu0.raw.xz"));
     let (lines, layout) = table(&dir);
     let mut rng = testdata::Xorshift::new(0x9e37_79b9_7f4a_7c15);
     for page in pages.chunks(layout.page_size).take(40) {
@@ -173,7 +163,7 @@ fn pages_of_6_1_print_as_the_kernel_printed_them() {
 /// The events of a `glk trace` output, in order: name and body (the times, irq-info
 /// columns and task names are each instance's own), glk's clock markers left out.
 fn events(path: &Path) -> Vec<(String, String)> {
-    let text = read(path);
+    let text = testdata::bytes(path);
     traceparse::reader::lines(&text)
         .filter_map(|l| match traceparse::line::parse(l) {
             Ok(traceparse::Line::Event(t)) => Some((
