@@ -17,10 +17,10 @@
 //!   node, not to a process: the DLM lock's pid there is whichever process last asked.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::path::Path;
 
 use bundle::procs::{self, FileLock, Table};
 use bundle::{Captures, FileKind, NodeCapture, Snapshot};
+use glockparse::input::read_path;
 use glockparse::plocks::Plock;
 use glockparse::{Diagnostics, GlockId};
 
@@ -140,8 +140,6 @@ impl<'a> Resolver<'a> {
             }
             for s in &n.snapshots {
                 r.files.entry(&n.node).or_default().insert(s.index, s);
-                let open =
-                    |p: &Path| glockparse::input::open(p).map(|f| (f, p.display().to_string()));
                 if let Some(Ok((tasks, d))) = s.path(FileKind::Procs).map(procs::read_path) {
                     r.diagnostics.merge(&d);
                     r.tables
@@ -149,13 +147,17 @@ impl<'a> Resolver<'a> {
                         .or_default()
                         .insert(s.index, Table::new(tasks));
                 }
-                if let Some(Ok((f, src))) = s.path(FileKind::Locks).map(open) {
-                    let (locks, d) = procs::read_locks(f, &src);
+                if let Some(Ok((locks, d))) = s
+                    .path(FileKind::Locks)
+                    .map(|p| read_path(p, procs::read_locks))
+                {
                     r.diagnostics.merge(&d);
                     r.locks.entry(&n.node).or_default().insert(s.index, locks);
                 }
-                if let Some(Ok((f, src))) = s.path(FileKind::Glockfd).map(open) {
-                    let (fds, d) = glockparse::glockfd::read_all(f, &src);
+                if let Some(Ok((fds, d))) = s
+                    .path(FileKind::Glockfd)
+                    .map(|p| read_path(p, glockparse::glockfd::read_all))
+                {
                     r.diagnostics.merge(&d);
                     let (by_pid, by_glock) = index_glockfd(&fds);
                     r.fds_by_glock
@@ -167,8 +169,10 @@ impl<'a> Resolver<'a> {
                         .or_default()
                         .insert(s.index, by_pid);
                 }
-                if let Some(Ok((f, src))) = s.path(FileKind::Plocks).map(open) {
-                    let (locks, d) = glockparse::plocks::read_all(f, &src);
+                if let Some(Ok((locks, d))) = s
+                    .path(FileKind::Plocks)
+                    .map(|p| read_path(p, glockparse::plocks::read_all))
+                {
                     r.diagnostics.merge(&d);
                     r.plocks.entry(&n.node).or_default().insert(s.index, locks);
                 }

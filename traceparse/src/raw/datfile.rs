@@ -726,7 +726,7 @@ impl DatLines {
     /// What kept the lines from being all the file's events, in words: a damage that
     /// stopped the reading, CPUs the file ends inside of, pages and records not written.
     fn shortfall(&mut self) -> Option<String> {
-        let mut said = self.cut.clone();
+        let mut said = std::mem::take(&mut self.cut);
         let tally = self.tally.warnings();
         let trace_cmd = !tally.is_empty();
         said.extend(tally);
