@@ -276,6 +276,57 @@ fn instance_tracing(name: &str) -> PathBuf {
     inst
 }
 
+/// Waits until the instance of the live `glk` records: `setting` (an event's `enable` or `filter`
+/// file, written after the instance was created quiet) is set, then `tracing_on` is 1. In
+/// that order: a new instance records for a moment before glk turns it off.
+fn instance_recording(glk: &mut std::process::Child, setting: &str) -> PathBuf {
+    let name = format!("glk-{}", glk.id());
+    let mut inst = PathBuf::new();
+    wait_for("the instance to be recording", || {
+        if let Some(status) = glk.try_wait().unwrap() {
+            let mut err = String::new();
+            let _ = glk.stderr.take().unwrap().read_to_string(&mut err);
+            panic!("glk ended before it recorded ({status}): {err}");
+        }
+        let Some(t) = common::tracefs_dir() else {
+            return false;
+        };
+        inst = t.join("instances").join(&name);
+        std::fs::read_to_string(inst.join(setting))
+            .is_ok_and(|s| !s.trim().is_empty() && s.trim() != "0" && s.trim() != "none")
+            && std::fs::read_to_string(inst.join("tracing_on")).is_ok_and(|s| s.trim() == "1")
+    });
+    inst
+}
+
+/// Two glk started at once where tracefs was not mounted: one mounted it, the other used
+/// that mount. The first to end (`first_err` is what it said) unmounted it only if it had
+/// mounted it and the other no longer used it; else it left tracefs mounted and said so,
+/// and the test unmounts it. Where tracefs was mounted, it still is.
+fn two_at_once_leave_tracefs_mounted_as_found(before: Option<PathBuf>, first_err: &str) {
+    let now = common::tracefs_dir();
+    let said = first_err.contains("stays mounted: another program uses it");
+    if before.is_some() || !said {
+        assert!(!said, "{first_err}");
+        assert_eq!(now, before, "tracefs mount state changed");
+        return;
+    }
+    let now = now.expect("said to stay mounted, but is not");
+    eprintln!("the glk that mounted tracefs left it mounted for the other; unmounting it");
+    let umount = Command::new("umount").arg(&now).status().unwrap();
+    assert!(umount.success(), "umount {}", now.display());
+}
+
+/// The first argument of [`marker_call`]'s getppid(2), which ignores its arguments.
+const MARKER: u64 = 0x00b1_e55e;
+
+/// A getppid(2) call whose ignored arguments `MARKER, n` `raw_syscalls:sys_enter` prints:
+/// a mark in this thread's system calls.
+fn marker_call(n: u64) {
+    // SAFETY: getppid takes no arguments and ignores what it is passed.
+    unsafe { libc::syscall(libc::SYS_getppid, MARKER, n) };
+}
+
 fn wait_for(what: &str, mut cond: impl FnMut() -> bool) {
     let t = Instant::now();
     while !cond() {
@@ -656,7 +707,9 @@ fn a_bad_filter_is_said_once() {
 /// The two live readers keep the same events: one `glk trace --reader raw` (ring-buffer
 /// pages, lines written by glk) and one `--reader text` (the kernel's `trace_pipe`), side
 /// by side with their own instances, see this thread's system calls alike, with the same
-/// bodies. `--reader raw` on an instance glk did not make is refused.
+/// bodies. The comparison runs between two marker calls made once both record, so what
+/// one reader saw while the other started or stopped does not count. `--reader raw` on an
+/// instance glk did not make is refused.
 #[test]
 fn live_raw_and_text_readers_agree() {
     let Some(_tracing) = common::live_tracing("live_raw_and_text_readers_agree") else {
@@ -666,6 +719,7 @@ fn live_raw_and_text_readers_agree() {
     // SAFETY: gettid(2) has no preconditions.
     let me = unsafe { libc::gettid() };
     let filter = format!("common_pid == {me}");
+    let mounted_before = common::tracefs_dir();
     let start = |reader: &str| {
         let out = scratch.path().join(format!("{reader}.jsonl"));
         let child = glk()
@@ -674,8 +728,9 @@ fn live_raw_and_text_readers_agree() {
                 "--events",
                 "raw_syscalls:sys_enter,raw_syscalls:sys_exit",
             ])
-            .args(["--filter", &filter, "--reader", reader, "--duration", "4"])
-            .args(["-o", out.to_str().unwrap()])
+            .args(["--filter", &filter, "--reader", reader])
+            // Stopped by SIGINT below; the duration only bounds a run this test left.
+            .args(["--duration", "60", "-o", out.to_str().unwrap()])
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
@@ -683,9 +738,10 @@ fn live_raw_and_text_readers_agree() {
     };
     let (mut raw, raw_out) = start("raw");
     let (mut text, text_out) = start("text");
-    for c in [&raw, &text] {
-        instance_tracing(&format!("glk-{}", c.id()));
+    for c in [&mut raw, &mut text] {
+        instance_recording(c, "events/raw_syscalls/sys_exit/filter");
     }
+    marker_call(1);
     for i in 0..3000 {
         // SAFETY: getppid(2) has no preconditions.
         unsafe { libc::getppid() };
@@ -693,11 +749,19 @@ fn live_raw_and_text_readers_agree() {
             let _ = std::fs::metadata(format!("/nonexistent/{i}"));
         }
     }
-    let raw_err = wait_ok(&mut raw);
-    let text_err = wait_ok(&mut text);
+    marker_call(2);
+    // Text ends first, then raw.
+    let stop = |c: &mut std::process::Child| {
+        // SAFETY: signalling our own child.
+        unsafe { libc::kill(c.id() as i32, libc::SIGINT) };
+        wait_ok(c)
+    };
+    let text_err = stop(&mut text);
+    let raw_err = stop(&mut raw);
     assert!(!raw_err.contains("warning"), "{raw_err}");
+    two_at_once_leave_tracefs_mounted_as_found(mounted_before, &text_err);
     let mine = |path: &Path| -> Vec<(String, String, String)> {
-        std::fs::read_to_string(path)
+        let all: Vec<_> = std::fs::read_to_string(path)
             .unwrap()
             .lines()
             .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
@@ -706,7 +770,14 @@ fn live_raw_and_text_readers_agree() {
                 let s = |k: &str| v[k].as_str().unwrap_or_default().to_string();
                 (s("event"), s("body"), s("comm"))
             })
-            .collect()
+            .collect();
+        let at = |n: u64| {
+            let call = format!("({MARKER:x}, {n:x},");
+            all.iter()
+                .position(|(ev, body, _)| ev == "sys_enter" && body.contains(&call))
+                .unwrap_or_else(|| panic!("{}: marker call {n} not recorded", path.display()))
+        };
+        all[at(1)..=at(2)].to_vec()
     };
     let (mut r, mut t) = (mine(&raw_out), mine(&text_out));
     assert!(r.len() > 6000, "raw: {} events\n{raw_err}", r.len());
@@ -725,9 +796,17 @@ fn live_raw_and_text_readers_agree() {
     // two instances' copies of events close in time may interleave differently.
     r.sort();
     t.sort();
-    assert_eq!(r.len(), t.len(), "raw:\n{raw_err}\ntext:\n{text_err}");
-    if let Some((a, b)) = r.iter().zip(&t).find(|(a, b)| a != b) {
-        panic!("raw {a:?}\ntext {b:?}");
+    if r != t {
+        let mut count = std::collections::BTreeMap::<_, (usize, usize)>::new();
+        r.iter().for_each(|e| count.entry(e).or_default().0 += 1);
+        t.iter().for_each(|e| count.entry(e).or_default().1 += 1);
+        count.retain(|_, (a, b)| a != b);
+        panic!(
+            "raw {} events, text {}; (raw, text) counts that differ: {count:?}\n\
+             raw:\n{raw_err}\ntext:\n{text_err}",
+            r.len(),
+            t.len()
+        );
     }
     let o = glk()
         .args([

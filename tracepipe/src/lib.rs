@@ -14,4 +14,4 @@ pub mod tracefs;
 
 pub use error::TraceError;
 pub use instance::{Instance, Losses};
-pub use tracefs::Tracefs;
+pub use tracefs::{Released, Tracefs};

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use traceparse::{decode_line, BlockReader, Decoded};
-use tracepipe::{Instance, TraceError};
+use tracepipe::{Instance, Released, TraceError, Tracefs};
 
 mod common;
 
@@ -184,4 +184,62 @@ fn a_panic_while_tracing_restores_everything() {
     }));
     assert!(r.is_err());
     assert!(!dir.exists(), "instance left behind after a panic");
+}
+
+/// The tracefs mount point of this process's mount table, if any.
+fn tracefs_mounted() -> Option<std::path::PathBuf> {
+    bundle::mounts::of_this_process()
+        .into_iter()
+        .find(|m| m.fs_type == "tracefs")
+        .map(|m| m.mount_point)
+}
+
+/// Where tracefs is not mounted, the first of two users mounts it and the second uses
+/// that mount. The one that mounted it, let go first, leaves it mounted and says so (a
+/// lazy unmount would pull it from under the other); the other leaves it as found. One
+/// alone unmounts what it mounted.
+#[test]
+fn a_mount_another_user_holds_is_never_pulled_from_under_it() {
+    let Some(_serial) = common::alone("a_mount_another_user_holds_is_never_pulled_from_under_it")
+    else {
+        return;
+    };
+    if let Some(dir) = tracefs_mounted() {
+        testdata::skip(
+            "a_mount_another_user_holds_is_never_pulled_from_under_it",
+            &format!(
+                "tracefs is mounted at {} already: glk does not mount it here",
+                dir.display()
+            ),
+        );
+        return;
+    }
+    let first = Tracefs::locate(true).unwrap();
+    let second = Tracefs::locate(true).unwrap();
+    assert!(first.mounted_by_us() && !second.mounted_by_us());
+    assert_eq!(first.dir(), second.dir());
+    let released = first.release();
+    let warning = released.warning().unwrap_or_default();
+    assert!(
+        matches!(released, Released::LeftMounted { .. }) && warning.contains("stays mounted"),
+        "{released:?}"
+    );
+    assert!(
+        second.dir().join("instances").is_dir(),
+        "pulled from under the second"
+    );
+    let name = format!("glk-test-held-{}", std::process::id());
+    let inst = Instance::open(&second, &name).unwrap();
+    inst.close().unwrap();
+    assert!(matches!(second.release(), Released::NotOurs));
+    let left = tracefs_mounted().expect("left mounted");
+    let umount = std::process::Command::new("umount")
+        .arg(&left)
+        .status()
+        .unwrap();
+    assert!(umount.success());
+    let alone = Tracefs::locate(true).unwrap();
+    assert!(alone.mounted_by_us());
+    assert!(matches!(alone.release(), Released::Unmounted));
+    assert_eq!(tracefs_mounted(), None);
 }

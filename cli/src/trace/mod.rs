@@ -766,7 +766,9 @@ fn live(args: &TraceArgs, show_progress: bool) -> Result<Recorded, Failure> {
     }
     let losses = inst.losses();
     inst.close()?;
-    drop(tfs);
+    if let Some(w) = tfs.release().warning() {
+        eprintln!("glk: warning: {w}");
+    }
     result?;
     read?;
     Ok(Recorded {

@@ -444,7 +444,9 @@ fn read(
         }
     }
     inst.close().map_err(io::Error::other)?;
-    drop(tfs);
+    if let Some(w) = tfs.release().warning() {
+        eprintln!("glk exporter: --trace: {w}");
+    }
     read.map(|_| ())
 }
 

@@ -10,9 +10,14 @@ static SERIAL: Mutex<()> = Mutex::new(());
 /// This machine's tracefs, held for `test` alone until the guard drops; `None` when not
 /// root (the test then says it was skipped, or fails under CI).
 pub fn tracefs(test: &str) -> Option<(MutexGuard<'static, ()>, Tracefs)> {
+    let serial = alone(test)?;
+    Some((serial, Tracefs::locate(true).unwrap()))
+}
+
+/// tracefs for `test` alone until the guard drops, not yet located; `None` when not root.
+pub fn alone(test: &str) -> Option<MutexGuard<'static, ()>> {
     if !testdata::as_root(test, "live tracefs tests need root") {
         return None;
     }
-    let serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    Some((serial, Tracefs::locate(true).unwrap()))
+    Some(SERIAL.lock().unwrap_or_else(|e| e.into_inner()))
 }
