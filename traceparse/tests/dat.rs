@@ -319,21 +319,32 @@ fn read_in_part(dat: &Path) -> (String, String) {
     }
 }
 
-/// A CPU whose data is said to run to nearly 2^64 bytes (a damaged size) is read to the
-/// file's end and said, never a panic.
+/// A CPU whose data is said to run to nearly 2^64 bytes (a damaged size) is read to where
+/// the next CPU's data begins, or for the last CPU to the file's end, and that is said,
+/// never a panic. CPU 0's pages are then every event the whole file's CPU 0 holds, and
+/// no page of CPU 1 is read twice.
 #[test]
 fn a_cpu_size_past_the_file_is_said() {
     let dir = testdata::path("real/trace-dat-nolock-6.1/small");
-    let mut v6 = bytes(&dir.join("v6.dat.xz"));
+    let v6 = bytes(&dir.join("v6.dat.xz"));
+    let (_scratch, full) = testdata::scratch_file("v6.dat");
+    std::fs::write(&full, &v6).unwrap();
+    let whole = events(&glk_reads(&full));
     let fly = v6.windows(10).position(|w| w == b"flyrecord\0").unwrap() + 10;
-    v6[fly + 8..fly + 16].copy_from_slice(&(u64::MAX - 5).to_le_bytes());
-    let (_scratch, dat) = testdata::scratch_file("v6.dat");
-    std::fs::write(&dat, &v6).unwrap();
-    let (_, err) = read_in_part(&dat);
-    assert!(
-        err.starts_with("a trace.dat read in part: the file ends inside CPU 0's data"),
-        "{err}"
-    );
+    let size_of_cpu = |cpu: usize| fly + 16 * cpu + 8;
+    for (cpu, said) in [
+        (0, "a trace.dat read in part: CPU 0's data size, 18446744073709551610 bytes, runs into CPU 1's data: read to where that begins"),
+        (1, "a trace.dat read in part: the file ends inside CPU 1's data"),
+    ] {
+        let mut damaged = v6.clone();
+        damaged[size_of_cpu(cpu)..size_of_cpu(cpu) + 8]
+            .copy_from_slice(&(u64::MAX - 5).to_le_bytes());
+        let (_s, dat) = testdata::scratch_file("damaged.dat");
+        std::fs::write(&dat, &damaged).unwrap();
+        let (text, err) = read_in_part(&dat);
+        assert!(err.starts_with(said), "CPU {cpu}: {err}");
+        assert_eq!(events(&text), whole, "CPU {cpu}");
+    }
 }
 
 /// A trace.dat cut short (copied while trace-cmd wrote it, a full disk), which `trace-cmd

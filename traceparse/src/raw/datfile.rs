@@ -767,7 +767,9 @@ impl Read for DatLines {
 
 /// The CPUs' data as far as the file holds it: a file cut short (copied while trace-cmd
 /// wrote it, a full disk) keeps its whole pages, and each CPU it ends inside of is said.
-/// Compressed data is read chunk by chunk: where the file ends, the reading stops.
+/// Compressed data is read chunk by chunk: where the file ends, the reading stops. A CPU
+/// whose size (damaged) runs into the next CPU's data is read to where that data begins,
+/// and that is said too: its pages are not read twice, once as another CPU's.
 fn within_file(
     cpus: &[CpuData],
     len: u64,
@@ -775,22 +777,38 @@ fn within_file(
     layout: PageLayout,
 ) -> (Vec<CpuData>, Vec<String>) {
     let page = layout.page_size as u64;
+    let whole_pages = |bytes: u64| {
+        if c == Compression::None {
+            bytes / page * page
+        } else {
+            bytes
+        }
+    };
     let mut cut = Vec::new();
     let data = cpus
         .iter()
         .map(|d| {
+            let mut d = *d;
+            let next = cpus.iter().filter(|o| o.offset > d.offset).min_by_key(|o| o.offset);
+            if let Some(next) = next.filter(|n| d.size > n.offset - d.offset) {
+                cut.push(format!(
+                    "CPU {}'s data size, {} bytes, runs into CPU {}'s data: read to where that begins",
+                    d.cpu, d.size, next.cpu
+                ));
+                d.size = whole_pages(next.offset - d.offset);
+            }
             let there = len.saturating_sub(d.offset);
             if c != Compression::None || d.size <= there {
-                return *d;
+                return d;
             }
-            let kept = there / page * page;
+            let kept = whole_pages(there);
             cut.push(format!(
                 "the file ends inside CPU {}'s data: {} of its {} pages read",
                 d.cpu,
                 kept / page,
                 d.size.div_ceil(page)
             ));
-            CpuData { size: kept, ..*d }
+            CpuData { size: kept, ..d }
         })
         .collect();
     (data, cut)
