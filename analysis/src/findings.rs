@@ -304,7 +304,7 @@ pub static CODES: [Code; 13] = [
     Code {
         code: FindingCode::UnparsedInput,
         severity: Severity::Warning,
-        means: "Some input lines could not be read: findings that need them may be missing.",
+        means: "Some input could not be read: findings that need it may be missing, and those that pair one input's events with another's (DLM round trips, cross-node waits, hand-offs) may be skewed: a DLM request that another node's unread events would have shown blocked counts as unblocked.",
         threshold: "any malformed line, or an input that could not be read to its end (a file cut short, a damaged trace.dat)",
         evidence: "the first malformed lines (file and line), and what stopped the reading",
         remedy: "Check the files named (truncated copies, another tool's output mixed in); glk read everything else.",
