@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use procfs::process::{MountInfo, MountInfos};
 use procfs::FromBufRead;
 
-/// One mount: its device, mount point and filesystem type.
+/// One mount: its device, mount point, filesystem type and source.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Mount {
     /// The device, `(major, minor)`.
@@ -15,6 +15,8 @@ pub struct Mount {
     pub mount_point: PathBuf,
     /// The filesystem type (`gfs2`, `debugfs`, `tracefs`...).
     pub fs_type: String,
+    /// The mount's source as given to mount(2) (a device, or a name such as `nodev`).
+    pub source: Option<String>,
 }
 
 impl Mount {
@@ -27,6 +29,7 @@ impl Mount {
             dev,
             mount_point: unescape(&m.mount_point),
             fs_type: m.fs_type,
+            source: m.mount_source,
         }
     }
 }
@@ -92,6 +95,7 @@ mod tests {
         assert_eq!(m[0].dev, Some((253, 16)));
         assert_eq!(m[0].mount_point, PathBuf::from("/mnt/gfs two"));
         assert_eq!(m[0].fs_type, "gfs2");
+        assert_eq!(m[0].source.as_deref(), Some("/dev/vdb"));
         assert_eq!(
             points_of(&m, "debugfs"),
             [PathBuf::from("/sys/kernel/debug")]

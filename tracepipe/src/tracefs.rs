@@ -1,12 +1,13 @@
 //! Finding tracefs: `/sys/kernel/tracing`, or `tracing/` inside debugfs; mounting it when
-//! neither is there and we are root (and unmounting it again when done, unless another
-//! program still uses it).
+//! neither is there and we are root, and unmounting it again when done.
 //!
-//! Two glk may start at once on a node where tracefs is not mounted (an exporter and a
-//! `glk trace`): one mounts it, the other finds it mounted. Each holds the mount open
-//! while it works, so the one that mounted it, ending first, does not pull it from under
-//! the other: its unmount then fails as busy, and tracefs stays mounted
-//! ([`Tracefs::release`] says so).
+//! glk mounts tracefs under the source name `glk` (`/proc/self/mounts` shows `glk
+//! /sys/kernel/tracing tracefs`), so that any glk knows a mount a glk made. Two glk may
+//! run at once on a node where tracefs was not mounted (an exporter and a `glk trace`):
+//! one mounts it, the other finds it. Each holds the mount open while it works, and
+//! unmounts a glk-made mount when done, never lazily: the unmount fails as busy while
+//! another user holds it, so the mount is never pulled from under anyone, and the last
+//! glk to let it go unmounts it. A mount another program made is left as found.
 
 use std::ffi::CString;
 use std::os::fd::{FromRawFd, OwnedFd};
@@ -15,6 +16,9 @@ use std::path::{Path, PathBuf};
 use crate::error::TraceError;
 
 const DEFAULT_MOUNT: &str = "/sys/kernel/tracing";
+
+/// The source name of the tracefs mounts glk makes.
+pub const MOUNT_SOURCE: &str = "glk";
 
 /// How many times [`Tracefs::locate`] looks again when another program mounts or
 /// unmounts tracefs while it looks.
@@ -26,7 +30,10 @@ pub struct Tracefs {
     dir: PathBuf,
     /// The path as handed to libtracefs, kept alive as long as it may use it.
     dir_c: CString,
+    /// This process mounted it.
     mounted_by_us: bool,
+    /// A glk mounted it (this one or another): it is unmounted when let go, if unused.
+    glk_made: bool,
     /// The mount point held open (`O_PATH`): while it is, the mount cannot be unmounted
     /// except lazily, by anyone.
     pin: Option<OwnedFd>,
@@ -35,40 +42,54 @@ pub struct Tracefs {
 /// What [`Tracefs::release`] did with the mount.
 #[derive(Debug)]
 pub enum Released {
-    /// Another program had mounted tracefs: it is left as found.
+    /// Another program mounted tracefs (or a glk's mount is gone already): it is left
+    /// as found.
     NotOurs,
-    /// glk had mounted tracefs and unmounted it.
+    /// A glk mounted tracefs, and it is unmounted now.
     Unmounted,
-    /// glk had mounted tracefs but could not unmount it (another program, or a second
-    /// glk, uses it now): it stays mounted.
+    /// A glk mounted tracefs, but another program (or another glk, which unmounts it
+    /// when done) uses it now: it stays mounted.
     LeftMounted {
         /// The mount point.
         dir: PathBuf,
         /// Why `umount` failed (busy, as a rule).
         error: std::io::Error,
+        /// This glk mounted it (and so changed what it found).
+        mounted_by_us: bool,
     },
 }
 
 impl Released {
-    /// What to tell the user: that tracefs, which glk mounted, stays mounted.
+    /// What to tell the user: that tracefs, which this glk mounted, stays mounted.
     pub fn warning(&self) -> Option<String> {
         match self {
-            Released::LeftMounted { dir, error } => Some(format!(
-                "tracefs, which glk mounted at {}, stays mounted: another program uses it ({error})",
+            Released::LeftMounted {
+                dir,
+                error,
+                mounted_by_us: true,
+            } => Some(format!(
+                "tracefs, mounted by glk at {}, stays mounted while another program uses it \
+                 ({error}; a glk using it unmounts it when done)",
                 dir.display()
             )),
-            Released::NotOurs | Released::Unmounted => None,
+            Released::LeftMounted { .. } | Released::NotOurs | Released::Unmounted => None,
         }
     }
 }
 
-/// (filesystem type, mount point) of this process's mounts ([`bundle::mounts`], as every
-/// mount table glk reads).
-fn mounts() -> Vec<(String, PathBuf)> {
-    bundle::mounts::of_this_process()
-        .into_iter()
-        .map(|m| (m.fs_type, m.mount_point))
-        .collect()
+/// A tracefs directory of the mounts now: tracefs itself (and whether a glk mounted it),
+/// or `tracing/` in debugfs.
+fn mounted_now() -> Option<(PathBuf, bool)> {
+    let m = bundle::mounts::of_this_process();
+    if let Some(t) = m.iter().find(|m| m.fs_type == "tracefs") {
+        let glk_made = t.source.as_deref() == Some(MOUNT_SOURCE);
+        return Some((t.mount_point.clone(), glk_made));
+    }
+    m.iter()
+        .filter(|m| m.fs_type == "debugfs")
+        .map(|m| m.mount_point.join("tracing"))
+        .find(|t| t.join("instances").is_dir())
+        .map(|t| (t, false))
 }
 
 /// Whether this process may control tracing (effective uid 0).
@@ -77,27 +98,16 @@ pub fn is_root() -> bool {
     unsafe { libc::geteuid() == 0 }
 }
 
-/// The tracefs directory of the mounts now: tracefs itself, or `tracing/` in debugfs.
-fn mounted_now() -> Option<PathBuf> {
-    let m = mounts();
-    if let Some((_, dir)) = m.iter().find(|(t, _)| t == "tracefs") {
-        return Some(dir.clone());
-    }
-    m.iter()
-        .filter(|(t, _)| t == "debugfs")
-        .map(|(_, dir)| dir.join("tracing"))
-        .find(|t| t.join("instances").is_dir())
-}
-
 /// Mounts tracefs at [`DEFAULT_MOUNT`]: `Ok(false)` when it is busy there (another
 /// program mounted it at the same moment).
 fn mount_tracefs() -> Result<bool, TraceError> {
     let target = CString::new(DEFAULT_MOUNT).expect("no NUL");
     let fstype = CString::new("tracefs").expect("no NUL");
+    let source = CString::new(MOUNT_SOURCE).expect("no NUL");
     // SAFETY: all pointers are valid NUL-terminated strings; data may be NULL.
     let rc = unsafe {
         libc::mount(
-            fstype.as_ptr(),
+            source.as_ptr(),
             target.as_ptr(),
             fstype.as_ptr(),
             0,
@@ -136,8 +146,8 @@ impl Tracefs {
     /// this looks is looked at again.
     pub fn locate(may_mount: bool) -> Result<Tracefs, TraceError> {
         for _ in 0..LOCATE_TRIES {
-            if let Some(dir) = mounted_now() {
-                match Tracefs::adopt(dir, false)? {
+            if let Some((dir, glk_made)) = mounted_now() {
+                match Tracefs::adopt(dir, false, glk_made)? {
                     Some(t) => return Ok(t),
                     None => continue,
                 }
@@ -148,7 +158,7 @@ impl Tracefs {
                 )));
             }
             if mount_tracefs()? {
-                if let Some(t) = Tracefs::adopt(PathBuf::from(DEFAULT_MOUNT), true)? {
+                if let Some(t) = Tracefs::adopt(PathBuf::from(DEFAULT_MOUNT), true, true)? {
                     return Ok(t);
                 }
             }
@@ -160,7 +170,11 @@ impl Tracefs {
     }
 
     /// Works in `dir`, holding it open; `None` when it is no longer there.
-    fn adopt(dir: PathBuf, mounted_by_us: bool) -> Result<Option<Tracefs>, TraceError> {
+    fn adopt(
+        dir: PathBuf,
+        mounted_by_us: bool,
+        glk_made: bool,
+    ) -> Result<Option<Tracefs>, TraceError> {
         let dir_c = CString::new(dir.as_os_str().as_encoded_bytes())
             .map_err(|_| TraceError::NoTracefs("tracefs path has a NUL byte".into()))?;
         let Some(pin) = pin(&dir_c) else {
@@ -173,20 +187,25 @@ impl Tracefs {
             dir,
             dir_c,
             mounted_by_us,
+            glk_made,
             pin: Some(pin),
         }))
     }
 
-    /// Lets the mount go: unmounts tracefs when glk mounted it and no other program uses
-    /// it (never lazily: a detached mount would vanish from under its other users).
-    /// Dropping a `Tracefs` does the same without saying what it did.
+    /// Lets the mount go: unmounts tracefs when a glk mounted it (this one or another)
+    /// and no other program uses it, never lazily: a detached mount would vanish from
+    /// under its other users. Dropping a `Tracefs` does the same without saying what it
+    /// did.
     pub fn release(mut self) -> Released {
         self.unmount()
     }
 
     fn unmount(&mut self) -> Released {
         self.pin = None;
-        if !std::mem::take(&mut self.mounted_by_us) {
+        let mounted_by_us = std::mem::take(&mut self.mounted_by_us);
+        // Looked at again: unmounted meanwhile by another glk, the mount point may hold
+        // another program's tracefs now.
+        if !std::mem::take(&mut self.glk_made) || mounted_now() != Some((self.dir.clone(), true)) {
             return Released::NotOurs;
         }
         // SAFETY: dir_c is a valid NUL-terminated path.
@@ -196,6 +215,7 @@ impl Tracefs {
             Released::LeftMounted {
                 dir: self.dir.clone(),
                 error: std::io::Error::last_os_error(),
+                mounted_by_us,
             }
         }
     }
@@ -205,9 +225,15 @@ impl Tracefs {
         &self.dir
     }
 
-    /// True when glk mounted tracefs itself (it is unmounted again on drop).
+    /// True when this glk mounted tracefs.
     pub fn mounted_by_us(&self) -> bool {
         self.mounted_by_us
+    }
+
+    /// True when a glk mounted tracefs, this one or another: it is unmounted when let go
+    /// and unused.
+    pub fn glk_made(&self) -> bool {
+        self.glk_made
     }
 
     /// Whether `events/SYSTEM/EVENT` (or `events/SYSTEM` with no event) exists.

@@ -194,29 +194,55 @@ fn tracefs_mounted() -> Option<std::path::PathBuf> {
         .map(|m| m.mount_point)
 }
 
-/// Where tracefs is not mounted, the first of two users mounts it and the second uses
-/// that mount. The one that mounted it, let go first, leaves it mounted and says so (a
-/// lazy unmount would pull it from under the other); the other leaves it as found. One
-/// alone unmounts what it mounted.
+/// Where tracefs is not mounted, the first of two users mounts it (source `glk`) and the
+/// second uses that mount. The one that mounted it, let go first, cannot unmount it while
+/// the second holds it and says so (a lazy unmount would pull it from under the second);
+/// the second, let go last, unmounts it. A glk mount left behind (a `kill -9`) is
+/// unmounted by the next glk to use it; another program's mount is left as found.
+///
+/// Run in a private mount namespace (`unshare`), where tracefs and debugfs are first
+/// unmounted: what this machine has mounted is not touched, and does not matter.
 #[test]
 fn a_mount_another_user_holds_is_never_pulled_from_under_it() {
-    let Some(_serial) = common::alone("a_mount_another_user_holds_is_never_pulled_from_under_it")
-    else {
+    const T: &str = "a_mount_another_user_holds_is_never_pulled_from_under_it";
+    if std::env::var_os(PRIVATE_NS).is_some() {
+        return mounts_in_a_private_namespace();
+    }
+    let Some(_serial) = common::alone(T) else {
         return;
     };
-    if let Some(dir) = tracefs_mounted() {
-        testdata::skip(
-            "a_mount_another_user_holds_is_never_pulled_from_under_it",
-            &format!(
-                "tracefs is mounted at {} already: glk does not mount it here",
-                dir.display()
-            ),
-        );
-        return;
+    let o = std::process::Command::new("unshare")
+        .args(["--mount", "--propagation", "private"])
+        .arg(std::env::current_exe().unwrap())
+        .args(["--exact", T, "--nocapture", "--test-threads", "1"])
+        .env(PRIVATE_NS, "1")
+        .output()
+        .expect("unshare (util-linux) runs");
+    let out = String::from_utf8_lossy(&o.stdout);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{out}\n{err}");
+    assert!(out.contains("1 passed"), "{out}\n{err}");
+}
+
+/// Set in the copy of this test run in its own mount namespace.
+const PRIVATE_NS: &str = "GLK_TEST_PRIVATE_MOUNT_NS";
+
+fn mounts_in_a_private_namespace() {
+    let run = |args: &[&str]| {
+        let s = std::process::Command::new(args[0])
+            .args(&args[1..])
+            .status();
+        assert!(s.unwrap().success(), "{args:?}");
+    };
+    for m in bundle::mounts::of_this_process() {
+        if m.fs_type == "tracefs" || m.fs_type == "debugfs" {
+            run(&["umount", "-l", m.mount_point.to_str().unwrap()]);
+        }
     }
+    assert_eq!(tracefs_mounted(), None);
     let first = Tracefs::locate(true).unwrap();
     let second = Tracefs::locate(true).unwrap();
-    assert!(first.mounted_by_us() && !second.mounted_by_us());
+    assert!(first.mounted_by_us() && !second.mounted_by_us() && second.glk_made());
     assert_eq!(first.dir(), second.dir());
     let released = first.release();
     let warning = released.warning().unwrap_or_default();
@@ -231,15 +257,20 @@ fn a_mount_another_user_holds_is_never_pulled_from_under_it() {
     let name = format!("glk-test-held-{}", std::process::id());
     let inst = Instance::open(&second, &name).unwrap();
     inst.close().unwrap();
-    assert!(matches!(second.release(), Released::NotOurs));
-    let left = tracefs_mounted().expect("left mounted");
-    let umount = std::process::Command::new("umount")
-        .arg(&left)
-        .status()
-        .unwrap();
-    assert!(umount.success());
-    let alone = Tracefs::locate(true).unwrap();
-    assert!(alone.mounted_by_us());
-    assert!(matches!(alone.release(), Released::Unmounted));
+    assert!(matches!(second.release(), Released::Unmounted));
     assert_eq!(tracefs_mounted(), None);
+    for (source, left) in [("glk", false), ("nodev", true)] {
+        run(&["mount", "-t", "tracefs", source, "/sys/kernel/tracing"]);
+        let found = Tracefs::locate(true).unwrap();
+        assert!(
+            !found.mounted_by_us() && found.glk_made() != left,
+            "{source}"
+        );
+        let released = found.release();
+        assert!(released.warning().is_none(), "{source}: {released:?}");
+        assert_eq!(tracefs_mounted().is_some(), left, "{source}: {released:?}");
+        if left {
+            run(&["umount", "/sys/kernel/tracing"]);
+        }
+    }
 }
