@@ -79,22 +79,43 @@ const V6: [&str; 4] = ["--file-version", "6", "--compression", "none"];
 
 /// Writes `dat` as `trace-cmd convert ARGS` makes it into `out`. False when trace-cmd is
 /// not there: the test `test` then says it was skipped (fails under CI).
+///
+/// `trace-cmd convert` mounts tracefs where it is not mounted (libtracefs looks for it)
+/// and leaves it mounted; as root it runs in a mount namespace of its own (`unshare`), so
+/// this machine's mounts are left as found.
 fn converted(test: &str, dat: &Path, args: [&str; 4], out: &Path) -> bool {
-    let run = std::process::Command::new("trace-cmd")
+    if let Err(e) = std::process::Command::new("trace-cmd")
+        .arg("--version")
+        .output()
+    {
+        testdata::skip(test, &format!("trace-cmd convert makes the files: {e}"));
+        return false;
+    }
+    let root = std::fs::metadata("/proc/self").is_ok_and(|m| {
+        use std::os::unix::fs::MetadataExt;
+        m.uid() == 0
+    });
+    let mut convert = if root {
+        let mut c = std::process::Command::new("unshare");
+        c.args(["--mount", "--propagation", "private", "trace-cmd"]);
+        c
+    } else {
+        std::process::Command::new("trace-cmd")
+    };
+    let o = convert
         .args(["convert", "-i"])
         .arg(dat)
         .args(args)
         .arg("-o")
         .arg(out)
-        .output();
-    match run {
-        Ok(o) if o.status.success() => true,
-        Ok(o) => panic!("trace-cmd convert: {}", String::from_utf8_lossy(&o.stderr)),
-        Err(e) => {
-            testdata::skip(test, &format!("trace-cmd convert makes the files: {e}"));
-            false
-        }
-    }
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "trace-cmd convert: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    true
 }
 
 /// A version 6 copy of the fixture `rel` (`trace-cmd convert`) and its bytes, to be

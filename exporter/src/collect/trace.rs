@@ -683,24 +683,40 @@ mod tests {
         assert_eq!(st.remote_demotes.values().sum::<u64>(), 20);
     }
 
+    /// On a kernel without gfs2 events, `--trace` fails naming them, makes no instance,
+    /// and leaves the tracefs mounts as found, whether tracefs was mounted or not.
     #[test]
     fn without_gfs2_events_start_fails_and_leaves_tracefs_alone() {
-        let Ok(tfs) = Tracefs::locate(false) else {
-            return testdata::skip("trace_start_without_gfs2", "no tracefs mounted");
-        };
-        if tfs.has_event("gfs2", None) {
-            return testdata::skip("trace_start_without_gfs2", "this kernel has gfs2 events");
+        const T: &str = "trace_start_without_gfs2";
+        if !testdata::as_root(T, "--trace needs root") {
+            return;
         }
-        let before = std::fs::read_dir(tfs.dir().join("instances"))
-            .map(|d| d.count())
-            .unwrap_or(0);
+        let mounted = || {
+            bundle::mounts::of_this_process()
+                .into_iter()
+                .filter(|m| m.fs_type == "tracefs")
+                .map(|m| (m.mount_point, m.source))
+                .collect::<Vec<_>>()
+        };
+        let before = mounted();
+        let tfs = Tracefs::locate(true).unwrap();
+        if tfs.has_event("gfs2", None) {
+            return testdata::skip(T, "this kernel has gfs2 events");
+        }
+        let instances = || {
+            std::fs::read_dir(tfs.dir().join("instances"))
+                .unwrap()
+                .count()
+        };
+        let made = instances();
         let e = Tracer::start(Path::new("/sys"))
             .err()
             .expect("no gfs2 events");
         assert!(e.to_string().contains("gfs2"), "{e}");
-        let after = std::fs::read_dir(tfs.dir().join("instances"))
-            .map(|d| d.count())
-            .unwrap_or(0);
-        assert_eq!(before, after);
+        assert_eq!(instances(), made);
+        drop(tfs);
+        assert_eq!(mounted(), before);
+        assert!(Tracer::start(Path::new("/sys")).is_err());
+        assert_eq!(mounted(), before);
     }
 }
