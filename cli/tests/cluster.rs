@@ -546,11 +546,9 @@ fn a_dropped_connection_leaves_the_node_tracefs_as_it_was() {
     let Some((t, sshd)) = two_nodes_in_scratch(T) else {
         return;
     };
-    let Some(tfs) = common::tracefs_dir().filter(|t| t.join("instances").is_dir()) else {
-        testdata::skip(T, "tracefs is not mounted");
-        return;
-    };
-    let before = glk_instances(&tfs);
+    let held = common::hold_tracefs();
+    let tfs = &held.dir;
+    let before = glk_instances(tfs);
     let out = t.path().join("c");
     let mut child = glk(
         &sshd,
@@ -575,7 +573,7 @@ fn a_dropped_connection_leaves_the_node_tracefs_as_it_was() {
     let until = Instant::now() + Duration::from_secs(20);
     let mut made = Vec::new();
     while Instant::now() < until && made.is_empty() {
-        made = glk_instances(&tfs)
+        made = glk_instances(tfs)
             .into_iter()
             .filter(|i| !before.contains(i))
             .collect();
@@ -586,11 +584,11 @@ fn a_dropped_connection_leaves_the_node_tracefs_as_it_was() {
     child.kill().unwrap();
     child.wait().unwrap();
     let until = Instant::now() + Duration::from_secs(20);
-    while Instant::now() < until && glk_instances(&tfs).iter().any(|i| made.contains(i)) {
+    while Instant::now() < until && glk_instances(tfs).iter().any(|i| made.contains(i)) {
         std::thread::sleep(Duration::from_millis(100));
     }
     assert!(
-        !glk_instances(&tfs).iter().any(|i| made.contains(i)),
+        !glk_instances(tfs).iter().any(|i| made.contains(i)),
         "instance {made:?} left behind"
     );
 }

@@ -78,6 +78,39 @@ pub fn tracefs_dir() -> Option<std::path::PathBuf> {
         .map(std::path::PathBuf::from)
 }
 
+/// tracefs mounted for as long as a test holds it: the machine's mount, or one the test
+/// made (source `glk-test`, which glk leaves as found), unmounted when dropped. A test that
+/// looks into tracefs after glk ended holds it: glk unmounts a mount it made, and what
+/// it may have left behind would not be seen.
+pub struct HeldTracefs {
+    /// The mount point.
+    pub dir: std::path::PathBuf,
+    made: bool,
+}
+
+/// Holds tracefs (as root): mounts it at /sys/kernel/tracing when it is not mounted.
+pub fn hold_tracefs() -> HeldTracefs {
+    if let Some(dir) = tracefs_dir() {
+        return HeldTracefs { dir, made: false };
+    }
+    let dir = std::path::PathBuf::from("/sys/kernel/tracing");
+    let s = std::process::Command::new("mount")
+        .args(["-t", "tracefs", "glk-test"])
+        .arg(&dir)
+        .status()
+        .unwrap();
+    assert!(s.success(), "mount -t tracefs");
+    HeldTracefs { dir, made: true }
+}
+
+impl Drop for HeldTracefs {
+    fn drop(&mut self) {
+        if self.made {
+            let _ = std::process::Command::new("umount").arg(&self.dir).status();
+        }
+    }
+}
+
 /// A scratch directory named `glk-NAME-…` (removed when dropped).
 pub fn scratch(name: &str) -> tempfile::TempDir {
     tempfile::Builder::new()
