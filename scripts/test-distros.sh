@@ -10,7 +10,7 @@
 #     .deb files into each with apt, and runs there, from /usr/bin:
 #     glk top and glk doctor on a real capture (their output must equal this machine's
 #     native build's on the same files) and, as root, glk trace on this machine's tracefs
-#     (which must be as it was afterwards).
+#     (mounted for the test where it is not; it must be as it was afterwards).
 # Needs root, debootstrap, rpm and the network to the Debian archive. Where it cannot make
 # its checks it says SKIPPED and exits 0, except under CI (CI set), where it fails.
 # The base userlands are kept in ~/.cache/glk-chroots and copied for each run.
@@ -210,6 +210,12 @@ for suite in "${suites[@]}"; do
         bad "$suite: glk doctor differs from the native build: $(diff <(echo "$expect_doctor") <(echo "$got_doctor") | head -20)"
     fi
 
+    # This machine's tracefs, or one mounted for the test (unmounted with the chroot's
+    # mounts) where nothing has mounted it.
+    if ! [ -d /sys/kernel/tracing/instances ] && [ -d /sys/kernel/tracing ] &&
+        mount -t tracefs glk-test /sys/kernel/tracing; then
+        mounts+=(/sys/kernel/tracing)
+    fi
     if [ -d /sys/kernel/tracing/instances ]; then
         mkdir -p "$r/sys/kernel/tracing"
         mount --bind /sys/kernel/tracing "$r/sys/kernel/tracing" && mounts+=("$r/sys/kernel/tracing")
