@@ -312,6 +312,37 @@ fn two_at_once_leave_tracefs_as_found(before: Option<PathBuf>, first_err: &str) 
     }
 }
 
+/// This thread bound to the CPU it runs on until dropped, when its CPU set is restored.
+struct OnThisCpu(libc::cpu_set_t);
+
+impl OnThisCpu {
+    fn new() -> OnThisCpu {
+        // SAFETY: cpu_set_t is plain data; all-zero is an empty set.
+        let mut before: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+        let size = std::mem::size_of::<libc::cpu_set_t>();
+        // SAFETY: `before` is a cpu_set_t of `size` bytes; 0 is this thread.
+        assert_eq!(unsafe { libc::sched_getaffinity(0, size, &mut before) }, 0);
+        // SAFETY: as above.
+        let mut one: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+        // SAFETY: sched_getcpu has no preconditions.
+        let cpu = unsafe { libc::sched_getcpu() };
+        assert!(cpu >= 0);
+        // SAFETY: `one` is a valid cpu_set_t and cpu is below CPU_SETSIZE.
+        unsafe { libc::CPU_SET(cpu as usize, &mut one) };
+        // SAFETY: `one` is a cpu_set_t of `size` bytes.
+        assert_eq!(unsafe { libc::sched_setaffinity(0, size, &one) }, 0);
+        OnThisCpu(before)
+    }
+}
+
+impl Drop for OnThisCpu {
+    fn drop(&mut self) {
+        let size = std::mem::size_of::<libc::cpu_set_t>();
+        // SAFETY: self.0 is the cpu_set_t read in `new`.
+        unsafe { libc::sched_setaffinity(0, size, &self.0) };
+    }
+}
+
 /// The first argument of [`marker_call`]'s getppid(2), which ignores its arguments.
 const MARKER: u64 = 0x00b1_e55e;
 
@@ -736,6 +767,10 @@ fn live_raw_and_text_readers_agree() {
     for c in [&mut raw, &mut text] {
         instance_recording(c, "events/raw_syscalls/sys_exit/filter");
     }
+    // On one CPU from the first marker to the readers' end: each reader orders the CPUs'
+    // events by their clocks, which need not agree, so a thread that moved could have a
+    // call after the last marker ordered before it.
+    let pinned = OnThisCpu::new();
     marker_call(1);
     for i in 0..3000 {
         // SAFETY: getppid(2) has no preconditions.
@@ -753,6 +788,7 @@ fn live_raw_and_text_readers_agree() {
     };
     let text_err = stop(&mut text);
     let raw_err = stop(&mut raw);
+    drop(pinned);
     assert!(!raw_err.contains("warning"), "{raw_err}");
     two_at_once_leave_tracefs_as_found(mounted_before, &text_err);
     let mine = |path: &Path| -> Vec<(String, String, String)> {
@@ -787,17 +823,15 @@ fn live_raw_and_text_readers_agree() {
     for e in r.iter_mut().chain(t.iter_mut()) {
         e.2.clear();
     }
-    // Each reader merges the CPUs by their clocks: when the thread moved between CPUs,
-    // two instances' copies of events close in time may interleave differently.
-    r.sort();
-    t.sort();
     if r != t {
+        let at = r.iter().zip(&t).position(|(a, b)| a != b);
+        eprintln!("first difference at {at:?}");
         let mut count = std::collections::BTreeMap::<_, (usize, usize)>::new();
         r.iter().for_each(|e| count.entry(e).or_default().0 += 1);
         t.iter().for_each(|e| count.entry(e).or_default().1 += 1);
         count.retain(|_, (a, b)| a != b);
         panic!(
-            "raw {} events, text {}; (raw, text) counts that differ: {count:?}\n\
+            "raw {} events, text {}, in order; (raw, text) counts that differ: {count:?}\n\
              raw:\n{raw_err}\ntext:\n{text_err}",
             r.len(),
             t.len()
