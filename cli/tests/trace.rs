@@ -312,6 +312,47 @@ fn two_at_once_leave_tracefs_as_found(before: Option<PathBuf>, first_err: &str) 
     }
 }
 
+/// Thread `tid`'s system calls in a `glk trace` JSON lines file, from the first marker
+/// call to the second, each as (event, body, command).
+fn between_markers(path: &Path, tid: i32) -> Vec<(String, String, String)> {
+    let all: Vec<_> = std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|v| v["pid"] == i64::from(tid))
+        .map(|v| {
+            let s = |k: &str| v[k].as_str().unwrap_or_default().to_string();
+            (s("event"), s("body"), s("comm"))
+        })
+        .collect();
+    let at = |n: u64| {
+        let call = format!("({MARKER:x}, {n:x},");
+        all.iter()
+            .position(|(ev, body, _)| ev == "sys_enter" && body.contains(&call))
+            .unwrap_or_else(|| panic!("{}: marker call {n} not recorded", path.display()))
+    };
+    all[at(1)..=at(2)].to_vec()
+}
+
+/// The two readers' events are the same, in the same order; else the first difference
+/// and the events whose counts differ are said, with `said` (what the readers said).
+fn assert_same_in_order<T: Ord + std::fmt::Debug>(r: &[T], t: &[T], said: &str) {
+    if r == t {
+        return;
+    }
+    let at = r.iter().zip(t).position(|(a, b)| a != b);
+    let mut count = std::collections::BTreeMap::<_, (usize, usize)>::new();
+    r.iter().for_each(|e| count.entry(e).or_default().0 += 1);
+    t.iter().for_each(|e| count.entry(e).or_default().1 += 1);
+    count.retain(|_, (a, b)| a != b);
+    panic!(
+        "raw {} events, text {}, first different at {at:?}; (raw, text) counts that \
+         differ: {count:?}\n{said}",
+        r.len(),
+        t.len()
+    );
+}
+
 /// This thread bound to the CPU it runs on until dropped, when its CPU set is restored.
 struct OnThisCpu(libc::cpu_set_t);
 
@@ -734,8 +775,7 @@ fn a_bad_filter_is_said_once() {
 /// pages, lines written by glk) and one `--reader text` (the kernel's `trace_pipe`), side
 /// by side with their own instances, see this thread's system calls alike, with the same
 /// bodies. The comparison runs between two marker calls made once both record, so what
-/// one reader saw while the other started or stopped does not count. `--reader raw` on an
-/// instance glk did not make is refused.
+/// one reader saw while the other started or stopped does not count.
 #[test]
 fn live_raw_and_text_readers_agree() {
     let Some(_tracing) = common::live_tracing("live_raw_and_text_readers_agree") else {
@@ -791,26 +831,10 @@ fn live_raw_and_text_readers_agree() {
     drop(pinned);
     assert!(!raw_err.contains("warning"), "{raw_err}");
     two_at_once_leave_tracefs_as_found(mounted_before, &text_err);
-    let mine = |path: &Path| -> Vec<(String, String, String)> {
-        let all: Vec<_> = std::fs::read_to_string(path)
-            .unwrap()
-            .lines()
-            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
-            .filter(|v| v["pid"] == i64::from(me))
-            .map(|v| {
-                let s = |k: &str| v[k].as_str().unwrap_or_default().to_string();
-                (s("event"), s("body"), s("comm"))
-            })
-            .collect();
-        let at = |n: u64| {
-            let call = format!("({MARKER:x}, {n:x},");
-            all.iter()
-                .position(|(ev, body, _)| ev == "sys_enter" && body.contains(&call))
-                .unwrap_or_else(|| panic!("{}: marker call {n} not recorded", path.display()))
-        };
-        all[at(1)..=at(2)].to_vec()
-    };
-    let (mut r, mut t) = (mine(&raw_out), mine(&text_out));
+    let (mut r, mut t) = (
+        between_markers(&raw_out, me),
+        between_markers(&text_out, me),
+    );
     assert!(r.len() > 6000, "raw: {} events\n{raw_err}", r.len());
     // The raw reader names this live thread as it is named now; trace_pipe may print
     // `<...>` (or a reused pid's old name) until the kernel saves the name.
@@ -823,20 +847,17 @@ fn live_raw_and_text_readers_agree() {
     for e in r.iter_mut().chain(t.iter_mut()) {
         e.2.clear();
     }
-    if r != t {
-        let at = r.iter().zip(&t).position(|(a, b)| a != b);
-        eprintln!("first difference at {at:?}");
-        let mut count = std::collections::BTreeMap::<_, (usize, usize)>::new();
-        r.iter().for_each(|e| count.entry(e).or_default().0 += 1);
-        t.iter().for_each(|e| count.entry(e).or_default().1 += 1);
-        count.retain(|_, (a, b)| a != b);
-        panic!(
-            "raw {} events, text {}, in order; (raw, text) counts that differ: {count:?}\n\
-             raw:\n{raw_err}\ntext:\n{text_err}",
-            r.len(),
-            t.len()
-        );
-    }
+    assert_same_in_order(&r, &t, &format!("raw:\n{raw_err}\ntext:\n{text_err}"));
+}
+
+/// `--reader raw` on an instance glk did not make is refused.
+#[test]
+fn the_raw_reader_refuses_an_instance_glk_did_not_make() {
+    let Some(_tracing) =
+        common::live_tracing("the_raw_reader_refuses_an_instance_glk_did_not_make")
+    else {
+        return;
+    };
     let o = glk()
         .args([
             "trace",

@@ -675,6 +675,22 @@ fn mark(inst: &Instance, label: &str, clock: Option<&str>) {
     }
 }
 
+/// The instance to trace in: the one named, or a private `glk-PID` one (removing those
+/// that killed glk left behind, and saying so).
+fn instance(tfs: &Tracefs, named: Option<&str>) -> Result<Instance, Failure> {
+    if let Some(name) = named {
+        return Ok(Instance::open(tfs, name)?);
+    }
+    let (inst, removed) = Instance::private(tfs)?;
+    for name in removed {
+        eprintln!(
+            "glk: removed tracefs instance {name}, left behind by a glk that was killed \
+             (its events had been recorded into its buffer until now)"
+        );
+    }
+    Ok(inst)
+}
+
 fn live(args: &TraceArgs, show_progress: bool) -> Result<Recorded, Failure> {
     stop::install();
     if !tracepipe::tracefs::is_root() {
@@ -684,19 +700,7 @@ fn live(args: &TraceArgs, show_progress: bool) -> Result<Recorded, Failure> {
         .into());
     }
     let tfs = Tracefs::locate(true)?;
-    let mut inst = match &args.instance {
-        Some(name) => Instance::open(&tfs, name)?,
-        None => {
-            let (inst, removed) = Instance::private(&tfs)?;
-            for name in removed {
-                eprintln!(
-                    "glk: removed tracefs instance {name}, left behind by a glk that was killed \
-                     (its events had been recorded into its buffer until now)"
-                );
-            }
-            inst
-        }
-    };
+    let mut inst = instance(&tfs, args.instance.as_deref())?;
     let pairs = set_up(&tfs, &mut inst, args)?;
     let prefer = match args.reader {
         ReaderKind::Auto => Prefer::Auto,
