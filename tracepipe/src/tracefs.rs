@@ -10,7 +10,7 @@
 //! glk to let it go unmounts it. A mount another program made is left as found.
 
 use std::ffi::CString;
-use std::os::fd::{FromRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
 
 use crate::error::TraceError;
@@ -126,8 +126,13 @@ fn mount_tracefs() -> Result<bool, TraceError> {
     )))
 }
 
-/// Opens `dir` with `O_PATH`, holding its mount; `None` when it is gone (unmounted since
-/// the mount table was read).
+/// `statfs`'s `f_type` of tracefs, and of debugfs (whose `tracing/` is tracing itself on
+/// kernels before 4.1, RHEL 7's).
+const TRACEFS_MAGIC: i64 = 0x7472_6163;
+const DEBUGFS_MAGIC: i64 = 0x6462_6720;
+
+/// Opens `dir` with `O_PATH`, holding its mount; `None` when it holds no tracing
+/// filesystem (unmounted since the mount table was read: the bare directory below).
 fn pin(dir: &CString) -> Option<OwnedFd> {
     // SAFETY: dir is a valid NUL-terminated path; the result is checked.
     let fd = unsafe {
@@ -137,7 +142,18 @@ fn pin(dir: &CString) -> Option<OwnedFd> {
         )
     };
     // SAFETY: a non-negative fd was just returned by open(2) and is owned by no one else.
-    (fd >= 0).then(|| unsafe { OwnedFd::from_raw_fd(fd) })
+    let fd = (fd >= 0).then(|| unsafe { OwnedFd::from_raw_fd(fd) })?;
+    // SAFETY: statfs is plain data; all-zero is a valid value to be overwritten.
+    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+    // SAFETY: fd is open (O_PATH descriptors may be given to fstatfs); st is writable.
+    if unsafe { libc::fstatfs(fd.as_raw_fd(), &mut st) } != 0 {
+        return None;
+    }
+    #[allow(clippy::unnecessary_cast)] // f_type's width differs between targets.
+    let magic = st.f_type as i64;
+    [TRACEFS_MAGIC, DEBUGFS_MAGIC]
+        .contains(&magic)
+        .then_some(fd)
 }
 
 impl Tracefs {
@@ -288,5 +304,27 @@ impl Tracefs {
 impl Drop for Tracefs {
     fn drop(&mut self) {
         self.unmount();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A directory that holds no tracing filesystem (a mount point whose tracefs was
+    /// unmounted meanwhile is such a bare directory) is not pinned as tracefs.
+    #[test]
+    fn only_a_tracing_filesystem_is_pinned() {
+        let c = |p: &str| CString::new(p).unwrap();
+        assert!(pin(&c("/proc")).is_none());
+        assert!(pin(&c(env!("CARGO_MANIFEST_DIR"))).is_none());
+        assert!(pin(&c("/nonexistent/glk")).is_none());
+        if let Some((dir, _)) = mounted_now() {
+            assert!(
+                pin(&c(dir.to_str().unwrap())).is_some(),
+                "{}",
+                dir.display()
+            );
+        }
     }
 }
