@@ -6,9 +6,10 @@
 # append to one shared file. One glk mounts tracefs, the other uses that mount; text is
 # stopped first, then raw. Saved per node: both outputs and what glk said (raw.log,
 # text.log, exit codes), the mounts before and after (mounts-before.txt, mounts-after.txt)
-# and the instances left (instances-after.txt). Expected: both exit 0; the glk that
-# mounted tracefs unmounts it, or, when it ended while the other still used it, leaves it
-# mounted and says `stays mounted`; no glk-PID instance is left.
+# and the instances left (instances-after.txt). Expected: both exit 0 with the same
+# events; the glk that mounted tracefs unmounts it, or, when it ended while the other
+# still used it, says `stays mounted` and the other unmounts it when it ends: neither
+# tracefs nor debugfs is mounted afterwards, and no glk-PID instance is left.
 . /mnt/share/cluster.sh
 lab_up
 lab_barrier mounted
