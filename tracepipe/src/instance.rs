@@ -51,6 +51,10 @@ impl Losses {
 
 /// A private tracefs instance, made by glk and removed (with everything it changed put
 /// back) when dropped.
+///
+/// Close or drop it before the [`Tracefs`] it was opened in: that may unmount tracefs,
+/// and libtracefs keeps that `Tracefs`'s path. Declare the `Tracefs` first, as variables
+/// drop last to first.
 #[derive(Debug)]
 pub struct Instance {
     ptr: NonNull<sys::tracefs_instance>,

@@ -363,7 +363,7 @@ impl Tracer {
             .name("glk-trace".into())
             .spawn({
                 let tally = tally.clone();
-                move || read(inst, tfs, (reader, tally), &st, &sp)
+                move || read(tfs, inst, (reader, tally), &st, &sp)
             })?;
         Ok(Tracer {
             state,
@@ -404,10 +404,11 @@ impl Drop for Tracer {
 }
 
 /// The tracing thread: reads blocks until stopped, then restores tracefs and says what the
-/// raw reader could not print, as `glk trace` does at its end.
+/// raw reader could not print, as `glk trace` does at its end. `tfs` comes first: on a
+/// panic, parameters drop last to first, and the instance must go before its tracefs.
 fn read(
-    mut inst: Instance,
     tfs: Tracefs,
+    mut inst: Instance,
     (reader, tally): (BlockReader, Option<RawTally>),
     state: &Mutex<State>,
     stop: &AtomicBool,
