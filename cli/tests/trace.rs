@@ -852,10 +852,8 @@ fn live_raw_and_text_readers_agree() {
 
 /// `--reader raw` on an instance glk did not make is refused.
 #[test]
-fn the_raw_reader_refuses_an_instance_glk_did_not_make() {
-    let Some(_tracing) =
-        common::live_tracing("the_raw_reader_refuses_an_instance_glk_did_not_make")
-    else {
+fn raw_reader_refuses_a_foreign_instance() {
+    let Some(_tracing) = common::live_tracing("raw_reader_refuses_a_foreign_instance") else {
         return;
     };
     let o = glk()
