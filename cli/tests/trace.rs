@@ -262,38 +262,30 @@ fn unknown_output_format_is_refused() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("unknown output format"));
 }
 
-/// Waits until the tracefs instance `name` is tracing, and returns its directory. Where
-/// tracefs is not mounted, glk mounts it itself: it is looked for only once glk runs.
-fn instance_tracing(name: &str) -> PathBuf {
-    let mut inst = PathBuf::new();
-    wait_for("the instance to be tracing", || {
-        let Some(t) = common::tracefs_dir() else {
-            return false;
-        };
-        inst = t.join("instances").join(name);
-        std::fs::read_to_string(inst.join("tracing_on")).is_ok_and(|s| s.trim() == "1")
-    });
-    inst
-}
-
-/// Waits until the instance of the live `glk` records: `setting` (an event's `enable` or `filter`
-/// file, written after the instance was created quiet) is set, then `tracing_on` is 1. In
-/// that order: a new instance records for a moment before glk turns it off.
-fn instance_recording(glk: &mut std::process::Child, setting: &str) -> PathBuf {
-    let name = format!("glk-{}", glk.id());
+/// Waits until the instance `name` of the live `glk` records, and returns its directory:
+/// `setting` (an event's `enable` or `filter` file, written after the instance was made
+/// quiet), when given, is set, then `tracing_on` is 1. In that order: a new instance
+/// records for a moment before glk turns it off. Where tracefs is not mounted, glk mounts
+/// it itself: it is looked for only once glk runs. A glk that ends first is a failure.
+fn instance_recording(glk: &mut std::process::Child, name: &str, setting: Option<&str>) -> PathBuf {
     let mut inst = PathBuf::new();
     wait_for("the instance to be recording", || {
         if let Some(status) = glk.try_wait().unwrap() {
             let mut err = String::new();
-            let _ = glk.stderr.take().unwrap().read_to_string(&mut err);
+            if let Some(mut e) = glk.stderr.take() {
+                let _ = e.read_to_string(&mut err);
+            }
             panic!("glk ended before it recorded ({status}): {err}");
         }
         let Some(t) = common::tracefs_dir() else {
             return false;
         };
-        inst = t.join("instances").join(&name);
-        std::fs::read_to_string(inst.join(setting))
-            .is_ok_and(|s| !s.trim().is_empty() && s.trim() != "0" && s.trim() != "none")
+        inst = t.join("instances").join(name);
+        let set = |f: &str| {
+            std::fs::read_to_string(inst.join(f))
+                .is_ok_and(|s| !s.trim().is_empty() && s.trim() != "0" && s.trim() != "none")
+        };
+        setting.is_none_or(set)
             && std::fs::read_to_string(inst.join("tracing_on")).is_ok_and(|s| s.trim() == "1")
     });
     inst
@@ -683,7 +675,11 @@ fn kill_9_then_the_next_run_removes_the_stale_instance() {
         .spawn()
         .unwrap();
     let name = format!("glk-{}", child.id());
-    let inst = instance_tracing(&name);
+    let inst = instance_recording(
+        &mut child,
+        &name,
+        Some("events/sched/sched_process_exec/enable"),
+    );
     child.kill().unwrap();
     child.wait().unwrap();
     assert!(
@@ -736,7 +732,7 @@ fn ftrace_print_is_always_recorded() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let inst = instance_tracing(&name);
+    let inst = instance_recording(&mut child, &name, None);
     std::fs::write(inst.join("trace_marker"), "glk-print-marker").unwrap();
     let err = wait_ok(&mut child);
     assert!(err.contains("ftrace:print always recorded"), "{err}");
@@ -805,7 +801,8 @@ fn live_raw_and_text_readers_agree() {
     let (mut raw, raw_out) = start("raw");
     let (mut text, text_out) = start("text");
     for c in [&mut raw, &mut text] {
-        instance_recording(c, "events/raw_syscalls/sys_exit/filter");
+        let name = format!("glk-{}", c.id());
+        instance_recording(c, &name, Some("events/raw_syscalls/sys_exit/filter"));
     }
     // On one CPU from the first marker to the readers' end: each reader orders the CPUs'
     // events by their clocks, which need not agree, so a thread that moved could have a
