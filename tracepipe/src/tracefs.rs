@@ -98,6 +98,15 @@ pub fn is_root() -> bool {
     unsafe { libc::geteuid() == 0 }
 }
 
+/// Whether the mount on top at `dir` (the last one listed there) is a tracefs a glk made.
+fn glk_mount_at(dir: &Path) -> bool {
+    bundle::mounts::of_this_process()
+        .into_iter()
+        .rev()
+        .find(|m| m.mount_point == dir)
+        .is_some_and(|m| m.fs_type == "tracefs" && m.source.as_deref() == Some(MOUNT_SOURCE))
+}
+
 /// Mounts tracefs at [`DEFAULT_MOUNT`]: `Ok(false)` when it is busy there (another
 /// program mounted it at the same moment).
 fn mount_tracefs() -> Result<bool, TraceError> {
@@ -219,9 +228,10 @@ impl Tracefs {
     fn unmount(&mut self) -> Released {
         self.pin = None;
         let mounted_by_us = std::mem::take(&mut self.mounted_by_us);
-        // Looked at again: unmounted meanwhile by another glk, the mount point may hold
-        // another program's tracefs now.
-        if !std::mem::take(&mut self.glk_made) || mounted_now() != Some((self.dir.clone(), true)) {
+        // Taken, so that the drop after `release` does nothing. The mount point is looked
+        // at again: unmounted meanwhile by another glk, it may hold another program's
+        // tracefs now.
+        if !std::mem::take(&mut self.glk_made) || !glk_mount_at(&self.dir) {
             return Released::NotOurs;
         }
         // SAFETY: dir_c is a valid NUL-terminated path.
