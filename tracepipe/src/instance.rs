@@ -6,6 +6,7 @@
 use std::ffi::{CStr, CString};
 use std::fs;
 use std::io::Write;
+use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 use std::ptr::NonNull;
 
@@ -52,12 +53,18 @@ impl Losses {
 /// A private tracefs instance, made by glk and removed (with everything it changed put
 /// back) when dropped.
 ///
-/// Close or drop it before the [`Tracefs`] it was opened in: that may unmount tracefs,
-/// and libtracefs keeps that `Tracefs`'s path. Declare the `Tracefs` first, as variables
-/// drop last to first.
+/// It holds the tracefs mount as the [`Tracefs`] it was opened in does, so that it can
+/// always be put back: a `Tracefs` let go first cannot unmount tracefs under it (and
+/// says that it stays mounted). Close or drop it first all the same, so that a tracefs
+/// glk mounted is unmounted: declare the `Tracefs` first, as variables drop last to
+/// first.
 #[derive(Debug)]
 pub struct Instance {
     ptr: NonNull<sys::tracefs_instance>,
+    /// The mount held open while the instance lives.
+    _mount: OwnedFd,
+    /// The handle is freed ([`Instance::close`] ran).
+    freed: bool,
     name: String,
     dir: PathBuf,
     created: bool,
@@ -91,6 +98,9 @@ impl Instance {
                 "bad instance name {name:?}"
             )));
         }
+        let mount = tfs.hold().map_err(|e| {
+            TraceError::Io(format!("holding tracefs at {}", tfs.dir().display()), e)
+        })?;
         let c = cstr(name)?;
         // SAFETY: c is a valid C string; a NULL result is handled.
         let p = unsafe { sys::tracefs_instance_create(c.as_ptr()) };
@@ -108,6 +118,8 @@ impl Instance {
         let created = unsafe { sys::tracefs_instance_is_new(ptr.as_ptr()) };
         let mut inst = Instance {
             ptr,
+            _mount: mount,
+            freed: false,
             name: name.to_string(),
             dir: tfs.dir().join("instances").join(name),
             created,
@@ -317,12 +329,15 @@ impl Instance {
 
     /// Puts everything back now, reporting what could not be restored.
     pub fn close(mut self) -> Result<(), TraceError> {
-        let r = self.restore();
-        std::mem::forget(self);
-        r
+        self.restore()
     }
 
+    /// Puts everything back and frees the handle, once: the drop after `close` does
+    /// nothing (but let the mount go).
     fn restore(&mut self) -> Result<(), TraceError> {
+        if std::mem::replace(&mut self.freed, true) {
+            return Ok(());
+        }
         let mut first_err = None;
         for (system, event) in std::mem::take(&mut self.enabled).into_iter().rev() {
             let sys_re = cstr(&format!("^{system}$"))?;
@@ -372,7 +387,7 @@ impl Instance {
                 ));
             }
         }
-        // SAFETY: the handle is freed exactly once (close forgets self; drop runs once).
+        // SAFETY: the handle is freed exactly once (`freed` is set above).
         unsafe { sys::tracefs_instance_free(self.ptr.as_ptr()) };
         first_err.map_or(Ok(()), Err)
     }

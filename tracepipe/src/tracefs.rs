@@ -28,7 +28,7 @@ const LOCATE_TRIES: usize = 3;
 #[derive(Debug)]
 pub struct Tracefs {
     dir: PathBuf,
-    /// The path as handed to libtracefs, kept alive as long as it may use it.
+    /// The path as a C string, for `umount2` (libtracefs keeps its own copy).
     dir_c: CString,
     /// This process mounted it.
     mounted_by_us: bool,
@@ -205,8 +205,7 @@ impl Tracefs {
         let Some(pin) = pin(&dir_c) else {
             return Ok(None);
         };
-        // SAFETY: dir_c is a valid NUL-terminated string that outlives every use through
-        // this Tracefs (libtracefs may copy it or keep the pointer).
+        // SAFETY: dir_c is a valid NUL-terminated string; libtracefs copies it (strdup).
         unsafe { libtracefs_sys::tracefs_set_tracing_dir(dir_c.as_ptr() as *mut _) };
         Ok(Some(Tracefs {
             dir,
@@ -243,6 +242,15 @@ impl Tracefs {
                 error: std::io::Error::last_os_error(),
                 mounted_by_us,
             }
+        }
+    }
+
+    /// Another hold on the mount (the pinned mount point, duplicated), for what works in
+    /// it longer than this `Tracefs` may live: an [`crate::Instance`].
+    pub(crate) fn hold(&self) -> std::io::Result<OwnedFd> {
+        match &self.pin {
+            Some(fd) => fd.try_clone(),
+            None => Err(std::io::Error::from_raw_os_error(libc::ENOENT)),
         }
     }
 

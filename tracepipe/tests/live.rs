@@ -198,7 +198,8 @@ fn tracefs_mounted() -> Option<std::path::PathBuf> {
 /// second uses that mount. The one that mounted it, let go first, cannot unmount it while
 /// the second holds it and says so (a lazy unmount would pull it from under the second);
 /// the second, let go last, unmounts it. A glk mount left behind (a `kill -9`) is
-/// unmounted by the next glk to use it; another program's mount is left as found.
+/// unmounted by the next glk to use it; another program's mount is left as found. An
+/// instance holds the mount as its `Tracefs` does.
 ///
 /// Run in a private mount namespace (`unshare`), where tracefs and debugfs are first
 /// unmounted: what this machine has mounted is not touched, and does not matter.
@@ -222,6 +223,25 @@ fn a_mount_another_user_holds_is_never_pulled_from_under_it() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "{out}\n{err}");
     assert!(out.contains("1 passed"), "{out}\n{err}");
+}
+
+/// An instance whose `Tracefs` is let go first holds the mount: it stays, said, until
+/// the instance is removed, and the next glk unmounts it.
+fn instance_outliving_its_tracefs(name: &str) {
+    let tfs = Tracefs::locate(true).unwrap();
+    let inst = Instance::open(&tfs, name).unwrap();
+    let released = tfs.release();
+    assert!(
+        matches!(released, Released::LeftMounted { .. }) && released.warning().is_some(),
+        "{released:?}"
+    );
+    let dir = inst.dir().to_path_buf();
+    assert!(dir.is_dir(), "{}", dir.display());
+    inst.close().unwrap();
+    assert!(!dir.exists(), "{} left behind", dir.display());
+    let next = Tracefs::locate(true).unwrap();
+    assert!(matches!(next.release(), Released::Unmounted));
+    assert_eq!(tracefs_mounted(), None);
 }
 
 /// Set in the copy of this test run in its own mount namespace.
@@ -259,6 +279,7 @@ fn mounts_in_a_private_namespace() {
     inst.close().unwrap();
     assert!(matches!(second.release(), Released::Unmounted));
     assert_eq!(tracefs_mounted(), None);
+    instance_outliving_its_tracefs(&name);
     for (source, left) in [("glk", false), ("nodev", true)] {
         run(&["mount", "-t", "tracefs", source, "/sys/kernel/tracing"]);
         let found = Tracefs::locate(true).unwrap();

@@ -69,13 +69,11 @@ pub fn evidence(f: &serde_json::Value) -> Vec<(String, u64)> {
         .collect()
 }
 
-/// tracefs's mount point, when mounted (from /proc/self/mounts).
+/// tracefs's mount point, when mounted (the first in the mount table, where glk works).
 pub fn tracefs_dir() -> Option<std::path::PathBuf> {
-    let m = std::fs::read_to_string("/proc/self/mounts").ok()?;
-    m.lines()
-        .find(|l| l.split(' ').nth(2) == Some("tracefs"))
-        .and_then(|l| l.split(' ').nth(1))
-        .map(std::path::PathBuf::from)
+    bundle::mounts::points_of(&bundle::mounts::of_this_process(), "tracefs")
+        .into_iter()
+        .next()
 }
 
 /// tracefs mounted for as long as a test holds it: the machine's mount, or one the test

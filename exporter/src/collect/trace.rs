@@ -405,7 +405,8 @@ impl Drop for Tracer {
 
 /// The tracing thread: reads blocks until stopped, then restores tracefs and says what the
 /// raw reader could not print, as `glk trace` does at its end. `tfs` comes first: on a
-/// panic, parameters drop last to first, and the instance must go before its tracefs.
+/// panic, parameters drop last to first, and the instance must go before its tracefs for
+/// a tracefs glk mounted to be unmounted (the instance holds the mount).
 fn read(
     tfs: Tracefs,
     mut inst: Instance,
