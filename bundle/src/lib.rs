@@ -23,6 +23,7 @@ pub mod lockcapture;
 pub mod mounts;
 pub mod procs;
 pub mod sos;
+mod tarball;
 
 use std::collections::BTreeMap;
 use std::io::{self, Read};
@@ -406,24 +407,28 @@ impl Unpacked {
         self.dir.path()
     }
 
-    /// Where a damaged or truncated tarball stopped being readable, in words naming the
-    /// tarball: the members before it were extracted, the rest could not be.
+    /// What of a damaged or truncated tarball could not be read, in words naming the
+    /// tarball: the damaged headers skipped (the members after them are extracted), or
+    /// where it stopped being readable.
     pub fn damage(&self) -> Option<&str> {
         self.damage.as_deref()
     }
 }
 
-/// Extracts a capture tarball (`.tar`, `.tar.zst`, `.tar.gz`, `.tar.xz`). A tarball that
-/// is damaged or cut short (an upload that stopped) gives what it holds before the damage,
-/// as GNU tar does, and says where it stopped ([`Unpacked::damage`]); one whose first
-/// member cannot be read is an error.
+/// Extracts a capture tarball (`.tar`, `.tar.zst`, `.tar.gz`, `.tar.xz`). A damaged one
+/// gives every member it can, as GNU tar does: a damaged header is skipped to the next
+/// whole header, and a tarball cut short (an upload that stopped) gives what it holds
+/// before the cut; what could not be read is said ([`Unpacked::damage`]). A tarball of
+/// which no member can be read is an error.
 pub fn unpack(tarball: &Path) -> io::Result<Unpacked> {
     let named = |e: io::Error| io::Error::new(e.kind(), format!("{}: {e}", tarball.display()));
     let dir = tempfile::Builder::new()
         .prefix("glk-capture-")
         .tempdir()
         .map_err(named)?;
-    let damage = extract(tarball, dir.path())
+    let input =
+        io::BufReader::with_capacity(1 << 16, glockparse::input::open(tarball).map_err(named)?);
+    let damage = tarball::extract(input, dir.path())
         .map_err(named)?
         .map(|d| format!("{}: {d}", tarball.display()));
     Ok(Unpacked { dir, damage })
@@ -691,48 +696,6 @@ fn loose_file(path: &Path) -> io::Result<NodeCapture> {
         node.snapshots.push(s);
     }
     Ok(node)
-}
-
-/// Extracts every member it can read: the damage that stopped it after the first
-/// member, in words; an error when not even the first could be read.
-fn extract(tarball: &Path, into: &Path) -> io::Result<Option<String>> {
-    std::fs::create_dir_all(into)?;
-    let mut ar = tar::Archive::new(io::BufReader::with_capacity(
-        1 << 16,
-        glockparse::input::open(tarball)?,
-    ));
-    let mut members = 0u64;
-    for entry in ar.entries()? {
-        let mut name = None;
-        // unpack_in refuses paths that would escape the directory.
-        let unpacked = entry.and_then(|mut e| {
-            // A member's name is the tarball's bytes: quoted, never echoed.
-            name = Some(glockparse::quote::quote(&e.path_bytes(), 200));
-            e.unpack_in(into)
-        });
-        match unpacked {
-            Ok(_) => members += 1,
-            Err(e) if members > 0 => {
-                let at = name.map_or(String::new(), |n| format!(" in `{n}`"));
-                return Ok(Some(format!(
-                    "damaged or cut short{at} after {members} whole member(s) ({}): what follows is not read",
-                    root_cause(&e)
-                )));
-            }
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(None)
-}
-
-/// The innermost cause of an error (the tar crate wraps an I/O error in words naming the
-/// temporary path it wrote to).
-fn root_cause(e: &io::Error) -> String {
-    let mut cause: &dyn std::error::Error = e;
-    while let Some(inner) = cause.source() {
-        cause = inner;
-    }
-    cause.to_string()
 }
 
 /// Finds the nodes behind `paths` (node directories, cluster directories, tarballs,

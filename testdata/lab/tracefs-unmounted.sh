@@ -1,15 +1,18 @@
 #!/bin/sh
 # Lab job (../shared/lab, run-cluster.sh, two nodes; copy cluster.sh into share/ too): two
-# `glk trace` started at once on a node where tracefs is not mounted (neither at
-# /sys/kernel/tracing nor under a debugfs, both unmounted here once the filesystem is up),
-# one `--reader raw`, one `--reader text`, on the gfs2 and dlm events while both nodes
-# append to one shared file. One glk mounts tracefs, the other uses that mount; text is
-# stopped first, then raw. Saved per node: both outputs and what glk said (raw.log,
-# text.log, exit codes), the mounts before and after (mounts-before.txt, mounts-after.txt)
-# and the instances left (instances-after.txt). Expected: both exit 0 with the same
-# events; the glk that mounted tracefs unmounts it, or, when it ended while the other
-# still used it, says `stays mounted` and the other unmounts it when it ends: neither
-# tracefs nor debugfs is mounted afterwards, and no glk-PID instance is left.
+# `glk trace` and a `glk exporter --trace` started at once on a node where tracefs is not
+# mounted (neither at /sys/kernel/tracing nor under a debugfs, both unmounted here once
+# the filesystem is up): one trace `--reader raw`, one `--reader text`, on the gfs2 and
+# dlm events while both nodes append to one shared file, and the exporter on :9929,
+# scraped once (scrape.prom). One glk mounts tracefs, the others use that mount; text is
+# stopped first, then the exporter, then raw. Saved per node: the outputs and what each
+# glk said (raw.log, text.log, exporter.log, exit codes), the mounts before and after
+# (mounts-before.txt, mounts-after.txt) and the instances left (instances-after.txt).
+# Expected: all exit 0, the two traces with the same events, the scrape with gfs2 trace
+# metrics; the glk that mounted tracefs unmounts it, or, when it ended while another
+# still used it, says `stays mounted` and the last to end unmounts it: the mounts
+# afterwards are those before (no tracefs, debugfs only as the exporter's two binds), and
+# no glk-PID instance is left.
 . /mnt/share/cluster.sh
 lab_up
 lab_barrier mounted
@@ -17,21 +20,34 @@ lab_shared_files log
 cd $OUT
 umount /sys/kernel/tracing
 umount /sys/kernel/debug
+# The exporter reads glocks and DLM dumps from debugfs, and a mounted debugfs would give
+# tracefs at its tracing/ (an automount): it gets debugfs's gfs2/ and dlm/ alone, bound
+# into a directory of their own, through --debugfs.
+mkdir -p /tmp/dbg /run/glkdbg/gfs2 /run/glkdbg/dlm
+mount -t debugfs none /tmp/dbg
+mount --bind /tmp/dbg/gfs2 /run/glkdbg/gfs2
+mount --bind /tmp/dbg/dlm /run/glkdbg/dlm
+umount /tmp/dbg
 grep -E 'tracefs|debugfs' /proc/self/mounts > $OUT/mounts-before.txt
 glk trace --events gfs2,dlm --reader raw -o $OUT/raw.txt > $OUT/raw.log 2>&1 &
 R=$!
 glk trace --events gfs2,dlm --reader text -o $OUT/text.txt > $OUT/text.log 2>&1 &
 T=$!
+glk exporter --trace --min-interval 1 --debugfs /run/glkdbg > /dev/null 2> $OUT/exporter.log &
+E=$!
 sleep 4
 end=$(($(date +%s) + 15)); i=0
 while [ $(date +%s) -lt $end ]; do
   i=$((i+1)); echo "$N $i" >> /gfs/shared/log; stat /gfs/shared > /dev/null
 done
 echo $i > $OUT/appends.txt
+curl -s -o $OUT/scrape.prom http://127.0.0.1:9929/metrics; echo $? > $OUT/scrape.rc
 sleep 2
 kill -INT $T; wait $T; echo $? > $OUT/text.rc
+kill -TERM $E; wait $E; echo $? > $OUT/exporter.rc
 kill -INT $R; wait $R; echo $? > $OUT/raw.rc
 grep -E 'tracefs|debugfs' /proc/self/mounts > $OUT/mounts-after.txt
+umount /run/glkdbg/gfs2 /run/glkdbg/dlm
 mount -t tracefs none /sys/kernel/tracing 2>/dev/null
 ls /sys/kernel/tracing/instances > $OUT/instances-after.txt 2>&1
 mount -t debugfs none /sys/kernel/debug

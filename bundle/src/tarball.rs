@@ -1,0 +1,381 @@
+//! Extracting a tarball as GNU tar reads a damaged one: a member whose header is damaged
+//! is skipped, and reading goes on at the next block that is a whole header ("Skipping to
+//! next header"), so that the members after the damage are not lost. Zero blocks that end
+//! the archive early are looked past in the same way (GNU tar's `--ignore-zeros`). A
+//! stream cut short (an upload that stopped) or one the decompressor cannot read further
+//! ends the extraction: nothing after it can be read.
+
+use std::io::{self, Read};
+use std::path::Path;
+
+/// A tar block: headers and data are laid out in these.
+const BLOCK: usize = 512;
+
+/// Damaged places said in full; the rest are counted.
+const DAMAGE_SAID: usize = 8;
+
+/// A reader that counts the bytes read through it: where in the (decompressed) stream
+/// the archive is.
+struct Counted<R> {
+    inner: R,
+    pos: u64,
+}
+
+impl<R: Read> Read for Counted<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.pos += n as u64;
+        Ok(n)
+    }
+}
+
+/// Why reading members stopped.
+enum Stop {
+    /// The end of the archive: a zero block, or the end of the stream.
+    End,
+    /// A header could not be read (damaged, or its ends read wrongly).
+    Header(io::Error),
+    /// A member's data could not be read or written (the stream was cut short, say).
+    Data(io::Error, String),
+}
+
+/// Extracts every member it can read into `into`: a damaged header is skipped to the next
+/// whole header, and members after an early end of the archive are read too. Returns what
+/// could not be read, in words (`None`: nothing); an error when no member at all could be.
+pub(crate) fn extract(input: impl Read, into: &Path) -> io::Result<Option<String>> {
+    std::fs::create_dir_all(into)?;
+    let mut input = Counted {
+        inner: input,
+        pos: 0,
+    };
+    let mut members = 0u64;
+    let mut damage = Vec::new();
+    let mut found = None;
+    loop {
+        let bad_header = match read_members(&mut input, found.take(), into, &mut members)? {
+            Stop::End => None,
+            Stop::Header(e) => Some((header_start(input.pos), root_cause(&e))),
+            Stop::Data(e, name) if members == 0 => {
+                return Err(io::Error::new(
+                    e.kind(),
+                    format!("`{name}`: {}", root_cause(&e)),
+                ));
+            }
+            Stop::Data(e, name) => {
+                damage.push(format!(
+                    "damaged or cut short in `{name}` after {members} whole member(s) ({}): what follows is not read",
+                    root_cause(&e)
+                ));
+                break;
+            }
+        };
+        let from = input.pos.next_multiple_of(BLOCK as u64);
+        let what = match &bad_header {
+            Some((at, cause)) => format!("a damaged header at byte {at} ({cause})"),
+            None => format!("the archive's end at byte {from} (zero blocks)"),
+        };
+        match next_header(&mut input) {
+            Ok(Some(block)) => {
+                let (at, next) = (bad_header.map_or(from, |b| b.0), input.pos - BLOCK as u64);
+                damage.push(format!(
+                    "{what} after {members} whole member(s): skipped to the next header, at byte {next} ({} bytes passed over)",
+                    next - at
+                ));
+                found = Some(block);
+            }
+            Ok(None) => {
+                if let Some((_, cause)) = bad_header {
+                    if members == 0 {
+                        return Err(io::Error::new(
+                            io::ErrorKind::InvalidData,
+                            format!("not a tar archive: {cause}, and no whole header after it"),
+                        ));
+                    }
+                    damage.push(format!(
+                        "{what} after {members} whole member(s), and no whole header after it"
+                    ));
+                }
+                break;
+            }
+            Err(e) if members == 0 => return Err(e),
+            Err(e) => {
+                damage.push(format!(
+                    "{what} after {members} whole member(s), and unreadable after byte {} ({}): what follows is not read",
+                    input.pos,
+                    root_cause(&e)
+                ));
+                break;
+            }
+        }
+    }
+    Ok(said(damage))
+}
+
+/// Reads members until one cannot be: `first`, a header already read (found by
+/// [`next_header`]), comes before the rest of `input`.
+fn read_members<R: Read>(
+    input: &mut Counted<R>,
+    first: Option<[u8; BLOCK]>,
+    into: &Path,
+    members: &mut u64,
+) -> io::Result<Stop> {
+    let first = first.map_or_else(Vec::new, |b| b.to_vec());
+    let mut ar = tar::Archive::new(io::Cursor::new(first).chain(input));
+    for entry in ar.entries()? {
+        let mut e = match entry {
+            Ok(e) => e,
+            Err(e) => return Ok(Stop::Header(e)),
+        };
+        // A member's name is the tarball's bytes: quoted, never echoed.
+        let name = glockparse::quote::quote(&e.path_bytes(), 200);
+        // unpack_in refuses paths that would escape the directory.
+        match e.unpack_in(into) {
+            Ok(_) => *members += 1,
+            Err(err) => return Ok(Stop::Data(err, name)),
+        }
+    }
+    Ok(Stop::End)
+}
+
+/// Where the header that ended at `pos` began (the tar crate reads a whole block first).
+fn header_start(pos: u64) -> u64 {
+    pos.next_multiple_of(BLOCK as u64)
+        .saturating_sub(BLOCK as u64)
+}
+
+/// The next block of `input`, from the next block boundary, that is a whole header (not
+/// all zeros, its checksum right); `None` at the end of the stream.
+fn next_header<R: Read>(input: &mut Counted<R>) -> io::Result<Option<[u8; BLOCK]>> {
+    let pad = input.pos.next_multiple_of(BLOCK as u64) - input.pos;
+    io::copy(&mut input.by_ref().take(pad), &mut io::sink())?;
+    let mut block = [0u8; BLOCK];
+    loop {
+        let mut got = 0;
+        while got < BLOCK {
+            match input.read(&mut block[got..])? {
+                0 => return Ok(None),
+                n => got += n,
+            }
+        }
+        if is_header(&block) {
+            return Ok(Some(block));
+        }
+    }
+}
+
+/// Whether a block is a header: not all zeros, and its checksum (the sum of its bytes,
+/// the checksum field counted as spaces) is the one it holds.
+fn is_header(block: &[u8; BLOCK]) -> bool {
+    if block.iter().all(|&b| b == 0) {
+        return false;
+    }
+    let sum: u32 = block[..148]
+        .iter()
+        .chain(&block[156..])
+        .map(|&b| u32::from(b))
+        .sum::<u32>()
+        + 8 * u32::from(b' ');
+    tar::Header::from_byte_slice(block)
+        .cksum()
+        .is_ok_and(|c| c == sum)
+}
+
+/// The damaged places as one text, the first [`DAMAGE_SAID`] in full.
+fn said(damage: Vec<String>) -> Option<String> {
+    if damage.len() <= DAMAGE_SAID {
+        return (!damage.is_empty()).then(|| damage.join("; "));
+    }
+    let more = damage.len() - DAMAGE_SAID;
+    Some(format!(
+        "{}; and {more} more damaged place(s)",
+        damage[..DAMAGE_SAID].join("; ")
+    ))
+}
+
+/// The innermost cause of an error (the tar crate wraps an I/O error in words naming the
+/// temporary path it wrote to), quoted: it may hold a member's name, the tarball's bytes.
+fn root_cause(e: &io::Error) -> String {
+    let mut cause: &dyn std::error::Error = e;
+    while let Some(inner) = cause.source() {
+        cause = inner;
+    }
+    glockparse::quote::quote(cause.to_string().as_bytes(), 300)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A tarball of members `m0`..`mN` (member `i` holds `i + 1` blocks of its letter) and
+    /// where each member's header begins.
+    fn tarball(n: usize) -> (Vec<u8>, Vec<usize>) {
+        let mut b = tar::Builder::new(Vec::new());
+        let mut starts = Vec::new();
+        for i in 0..n {
+            starts.push(b.get_ref().len());
+            let data = vec![b'a' + i as u8; (i + 1) * BLOCK];
+            let mut h = tar::Header::new_gnu();
+            h.set_size(data.len() as u64);
+            h.set_mode(0o644);
+            h.set_cksum();
+            b.append_data(&mut h, format!("m{i}"), &data[..]).unwrap();
+        }
+        (b.into_inner().unwrap(), starts)
+    }
+
+    /// The members extracted (name and size), and the damage said.
+    type Extracted = (Vec<(String, u64)>, Option<String>);
+
+    /// Extracts `bytes`.
+    fn read(bytes: &[u8]) -> io::Result<Extracted> {
+        let dir = tempfile::tempdir().unwrap();
+        let damage = extract(bytes, dir.path())?;
+        let mut found: Vec<(String, u64)> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .flatten()
+            .map(|e| {
+                let name = e.file_name().to_string_lossy().into_owned();
+                (name, e.metadata().unwrap().len())
+            })
+            .collect();
+        found.sort();
+        Ok((found, damage))
+    }
+
+    /// Members `names`, whole, in the order `read` gives them.
+    fn members(names: &[usize]) -> Vec<(String, u64)> {
+        let mut v: Vec<_> = names
+            .iter()
+            .map(|&i| (format!("m{i}"), ((i + 1) * BLOCK) as u64))
+            .collect();
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn a_whole_tarball_is_read_without_a_word() {
+        let (t, _) = tarball(4);
+        assert_eq!(read(&t).unwrap(), (members(&[0, 1, 2, 3]), None));
+        // As GNU tar writes it: padded with zeros to a 10 KiB record.
+        let mut padded = t.clone();
+        padded.resize(t.len().next_multiple_of(10240), 0);
+        assert_eq!(read(&padded).unwrap(), (members(&[0, 1, 2, 3]), None));
+    }
+
+    /// A damaged header costs its member only: the members after it are read, and the
+    /// skip is said with where it was.
+    #[test]
+    fn a_damaged_header_costs_only_its_member() {
+        let (mut t, starts) = tarball(4);
+        t[starts[2]] ^= 0x20;
+        let (found, damage) = read(&t).unwrap();
+        assert_eq!(found, members(&[0, 1, 3]));
+        let next = starts[3];
+        assert_eq!(
+            damage.unwrap(),
+            format!(
+                "a damaged header at byte {} (archive header checksum mismatch) after 2 whole \
+                 member(s): skipped to the next header, at byte {next} ({} bytes passed over)",
+                starts[2],
+                next - starts[2]
+            )
+        );
+        // The first member's header: all the others are read.
+        let (mut t, _) = tarball(3);
+        t[100] ^= 0x01;
+        let (found, damage) = read(&t).unwrap();
+        assert_eq!(found, members(&[1, 2]));
+        assert!(
+            damage.unwrap().starts_with("a damaged header at byte 0 "),
+            "the first header"
+        );
+    }
+
+    /// Zero blocks where a header should be (a hole in a copy, or two archives one after
+    /// the other) end the archive early: what follows is read as well, and said.
+    #[test]
+    fn members_after_zero_blocks_are_read() {
+        let (mut t, starts) = tarball(3);
+        t[starts[1]..starts[1] + BLOCK].fill(0);
+        let (found, damage) = read(&t).unwrap();
+        assert_eq!(found, members(&[0, 2]));
+        assert_eq!(
+            damage.unwrap(),
+            format!(
+                "the archive's end at byte {} (zero blocks) after 1 whole member(s): skipped \
+                 to the next header, at byte {} ({} bytes passed over)",
+                starts[1] + BLOCK,
+                starts[2],
+                starts[2] - starts[1] - BLOCK
+            )
+        );
+    }
+
+    /// Damage at the end: a damaged last header, or a cut inside the last member (whose
+    /// part before the cut is kept, as GNU tar keeps it).
+    #[test]
+    fn damage_with_nothing_after_it_is_said() {
+        let (mut t, starts) = tarball(3);
+        t[starts[2] + 5] ^= 0x40;
+        let (found, damage) = read(&t).unwrap();
+        assert_eq!(found, members(&[0, 1]));
+        assert_eq!(
+            damage.unwrap(),
+            format!(
+                "a damaged header at byte {} (archive header checksum mismatch) after 2 whole \
+                 member(s), and no whole header after it",
+                starts[2]
+            )
+        );
+        let (t, starts) = tarball(3);
+        let (found, damage) = read(&t[..starts[2] + BLOCK + 100]).unwrap();
+        let mut cut = members(&[0, 1]);
+        cut.push(("m2".into(), 100));
+        assert_eq!(found, cut);
+        assert!(
+            damage
+                .as_deref()
+                .unwrap()
+                .starts_with("damaged or cut short in `m2` after 2 whole member(s)"),
+            "{damage:?}"
+        );
+    }
+
+    /// What the tar crate says of a damaged header reaches the terminal quoted: here a
+    /// checksum field that is no number, in a header naming its member with an escape.
+    #[test]
+    fn what_a_damaged_header_says_is_quoted() {
+        let (mut t, starts) = tarball(2);
+        t[starts[1]..starts[1] + 4].copy_from_slice(b"\x1b[2J");
+        t[starts[1] + 148..starts[1] + 156].copy_from_slice(b"zzzzzzzz");
+        let (found, damage) = read(&t).unwrap();
+        assert_eq!(found, members(&[0]));
+        let damage = damage.unwrap();
+        assert!(!damage.contains('\x1b'), "{damage}");
+        assert!(damage.contains("\\x1b[2J"), "{damage}");
+    }
+
+    /// A file with no whole header is no tar archive; damage in each of many headers is
+    /// said for the first few, the rest counted.
+    #[test]
+    fn no_header_is_an_error_and_many_damaged_ones_are_counted() {
+        let e = read(&[b'x'; 4 * BLOCK]).unwrap_err();
+        assert!(e.to_string().starts_with("not a tar archive: "), "{e}");
+        let (mut t, starts) = tarball(20);
+        for s in starts.iter().skip(1).step_by(2) {
+            t[*s] ^= 0x20;
+        }
+        let (found, damage) = read(&t).unwrap();
+        assert_eq!(found, members(&[0, 2, 4, 6, 8, 10, 12, 14, 16, 18]));
+        let damage = damage.unwrap();
+        assert_eq!(
+            damage.matches("a damaged header").count(),
+            DAMAGE_SAID,
+            "{damage}"
+        );
+        assert!(
+            damage.ends_with("; and 2 more damaged place(s)"),
+            "{damage}"
+        );
+    }
+}
