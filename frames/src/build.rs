@@ -70,108 +70,70 @@ where
     Series::new(name.into(), v).into_column()
 }
 
-#[derive(Default)]
-struct GlockCols {
-    snap: SnapCols,
-    glock: Vec<String>,
-    gltype: Vec<String>,
-    number: Vec<u64>,
-    state: Vec<&'static str>,
-    target: Vec<&'static str>,
-    demote_state: Vec<&'static str>,
-    demote_us: Vec<u64>,
-    flags: Vec<String>,
-    refs: Vec<i64>,
-    holders: Vec<u32>,
-    waiters: Vec<u32>,
-    inode_size: Vec<Option<u64>>,
-    file_type: Vec<Option<&'static str>>,
+/// A snapshot frame's column builder, each column declared once: `field: Type = "name" <-
+/// value`, the value computed from the row bound to the name given after `as`. The frame
+/// begins with the snapshot columns ([`SnapCols`]), then these, in order.
+macro_rules! snapshot_table {
+    (
+        $(#[$doc:meta])*
+        $cols:ident of $row:ty as $r:ident {
+            $($field:ident: $ty:ty = $name:literal <- $val:expr,)*
+        }
+    ) => {
+        $(#[$doc])*
+        #[derive(Default)]
+        struct $cols {
+            snap: SnapCols,
+            $($field: Vec<$ty>,)*
+        }
+
+        impl $cols {
+            fn push(&mut self, $r: &$row) {
+                self.snap.push(&$r.at);
+                $(self.$field.push($val);)*
+            }
+
+            fn frame(self) -> PolarsResult<DataFrame> {
+                let mut c = self.snap.columns();
+                c.extend([$(col($name, self.$field)),*]);
+                DataFrame::new_infer_height(c)
+            }
+        }
+    };
 }
 
-#[derive(Default)]
-struct HolderCols {
-    snap: SnapCols,
-    glock: Vec<String>,
-    gltype: Vec<String>,
-    role: Vec<&'static str>,
-    pid: Vec<i64>,
-    comm: Vec<String>,
-    state: Vec<&'static str>,
-    flags: Vec<String>,
-    caller: Vec<String>,
-    error: Vec<i64>,
-    line: Vec<u64>,
-}
-
-impl GlockCols {
-    fn push(&mut self, g: &GlockRow) {
-        self.snap.push(&g.at);
-        self.glock.push(g.glock.to_string());
-        self.gltype.push(g.glock.glock_type().name().into_owned());
-        self.number.push(g.glock.number);
-        self.state.push(g.state.as_str());
-        self.target.push(g.target.as_str());
-        self.demote_state.push(g.demote_state.as_str());
-        self.demote_us.push(g.demote_us);
-        self.flags.push(g.flags.to_string());
-        self.refs.push(g.refs);
-        self.holders.push(g.holders);
-        self.waiters.push(g.waiters);
-        self.inode_size.push(g.inode_size);
-        self.file_type.push(g.file_type);
-    }
-
-    fn frame(self) -> PolarsResult<DataFrame> {
-        let mut c = self.snap.columns();
-        c.extend([
-            col("glock", self.glock),
-            col("type", self.gltype),
-            col("number", self.number),
-            col("state", self.state),
-            col("target", self.target),
-            col("demote_state", self.demote_state),
-            col("demote_us", self.demote_us),
-            col("flags", self.flags),
-            col("refs", self.refs),
-            col("holders", self.holders),
-            col("waiters", self.waiters),
-            col("inode_size", self.inode_size),
-            col("file_type", self.file_type),
-        ]);
-        DataFrame::new_infer_height(c)
+snapshot_table! {
+    /// The `glocks` frame.
+    GlockCols of GlockRow as g {
+        glock: String = "glock" <- g.glock.to_string(),
+        gltype: String = "type" <- g.glock.glock_type().name().into_owned(),
+        number: u64 = "number" <- g.glock.number,
+        state: &'static str = "state" <- g.state.as_str(),
+        target: &'static str = "target" <- g.target.as_str(),
+        demote_state: &'static str = "demote_state" <- g.demote_state.as_str(),
+        demote_us: u64 = "demote_us" <- g.demote_us,
+        flags: String = "flags" <- g.flags.to_string(),
+        refs: i64 = "refs" <- g.refs,
+        holders: u32 = "holders" <- g.holders,
+        waiters: u32 = "waiters" <- g.waiters,
+        inode_size: Option<u64> = "inode_size" <- g.inode_size,
+        file_type: Option<&'static str> = "file_type" <- g.file_type,
     }
 }
 
-impl HolderCols {
-    fn push(&mut self, h: &Hold) {
-        self.snap.push(&h.at);
-        self.glock.push(h.glock.to_string());
-        self.gltype.push(h.glock.glock_type().name().into_owned());
-        self.role.push(h.role.as_str());
-        self.pid.push(h.pid);
-        self.comm.push(h.comm.to_string());
-        self.state.push(h.state.as_str());
-        self.flags.push(h.flags.to_string());
-        self.caller.push(h.caller.to_string());
-        self.error.push(h.error);
-        self.line.push(h.line);
-    }
-
-    fn frame(self) -> PolarsResult<DataFrame> {
-        let mut c = self.snap.columns();
-        c.extend([
-            col("glock", self.glock),
-            col("type", self.gltype),
-            col("role", self.role),
-            col("pid", self.pid),
-            col("comm", self.comm),
-            col("state", self.state),
-            col("flags", self.flags),
-            col("caller", self.caller),
-            col("error", self.error),
-            col("line", self.line),
-        ]);
-        DataFrame::new_infer_height(c)
+snapshot_table! {
+    /// The `holders` frame.
+    HolderCols of Hold as h {
+        glock: String = "glock" <- h.glock.to_string(),
+        gltype: String = "type" <- h.glock.glock_type().name().into_owned(),
+        role: &'static str = "role" <- h.role.as_str(),
+        pid: i64 = "pid" <- h.pid,
+        comm: String = "comm" <- h.comm.to_string(),
+        state: &'static str = "state" <- h.state.as_str(),
+        flags: String = "flags" <- h.flags.to_string(),
+        caller: String = "caller" <- h.caller.to_string(),
+        error: i64 = "error" <- h.error,
+        line: u64 = "line" <- h.line,
     }
 }
 
@@ -671,91 +633,32 @@ impl GlStatCols {
     }
 }
 
-#[derive(Default)]
-struct SbStatCols {
-    snap: SnapCols,
-    gltype: Vec<String>,
-    cpu: Vec<u32>,
-    stat: Vec<&'static str>,
-    value: Vec<i64>,
-}
-
-impl SbStatCols {
-    fn push(&mut self, r: &SbStatRow) {
-        self.snap.push(&r.at);
-        self.gltype.push(r.gltype.name().into_owned());
-        self.cpu.push(r.cpu);
-        self.stat.push(r.stat.name());
-        self.value.push(r.value);
-    }
-
-    fn frame(self) -> PolarsResult<DataFrame> {
-        let mut c = self.snap.columns();
-        c.push(col("type", self.gltype));
-        c.push(col("cpu", self.cpu));
-        c.push(col("stat", self.stat));
-        c.push(col("value", self.value));
-        DataFrame::new_infer_height(c)
+snapshot_table! {
+    /// The `sbstats` frame.
+    SbStatCols of SbStatRow as r {
+        gltype: String = "type" <- r.gltype.name().into_owned(),
+        cpu: u32 = "cpu" <- r.cpu,
+        stat: &'static str = "stat" <- r.stat.name(),
+        value: i64 = "value" <- r.value,
     }
 }
 
-#[derive(Default)]
-struct DlmCols {
-    snap: SnapCols,
-    glock: Vec<Option<String>>,
-    gltype: Vec<Option<String>>,
-    resource: Vec<String>,
-    lkid: Vec<u64>,
-    nodeid: Vec<u64>,
-    owner_nodeid: Vec<Option<u64>>,
-    master_nodeid: Vec<u64>,
-    master_copy: Vec<bool>,
-    pid: Vec<u64>,
-    status: Vec<String>,
-    grmode: Vec<Option<&'static str>>,
-    rqmode: Vec<Option<&'static str>>,
-    age_us: Vec<u64>,
-    line: Vec<u64>,
-}
-
-impl DlmCols {
-    fn push(&mut self, l: &Dlm) {
-        self.snap.push(&l.at);
-        self.glock.push(l.glock.map(|g| g.to_string()));
-        self.gltype
-            .push(l.glock.map(|g| g.glock_type().name().into_owned()));
-        self.owner_nodeid.push(l.owner_nodeid);
-        self.resource.push(l.resource.clone());
-        self.lkid.push(l.id);
-        self.nodeid.push(l.nodeid);
-        self.master_nodeid.push(l.master_nodeid);
-        self.master_copy.push(l.is_master_copy());
-        self.pid.push(l.pid);
-        self.status.push(l.status.name());
-        self.grmode.push(l.granted().map(|m| m.as_str()));
-        self.rqmode.push(l.requested().map(|m| m.as_str()));
-        self.age_us.push(l.age_us);
-        self.line.push(l.line);
-    }
-
-    fn frame(self) -> PolarsResult<DataFrame> {
-        let mut c = self.snap.columns();
-        c.extend([
-            col("glock", self.glock),
-            col("type", self.gltype),
-            col("resource", self.resource),
-            col("lkid", self.lkid),
-            col("nodeid", self.nodeid),
-            col("owner_nodeid", self.owner_nodeid),
-            col("master_nodeid", self.master_nodeid),
-            col("master_copy", self.master_copy),
-            col("pid", self.pid),
-            col("status", self.status),
-            col("grmode", self.grmode),
-            col("rqmode", self.rqmode),
-            col("age_us", self.age_us),
-            col("line", self.line),
-        ]);
-        DataFrame::new_infer_height(c)
+snapshot_table! {
+    /// The `dlm_locks` frame.
+    DlmCols of Dlm as l {
+        glock: Option<String> = "glock" <- l.glock.map(|g| g.to_string()),
+        gltype: Option<String> = "type" <- l.glock.map(|g| g.glock_type().name().into_owned()),
+        resource: String = "resource" <- l.resource.clone(),
+        lkid: u64 = "lkid" <- l.id,
+        nodeid: u64 = "nodeid" <- l.nodeid,
+        owner_nodeid: Option<u64> = "owner_nodeid" <- l.owner_nodeid,
+        master_nodeid: u64 = "master_nodeid" <- l.master_nodeid,
+        master_copy: bool = "master_copy" <- l.is_master_copy(),
+        pid: u64 = "pid" <- l.pid,
+        status: String = "status" <- l.status.name(),
+        grmode: Option<&'static str> = "grmode" <- l.granted().map(|m| m.as_str()),
+        rqmode: Option<&'static str> = "rqmode" <- l.requested().map(|m| m.as_str()),
+        age_us: u64 = "age_us" <- l.age_us,
+        line: u64 = "line" <- l.line,
     }
 }

@@ -147,3 +147,53 @@ fn trace_errors_keep_true_line_numbers_past_the_first_block() {
     let e: Vec<u64> = f.diagnostics.first_errors.iter().map(|e| e.line).collect();
     assert_eq!(e, vec![bad_line]);
 }
+
+/// The columns of every frame, in order, are those the README's frames table lists (after
+/// `node`, which every frame has first): the README is the schema's documentation.
+#[test]
+fn every_frame_has_the_columns_the_readme_lists() {
+    let readme = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md"));
+    let (_, table) = readme
+        .split_once("| frame | columns |")
+        .expect("the README's frames table");
+    let table = table.split("\n\n").next().unwrap();
+    let caps = frames::discover(&[testdata::path("real/dlm2-6.1")]).unwrap();
+    let f = frames::load(&caps).unwrap();
+    for kind in frames::KINDS {
+        let row = table
+            .lines()
+            .find(|l| l.starts_with(&format!("| `{kind}` | ")))
+            .unwrap_or_else(|| panic!("the README's frames table has no row for {kind}"));
+        let mut want = vec!["node".to_string()];
+        want.extend(documented_columns(row.rsplit(" | ").next().unwrap()));
+        let have: Vec<String> = f
+            .get(kind)
+            .unwrap()
+            .get_column_names()
+            .iter()
+            .map(|c| c.to_string())
+            .collect();
+        assert_eq!(have, want, "{kind}");
+    }
+}
+
+/// The column names of a table cell: its backticked words outside parentheses (which
+/// explain a column).
+fn documented_columns(cell: &str) -> Vec<String> {
+    let mut plain = String::new();
+    let mut depth = 0;
+    for c in cell.chars() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth -= 1,
+            c if depth == 0 => plain.push(c),
+            _ => {}
+        }
+    }
+    plain
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .map(str::to_string)
+        .collect()
+}
