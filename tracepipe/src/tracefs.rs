@@ -82,8 +82,7 @@ impl Released {
 fn mounted_now() -> Option<(PathBuf, bool)> {
     let m = bundle::mounts::of_this_process();
     if let Some(t) = m.iter().find(|m| m.fs_type == "tracefs") {
-        let glk_made = t.source.as_deref() == Some(MOUNT_SOURCE);
-        return Some((t.mount_point.clone(), glk_made));
+        return Some((t.mount_point.clone(), glk_made(t)));
     }
     m.iter()
         .filter(|m| m.fs_type == "debugfs")
@@ -98,13 +97,18 @@ pub fn is_root() -> bool {
     unsafe { libc::geteuid() == 0 }
 }
 
+/// Whether `m` is a tracefs a glk made (source [`MOUNT_SOURCE`]).
+fn glk_made(m: &bundle::mounts::Mount) -> bool {
+    m.fs_type == "tracefs" && m.source.as_deref() == Some(MOUNT_SOURCE)
+}
+
 /// Whether the mount on top at `dir` (the last one listed there) is a tracefs a glk made.
 fn glk_mount_at(dir: &Path) -> bool {
     bundle::mounts::of_this_process()
         .into_iter()
         .rev()
         .find(|m| m.mount_point == dir)
-        .is_some_and(|m| m.fs_type == "tracefs" && m.source.as_deref() == Some(MOUNT_SOURCE))
+        .is_some_and(|m| glk_made(&m))
 }
 
 /// Mounts tracefs at [`DEFAULT_MOUNT`]: `Ok(false)` when it is busy there (another

@@ -188,10 +188,9 @@ fn a_panic_while_tracing_restores_everything() {
 
 /// The tracefs mount point of this process's mount table, if any.
 fn tracefs_mounted() -> Option<std::path::PathBuf> {
-    bundle::mounts::of_this_process()
+    bundle::mounts::points_of(&bundle::mounts::of_this_process(), "tracefs")
         .into_iter()
-        .find(|m| m.fs_type == "tracefs")
-        .map(|m| m.mount_point)
+        .next()
 }
 
 /// Where tracefs is not mounted, the first of two users mounts it (source `glk`) and the
