@@ -1014,27 +1014,29 @@ mod tests {
         let mode = |m: &str| DlmMode::parse(m.as_bytes()).unwrap_or(DlmMode::IV);
         Dlm {
             at: at(node, snap),
-            owner_nodeid: Some(owner),
-            lock: glockparse::dlm_locks::DlmLock {
-                id: 0,
-                nodeid: 0,
-                remid: 0,
-                pid,
-                exflags: 0,
-                flags: 0,
-                status: match status {
-                    "granted" => LockStatus::Granted,
-                    "waiting" => LockStatus::Waiting,
-                    "converting" => LockStatus::Converting,
-                    _ => LockStatus::Other(0),
+            lock: glockparse::dlm_locks::OwnedLock {
+                owner: Some(owner),
+                lock: glockparse::dlm_locks::DlmLock {
+                    id: 0,
+                    nodeid: 0,
+                    remid: 0,
+                    pid,
+                    exflags: 0,
+                    flags: 0,
+                    status: match status {
+                        "granted" => LockStatus::Granted,
+                        "waiting" => LockStatus::Waiting,
+                        "converting" => LockStatus::Converting,
+                        _ => LockStatus::Other(0),
+                    },
+                    grmode: mode(gr),
+                    rqmode: mode(rq),
+                    age_us: 0,
+                    master_nodeid: 0,
+                    resource: String::new(),
+                    glock: Some("2/99".parse().unwrap()),
+                    line: 1,
                 },
-                grmode: mode(gr),
-                rqmode: mode(rq),
-                age_us: 0,
-                master_nodeid: 0,
-                resource: String::new(),
-                glock: Some("2/99".parse().unwrap()),
-                line: 1,
             },
         }
     }

@@ -351,7 +351,7 @@ fn dlm_waits(dlm: &[snapshots::Dlm]) -> Vec<stuck::DlmWait> {
                 node: d.at.node.clone(),
                 snapshot: d.at.snapshot,
                 glock: d.glock?,
-                owner_nodeid: d.owner_nodeid,
+                owner_nodeid: d.owner,
                 pid: d.pid,
                 rqmode: d.requested(),
                 grmode: d.granted(),

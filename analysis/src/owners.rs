@@ -242,7 +242,7 @@ impl<'a> Resolver<'a> {
 
     /// The node that owns a DLM lock, by name.
     pub fn owner_node(&self, d: &Dlm) -> Option<&'a str> {
-        let id = d.owner_nodeid?;
+        let id = d.owner?;
         self.node_by_id.get(&id).map(String::as_str)
     }
 

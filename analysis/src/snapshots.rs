@@ -4,7 +4,7 @@
 
 use std::io;
 
-use glockparse::dlm_locks::{self, DlmLock};
+use glockparse::dlm_locks::{self, OwnedLock};
 use glockparse::{Diagnostics, Glock, GlockId, GlockReader, LockState};
 
 use bundle::{Captures, FileKind, NodeCapture, Snapshot};
@@ -106,22 +106,20 @@ pub struct Hold {
     pub line: u64,
 }
 
-/// One DLM lock of a snapshot's lock dump: the lock as glockparse reads it (the one
-/// model of a DLM lock, whose fields it derefs to), where it was read and whose it is.
+/// One DLM lock of a snapshot's lock dump: the lock and its owner (the one model of a
+/// DLM lock, whose fields it derefs to) and where it was read.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Dlm {
     /// Node and snapshot.
     pub at: At,
-    /// The node that owns the lock, when known (the dumping node's own id for its locks).
-    pub owner_nodeid: Option<u64>,
-    /// The lock.
-    pub lock: DlmLock,
+    /// The lock and the node that owns it, when known.
+    pub lock: OwnedLock,
 }
 
 impl std::ops::Deref for Dlm {
-    type Target = DlmLock;
+    type Target = OwnedLock;
 
-    fn deref(&self) -> &DlmLock {
+    fn deref(&self) -> &OwnedLock {
         &self.lock
     }
 }
@@ -287,8 +285,7 @@ impl Snapshots {
         self.diagnostics.merge(&d);
         self.dlm.extend(v.into_iter().map(|l| Dlm {
             at: at.clone(),
-            owner_nodeid: l.owner_nodeid(local),
-            lock: l,
+            lock: OwnedLock::new(l, local),
         }));
         Ok(())
     }

@@ -192,21 +192,18 @@ const SLOW_TYPES: [Column<SlowType>; 7] = [
     Column::right("P99", "p99", 9, |t: &SlowType| Cell::dur(t.p99_ns)),
     Column::right("MAX", "max", 9, |t: &SlowType| Cell::dur(t.max_ns)),
     Column::right("BLOCKING n/p50", "blocking", 20, |t: &SlowType| {
-        Cell::text(format!(
-            "{} / {}",
-            t.blocking_count,
-            nanos(t.blocking_p50_ns)
-        ))
+        count_and_p50(t.blocking_count, t.blocking_p50_ns)
     })
     .gap(3),
     Column::right("NON-BLOCKING n/p50", "non-blocking", 20, |t: &SlowType| {
-        Cell::text(format!(
-            "{} / {}",
-            t.nonblocking_count,
-            nanos(t.nonblocking_p50_ns)
-        ))
+        count_and_p50(t.nonblocking_count, t.nonblocking_p50_ns)
     }),
 ];
+
+/// A count of round trips and their median: `12 / 1.5ms`.
+fn count_and_p50(count: u64, p50_ns: u64) -> Cell {
+    Cell::text(format!("{count} / {}", nanos(p50_ns)))
+}
 
 /// DLM round trips of the slowest glocks, outliers marked.
 const SLOW_GLOCKS: [Column<SlowGlock>; 8] = [

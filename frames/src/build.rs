@@ -651,7 +651,7 @@ snapshot_table! {
         resource: String = "resource" <- l.resource.clone(),
         lkid: u64 = "lkid" <- l.id,
         nodeid: u64 = "nodeid" <- l.nodeid,
-        owner_nodeid: Option<u64> = "owner_nodeid" <- l.owner_nodeid,
+        owner_nodeid: Option<u64> = "owner_nodeid" <- l.owner,
         master_nodeid: u64 = "master_nodeid" <- l.master_nodeid,
         master_copy: bool = "master_copy" <- l.is_master_copy(),
         pid: u64 = "pid" <- l.pid,

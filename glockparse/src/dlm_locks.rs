@@ -131,6 +131,37 @@ impl DlmLock {
     }
 }
 
+/// A DLM lock and the node that owns it: what a dump says of a lock once the id of the node
+/// that dumped it is known. It derefs to the lock's fields.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OwnedLock {
+    /// The node that owns the lock: for a master copy the dump's `nodeid`; for the dumping
+    /// node's own lock, that node (None when its id is unknown). The lock's `pid` is the
+    /// owning process on that node (for GFS2, whichever process last asked the DLM for the
+    /// lock: a hint, not the holder).
+    pub owner: Option<u64>,
+    /// The lock.
+    pub lock: DlmLock,
+}
+
+impl OwnedLock {
+    /// `lock`, read from the dump of the node whose id is `local` (when known).
+    pub fn new(lock: DlmLock, local: Option<u64>) -> OwnedLock {
+        OwnedLock {
+            owner: lock.owner_nodeid(local),
+            lock,
+        }
+    }
+}
+
+impl std::ops::Deref for OwnedLock {
+    type Target = DlmLock;
+
+    fn deref(&self) -> &DlmLock {
+        &self.lock
+    }
+}
+
 /// Parses one lock line.
 pub fn parse_line(line: &[u8]) -> Result<DlmLock, String> {
     let (f, name) = crate::grammar::dlm_lock_line(line)?;

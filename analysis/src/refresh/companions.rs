@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use gfs2stats::glstats::{self, GlStat};
 use gfs2stats::metrics::Increase;
-use glockparse::dlm_locks::{self, DlmLock, LockStatus};
+use glockparse::dlm_locks::{self, LockStatus, OwnedLock};
 use glockparse::plocks::{self, Plock};
 use glockparse::{Diagnostics, DlmMode, GlockFd, GlockId};
 
@@ -142,27 +142,6 @@ impl Sources {
     }
 }
 
-/// One DLM lock of a glock, as one node's dump shows it: glockparse's lock (the one model
-/// of a DLM lock, whose fields it derefs to) and whose it is.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Lock {
-    /// The node that owns the lock: for a master copy the dump's `nodeid`; for the node's
-    /// own lock, the node itself (None when its id is unknown). Its `pid` is the owning
-    /// process on that node (for GFS2, whichever process last asked the DLM for the lock:
-    /// a hint, not the holder).
-    pub owner: Option<u64>,
-    /// The lock.
-    pub lock: DlmLock,
-}
-
-impl std::ops::Deref for Lock {
-    type Target = DlmLock;
-
-    fn deref(&self) -> &DlmLock {
-        &self.lock
-    }
-}
-
 /// DLM requests and holder queueing per second between two refreshes (glstats deltas).
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct Rates {
@@ -178,7 +157,7 @@ pub struct NodeView {
     /// The files read.
     pub sources: Sources,
     /// Sorted by glock.
-    locks: Vec<Lock>,
+    locks: Vec<OwnedLock>,
     stats: ByGlock<GlStat>,
     rates: ByGlock<Rates>,
     /// Sorted by glock.
@@ -247,16 +226,13 @@ fn loaded_from<T>(path: &Path, read: std::io::Result<(T, Diagnostics)>) -> Loade
 }
 
 /// Reads a DLM lock dump: the locks of glocks, sorted by glock.
-fn load_locks(path: &Path, me: Option<u64>) -> Loaded<Vec<Lock>> {
+fn load_locks(path: &Path, me: Option<u64>) -> Loaded<Vec<OwnedLock>> {
     let (locks, problems) = read_companion(path, dlm_locks::read)?;
     // Only the locks of glocks: their resource names one.
-    let mut locks: Vec<Lock> = locks
+    let mut locks: Vec<OwnedLock> = locks
         .into_iter()
         .filter(|l| l.glock.is_some())
-        .map(|l| Lock {
-            owner: l.owner_nodeid(me),
-            lock: l,
-        })
+        .map(|l| OwnedLock::new(l, me))
         .collect();
     locks.sort_by_key(|l| l.glock);
     Ok((locks, problems))
@@ -406,14 +382,14 @@ impl NodeView {
 
     /// Every lock this node's dump shows on `glock` (its own, and on the master the
     /// copies of other nodes' locks).
-    pub fn locks(&self, glock: GlockId) -> &[Lock] {
+    pub fn locks(&self, glock: GlockId) -> &[OwnedLock] {
         let lo = self.locks.partition_point(|l| l.glock < Some(glock));
         let hi = self.locks.partition_point(|l| l.glock <= Some(glock));
         &self.locks[lo..hi]
     }
 
     /// Every lock of a glock in the dump, sorted by glock.
-    pub fn all_locks(&self) -> &[Lock] {
+    pub fn all_locks(&self) -> &[OwnedLock] {
         &self.locks
     }
 
@@ -423,7 +399,7 @@ impl NodeView {
     }
 
     /// This node's own DLM lock on `glock`.
-    pub fn own_lock(&self, glock: GlockId) -> Option<&Lock> {
+    pub fn own_lock(&self, glock: GlockId) -> Option<&OwnedLock> {
         self.locks(glock).iter().find(|l| !l.is_master_copy())
     }
 
@@ -492,7 +468,7 @@ pub struct RequestWait {
     pub master: Option<u64>,
     /// Locks granted on the master in a mode incompatible with the request: who holds
     /// the glock elsewhere. Empty when the master's dump is not among the inputs.
-    pub blockers: Vec<Lock>,
+    pub blockers: Vec<OwnedLock>,
     /// Whether the master's lock dump was available to look for blockers.
     pub master_seen: bool,
 }
@@ -556,7 +532,11 @@ impl Context {
     /// The view holding the master's copy of the resource of `own`, `node`'s own lock
     /// (`node` itself when it masters it or holds no lock): None when the master is not
     /// among the inputs.
-    fn master_view<'a>(&'a self, node: &'a NodeView, own: Option<&Lock>) -> Option<&'a NodeView> {
+    fn master_view<'a>(
+        &'a self,
+        node: &'a NodeView,
+        own: Option<&OwnedLock>,
+    ) -> Option<&'a NodeView> {
         match own.and_then(|l| l.master()) {
             None => Some(node),
             Some(m) => self.by_nodeid(m, node),
@@ -625,7 +605,7 @@ impl Context {
 
     /// Locks other nodes hold or wait for on `glock`, from its master's dump (or input
     /// `i`'s own when it masters the resource).
-    pub fn master_locks(&self, i: usize, glock: GlockId) -> Vec<Lock> {
+    pub fn master_locks(&self, i: usize, glock: GlockId) -> Vec<OwnedLock> {
         let node = self.node(i);
         let view = self.master_view(node, node.own_lock(glock));
         view.map(|v| {

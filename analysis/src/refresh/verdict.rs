@@ -6,10 +6,10 @@ use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
 
-use glockparse::dlm_locks::LockStatus;
+use glockparse::dlm_locks::{LockStatus, OwnedLock};
 use glockparse::{Glock, Holder, LockState};
 
-use super::companions::{Lock, NodeView, RequestWait};
+use super::companions::{NodeView, RequestWait};
 use super::waits::{WaitAge, WaiterKey};
 use super::{Shown, Snapshot};
 
@@ -29,7 +29,7 @@ pub enum Blocker {
     /// Nothing waits.
     Nothing,
     /// Locks granted on the resource's master in modes that block the request.
-    Granted(Vec<Lock>),
+    Granted(Vec<OwnedLock>),
     /// The request waits on node `0`, the master, whose dump is not among the inputs.
     Master(u64),
     /// The request waits in the queue of master node `0`, behind no granted lock.

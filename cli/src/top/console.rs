@@ -773,7 +773,7 @@ fn dlm_and_file_lines(snap: &Snapshot, s: &Shown) -> Vec<Line<'static>> {
 
 /// A DLM lock's queue and modes in words: `granted EX`, `waiting for EX`,
 /// `converting PR to EX`.
-fn lock_state(l: &analysis::refresh::companions::Lock) -> String {
+fn lock_state(l: &glockparse::dlm_locks::OwnedLock) -> String {
     use glockparse::dlm_locks::LockStatus;
     match l.status {
         LockStatus::Granted => format!("granted {}", l.grmode),
