@@ -297,8 +297,9 @@ fn instance_recording(glk: &mut std::process::Child, name: &str, setting: Option
 /// tracefs was mounted, it still is.
 fn two_at_once_leave_tracefs_as_found(before: Option<PathBuf>, first_err: &str) {
     assert_eq!(common::tracefs_dir(), before, "tracefs mount state changed");
-    let said = first_err.contains("stays mounted while another program uses it");
+    let said = first_err.contains("stays mounted while another glk uses it");
     assert!(!said || before.is_none(), "{first_err}");
+    assert!(!first_err.contains("other than glk"), "{first_err}");
     if said {
         eprintln!("the glk that mounted tracefs left it to the other, which unmounted it");
     }

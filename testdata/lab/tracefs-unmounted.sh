@@ -12,7 +12,8 @@
 # metrics; the glk that mounted tracefs unmounts it, or, when it ended while another
 # still used it, says `stays mounted` and the last to end unmounts it: the mounts
 # afterwards are those before (no tracefs, debugfs only as the exporter's two binds), and
-# no glk-PID instance is left.
+# no glk-PID instance is left. Then a glk whose mount another program holds when it ends
+# says so and leaves it mounted (mounts-foreign-held.txt), and the next glk unmounts it.
 . /mnt/share/cluster.sh
 lab_up
 lab_barrier mounted
@@ -47,6 +48,20 @@ kill -INT $T; wait $T; echo $? > $OUT/text.rc
 kill -TERM $E; wait $E; echo $? > $OUT/exporter.rc
 kill -INT $R; wait $R; echo $? > $OUT/raw.rc
 grep -E 'tracefs|debugfs' /proc/self/mounts > $OUT/mounts-after.txt
+# A program other than glk (a shell's working directory) in the mount a glk made when
+# that glk ends: the mount stays and glk says so (foreign.log); once the program is
+# gone, the next glk unmounts it (mounts-foreign-after.txt, as mounts-after.txt).
+glk trace --events gfs2 -o $OUT/foreign.txt > $OUT/foreign.log 2>&1 &
+F=$!
+for _ in $(seq 50); do grep -q tracefs /proc/self/mounts && break; sleep 0.2; done
+(cd /sys/kernel/tracing && exec sleep 120) &
+S=$!
+sleep 2
+kill -INT $F; wait $F; echo $? > $OUT/foreign.rc
+grep -E 'tracefs|debugfs' /proc/self/mounts > $OUT/mounts-foreign-held.txt
+kill $S; wait $S
+glk trace --events gfs2 --duration 1 -o $OUT/next.txt > $OUT/next.log 2>&1; echo $? > $OUT/next.rc
+grep -E 'tracefs|debugfs' /proc/self/mounts > $OUT/mounts-foreign-after.txt
 umount /run/glkdbg/gfs2 /run/glkdbg/dlm
 mount -t tracefs none /sys/kernel/tracing 2>/dev/null
 ls /sys/kernel/tracing/instances > $OUT/instances-after.txt 2>&1

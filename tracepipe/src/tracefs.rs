@@ -8,6 +8,11 @@
 //! unmounts a glk-made mount when done, never lazily: the unmount fails as busy while
 //! another user holds it, so the mount is never pulled from under anyone, and the last
 //! glk to let it go unmounts it. A mount another program made is left as found.
+//!
+//! Each glk's hold is also a shared `flock` on tracefs's root. A glk whose unmount fails
+//! as busy takes the lock exclusively for a moment to learn who holds the mount: another
+//! glk (which unmounts it when done: nothing to say) or a program other than glk (then
+//! nobody will, and glk says so).
 
 use std::ffi::CString;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
@@ -47,8 +52,8 @@ pub enum Released {
     NotOurs,
     /// A glk mounted tracefs, and it is unmounted now.
     Unmounted,
-    /// A glk mounted tracefs, but another program (or another glk, which unmounts it
-    /// when done) uses it now: it stays mounted.
+    /// A glk mounted tracefs, but another glk (which unmounts it when done) or another
+    /// program uses it now: it stays mounted.
     LeftMounted {
         /// The mount point.
         dir: PathBuf,
@@ -56,23 +61,43 @@ pub enum Released {
         error: std::io::Error,
         /// This glk mounted it (and so changed what it found).
         mounted_by_us: bool,
+        /// A glk still holds it (another one, or an [`crate::Instance`] of this one),
+        /// which unmounts it when done; when false and the mount is busy, a program other
+        /// than glk holds it, and no glk is left to unmount it.
+        glk_holds: bool,
     },
 }
 
 impl Released {
-    /// What to tell the user: that tracefs, which this glk mounted, stays mounted.
+    /// What to tell the user: that a glk-made tracefs stays mounted. The glk that mounted
+    /// it always says so; when a program other than glk holds it, any glk that lets it go
+    /// last says so, since no glk is left to unmount it.
     pub fn warning(&self) -> Option<String> {
-        match self {
-            Released::LeftMounted {
-                dir,
-                error,
-                mounted_by_us: true,
-            } => Some(format!(
-                "tracefs, mounted by glk at {}, stays mounted while another program uses it \
-                 ({error}; a glk using it unmounts it when done)",
-                dir.display()
+        let Released::LeftMounted {
+            dir,
+            error,
+            mounted_by_us,
+            glk_holds,
+        } = self
+        else {
+            return None;
+        };
+        let dir = dir.display();
+        let busy = error.raw_os_error() == Some(libc::EBUSY);
+        match (*glk_holds, busy, *mounted_by_us) {
+            (true, _, true) => Some(format!(
+                "tracefs, mounted by glk at {dir}, stays mounted while another glk uses it \
+                 ({error}); the last glk to use it unmounts it"
             )),
-            Released::LeftMounted { .. } | Released::NotOurs | Released::Unmounted => None,
+            (false, true, _) => Some(format!(
+                "tracefs, mounted by glk at {dir}, stays mounted: a program other than glk \
+                 uses it ({error}); the next glk unmounts it, or run `umount {dir}` when that \
+                 program is done"
+            )),
+            (false, false, true) => Some(format!(
+                "tracefs, mounted by glk at {dir}, stays mounted ({error})"
+            )),
+            (true, _, false) | (false, false, false) => None,
         }
     }
 }
@@ -144,18 +169,24 @@ fn mount_tracefs() -> Result<bool, TraceError> {
 const TRACEFS_MAGIC: i64 = 0x7472_6163;
 const DEBUGFS_MAGIC: i64 = 0x6462_6720;
 
-/// Opens `dir` with `O_PATH`, holding its mount; `None` when it holds no tracing
-/// filesystem (unmounted since the mount table was read: the bare directory below).
-fn pin(dir: &CString) -> Option<OwnedFd> {
+/// Opens the directory `dir` (`O_RDONLY`, or `O_PATH`), `None` when it cannot.
+fn open_dir(dir: &CString, how: libc::c_int) -> Option<OwnedFd> {
     // SAFETY: dir is a valid NUL-terminated path; the result is checked.
-    let fd = unsafe {
-        libc::open(
-            dir.as_ptr(),
-            libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC,
-        )
-    };
+    let fd = unsafe { libc::open(dir.as_ptr(), how | libc::O_DIRECTORY | libc::O_CLOEXEC) };
     // SAFETY: a non-negative fd was just returned by open(2) and is owned by no one else.
-    let fd = (fd >= 0).then(|| unsafe { OwnedFd::from_raw_fd(fd) })?;
+    (fd >= 0).then(|| unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// How long a glk waits for the shared lock while another takes it exclusively (which it
+/// holds for a moment only): then it works without, rather than wait for a stopped one.
+const SHARE_TRIES: usize = 100;
+
+/// Opens `dir`, holding its mount, and takes the shared lock that tells other glk this one
+/// uses it; `None` when it holds no tracing filesystem (unmounted since the mount table
+/// was read: the bare directory below). Where the directory cannot be read (a user other
+/// than root), it is held by an `O_PATH` descriptor, without the lock.
+fn pin(dir: &CString) -> Option<OwnedFd> {
+    let fd = open_dir(dir, libc::O_RDONLY).or_else(|| open_dir(dir, libc::O_PATH))?;
     // SAFETY: statfs is plain data; all-zero is a valid value to be overwritten.
     let mut st: libc::statfs = unsafe { std::mem::zeroed() };
     // SAFETY: fd is open (O_PATH descriptors may be given to fstatfs); st is writable.
@@ -164,9 +195,31 @@ fn pin(dir: &CString) -> Option<OwnedFd> {
     }
     #[allow(clippy::unnecessary_cast)] // f_type's width differs between targets.
     let magic = st.f_type as i64;
-    [TRACEFS_MAGIC, DEBUGFS_MAGIC]
-        .contains(&magic)
-        .then_some(fd)
+    if ![TRACEFS_MAGIC, DEBUGFS_MAGIC].contains(&magic) {
+        return None;
+    }
+    for _ in 0..SHARE_TRIES {
+        // SAFETY: fd is open; flock has no other preconditions.
+        if unsafe { libc::flock(fd.as_raw_fd(), libc::LOCK_SH | libc::LOCK_NB) } == 0
+            || std::io::Error::last_os_error().raw_os_error() != Some(libc::EWOULDBLOCK)
+        {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    Some(fd)
+}
+
+/// Whether a glk holds the tracefs at `dir`: whether its shared lock is held (by another
+/// process, or by an [`crate::Instance`] of this one). False when that cannot be learnt.
+fn glk_holds(dir: &CString) -> bool {
+    let Some(probe) = open_dir(dir, libc::O_RDONLY) else {
+        return false;
+    };
+    // SAFETY: probe is open; flock has no other preconditions. The lock, when taken, goes
+    // with the descriptor when this returns.
+    let taken = unsafe { libc::flock(probe.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0;
+    !taken && std::io::Error::last_os_error().raw_os_error() == Some(libc::EWOULDBLOCK)
 }
 
 impl Tracefs {
@@ -237,15 +290,31 @@ impl Tracefs {
         if !std::mem::take(&mut self.glk_made) || !glk_mount_at(&self.dir) {
             return Released::NotOurs;
         }
-        // SAFETY: dir_c is a valid NUL-terminated path.
-        if unsafe { libc::umount2(self.dir_c.as_ptr(), 0) } == 0 {
-            Released::Unmounted
-        } else {
-            Released::LeftMounted {
-                dir: self.dir.clone(),
-                error: std::io::Error::last_os_error(),
-                mounted_by_us,
+        let umount = || {
+            // SAFETY: dir_c is a valid NUL-terminated path.
+            (unsafe { libc::umount2(self.dir_c.as_ptr(), 0) } == 0)
+                .then_some(())
+                .ok_or_else(std::io::Error::last_os_error)
+        };
+        let Err(mut error) = umount() else {
+            return Released::Unmounted;
+        };
+        let mut held_by_glk = false;
+        if error.raw_os_error() == Some(libc::EBUSY) {
+            held_by_glk = glk_holds(&self.dir_c);
+            // No glk holds it: the one that did may have let it go since the first try.
+            if !held_by_glk {
+                match umount() {
+                    Ok(()) => return Released::Unmounted,
+                    Err(e) => error = e,
+                }
             }
+        }
+        Released::LeftMounted {
+            dir: self.dir.clone(),
+            error,
+            mounted_by_us,
+            glk_holds: held_by_glk,
         }
     }
 

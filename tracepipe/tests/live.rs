@@ -243,6 +243,49 @@ fn instance_outliving_its_tracefs(name: &str) {
     assert_eq!(tracefs_mounted(), None);
 }
 
+/// A glk-made mount that a program other than glk holds (here an open directory, without
+/// glk's lock) when the last glk lets it go stays mounted, and that glk says so, whether
+/// it mounted tracefs or found it; the next glk unmounts it once the program is done.
+fn held_by_a_program_other_than_glk() {
+    for first_mounts in [true, false] {
+        let first = Tracefs::locate(true).unwrap();
+        assert!(first.mounted_by_us());
+        let last = if first_mounts {
+            first
+        } else {
+            let second = Tracefs::locate(true).unwrap();
+            assert!(matches!(
+                first.release(),
+                Released::LeftMounted {
+                    glk_holds: true,
+                    ..
+                }
+            ));
+            second
+        };
+        let foreign = std::fs::File::open(last.dir()).unwrap();
+        let released = last.release();
+        let warning = released.warning().unwrap_or_default();
+        assert!(
+            matches!(
+                released,
+                Released::LeftMounted {
+                    glk_holds: false,
+                    ..
+                }
+            ) && warning.contains("a program other than glk uses it")
+                && warning.contains("umount /sys/kernel/tracing"),
+            "mounted by the last: {first_mounts}: {released:?}"
+        );
+        assert!(tracefs_mounted().is_some());
+        drop(foreign);
+        let next = Tracefs::locate(true).unwrap();
+        assert!(!next.mounted_by_us() && next.glk_made());
+        assert!(matches!(next.release(), Released::Unmounted));
+        assert_eq!(tracefs_mounted(), None);
+    }
+}
+
 /// Set in the copy of this test run in its own mount namespace.
 const PRIVATE_NS: &str = "GLK_TEST_PRIVATE_MOUNT_NS";
 
@@ -266,7 +309,13 @@ fn mounts_in_a_private_namespace() {
     let released = first.release();
     let warning = released.warning().unwrap_or_default();
     assert!(
-        matches!(released, Released::LeftMounted { .. }) && warning.contains("stays mounted"),
+        matches!(
+            released,
+            Released::LeftMounted {
+                glk_holds: true,
+                ..
+            }
+        ) && warning.contains("stays mounted while another glk uses it"),
         "{released:?}"
     );
     assert!(
@@ -279,6 +328,7 @@ fn mounts_in_a_private_namespace() {
     assert!(matches!(second.release(), Released::Unmounted));
     assert_eq!(tracefs_mounted(), None);
     instance_outliving_its_tracefs(&name);
+    held_by_a_program_other_than_glk();
     for (source, left) in [("glk", false), ("nodev", true)] {
         run(&["mount", "-t", "tracefs", source, "/sys/kernel/tracing"]);
         let found = Tracefs::locate(true).unwrap();
