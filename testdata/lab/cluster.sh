@@ -32,8 +32,10 @@ lab_cluster() {
 }
 
 # n1 makes the filesystem (lock_dlm, table lab:gfs, two journals); both mount it on /gfs.
+# share/mkfs_opts, when there, adds mkfs.gfs2 options: kernel 5.10 mounts only format 1801,
+# and the userland's gfs2-utils (3.5) makes 1802 unless told `-o format=1801`.
 lab_mount() {
-  if [ $N = n1 ]; then mkfs.gfs2 -O -p lock_dlm -t lab:gfs -j 2 /dev/vda > $OUT/mkfs.txt 2>&1; touch $S/mark.mkfs; fi
+  if [ $N = n1 ]; then mkfs.gfs2 -O $(cat $S/mkfs_opts 2>/dev/null) -p lock_dlm -t lab:gfs -j 2 /dev/vda > $OUT/mkfs.txt 2>&1; touch $S/mark.mkfs; fi
   lab_wait mkfs
   mkdir -p /gfs; i=0; until mount -t gfs2 /dev/vda /gfs; do sleep 2; i=$((i+1)); [ $i -gt 60 ] && { echo MOUNT FAILED; poweroff -f; }; done
 }

@@ -55,11 +55,11 @@ glk trace --events gfs2 -o $OUT/foreign.txt > $OUT/foreign.log 2>&1 &
 F=$!
 for _ in $(seq 50); do grep -q tracefs /proc/self/mounts && break; sleep 0.2; done
 (cd /sys/kernel/tracing && exec sleep 120) &
-S=$!
+HOLDER=$!
 sleep 2
 kill -INT $F; wait $F; echo $? > $OUT/foreign.rc
 grep -E 'tracefs|debugfs' /proc/self/mounts > $OUT/mounts-foreign-held.txt
-kill $S; wait $S
+kill $HOLDER; wait $HOLDER
 glk trace --events gfs2 --duration 1 -o $OUT/next.txt > $OUT/next.log 2>&1; echo $? > $OUT/next.rc
 grep -E 'tracefs|debugfs' /proc/self/mounts > $OUT/mounts-foreign-after.txt
 umount /run/glkdbg/gfs2 /run/glkdbg/dlm
