@@ -163,21 +163,16 @@ fn next_header<R: Read>(input: &mut Counted<R>) -> io::Result<Option<[u8; BLOCK]
     }
 }
 
-/// Whether a block is a header: not all zeros, and its checksum (the sum of its bytes,
-/// the checksum field counted as spaces) is the one it holds.
+/// Whether a block is a header: not all zeros, and the checksum it holds is the one the
+/// tar crate computes for it (`set_cksum`, on a copy).
 fn is_header(block: &[u8; BLOCK]) -> bool {
     if block.iter().all(|&b| b == 0) {
         return false;
     }
-    let sum: u32 = block[..148]
-        .iter()
-        .chain(&block[156..])
-        .map(|&b| u32::from(b))
-        .sum::<u32>()
-        + 8 * u32::from(b' ');
-    tar::Header::from_byte_slice(block)
-        .cksum()
-        .is_ok_and(|c| c == sum)
+    let held = tar::Header::from_byte_slice(block);
+    let mut computed = held.clone();
+    computed.set_cksum();
+    held.cksum().is_ok_and(|c| computed.cksum().ok() == Some(c))
 }
 
 /// The damaged places as one text, the first [`DAMAGE_SAID`] in full.

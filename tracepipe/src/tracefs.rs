@@ -296,25 +296,25 @@ impl Tracefs {
                 .then_some(())
                 .ok_or_else(std::io::Error::last_os_error)
         };
-        let Err(mut error) = umount() else {
+        let Err(error) = umount() else {
             return Released::Unmounted;
         };
-        let mut held_by_glk = false;
-        if error.raw_os_error() == Some(libc::EBUSY) {
-            held_by_glk = glk_holds(&self.dir_c);
-            // No glk holds it: the one that did may have let it go since the first try.
-            if !held_by_glk {
-                match umount() {
-                    Ok(()) => return Released::Unmounted,
-                    Err(e) => error = e,
-                }
+        let busy = error.raw_os_error() == Some(libc::EBUSY);
+        let glk_holds = busy && glk_holds(&self.dir_c);
+        // Busy, and no glk holds it: the one that did may have let it go since the first try.
+        let error = if busy && !glk_holds {
+            match umount() {
+                Ok(()) => return Released::Unmounted,
+                Err(again) => again,
             }
-        }
+        } else {
+            error
+        };
         Released::LeftMounted {
             dir: self.dir.clone(),
             error,
             mounted_by_us,
-            glk_holds: held_by_glk,
+            glk_holds,
         }
     }
 

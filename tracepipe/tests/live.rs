@@ -224,8 +224,8 @@ fn a_mount_another_user_holds_is_never_pulled_from_under_it() {
     assert!(out.contains("1 passed"), "{out}\n{err}");
 }
 
-/// An instance whose `Tracefs` is let go first holds the mount: it stays, said, until
-/// the instance is removed, and the next glk unmounts it.
+/// An instance whose `Tracefs` is let go first holds the mount: it stays, and the
+/// `Tracefs` says so; the instance is still removed, and the next glk unmounts the mount.
 fn instance_outliving_its_tracefs(name: &str) {
     let tfs = Tracefs::locate(true).unwrap();
     let inst = Instance::open(&tfs, name).unwrap();
