@@ -502,6 +502,30 @@ enum Seg {
     Conv(Spec),
 }
 
+/// The widest field width or precision printed: one page, the most that the kernel's text
+/// of one event (its `trace_seq`) held until 2024's kernels (8 KiB since). A wider field
+/// is beyond what glk is sure to print as the kernel does, and would cost that many bytes
+/// for every event.
+const MAX_WIDTH: usize = 4096;
+
+/// The digits at `i` (none: 0) as a field width or precision (`what`), at most
+/// [`MAX_WIDTH`].
+fn bounded(fmt: &[u8], i: &mut usize, what: &str) -> Result<usize, Unsupported> {
+    let start = *i;
+    let mut n = 0usize;
+    while let Some(d) = fmt.get(*i).filter(|c| c.is_ascii_digit()) {
+        n = n.saturating_mul(10).saturating_add((d - b'0') as usize);
+        *i += 1;
+    }
+    if n > MAX_WIDTH {
+        let digits = String::from_utf8_lossy(&fmt[start..*i]);
+        return unsupported(format!(
+            "a {what} of {digits} (more than the {MAX_WIDTH} bytes of one event's text)"
+        ));
+    }
+    Ok(n)
+}
+
 /// The format's text and conversions.
 fn conversions(fmt: &[u8]) -> Result<Vec<Seg>, Unsupported> {
     let mut out = Vec::new();
@@ -534,24 +558,16 @@ fn conversions(fmt: &[u8]) -> Result<Vec<Seg>, Unsupported> {
             }
             i += 1;
         }
-        let num = |i: &mut usize| {
-            let mut n = 0usize;
-            while let Some(d) = fmt.get(*i).filter(|c| c.is_ascii_digit()) {
-                n = n * 10 + (d - b'0') as usize;
-                *i += 1;
-            }
-            n
-        };
         if fmt.get(i) == Some(&b'*') {
             return unsupported("a `*` width");
         }
-        spec.width = num(&mut i);
+        spec.width = bounded(fmt, &mut i, "width")?;
         if fmt.get(i) == Some(&b'.') {
             i += 1;
             if fmt.get(i) == Some(&b'*') {
                 return unsupported("a `*` precision");
             }
-            spec.precision = Some(num(&mut i));
+            spec.precision = Some(bounded(fmt, &mut i, "precision")?);
         }
         loop {
             match fmt.get(i) {
@@ -1044,5 +1060,28 @@ mod tests {
         let flags = "\"%s\", __print_flags(REC->f, \"\", {(1UL << GLF_LOCK), \"l\" })";
         assert!(refused("unsigned long f", flags).contains("GLF_LOCK"));
         assert!(refused("const char * s", "\"%s\", REC->s").contains("%s of a number"));
+    }
+
+    /// A width or precision wider than one event's text (a damaged or crafted format, in
+    /// a trace.dat) is refused, not allocated for every event; the widest allowed prints.
+    #[test]
+    fn a_width_beyond_one_events_text_is_refused() {
+        let field = "\tfield:u32 a;\toffset:4;\tsize:4;\tsigned:0;";
+        for (print, what) in [
+            (
+                "\"%99999999999999999999999999u\", REC->a",
+                "width of 99999999999999999999999999",
+            ),
+            ("\"%4097u\", REC->a", "width of 4097"),
+            ("\"%.4097u\", REC->a", "precision of 4097"),
+            ("\"%1.99999999999u\", REC->a", "precision of 99999999999"),
+        ] {
+            let refused = Printer::compile(&event(field, print), &no_symbols).unwrap_err();
+            assert!(refused.0.contains(what), "{print}: {refused}");
+        }
+        let mut rec = vec![0u8; 8];
+        rec[4..8].copy_from_slice(&7u32.to_le_bytes());
+        let wide = body(&event(field, "\"%4096u|%-3u|\", REC->a, REC->a"), &rec);
+        assert_eq!(wide, format!("{}7|7  |", " ".repeat(4095)));
     }
 }
