@@ -3,7 +3,9 @@
 //! next header"), so that the members after the damage are not lost. Zero blocks that end
 //! the archive early are looked past in the same way (GNU tar's `--ignore-zeros`). A
 //! stream cut short (an upload that stopped) or one the decompressor cannot read further
-//! ends the extraction: nothing after it can be read.
+//! ends the extraction: nothing after it can be read. A member that would leave less than
+//! [`RESERVE_PERCENT`] of the filesystem it is extracted to free is not extracted, and is
+//! named: a compressed tarball of a megabyte can unpack to gigabytes.
 
 use std::io::{self, Read};
 use std::path::Path;
@@ -13,6 +15,18 @@ const BLOCK: usize = 512;
 
 /// Damaged places said in full; the rest are counted.
 const DAMAGE_SAID: usize = 8;
+
+/// The share of the filesystem, in percent, that extracting leaves free.
+pub const RESERVE_PERCENT: u64 = 5;
+
+/// The bytes that may still be written at `dir` leaving [`RESERVE_PERCENT`] of its
+/// filesystem free (`None` when its filesystem cannot be asked).
+fn room(dir: &Path) -> Option<u64> {
+    let st = rustix::fs::statvfs(dir).ok()?;
+    let free = st.f_bavail.saturating_mul(st.f_frsize);
+    let reserve = st.f_blocks.saturating_mul(st.f_frsize) / 100 * RESERVE_PERCENT;
+    Some(free.saturating_sub(reserve))
+}
 
 /// A reader that counts the bytes read through it: where in the (decompressed) stream
 /// the archive is.
@@ -43,6 +57,16 @@ enum Stop {
 /// whole header, and members after an early end of the archive are read too. Returns what
 /// could not be read, in words (`None`: nothing); an error when no member at all could be.
 pub(crate) fn extract(input: impl Read, into: &Path) -> io::Result<Option<String>> {
+    extract_within(input, into, &|| room(into))
+}
+
+/// [`extract`], with `room` telling how many bytes may still be written (`None`: no
+/// limit known).
+fn extract_within(
+    input: impl Read,
+    into: &Path,
+    room: &dyn Fn() -> Option<u64>,
+) -> io::Result<Option<String>> {
     std::fs::create_dir_all(into)?;
     let mut input = Counted {
         inner: input,
@@ -50,9 +74,18 @@ pub(crate) fn extract(input: impl Read, into: &Path) -> io::Result<Option<String
     };
     let mut members = 0u64;
     let mut damage = Vec::new();
+    let mut too_big = Vec::new();
     let mut found = None;
     loop {
-        let bad_header = match read_members(&mut input, found.take(), into, &mut members)? {
+        let read = read_members(
+            &mut input,
+            found.take(),
+            into,
+            room,
+            &mut members,
+            &mut too_big,
+        )?;
+        let bad_header = match read {
             Stop::End => None,
             Stop::Header(e) => Some((header_start(input.pos), root_cause(&e))),
             Stop::Data(e, name) if members == 0 => {
@@ -108,16 +141,37 @@ pub(crate) fn extract(input: impl Read, into: &Path) -> io::Result<Option<String
             }
         }
     }
+    if !too_big.is_empty() {
+        damage.push(not_extracted(&too_big, into));
+    }
     Ok(said(damage))
 }
 
+/// The members passed over for room, as one place, the first [`DAMAGE_SAID`] named.
+fn not_extracted(too_big: &[String], into: &Path) -> String {
+    let named = too_big[..too_big.len().min(DAMAGE_SAID)].join(", ");
+    let more = match too_big.len().saturating_sub(DAMAGE_SAID) {
+        0 => String::new(),
+        n => format!(" and {n} more"),
+    };
+    format!(
+        "{} member(s) not extracted, larger than the room left in {} with {RESERVE_PERCENT}% of \
+         its filesystem kept free (TMPDIR chooses another directory): {named}{more}",
+        too_big.len(),
+        into.display()
+    )
+}
+
 /// Reads members until one cannot be: `first`, a header already read (found by
-/// [`next_header`]), comes before the rest of `input`.
+/// [`next_header`]), comes before the rest of `input`. A member larger than the `room`
+/// left is passed over, and named in `too_big`.
 fn read_members<R: Read>(
     input: &mut Counted<R>,
     first: Option<[u8; BLOCK]>,
     into: &Path,
+    room: &dyn Fn() -> Option<u64>,
     members: &mut u64,
+    too_big: &mut Vec<String>,
 ) -> io::Result<Stop> {
     let first = first.map_or_else(Vec::new, |b| b.to_vec());
     let mut ar = tar::Archive::new(io::Cursor::new(first).chain(input));
@@ -128,6 +182,11 @@ fn read_members<R: Read>(
         };
         // A member's name is the tarball's bytes: quoted, never echoed.
         let name = glockparse::quote::quote(&e.path_bytes(), 200);
+        let size = e.header().entry_size().unwrap_or(0);
+        if room().is_some_and(|left| size > left) {
+            too_big.push(format!("`{name}` ({size} bytes)"));
+            continue;
+        }
         // unpack_in refuses paths that would escape the directory.
         match e.unpack_in(into) {
             Ok(_) => *members += 1,
@@ -225,7 +284,12 @@ mod tests {
     fn read(bytes: &[u8]) -> io::Result<Extracted> {
         let dir = tempfile::tempdir().unwrap();
         let damage = extract(bytes, dir.path())?;
-        let mut found: Vec<(String, u64)> = std::fs::read_dir(dir.path())
+        Ok((listed(dir.path()), damage))
+    }
+
+    /// The files in `dir`, name and size, sorted.
+    fn listed(dir: &Path) -> Vec<(String, u64)> {
+        let mut found: Vec<(String, u64)> = std::fs::read_dir(dir)
             .unwrap()
             .flatten()
             .map(|e| {
@@ -234,7 +298,7 @@ mod tests {
             })
             .collect();
         found.sort();
-        Ok((found, damage))
+        found
     }
 
     /// Members `names`, whole, in the order `read` gives them.
@@ -255,6 +319,40 @@ mod tests {
         let mut padded = t.clone();
         padded.resize(t.len().next_multiple_of(10240), 0);
         assert_eq!(read(&padded).unwrap(), (members(&[0, 1, 2, 3]), None));
+    }
+
+    /// A member larger than the room left is passed over and named; the members before
+    /// and after it are extracted.
+    #[test]
+    fn a_member_larger_than_the_room_left_is_named_not_extracted() {
+        let (t, _) = tarball(5);
+        let dir = tempfile::tempdir().unwrap();
+        let room = || Some(3 * BLOCK as u64);
+        let damage = extract_within(&t[..], dir.path(), &room).unwrap().unwrap();
+        assert_eq!(listed(dir.path()), members(&[0, 1, 2]));
+        assert_eq!(
+            damage,
+            format!(
+                "2 member(s) not extracted, larger than the room left in {} with 5% of its \
+                 filesystem kept free (TMPDIR chooses another directory): `m3` (2048 bytes), \
+                 `m4` (2560 bytes)",
+                dir.path().display()
+            )
+        );
+        // Where the filesystem cannot be asked, every member is extracted.
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(extract_within(&t[..], dir.path(), &|| None).unwrap(), None);
+        assert_eq!(listed(dir.path()), members(&[0, 1, 2, 3, 4]));
+    }
+
+    /// The room is the free space less the reserve: positive on the filesystem the tests
+    /// run on, and less than its free space.
+    #[test]
+    fn the_room_keeps_the_reserve_free() {
+        let dir = tempfile::tempdir().unwrap();
+        let st = rustix::fs::statvfs(dir.path()).unwrap();
+        let room = room(dir.path()).unwrap();
+        assert!(room < st.f_bavail * st.f_frsize, "{room}");
     }
 
     /// A damaged header costs its member only: the members after it are read, and the
