@@ -17,7 +17,7 @@ const BLOCK: usize = 512;
 const DAMAGE_SAID: usize = 8;
 
 /// The share of the filesystem, in percent, that extracting leaves free.
-pub const RESERVE_PERCENT: u64 = 5;
+const RESERVE_PERCENT: u64 = 5;
 
 /// The bytes that may still be written at `dir` leaving [`RESERVE_PERCENT`] of its
 /// filesystem free (`None` when its filesystem cannot be asked).
@@ -263,16 +263,22 @@ mod tests {
     /// A tarball of members `m0`..`mN` (member `i` holds `i + 1` blocks of its letter) and
     /// where each member's header begins.
     fn tarball(n: usize) -> (Vec<u8>, Vec<usize>) {
+        tarball_of((0..n).map(|i| (format!("m{i}"), i + 1)))
+    }
+
+    /// A tarball of `members`, each a name and its size in blocks (member `i` holding
+    /// the letter `a + i`), and where each member's header begins.
+    fn tarball_of(members: impl IntoIterator<Item = (String, usize)>) -> (Vec<u8>, Vec<usize>) {
         let mut b = tar::Builder::new(Vec::new());
         let mut starts = Vec::new();
-        for i in 0..n {
+        for (i, (name, blocks)) in members.into_iter().enumerate() {
             starts.push(b.get_ref().len());
-            let data = vec![b'a' + i as u8; (i + 1) * BLOCK];
+            let data = vec![b'a' + i as u8; blocks * BLOCK];
             let mut h = tar::Header::new_gnu();
             h.set_size(data.len() as u64);
             h.set_mode(0o644);
             h.set_cksum();
-            b.append_data(&mut h, format!("m{i}"), &data[..]).unwrap();
+            b.append_data(&mut h, name, &data[..]).unwrap();
         }
         (b.into_inner().unwrap(), starts)
     }
@@ -325,16 +331,8 @@ mod tests {
     /// and after it are extracted.
     #[test]
     fn a_member_larger_than_the_room_left_is_named_not_extracted() {
-        let mut b = tar::Builder::new(Vec::new());
-        for (name, blocks) in [("small", 1), ("big", 5), ("after", 2), ("bigger", 6)] {
-            let data = vec![b'x'; blocks * BLOCK];
-            let mut h = tar::Header::new_gnu();
-            h.set_size(data.len() as u64);
-            h.set_mode(0o644);
-            h.set_cksum();
-            b.append_data(&mut h, name, &data[..]).unwrap();
-        }
-        let t = b.into_inner().unwrap();
+        let sizes = [("small", 1), ("big", 5), ("after", 2), ("bigger", 6)];
+        let (t, _) = tarball_of(sizes.map(|(name, blocks)| (name.to_string(), blocks)));
         let dir = tempfile::tempdir().unwrap();
         let room = || Some(3 * BLOCK as u64);
         let damage = extract_within(&t[..], dir.path(), &room).unwrap().unwrap();

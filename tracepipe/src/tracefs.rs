@@ -212,7 +212,7 @@ fn pin(dir: &CString) -> Option<OwnedFd> {
 
 /// Whether a glk holds the tracefs at `dir`: whether its shared lock is held (by another
 /// process, or by an [`crate::Instance`] of this one). False when that cannot be learnt.
-fn glk_holds(dir: &CString) -> bool {
+fn a_glk_holds(dir: &CString) -> bool {
     let Some(probe) = open_dir(dir, libc::O_RDONLY) else {
         return false;
     };
@@ -300,7 +300,7 @@ impl Tracefs {
             return Released::Unmounted;
         };
         let busy = error.raw_os_error() == Some(libc::EBUSY);
-        let glk_holds = busy && glk_holds(&self.dir_c);
+        let glk_holds = busy && a_glk_holds(&self.dir_c);
         // Busy, and no glk holds it: the one that did may have let it go since the first try.
         let error = if busy && !glk_holds {
             match umount() {
