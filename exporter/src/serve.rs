@@ -1,14 +1,15 @@
 //! The HTTP(S) server: `GET` (or `HEAD`) of the telemetry path and a landing page, nothing
-//! else. Every limit is fixed: a request head of 8 KiB at most, read within 10 s; one
-//! request per connection; at most `max_connections` served at once (more are answered
-//! 503 and closed). Authentication (when configured) is checked before anything is read
-//! from the node.
+//! else. Every limit is fixed: a request head of 8 KiB at most, read within 10 s, and the
+//! response taken within 30 s, however the client paces its bytes; one request per
+//! connection; at most `max_connections` served at once (more are answered 503 and closed).
+//! Authentication (when configured) is checked before anything is read from the node.
 
+use std::cell::Cell;
 use std::io::{self, BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::exposition::{encode, Family, Format};
 use crate::hub::Hub;
@@ -17,9 +18,9 @@ use crate::web::WebConfig;
 
 /// The largest request head read.
 pub const MAX_HEAD: usize = 8 * 1024;
-/// How long a client has to send its request head.
+/// How long a client has to send its request head (and, over TLS, to shake hands).
 const READ_TIMEOUT: Duration = Duration::from_secs(10);
-/// How long a client has to take the response.
+/// How long a client has to take the whole response.
 const WRITE_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// What the server answers and how.
@@ -158,27 +159,27 @@ impl Server {
 
     /// Serves one connection (one request), over TLS when configured.
     fn connection(&self, stream: &TcpStream) {
-        let _ = stream.set_read_timeout(Some(READ_TIMEOUT));
-        let _ = stream.set_write_timeout(Some(WRITE_TIMEOUT));
         let _ = stream.set_nodelay(true);
+        let until = Cell::new(Instant::now() + READ_TIMEOUT);
+        let timed = Timed {
+            stream,
+            until: &until,
+        };
         match &self.opts.web.tls {
-            None => self.exchange(stream),
+            None => self.exchange(timed, &until),
             Some(tls) => {
                 let Ok(conn) = rustls::ServerConnection::new(tls.clone()) else {
                     return;
                 };
-                self.exchange(rustls::StreamOwned::new(conn, stream));
+                self.exchange(rustls::StreamOwned::new(conn, timed), &until);
             }
         }
     }
 
-    /// Reads one request from `s` and answers it.
-    fn exchange<S: Read + Write>(&self, mut s: S) {
-        let head = read_head(Deadline {
-            inner: &mut s,
-            until: std::time::Instant::now() + READ_TIMEOUT,
-        });
-        let resp = match head {
+    /// Reads one request from `s` and answers it; `until` is the deadline of `s`'s socket,
+    /// moved to [`WRITE_TIMEOUT`] from now once the request is read.
+    fn exchange<S: Read + Write>(&self, mut s: S, until: &Cell<Instant>) {
+        let resp = match read_head(&mut s) {
             Ok(head) => self.respond(&head),
             Err(HeadError::TooLarge) => Response::text(431, "request head too large\n"),
             Err(HeadError::Malformed) => Response::text(400, "malformed request\n"),
@@ -186,6 +187,7 @@ impl Server {
             Err(HeadError::Io) => return,
         };
         self.counts.answered(resp.code);
+        until.set(Instant::now() + WRITE_TIMEOUT);
         let _ = resp.write(&mut s);
     }
 
@@ -231,19 +233,42 @@ impl Server {
     }
 }
 
-/// A reader that fails once its time is up: a client sending its request a byte at a
-/// time cannot hold a connection longer than [`READ_TIMEOUT`] (and one read more).
-struct Deadline<'a, S> {
-    inner: &'a mut S,
-    until: std::time::Instant,
+/// A connection's socket with a deadline for all its reads and writes together: each
+/// waits at most for the time left, and none starts once it is up. A client that sends
+/// its request or takes the response a byte at a time, each byte within a socket timeout,
+/// still cannot hold one of the `max_connections` places longer than [`READ_TIMEOUT`] and
+/// then [`WRITE_TIMEOUT`].
+struct Timed<'a> {
+    stream: &'a TcpStream,
+    until: &'a Cell<Instant>,
 }
 
-impl<S: Read> Read for Deadline<'_, S> {
+impl Timed<'_> {
+    /// The time left, or `TimedOut` when there is none.
+    fn left(&self) -> io::Result<Duration> {
+        self.until
+            .get()
+            .checked_duration_since(Instant::now())
+            .filter(|d| !d.is_zero())
+            .ok_or_else(|| io::Error::new(io::ErrorKind::TimedOut, "client too slow"))
+    }
+}
+
+impl Read for Timed<'_> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        if std::time::Instant::now() > self.until {
-            return Err(io::Error::new(io::ErrorKind::TimedOut, "request too slow"));
-        }
-        self.inner.read(buf)
+        self.stream.set_read_timeout(Some(self.left()?))?;
+        (&mut &*self.stream).read(buf)
+    }
+}
+
+impl Write for Timed<'_> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.stream.set_write_timeout(Some(self.left()?))?;
+        (&mut &*self.stream).write(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        (&mut &*self.stream).flush()
     }
 }
 
@@ -435,6 +460,74 @@ mod tests {
             assert_eq!(read_head(bad).unwrap_err(), HeadError::Malformed, "{bad:?}");
         }
         assert_eq!(read_head(&b""[..]).unwrap_err(), HeadError::Io);
+    }
+
+    /// A client pacing its bytes so that every socket read or write makes progress well
+    /// within a socket timeout is still cut off at the connection's deadline, when sending
+    /// its request and when taking the response.
+    #[test]
+    fn a_slow_client_is_cut_off_at_the_deadline() {
+        // The client sends its request a byte, or reads the response 1 KiB, every 20 ms,
+        // for 3 s at the most (then it closes, and the server's error is not a timeout).
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let client = std::thread::spawn(move || {
+            let paced = |start: Instant| start.elapsed() < Duration::from_secs(3);
+            let start = Instant::now();
+            let mut c = TcpStream::connect(addr).unwrap();
+            let request = b"GET /metrics HTTP/1.1\r\n".repeat(100);
+            let sent = request
+                .iter()
+                .take_while(|b| {
+                    std::thread::sleep(Duration::from_millis(20));
+                    paced(start) && c.write_all(&[**b]).is_ok()
+                })
+                .count();
+            let start = Instant::now();
+            let mut c = TcpStream::connect(addr).unwrap();
+            let mut buf = [0u8; 1024];
+            let mut got = 0;
+            while let (Ok(n @ 1..), true) = (c.read(&mut buf), paced(start)) {
+                got += n;
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            (sent, got)
+        });
+        let deadline = || Cell::new(Instant::now() + Duration::from_millis(300));
+
+        let (reader, _) = listener.accept().unwrap();
+        let until = deadline();
+        let head = read_head(Timed {
+            stream: &reader,
+            until: &until,
+        });
+        assert_eq!(head.unwrap_err(), HeadError::Io);
+        assert!(until.get().elapsed() < Duration::from_secs(2));
+        drop(reader);
+
+        let (writer, _) = listener.accept().unwrap();
+        let until = deadline();
+        let body = vec![b'x'; 64 << 20];
+        let mut timed = Timed {
+            stream: &writer,
+            until: &until,
+        };
+        let err = timed.write_all(&body).unwrap_err();
+        assert!(
+            matches!(
+                err.kind(),
+                io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock
+            ),
+            "{err}"
+        );
+        assert!(until.get().elapsed() < Duration::from_secs(2));
+        drop(writer);
+        let (sent, got) = client.join().unwrap();
+        assert!(
+            sent < 100,
+            "the server read {sent} bytes of a request it had no time for"
+        );
+        assert!(got > 0 && got < body.len(), "{got}");
     }
 
     #[test]
