@@ -239,6 +239,7 @@ pub const TARGETS: &[Target] = &[
                 Seed::Lines("public/abegorov-linuxhl5-gfs2/gfs01-20250402.glocks"),
                 Seed::Lines("public/dmesg-glock-dumps/dmesg-syzbot-do_xmote-20251014.txt"),
                 Seed::Lines("real/dlm2-6.1/n1/glocktop.4"),
+                Seed::Lines("real/cluster-mode-5.10/ccap/n2/glocks.0"),
                 Seed::Lines("public/cluster-devel-2019-rename-deadlock/deadlock-host018.glocks"),
             ],
             run: glocks,
