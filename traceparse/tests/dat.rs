@@ -1,5 +1,5 @@
 //! trace-cmd's trace.dat read by glk itself (`traceparse::raw::datfile`), held to two
-//! independent witnesses of the same recording (`real/trace-dat-6.12`): `trace-cmd report`
+//! independent witnesses of the same recording (`real/trace-dat-6.12`, `-5.10`): `trace-cmd report`
 //! run in the VM (every event's time, task, pid and CPU) and glk's own capture of the same
 //! events through another tracefs instance (every event's body, the glock flags' letters
 //! included, which trace-cmd prints in hex).
@@ -8,7 +8,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use testdata::bytes;
-use traceparse::raw::datfile::DatLines;
+use traceparse::raw::datfile::{DatError, DatLines};
 use traceparse::TraceFlags;
 
 fn text(path: &Path) -> String {
@@ -42,8 +42,10 @@ fn glk_reads(dat: &Path) -> String {
 
 #[test]
 fn a_trace_dat_reads_as_trace_cmd_and_the_kernel_print_it() {
-    for node in ["n1", "n2"] {
-        let dir = testdata::path(&format!("real/trace-dat-6.12/{node}"));
+    // 5.10: gfs2 events only (no dlm tracepoints before 5.16), and ftrace's own formats
+    // with array counts written as sums (`char func[30+1]`).
+    for (kernel, node) in [("6.12", "n1"), ("6.12", "n2"), ("5.10", "n1")] {
+        let dir = testdata::path(&format!("real/trace-dat-{kernel}/{node}"));
         let ours = events(&glk_reads(&dir.join("trace.dat")));
         assert!(ours.len() > 2000, "{node}: {} events", ours.len());
         // trace-cmd's report: the same events with the same time, task and CPU, in order.
@@ -183,6 +185,42 @@ fn the_small_copies_are_the_first_events_of_the_whole() {
         std::fs::write(&dat, bytes(&dir.join("small").join(name))).unwrap();
         let small = glk_reads(&dat);
         assert_eq!(small.lines().collect::<Vec<_>>(), first, "{name}");
+    }
+}
+
+/// A format glk cannot read costs nothing when it is one of ftrace's own events, which a
+/// gfs2 trace does not record: the file is read whole. One of a recorded system is
+/// [`DatError::Unsupported`] (read through `trace-cmd report`), never "damaged". Both in a
+/// version 6 copy (`trace-cmd convert`) with one format's text changed, length kept.
+#[test]
+fn an_unreadable_format_costs_only_what_it_describes() {
+    let test = "an_unreadable_format_costs_only_what_it_describes";
+    let rel = "real/trace-dat-6.12/n2/trace.dat";
+    let Some((_scratch, v6, bytes)) = v6_copy(test, rel) else {
+        return;
+    };
+    let whole = glk_reads(&v6);
+    // The copy with `from` changed to `to` (as long) where it first stands after `after`.
+    let changed = |after: &[u8], from: &[u8], to: &[u8]| -> Vec<u8> {
+        assert_eq!(from.len(), to.len());
+        let find = |hay: &[u8], n: &[u8]| hay.windows(n.len()).position(|w| w == n).unwrap();
+        let at = find(&bytes, after);
+        let at = at + find(&bytes[at..], from);
+        let mut b = bytes.clone();
+        b[at..at + to.len()].copy_from_slice(to);
+        b
+    };
+    // ftrace's `branch`: a count glk cannot work out.
+    let branch = changed(b"name: branch", b"func[31]", b"func[3+]");
+    std::fs::write(&v6, branch).unwrap();
+    assert_eq!(glk_reads(&v6), whole);
+    // gfs2_glock_put's `glnum`: no offset.
+    let put = changed(b"name: gfs2_glock_put", b"offset:16", b"offzet:16");
+    std::fs::write(&v6, put).unwrap();
+    match DatLines::open(&v6) {
+        Err(DatError::Unsupported(why)) => assert!(why.contains("a gfs2 format"), "{why}"),
+        Err(e) => panic!("{e}"),
+        Ok(_) => panic!("read a format without an offset"),
     }
 }
 

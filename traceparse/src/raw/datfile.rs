@@ -593,14 +593,16 @@ impl DatLines {
             .unwrap_or(Release(5, 13));
         let mut lines = Lines::new(release, true, false);
         for (system, text) in &parts.formats {
-            let format = EventFormat::parse(text)
-                .map_err(|e| DatError::Damaged(format!("a {system} format: {e}")))?;
-            match lines.add(system, &format, &super::gfs2_symbols) {
+            let added = EventFormat::parse(text)
+                .map_err(|e| format!("a {system} format: {e}"))
+                .and_then(|f| lines.add(system, &f, &super::gfs2_symbols).map_err(|e| e.0));
+            match added {
                 Ok(()) => {}
-                // ftrace's own events other than print only matter if recorded; the
-                // recorded systems' must all print.
+                // ftrace's own events other than print only matter if recorded (a record
+                // of one glk cannot read is counted as unknown); the recorded systems'
+                // must all print.
                 Err(_) if system == "ftrace" => {}
-                Err(e) => return unsupported(e.0),
+                Err(e) => return unsupported(e),
             }
         }
         let comms = super::saved_cmdlines(&parts.cmdlines)

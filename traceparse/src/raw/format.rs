@@ -162,7 +162,7 @@ fn declaration(decl: &str, size: usize) -> Option<(FieldKind, String, String)> {
         (None, None) => FieldKind::Scalar,
         (None, Some(n)) => {
             // `char buf[]`: a flexible array, the rest of the record.
-            let count: usize = if n.is_empty() { 0 } else { n.parse().ok()? };
+            let count = if n.is_empty() { 0 } else { array_count(n)? };
             FieldKind::Array {
                 count,
                 chars: ctype.trim_start_matches("const ").trim() == "char"
@@ -171,6 +171,41 @@ fn declaration(decl: &str, size: usize) -> Option<(FieldKind, String, String)> {
         }
     };
     Some((kind, name, ctype))
+}
+
+/// An array's element count as the kernel wrote it: a number (`16`), or, for some of
+/// ftrace's own events on older kernels, the sum it was defined by (5.10's `char
+/// func[30+1]`, from `TRACE_FUNC_SIZE+1`; 6.1 writes `func[31]`). Sums, differences and products of decimal or `0x` numbers are
+/// worked out; anything else, or an overflow, is None.
+fn array_count(n: &str) -> Option<usize> {
+    let number = |t: &str| -> Option<usize> {
+        let t = t.trim();
+        match t.strip_prefix("0x") {
+            Some(hex) => usize::from_str_radix(hex, 16).ok(),
+            None => t.parse().ok(),
+        }
+    };
+    let product = |t: &str| -> Option<usize> {
+        t.split('*')
+            .try_fold(1usize, |acc, f| acc.checked_mul(number(f)?))
+    };
+    let mut total = 0usize;
+    let mut rest = n;
+    let mut adding = true;
+    loop {
+        let end = rest.find(['+', '-']).unwrap_or(rest.len());
+        let term = product(&rest[..end])?;
+        total = if adding {
+            total.checked_add(term)?
+        } else {
+            total.checked_sub(term)?
+        };
+        if end == rest.len() {
+            return Some(total);
+        }
+        adding = rest.as_bytes()[end] == b'+';
+        rest = &rest[end + 1..];
+    }
 }
 
 impl Field {
@@ -270,6 +305,33 @@ mod tests {
                 chars: false
             }
         );
+        // 5.10's ftrace `branch` event: the count written as its definition's sum.
+        assert_eq!(
+            d("char func[30+1]", 31),
+            (
+                FieldKind::Array {
+                    count: 31,
+                    chars: true
+                },
+                "func".into(),
+                "char".into()
+            )
+        );
+        assert_eq!(
+            d("u32 x[2*0x4 - 1]", 28).0,
+            FieldKind::Array {
+                count: 7,
+                chars: false
+            }
+        );
+        for bad in [
+            "char a[N+1]",
+            "char a[1-2]",
+            "char a[+]",
+            "char a[99999999999999999999]",
+        ] {
+            assert_eq!(declaration(bad, 1), None, "{bad}");
+        }
         assert_eq!(d("__data_loc char[] name", 4).0, FieldKind::DataLoc);
         assert_eq!(d("__rel_loc char[] name", 4).0, FieldKind::RelLoc);
         assert_eq!(d("const char * str", 8).1, "str");
