@@ -1,5 +1,6 @@
-//! What support collects, read as glk's own captures are (`real/support-6.12`: the same
-//! moment of a cross-node flock wait in each tool's layout).
+//! What support collects, read as glk's own captures are (`real/support-6.12` and
+//! `real/support-5.10`: one moment of a cross-node flock wait in each tool's layout, on
+//! each kernel).
 
 use std::path::Path;
 use std::process::Command;
@@ -38,6 +39,41 @@ fn glk_captures(fixture: &Path) -> tempfile::TempDir {
         copy_dir(&capture, &dir.path().join(n), |_| false);
     }
     dir
+}
+
+/// The fixtures of one moment of a cross-node flock wait, by kernel.
+const SUPPORT: [&str; 2] = ["real/support-6.12", "real/support-5.10"];
+
+/// That wait as the lab's own tools saw it: the flock glock of `A` (its inode, `ls -i`),
+/// the waiter on n2 (`waiter.pid`, the job's `$!`) and the holder on n1 (the one `flock`
+/// in its `ps`).
+struct Truth {
+    glock: String,
+    waiter: i64,
+    holder: i64,
+}
+
+impl Truth {
+    fn read(fixture: &Path) -> Truth {
+        let text = |rel: &str| std::fs::read_to_string(fixture.join(rel)).unwrap();
+        let first = |l: &str| -> i64 { l.split_whitespace().next().unwrap().parse().unwrap() };
+        let inode = text("n1/inodes.txt")
+            .lines()
+            .find(|l| l.ends_with(" A"))
+            .map(first)
+            .unwrap();
+        let holders: Vec<i64> = text("n1/ps.txt")
+            .lines()
+            .filter(|l| l.ends_with(" flock"))
+            .map(first)
+            .collect();
+        assert_eq!(holders.len(), 1, "{}: {holders:?}", fixture.display());
+        Truth {
+            glock: format!("6/{inode:x}"),
+            waiter: text("n2/waiter.pid").trim().parse().unwrap(),
+            holder: holders[0],
+        }
+    }
 }
 
 /// `glk analyze --json PATHS`, which must succeed: its JSON and its standard error.
@@ -93,8 +129,15 @@ fn waits(v: &serde_json::Value) -> Vec<serde_json::Value> {
 /// DLM waits; its ages are lower bounds (the text has no "now").
 #[test]
 fn lockdebug_text_is_read_as_the_dlm_dump() {
-    let fixture = testdata::path("real/support-6.12");
-    let dir = glk_captures(&fixture);
+    for fixture in SUPPORT.map(testdata::path) {
+        lockdebug_text_is_read_as_the_dlm_dump_in(&fixture);
+    }
+}
+
+/// [`lockdebug_text_is_read_as_the_dlm_dump`] on one fixture.
+fn lockdebug_text_is_read_as_the_dlm_dump_in(fixture: &Path) {
+    let truth = Truth::read(fixture);
+    let dir = glk_captures(fixture);
     let debugfs = analyze(dir.path());
     for n in ["n1", "n2"] {
         for i in 0..2 {
@@ -112,7 +155,11 @@ fn lockdebug_text_is_read_as_the_dlm_dump() {
     assert_eq!(w.len(), 1, "{w:?}");
     assert_eq!(
         (&w[0]["glock"], &w[0]["holder_pid"], &w[0]["holder_node"]),
-        (&"6/4101c".into(), &250.into(), &"n1".into())
+        (
+            &truth.glock.as_str().into(),
+            &truth.holder.into(),
+            &"n1".into()
+        )
     );
     let key = |v: &serde_json::Value| -> Vec<(String, String, i64, i64)> {
         let mut k: Vec<_> = elements(&v["stuck_and_leaks"]["dlm_waits"])
@@ -150,55 +197,59 @@ fn lockdebug_text_is_read_as_the_dlm_dump() {
 /// report, naming the tarball and the option that would have collected it.
 #[test]
 fn sos_reports_are_nodes() {
-    let fixture = testdata::path("real/support-6.12");
-    let tarball = |n: &str| file_ending(&fixture.join(n), ".tar.gz");
-    let (t1, t2) = (tarball("n1"), tarball("n2"));
-    let (v, err) = analyze_all(&[&t1, &t2]);
-    assert_eq!(nodes(&v), [("n1".into(), 1, 1), ("n2".into(), 2, 1)]);
-    let w = &v["cross_node"];
-    assert_eq!(w.as_array().unwrap().len(), 1, "{w}");
-    let waiter = std::fs::read_to_string(fixture.join("n2/waiter.pid")).unwrap();
-    assert_eq!(
-        (&w[0]["glock"], &w[0]["waiter_node"], &w[0]["holder_node"]),
-        (&"6/4101c".into(), &"n2".into(), &"n1".into())
-    );
-    assert_eq!(w[0]["waiter_pid"], waiter.trim().parse::<i64>().unwrap());
-    // n1's ps: the flock holding it is pid 250.
-    let ps = std::fs::read_to_string(fixture.join("n1/ps.txt")).unwrap();
-    assert!(ps
-        .lines()
-        .any(|l| l.split_whitespace().next() == Some("250") && l.ends_with("flock")));
-    assert_eq!(w[0]["holder_pid"], 250);
-    for t in [&t1, &t2] {
-        let lack = format!("(sos report {}): no GFS2 glocks dump", t.display());
-        assert_eq!(err.matches(&lack).count(), 1, "{err}");
+    for fixture in SUPPORT.map(testdata::path) {
+        let truth = Truth::read(&fixture);
+        let tarball = |n: &str| file_ending(&fixture.join(n), ".tar.gz");
+        let (t1, t2) = (tarball("n1"), tarball("n2"));
+        let (v, err) = analyze_all(&[&t1, &t2]);
+        assert_eq!(nodes(&v), [("n1".into(), 1, 1), ("n2".into(), 2, 1)]);
+        let w = &v["cross_node"];
+        assert_eq!(w.as_array().unwrap().len(), 1, "{w}");
+        assert_eq!(
+            (&w[0]["glock"], &w[0]["waiter_node"], &w[0]["holder_node"]),
+            (&truth.glock.as_str().into(), &"n2".into(), &"n1".into())
+        );
+        assert_eq!(w[0]["waiter_pid"], truth.waiter);
+        assert_eq!(w[0]["holder_pid"], truth.holder);
+        for t in [&t1, &t2] {
+            let lack = format!("(sos report {}): no GFS2 glocks dump", t.display());
+            assert_eq!(err.matches(&lack).count(), 1, "{err}");
+        }
+        assert_eq!(err.matches("-k gfs2.lockdump=on").count(), 2, "{err}");
+        assert!(!err.contains("no DLM lock dump"), "{err}");
     }
-    assert_eq!(err.matches("-k gfs2.lockdump=on").count(), 2, "{err}");
-    assert!(!err.contains("no DLM lock dump"), "{err}");
 }
 
 /// gfs2_lockcapture's tarballs (`.tar.bz2`, one run each): each node named and numbered
 /// from its `hostinformation.txt`, its glocks and DLM dumps read as a snapshot, and the same
-/// cross-node wait found, now with the call sites from the glocks dumps.
+/// cross-node wait found, now with the call sites from the glocks dumps (6.12's flock
+/// waits in `__do_sys_flock`, 5.10's in gfs2's `do_flock`).
 #[test]
 fn gfs2_lockcapture_tarballs_are_nodes() {
-    let fixture = testdata::path("real/support-6.12");
-    let tarball = |n: &str| file_ending(&fixture.join(n), ".tar.bz2");
-    let (v, err) = analyze_all(&[tarball("n1"), tarball("n2")]);
-    assert_eq!(nodes(&v), [("n1".into(), 1, 1), ("n2".into(), 2, 1)]);
-    let w = &v["cross_node"];
-    assert_eq!(w.as_array().unwrap().len(), 1, "{w}");
-    assert_eq!(
-        (&w[0]["glock"], &w[0]["waiter_pid"], &w[0]["holder_pid"]),
-        (&"6/4101c".into(), &256.into(), &250.into())
-    );
-    assert_eq!(w[0]["waiter_caller"], "__do_sys_flock+0x11c/0x1e0");
-    for n in ["n1", "n2"] {
-        let lack = format!(
-            "{n} (gfs2_lockcapture {}): no gfs2 or dlm trace",
-            tarball(n).display()
+    let callers = ["__do_sys_flock+0x11c/0x1e0", "do_flock+0x1ac/0x200 [gfs2]"];
+    for (fixture, caller) in SUPPORT.map(testdata::path).iter().zip(callers) {
+        let truth = Truth::read(fixture);
+        let tarball = |n: &str| file_ending(&fixture.join(n), ".tar.bz2");
+        let (v, err) = analyze_all(&[tarball("n1"), tarball("n2")]);
+        assert_eq!(nodes(&v), [("n1".into(), 1, 1), ("n2".into(), 2, 1)]);
+        let w = &v["cross_node"];
+        assert_eq!(w.as_array().unwrap().len(), 1, "{w}");
+        assert_eq!(
+            (&w[0]["glock"], &w[0]["waiter_pid"], &w[0]["holder_pid"]),
+            (
+                &truth.glock.as_str().into(),
+                &truth.waiter.into(),
+                &truth.holder.into()
+            )
         );
-        assert_eq!(err.matches(&lack).count(), 1, "{err}");
+        assert_eq!(w[0]["waiter_caller"], caller);
+        for n in ["n1", "n2"] {
+            let lack = format!(
+                "{n} (gfs2_lockcapture {}): no gfs2 or dlm trace",
+                tarball(n).display()
+            );
+            assert_eq!(err.matches(&lack).count(), 1, "{err}");
+        }
     }
 }
 
@@ -271,24 +322,26 @@ fn trace_dat_is_read_through_trace_cmd() {
 /// DLM dumps as for glk's own captures.
 #[test]
 fn top_reads_gfs2_lockcapture_tarballs() {
-    let fixture = testdata::path("real/support-6.12");
-    let tarball = |n: &str| file_ending(&fixture.join(n), ".tar.bz2");
-    let o = Command::new(GLK)
-        .args(["top", "--once", "--json", "--stuck-after", "5"])
-        .args([tarball("n1"), tarball("n2")])
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    let g = &v["glocks"][0];
-    assert_eq!(
-        (&g["glock"], &g["stuck"], &g["wait_source"]),
-        (&"6/4101c".into(), &true.into(), &"dlm".into())
-    );
-    assert_eq!(g["waits_for"], "node 1 pid 250 EX");
-    assert_eq!(g["dlm"]["pid"], 256);
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(err.matches("no gfs2 or dlm trace").count(), 2, "{err}");
+    for fixture in SUPPORT.map(testdata::path) {
+        let truth = Truth::read(&fixture);
+        let tarball = |n: &str| file_ending(&fixture.join(n), ".tar.bz2");
+        let o = Command::new(GLK)
+            .args(["top", "--once", "--json", "--stuck-after", "5"])
+            .args([tarball("n1"), tarball("n2")])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let g = &v["glocks"][0];
+        assert_eq!(
+            (&g["glock"], &g["stuck"], &g["wait_source"]),
+            (&truth.glock.as_str().into(), &true.into(), &"dlm".into())
+        );
+        assert_eq!(g["waits_for"], format!("node 1 pid {} EX", truth.holder));
+        assert_eq!(g["dlm"]["pid"], truth.waiter);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(err.matches("no gfs2 or dlm trace").count(), 2, "{err}");
+    }
 }
 
 /// `glk doctor --json` on `paths`: (code, pids, glocks) of each finding.
