@@ -9,9 +9,9 @@
 //! data) and each CPU's pages in compressed chunks (a u32 count; each chunk a u32
 //! compressed and a u32 uncompressed size, then its data). zstd and no compression are
 //! read; what glk does not read (another compression, a big-endian or 32-bit file, time
-//! corrections trace-cmd applies, a clock not counting nanoseconds, a format glk cannot
-//! print) is [`DatError::Unsupported`],
-//! for the caller to hand to `trace-cmd report`.
+//! corrections trace-cmd applies, a clock not counting nanoseconds, a format of a recorded
+//! system glk cannot read or print) is [`DatError::Unsupported`], for the caller to hand to
+//! `trace-cmd report`. Formats of ftrace's own events glk cannot read are passed over.
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
@@ -572,8 +572,8 @@ pub struct DatLines {
 }
 
 impl DatLines {
-    /// Opens a trace.dat. Every event format in it must be one glk can print, else
-    /// [`DatError::Unsupported`] names the first that is not.
+    /// Opens a trace.dat. Every event format in it but ftrace's own must be one glk can
+    /// read and print, else [`DatError::Unsupported`] names the first that is not.
     pub fn open(path: &Path) -> Result<DatLines, DatError> {
         let file = File::open(path)?;
         let parts = Parts::read(&file)?;
