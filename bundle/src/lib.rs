@@ -243,7 +243,7 @@ pub struct NodeCapture {
     /// may have several: a sos report's cluster state is two commands' outputs).
     pub files: BTreeMap<NodeFile, Vec<PathBuf>>,
     /// Several captures of the node, given side by side, joined into this one
-    /// ([`NodeCapture::absorb`]).
+    /// (`NodeCapture::absorb`).
     pub joined: bool,
     /// In a cluster capture (`glk capture --cluster`), where its `cluster.json` bounds the
     /// node's wall clock against the one of the node that gathered the capture.

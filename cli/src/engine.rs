@@ -58,7 +58,7 @@ fn is_executable(p: &Path) -> bool {
     std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
 
-/// Replaces this process with the engine, given glk's own arguments (without argv[0]).
+/// Replaces this process with the engine, given glk's own arguments (without `argv[0]`).
 /// Returns only on failure.
 pub fn exec(args: impl IntoIterator<Item = OsString>) -> io::Error {
     use std::os::unix::process::CommandExt;

@@ -19,8 +19,8 @@ use crate::inputs;
 
 #[derive(Debug, clap::Args)]
 pub struct ExporterArgs {
-    /// Where to listen: HOST:PORT, [V6]:PORT, or :PORT for every address (repeat for
-    /// several).
+    /// Where to listen: `HOST:PORT`, `[V6]:PORT`, or `:PORT` for every address (repeat
+    /// for several).
     #[arg(
         long = "web.listen-address",
         value_name = "ADDRESS",

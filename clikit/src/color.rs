@@ -1,4 +1,4 @@
-//! `--color auto|always|never`, honouring `NO_COLOR` (https://no-color.org) and
+//! `--color auto|always|never`, honouring `NO_COLOR` (<https://no-color.org>) and
 //! `CLICOLOR_FORCE`, and the few ANSI styles glk uses.
 
 use std::io::IsTerminal;

@@ -90,7 +90,7 @@ fn partition_value(v: &str) -> String {
     out
 }
 
-/// The value a partition directory's name stands for: [`partition_value`] undone (`%XX`
+/// The value a partition directory's name stands for: `partition_value` undone (`%XX`
 /// back to its ASCII character; anything else as it is).
 pub fn partition_name(encoded: &str) -> String {
     let mut out = String::with_capacity(encoded.len());

@@ -346,7 +346,7 @@ struct Head<'a> {
 /// the line is built where the caller keeps it rather than copied out.
 ///
 /// The usual layout (`"           mkdir-179     [001] ...1.    34.268977: "`) is read
-/// at its places ([`usual_head`]); any other line as [`parse_general`] reads it, which
+/// at its places (`usual_head`); any other line as [`parse_general`] reads it, which
 /// gives the same for every line (tested on every fixture line and variations of them,
 /// and fuzzed).
 #[inline]

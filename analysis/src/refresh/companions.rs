@@ -46,7 +46,7 @@ const COMPANIONS: [FileKind; 5] = [
 /// The files beside one glocks input.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Sources {
-    /// The files by kind, of the kinds in [`COMPANIONS`], as a capture's snapshot holds
+    /// The files by kind, of the kinds in `COMPANIONS`, as a capture's snapshot holds
     /// them: `KIND.N` beside a saved `glocks.N`; live, the filesystem's `glstats` and
     /// `glockfd` and its lockspace's DLM dump `<debugfs>/dlm/FS_locks`. A node's tasks
     /// (`procs.N`) are saved only: the commands of processes that the glocks file does

@@ -1,6 +1,7 @@
 //! Binary trace records: the kernel's ring-buffer pages ([`page`]), the events' format
-//! files ([`format`]) and their print formats ([`print`]), turned into the very lines
-//! `trace_pipe` would have printed ([`Lines`]), so that one text decoder serves both.
+//! files ([`format`](mod@format)) and their print formats ([`print`](mod@print)), turned
+//! into the very lines `trace_pipe` would have printed ([`Lines`]), so that one text
+//! decoder serves both.
 //!
 //! Reading `trace_pipe_raw` instead of `trace_pipe` moves the formatting of every event
 //! out of the kernel's single `trace_pipe` reader: pages are copied per CPU, and the
