@@ -161,8 +161,16 @@ fn declaration(decl: &str, size: usize) -> Option<(FieldKind, String, String)> {
         (Some(k), _) => k,
         (None, None) => FieldKind::Scalar,
         (None, Some(n)) => {
-            // `char buf[]`: a flexible array, the rest of the record.
-            let count = if n.is_empty() { 0 } else { array_count(n)? };
+            // `char buf[]`: a flexible array, the rest of the record. Otherwise a number
+            // (`16`), or on older kernels, for some of ftrace's own events, the sum it
+            // was defined by (5.10's `char func[30+1]`, from `TRACE_FUNC_SIZE+1`; 6.1
+            // writes `func[31]`): no more elements than the field has bytes.
+            let count = if n.is_empty() {
+                0
+            } else {
+                let c = usize::try_from(super::print::constant(n)?).ok()?;
+                (c <= size).then_some(c)?
+            };
             FieldKind::Array {
                 count,
                 chars: ctype.trim_start_matches("const ").trim() == "char"
@@ -171,41 +179,6 @@ fn declaration(decl: &str, size: usize) -> Option<(FieldKind, String, String)> {
         }
     };
     Some((kind, name, ctype))
-}
-
-/// An array's element count as the kernel wrote it: a number (`16`), or, for some of
-/// ftrace's own events on older kernels, the sum it was defined by (5.10's `char
-/// func[30+1]`, from `TRACE_FUNC_SIZE+1`; 6.1 writes `func[31]`). Sums, differences and products of decimal or `0x` numbers are
-/// worked out; anything else, or an overflow, is None.
-fn array_count(n: &str) -> Option<usize> {
-    let number = |t: &str| -> Option<usize> {
-        let t = t.trim();
-        match t.strip_prefix("0x") {
-            Some(hex) => usize::from_str_radix(hex, 16).ok(),
-            None => t.parse().ok(),
-        }
-    };
-    let product = |t: &str| -> Option<usize> {
-        t.split('*')
-            .try_fold(1usize, |acc, f| acc.checked_mul(number(f)?))
-    };
-    let mut total = 0usize;
-    let mut rest = n;
-    let mut adding = true;
-    loop {
-        let end = rest.find(['+', '-']).unwrap_or(rest.len());
-        let term = product(&rest[..end])?;
-        total = if adding {
-            total.checked_add(term)?
-        } else {
-            total.checked_sub(term)?
-        };
-        if end == rest.len() {
-            return Some(total);
-        }
-        adding = rest.as_bytes()[end] == b'+';
-        rest = &rest[end + 1..];
-    }
 }
 
 impl Field {

@@ -965,6 +965,29 @@ impl Parser<'_, '_> {
     }
 }
 
+/// The value of a C constant expression as a format file writes one outside its print
+/// format (an array's element count, 5.10's `30+1`), read by the same tokenizer and
+/// grammar as the print format's arguments; None when it is not constant (a name, a
+/// field) or cannot be read.
+pub(super) fn constant(text: &str) -> Option<u64> {
+    let tokens = tokenize(text).ok()?;
+    // No fields to name and no symbols: only numbers and operators are constant.
+    let nothing = EventFormat {
+        name: String::new(),
+        id: 0,
+        fields: Vec::new(),
+        print: String::new(),
+    };
+    let mut p = Parser {
+        t: &tokens,
+        at: 0,
+        event: &nothing,
+        symbols: &|_| None,
+    };
+    let e = p.expr().ok()?;
+    (p.at == tokens.len()).then(|| const_value(&e)).flatten()
+}
+
 /// The value of a constant expression.
 fn const_value(e: &Expr) -> Option<u64> {
     Some(match e {
