@@ -252,18 +252,12 @@ struct Truth {
 
 fn truth(fixture: &str, capture: &str, node: &str) -> Truth {
     let dir = testdata::path(&format!("real/{fixture}/{capture}/{node}"));
-    let inodes =
-        std::fs::read_to_string(testdata::path(&format!("real/{fixture}/inodes-{node}.txt")))
-            .unwrap();
-    let mut glock = BTreeMap::new();
-    for l in inodes
-        .lines()
-        .filter(|l| l.ends_with(" A") || l.ends_with(" B"))
-    {
-        let ino: u64 = l.split_whitespace().next().unwrap().parse().unwrap();
-        let name = l.rsplit(' ').next().unwrap().to_string();
-        glock.insert(name, format!("6/{ino:x}"));
-    }
+    let inodes = common::inodes(&testdata::path(&format!(
+        "real/{fixture}/inodes-{node}.txt"
+    )));
+    let glock: BTreeMap<String, String> = ["A", "B"]
+        .map(|file| (file.to_string(), format!("6/{:x}", inodes[file])))
+        .into();
     let mut flock_holder = BTreeMap::new();
     for l in std::fs::read_to_string(dir.join("locks.0"))
         .unwrap()

@@ -609,15 +609,11 @@ struct Truth {
 impl Truth {
     /// The truth of the run in `dir`.
     fn read(dir: &Path) -> Truth {
-        let inodes = std::fs::read_to_string(dir.join("inodes.txt")).unwrap();
-        let glock: std::collections::BTreeMap<String, String> = inodes
-            .lines()
-            .filter_map(|l| {
-                let w: Vec<&str> = l.split_whitespace().collect();
-                let ino: u64 = w.first()?.parse().ok()?;
-                Some((w.last()?.to_string(), format!("6/{ino:x}")))
-            })
-            .collect();
+        let glock: std::collections::BTreeMap<String, String> =
+            common::inodes(&dir.join("inodes.txt"))
+                .into_iter()
+                .map(|(file, ino)| (file, format!("6/{ino:x}")))
+                .collect();
         let (mut holders, mut waiters) = (Vec::new(), Vec::new());
         for node in ["n1", "n2"] {
             let ps = std::fs::read_to_string(dir.join(format!("ps-{node}.txt"))).unwrap();

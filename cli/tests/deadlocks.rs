@@ -47,13 +47,7 @@ fn read(p: &Path) -> String {
 }
 
 fn truth(dir: &Path, moment: &str, node: &str) -> Truth {
-    let inode = read(&dir.join(format!("inodes-{node}.txt")))
-        .lines()
-        .filter_map(|l| {
-            let w: Vec<&str> = l.split_whitespace().collect();
-            Some((w.last()?.to_string(), w.first()?.parse().ok()?))
-        })
-        .collect();
+    let inode = common::inodes(&dir.join(format!("inodes-{node}.txt")));
     let ps = read(&dir.join(format!("truth-{moment}/{node}/ps.txt")))
         .lines()
         .skip(1)

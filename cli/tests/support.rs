@@ -57,11 +57,7 @@ impl Truth {
     fn read(fixture: &Path) -> Truth {
         let text = |rel: &str| std::fs::read_to_string(fixture.join(rel)).unwrap();
         let first = |l: &str| -> i64 { l.split_whitespace().next().unwrap().parse().unwrap() };
-        let inode = text("n1/inodes.txt")
-            .lines()
-            .find(|l| l.ends_with(" A"))
-            .map(first)
-            .unwrap();
+        let inode = common::inodes(&fixture.join("n1/inodes.txt"))["A"];
         let holders: Vec<i64> = text("n1/ps.txt")
             .lines()
             .filter(|l| l.ends_with(" flock"))

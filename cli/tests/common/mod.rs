@@ -14,6 +14,20 @@ pub fn glock_of_gfs2(line: &str) -> String {
         .to_string()
 }
 
+/// A lab run's `ls -i` of its lock files (`inodes.txt`): each file's name (the line's last
+/// word) and inode number; other lines (`total N`) are passed over. A flock's glock is
+/// `6/INODE` in hex.
+pub fn inodes(path: &std::path::Path) -> std::collections::BTreeMap<String, u64> {
+    std::fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .lines()
+        .filter_map(|l| {
+            let w: Vec<&str> = l.split_whitespace().collect();
+            Some((w.last()?.to_string(), w.first()?.parse().ok()?))
+        })
+        .collect()
+}
+
 /// `glk ARGS`, which must succeed, and its standard output as one JSON document.
 pub fn glk_json<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> serde_json::Value {
     let o = std::process::Command::new(env!("CARGO_BIN_EXE_glk"))
