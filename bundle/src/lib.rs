@@ -22,6 +22,7 @@ pub mod live;
 pub mod lockcapture;
 pub mod mounts;
 pub mod procs;
+pub mod room;
 pub mod sos;
 mod tarball;
 

@@ -4,29 +4,19 @@
 //! the archive early are looked past in the same way (GNU tar's `--ignore-zeros`). A
 //! stream cut short (an upload that stopped) or one the decompressor cannot read further
 //! ends the extraction: nothing after it can be read. A member that would leave less than
-//! [`RESERVE_PERCENT`] of the filesystem it is extracted to free is not extracted, and is
-//! named: a compressed tarball of a megabyte can unpack to gigabytes.
+//! [`RESERVE_PERCENT`] of the filesystem it is extracted to free ([`room`]) is not
+//! extracted, and is named.
 
 use std::io::{self, Read};
 use std::path::Path;
+
+use crate::room::{self, RESERVE_PERCENT};
 
 /// A tar block: headers and data are laid out in these.
 const BLOCK: usize = 512;
 
 /// Damaged places said in full; the rest are counted.
 const DAMAGE_SAID: usize = 8;
-
-/// The share of the filesystem, in percent, that extracting leaves free.
-const RESERVE_PERCENT: u64 = 5;
-
-/// The bytes that may still be written at `dir` leaving [`RESERVE_PERCENT`] of its
-/// filesystem free (`None` when its filesystem cannot be asked).
-fn room(dir: &Path) -> Option<u64> {
-    let st = rustix::fs::statvfs(dir).ok()?;
-    let free = st.f_bavail.saturating_mul(st.f_frsize);
-    let reserve = st.f_blocks.saturating_mul(st.f_frsize) / 100 * RESERVE_PERCENT;
-    Some(free.saturating_sub(reserve))
-}
 
 /// A reader that counts the bytes read through it: where in the (decompressed) stream
 /// the archive is.
@@ -57,7 +47,7 @@ enum Stop {
 /// whole header, and members after an early end of the archive are read too. Returns what
 /// could not be read, in words (`None`: nothing); an error when no member at all could be.
 pub(crate) fn extract(input: impl Read, into: &Path) -> io::Result<Option<String>> {
-    extract_within(input, into, &|| room(into))
+    extract_within(input, into, &|| room::left(into))
 }
 
 /// [`extract`], with `room` telling how many bytes may still be written (`None`: no
@@ -351,16 +341,6 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         assert_eq!(extract_within(&t[..], dir.path(), &|| None).unwrap(), None);
         assert_eq!(listed(dir.path()).len(), 4);
-    }
-
-    /// The room is the free space less the reserve: less than the free space of the
-    /// filesystem the tests run on.
-    #[test]
-    fn the_room_keeps_the_reserve_free() {
-        let dir = tempfile::tempdir().unwrap();
-        let st = rustix::fs::statvfs(dir.path()).unwrap();
-        let room = room(dir.path()).unwrap();
-        assert!(room < st.f_bavail * st.f_frsize, "{room}");
     }
 
     /// A damaged header costs its member only: the members after it are read, and the
