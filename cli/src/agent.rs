@@ -67,19 +67,6 @@ pub struct AgentCapture {
     pub sampling: crate::capture::Sampling,
 }
 
-/// The node's name as a directory name: what the protocol's paths allow.
-pub fn dir_name(name: &str) -> String {
-    name.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || "._-".contains(c) {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
-}
-
 pub fn run(a: &AgentArgs) -> io::Result<()> {
     let out = io::stdout();
     let mut out = io::BufWriter::with_capacity(1 << 20, out.lock());
@@ -165,7 +152,7 @@ fn snapshot(w: &Where, root: &Path, out: &mut impl Write) -> io::Result<()> {
         Ok(f) => f,
         Err(e) => return problem(out, e.to_string()),
     };
-    let node = dir_name(&w.name);
+    let node = cluster::nodes::dir_name(&w.name);
     let id = nodeid();
     // The node's tasks, once for every filesystem: the commands of the processes that
     // hold GL_NOPID flocks, which the glocks file does not name.
@@ -271,7 +258,7 @@ fn send_capture(c: &AgentCapture, out: &mut impl Write) -> io::Result<()> {
                 sampling: c.sampling.clone(),
                 output: dir.path().join("capture"),
                 debugfs: Some(root(&c.place)?),
-                node_name: Some(dir_name(&c.place.name)),
+                node_name: Some(cluster::nodes::dir_name(&c.place.name)),
                 cluster: Default::default(),
             })
         });

@@ -8,7 +8,8 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
 
-use cluster::session::{Batch, Remote, Session};
+use cluster::gather::NodeDir;
+use cluster::session::{Remote, Session};
 use cluster::{nodes, Node};
 
 /// Which nodes, and how to reach them.
@@ -129,6 +130,53 @@ pub struct Slot {
     unasked: bool,
 }
 
+impl Slot {
+    /// One batch of this node written below `dir` (when it was asked), until `deadline`;
+    /// what is missing of it is kept in `missing`.
+    fn receive(&mut self, dir: &Path, deadline: Instant, asked: bool) -> Result<Got, String> {
+        let session = match self.session.as_mut() {
+            Some(session) if asked => session,
+            _ => {
+                return Err(self
+                    .missing
+                    .clone()
+                    .unwrap_or_else(|| "not connected".into()))
+            }
+        };
+        let own = self.node.dir();
+        let mut sink = NodeDir::new(dir, &own);
+        let got = match session.receive(deadline, &mut sink) {
+            Ok(end) => sink.finish().map(|files| Got {
+                files,
+                problems: end.problems,
+            }),
+            Err(why) => {
+                sink.discard();
+                Err(why)
+            }
+        };
+        match &got {
+            Ok(_) => self.missing = None,
+            Err(why) => {
+                self.missing = Some(why.clone());
+                if session.is_closed() {
+                    self.session = None;
+                }
+            }
+        }
+        got
+    }
+}
+
+/// What a node sent in one batch.
+#[derive(Debug)]
+pub struct Got {
+    /// The files written, relative to the directory they were written below.
+    pub files: Vec<PathBuf>,
+    /// What its agent could not do, and the warnings it printed.
+    pub problems: Vec<String>,
+}
+
 /// The agent arguments of each node.
 type AgentArgsOf = Box<dyn Fn(&Node) -> Vec<String> + Send>;
 
@@ -222,34 +270,13 @@ impl Fleet {
         }
     }
 
-    /// Asks every connected node for a snapshot and waits until `deadline` for them.
-    /// Nodes that went away are reconnected (every 10 s at most) and answer from the
-    /// next call. Returns each node's batch or why it has none, in node order.
-    pub fn snapshots(&mut self, deadline: Instant) -> Vec<Result<Batch, String>> {
+    /// Asks every connected node for a snapshot and waits until `deadline` for them,
+    /// writing each node's files below `dir` as they come. Nodes that went away are
+    /// reconnected (every 10 s at most) and answer from the next call. Returns what each
+    /// node sent or why it sent nothing, in node order.
+    pub fn snapshots(&mut self, dir: &Path, deadline: Instant) -> Vec<Result<Got, String>> {
         let asked: Vec<bool> = (0..self.slots.len()).map(|i| self.ask(i)).collect();
-        (0..self.slots.len())
-            .map(|i| {
-                let s = &mut self.slots[i];
-                if !asked[i] {
-                    return Err(s
-                        .missing
-                        .clone()
-                        .unwrap_or_else(|| "not connected yet".into()));
-                }
-                let session = s.session.as_mut().expect("asked");
-                let got = session.batch(deadline);
-                match &got {
-                    Ok(_) => s.missing = None,
-                    Err(why) => {
-                        s.missing = Some(why.clone());
-                        if session.is_closed() {
-                            s.session = None;
-                        }
-                    }
-                }
-                got
-            })
-            .collect()
+        self.receive_all(dir, deadline, &asked)
     }
 
     /// Asks node `i` for a snapshot, reconnecting it first when it went away (every 10 s
@@ -299,21 +326,38 @@ impl Fleet {
         n
     }
 
-    /// Waits until `deadline` for one batch from every node that said hello (a capture).
-    pub fn batches(&mut self, deadline: Instant) -> Vec<Result<Batch, String>> {
-        self.slots
-            .iter_mut()
-            .map(|s| match s.session.as_mut() {
-                Some(session) if session.hello.is_some() => {
-                    let got = session.batch(deadline);
-                    if let Err(why) = &got {
-                        s.missing = Some(why.clone());
-                    }
-                    got
-                }
-                _ => Err(s.missing.clone().unwrap_or_else(|| "not connected".into())),
-            })
-            .collect()
+    /// Waits until `deadline` for one batch from every node that said hello (a capture),
+    /// writing each node's files below `dir` as they come.
+    pub fn batches(&mut self, dir: &Path, deadline: Instant) -> Vec<Result<Got, String>> {
+        let said: Vec<bool> = self
+            .slots
+            .iter()
+            .map(|s| s.session.as_ref().is_some_and(|x| x.hello.is_some()))
+            .collect();
+        self.receive_all(dir, deadline, &said)
+    }
+
+    /// One batch of every node in `which`, all read at once (one thread a node), each
+    /// written below `dir` as it comes ([`NodeDir`]): a node's files go through this
+    /// process a frame at a time, and one slow node does not hold up the others.
+    fn receive_all(
+        &mut self,
+        dir: &Path,
+        deadline: Instant,
+        which: &[bool],
+    ) -> Vec<Result<Got, String>> {
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = self
+                .slots
+                .iter_mut()
+                .zip(which)
+                .map(|(s, &asked)| scope.spawn(move || s.receive(dir, deadline, asked)))
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().expect("a node's reader does not panic"))
+                .collect()
+        })
     }
 
     /// Ends every agent: their input closes, so that each stops and restores what it
@@ -390,7 +434,8 @@ pub fn capture(a: &crate::capture::CaptureArgs) -> io::Result<()> {
         capture_secs(a)
     );
     let deadline = Instant::now() + Duration::from_secs_f64(capture_secs(a) + c.node_timeout);
-    let results = fleet.batches(deadline);
+    std::fs::create_dir_all(&out)?;
+    let results = fleet.batches(&out, deadline);
     let mut report = Vec::new();
     let mut captured = 0;
     for (slot, got) in fleet.slots.iter().zip(results) {
@@ -398,7 +443,6 @@ pub fn capture(a: &crate::capture::CaptureArgs) -> io::Result<()> {
             if b.files.is_empty() {
                 return Err(b.problems.join("; "));
             }
-            write_node_files(&out, &slot.node, &b.files)?;
             for p in &b.problems {
                 eprintln!("glk: {}: {p}", slot.node);
             }
@@ -415,7 +459,6 @@ pub fn capture(a: &crate::capture::CaptureArgs) -> io::Result<()> {
     }
     let asked = report.len();
     fleet.finish(Duration::from_secs(5));
-    std::fs::create_dir_all(&out)?;
     let manifest = serde_json::json!({
         "glk_version": env!("CARGO_PKG_VERSION"),
         "gathered_by": crate::trace::hostname(),
@@ -467,32 +510,9 @@ fn agent_capture_args(a: &crate::capture::CaptureArgs) -> Vec<String> {
 
 /// An error when a node's directory in `out` exists and is not empty.
 fn refuse_existing(out: &Path, nodes: &[Node]) -> io::Result<()> {
-    nodes.iter().try_for_each(|n| {
-        crate::capture::refuse_existing(&out.join(crate::agent::dir_name(&n.name)))
-    })
-}
-
-/// Writes the files a node sent below `out`. Every path must name that node's directory
-/// (`NODE/...` or `FS/NODE/...`): no node writes another's files. Err: why this node's
-/// files are not there (nothing of them is written when a path is outside).
-pub fn write_node_files(
-    out: &Path,
-    node: &Node,
-    files: &[(PathBuf, Vec<::cluster::protocol::Packed>)],
-) -> Result<(), String> {
-    let name = crate::agent::dir_name(&node.name);
-    for (rel, _) in files {
-        let mut parts = rel.iter().map(|p| p.to_string_lossy());
-        let first = parts.next().unwrap_or_default();
-        let second = parts.next().unwrap_or_default();
-        if first != name && second != name {
-            return Err(format!(
-                "it sent {}, outside its directory",
-                glockparse::quote::quote(rel.to_string_lossy().as_bytes(), 80)
-            ));
-        }
-    }
-    ::cluster::session::write_batch(out, files).map_err(|e| format!("writing its files: {e}"))
+    nodes
+        .iter()
+        .try_for_each(|n| crate::capture::refuse_existing(&out.join(n.dir())))
 }
 
 /// A node's entry in `cluster.json`.
@@ -530,20 +550,23 @@ pub fn snapshot_once(c: &ClusterArgs, dir: &Path) -> io::Result<Vec<PathBuf>> {
         a
     };
     let mut fleet = Fleet::start(c.remote()?, nodes, args, Instant::now() + c.deadline());
-    let results = fleet.snapshots(Instant::now() + Duration::from_secs_f64(c.node_timeout));
+    let results = fleet.snapshots(
+        dir,
+        Instant::now() + Duration::from_secs_f64(c.node_timeout),
+    );
     let mut written = Vec::new();
     let mut missing = Vec::new();
     for (slot, got) in fleet.slots.iter().zip(results) {
-        match got.and_then(|b| write_node_files(dir, &slot.node, &b.files).map(|()| b)) {
+        match got {
             Ok(b) => {
                 for p in &b.problems {
                     eprintln!("glk: {}: {p}", slot.node);
                 }
-                let name = crate::agent::dir_name(&slot.node.name);
+                let name = slot.node.dir();
                 written.extend(
                     b.files
                         .iter()
-                        .filter_map(|(rel, _)| rel.parent().map(|p| dir.join(p)))
+                        .filter_map(|rel| rel.parent().map(|p| dir.join(p)))
                         .filter(|p| p.ends_with(&name)),
                 );
             }
@@ -558,39 +581,4 @@ pub fn snapshot_once(c: &ClusterArgs, dir: &Path) -> io::Result<Vec<PathBuf>> {
         return Err(io::Error::other("no node answered (see above why)"));
     }
     Ok(written)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use ::cluster::protocol::{self, Received};
-
-    /// The files a node sends, as read back from its stream.
-    fn sent(files: &[(&str, &[u8])]) -> Vec<(PathBuf, Vec<::cluster::protocol::Packed>)> {
-        let mut w = Vec::new();
-        for (p, d) in files {
-            protocol::write_file(&mut w, p, d).unwrap();
-        }
-        let mut r = io::Cursor::new(w);
-        let mut out = Vec::new();
-        while let Some(Received::File(p, d, _)) = protocol::read_frame(&mut r).unwrap() {
-            out.push((p, vec![d]));
-        }
-        out
-    }
-
-    #[test]
-    fn a_node_writes_only_its_own_directory() {
-        let d = tempfile::tempdir().unwrap();
-        let n1 = Node::new("root@n1", "x").unwrap();
-        let ok = sent(&[("n1/glocks.0", b"G:"), ("lab_gfs/n1/time.0", b"1\n")]);
-        write_node_files(d.path(), &n1, &ok).unwrap();
-        assert_eq!(std::fs::read(d.path().join("n1/glocks.0")).unwrap(), b"G:");
-        // Another node's file, even beside its own, and nothing of the batch is written.
-        let bad = sent(&[("n1/glocks.1", b"G:"), ("n2/glocks.0", b"G:")]);
-        let e = write_node_files(d.path(), &n1, &bad).unwrap_err();
-        assert!(e.contains("n2/glocks.0"), "{e}");
-        assert!(!d.path().join("n1/glocks.1").exists());
-        assert!(!d.path().join("n2").exists());
-    }
 }

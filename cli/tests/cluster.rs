@@ -215,6 +215,88 @@ fn nodes_that_do_not_answer_are_named_and_never_waited_for() {
     a_silent_sshd_is_missing(t.path(), &sshd);
 }
 
+/// Writes `text` to the FIFO `path` for every reader that opens it, until `stop` is set
+/// (a writer is opened only when a reader waits: nothing blocks).
+fn feed_fifo_always(
+    path: PathBuf,
+    text: Vec<u8>,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+) -> std::thread::JoinHandle<u32> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    std::thread::spawn(move || {
+        let mut fed = 0;
+        while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+            let writer = std::fs::OpenOptions::new()
+                .write(true)
+                .custom_flags(libc::O_NONBLOCK)
+                .open(&path);
+            match writer {
+                Ok(mut w) => {
+                    // The reader reads the whole file: a pipe's 64 KiB holds it.
+                    if w.write_all(&text).is_ok() {
+                        fed += 1;
+                    }
+                }
+                Err(_) => std::thread::sleep(Duration::from_millis(20)),
+            }
+        }
+        fed
+    })
+}
+
+#[test]
+fn a_node_that_answers_late_is_shown_again() {
+    const T: &str = "a_node_that_answers_late_is_shown_again";
+    let t = scratch();
+    // 127.0.0.4's glocks read blocks until the test lets it through.
+    let late = t.path().join("debugfs-late");
+    std::fs::create_dir_all(late.join("gfs2/lab:gfs")).unwrap();
+    let fifo = late.join("gfs2/lab:gfs/glocks");
+    testdata::fifo_at(&fifo);
+    let _release = ReleaseFifo(fifo.clone());
+    let more = [host("127.0.0.4", &late, 3)];
+    let Some(sshd) = two_nodes(T, t.path(), &more) else {
+        return;
+    };
+    // A refresh every second: the node's late answer has come before the next one.
+    let args = ["--node-timeout", "2", "--count", "5", "-d", "1", "--json"];
+    let mut child = glk(
+        &sshd,
+        &[&["top", "--nodes", "127.0.0.2,127.0.0.4"], &args[..]].concat(),
+    )
+    .stdout(Stdio::piped())
+    .stderr(Stdio::null())
+    .spawn()
+    .unwrap();
+    let docs = std::io::BufRead::lines(std::io::BufReader::new(child.stdout.take().unwrap()));
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let mut feeder = None;
+    let mut shown = Vec::new();
+    for line in docs {
+        let doc: serde_json::Value = serde_json::from_str(&line.unwrap()).unwrap();
+        // (`missing_nodes` is left out when every node answered.)
+        let missing: Vec<String> = doc["missing_nodes"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|m| str_of(m, "node"))
+            .collect();
+        shown.push(missing.is_empty() && doc["sources"].as_array().unwrap().len() == 2);
+        // After the first refresh, which gave up on it, the node's read goes through.
+        if feeder.is_none() {
+            assert_eq!(missing, ["127.0.0.4"]);
+            let text = std::fs::read(fixture(1, "glocks")).unwrap();
+            feeder = Some(feed_fifo_always(fifo.clone(), text, stop.clone()));
+        }
+    }
+    assert!(child.wait().unwrap().success());
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    assert!(feeder.unwrap().join().unwrap() > 0);
+    // Its late answer is taken at the next refresh, which asks it again and shows it.
+    assert_eq!(shown, [false, true, true, true, true]);
+}
+
 /// `glk top --once` over two answering nodes, a stuck one and a refused one.
 fn one_read_names_the_missing(sshd: &Sshd) {
     let (o, took) = top(
@@ -364,6 +446,81 @@ fn capture_gathers_every_node_into_one_directory() {
     let o = capture_one_snapshot(&sshd, &[], &out);
     assert!(!o.status.success());
     assert!(String::from_utf8_lossy(&o.stderr).contains("there already"));
+}
+
+/// A small tmpfs mounted at `dir` for as long as it is held.
+struct SmallFs(PathBuf);
+
+impl SmallFs {
+    /// Mounts a tmpfs of `size` (`2m`) at `dir`; Err: why it cannot be.
+    fn mount(dir: &Path, size: &str) -> Result<SmallFs, String> {
+        std::fs::create_dir_all(dir).unwrap();
+        let o = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "glk-test"])
+            .arg(dir)
+            .output()
+            .map_err(|e| format!("mount: {e}"))?;
+        if !o.status.success() {
+            return Err(format!(
+                "mount -t tmpfs: {}",
+                String::from_utf8_lossy(&o.stderr)
+            ));
+        }
+        Ok(SmallFs(dir.to_path_buf()))
+    }
+}
+
+impl Drop for SmallFs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.0).status();
+    }
+}
+
+#[test]
+fn a_node_never_fills_the_gathering_filesystem() {
+    const T: &str = "a_node_never_fills_the_gathering_filesystem";
+    let Some((t, sshd)) = two_nodes_in_scratch(T) else {
+        return;
+    };
+    if !testdata::as_root(T, "mounting a small filesystem needs root") {
+        return;
+    }
+    let small = match SmallFs::mount(&t.path().join("small"), "2m") {
+        Ok(m) => m,
+        Err(why) => return testdata::skip(T, &why),
+    };
+    // Node 1's glocks grow past the room: 3 MiB of its own glocks, repeated.
+    let one = std::fs::read(fixture(1, "glocks")).unwrap();
+    let grown: Vec<u8> = one.iter().copied().cycle().take(3 << 20).collect();
+    std::fs::write(t.path().join("debugfs-n1/gfs2/lab:gfs/glocks"), grown).unwrap();
+    let out = small.0.join("c");
+    let o = output(glk(
+        &sshd,
+        &[
+            "capture",
+            "--nodes",
+            "127.0.0.2,127.0.0.3",
+            "--count",
+            "1",
+            "-o",
+            out.to_str().unwrap(),
+        ],
+    ));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    // Node 1 is named missing with why, and nothing of it is left.
+    assert!(err.contains("node 127.0.0.2 missing"), "{err}");
+    assert!(err.contains("less than 5% of the filesystem free"), "{err}");
+    assert!(!out.join("127.0.0.2").exists());
+    // Node 2 is captured whole.
+    assert_eq!(
+        std::fs::read(out.join("127.0.0.3/glocks.0")).unwrap(),
+        std::fs::read(fixture(2, "glocks")).unwrap()
+    );
+    let manifest: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("cluster.json")).unwrap()).unwrap();
+    assert_eq!(manifest["nodes"][0]["captured"], false);
+    assert_eq!(manifest["nodes"][1]["captured"], true);
 }
 
 #[test]

@@ -11,11 +11,14 @@
 //!   a connect timeout, keep-alives; the user's config, keys, agent and known_hosts apply)
 //!   or directly on this node, read on its own thread so that a node that does not answer
 //!   is named when its deadline passes, never waited for.
+//! - [`gather`]: what a node sends, written below a directory as it comes: only into its
+//!   own directory, never past the free space kept, nothing left of a batch that failed.
 //!
 //! Nothing here listens on a port: the only door is ssh as the user already has it, and
 //! the remote side runs only `glk agent`, whose commands read and never change anything
 //! but their own private tracefs instance, restored when the session ends.
 
+pub mod gather;
 pub mod nodes;
 pub mod protocol;
 pub mod quote;

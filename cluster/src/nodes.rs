@@ -43,6 +43,46 @@ impl Node {
     }
 }
 
+impl Node {
+    /// The directory its files go in ([`dir_name`] of its name).
+    pub fn dir(&self) -> String {
+        dir_name(&self.name)
+    }
+}
+
+/// A node's name as the directory its files go in: letters, digits and `._-` (what the
+/// agent protocol's paths allow), any other character as `_`, and `_` for a leading `.`.
+pub fn dir_name(name: &str) -> String {
+    name.chars()
+        .enumerate()
+        .map(|(i, c)| match c {
+            '.' if i == 0 => '_',
+            c if c.is_ascii_alphanumeric() || "._-".contains(c) => c,
+            _ => '_',
+        })
+        .collect()
+}
+
+/// The members, when no two share a directory ([`Node::dir`]: one node's files would be
+/// written over another's).
+fn distinct(nodes: Vec<Node>) -> Result<Vec<Node>, String> {
+    for (i, n) in nodes.iter().enumerate() {
+        if let Some(o) = nodes[..i].iter().find(|o| o.dir() == n.dir()) {
+            return Err(if o.name == n.name {
+                format!("node {} is listed twice", n.name)
+            } else {
+                format!(
+                    "nodes {} and {} would share the directory {}: name one of them otherwise",
+                    o.name,
+                    n.name,
+                    n.dir()
+                )
+            });
+        }
+    }
+    Ok(nodes)
+}
+
 /// True for an IPv4 or IPv6 address (whose first dotted part is no host name).
 fn is_address(s: &str) -> bool {
     s.parse::<std::net::IpAddr>().is_ok()
@@ -70,18 +110,16 @@ pub fn check_host(host: &str) -> Result<(), String> {
 
 /// The members of `--nodes a,b,c` (duplicates are an error: each node is one directory).
 pub fn parse_list(list: &[String], this_host: &str) -> Result<Vec<Node>, String> {
-    let mut nodes: Vec<Node> = Vec::new();
-    for host in list.iter().map(|h| h.trim()).filter(|h| !h.is_empty()) {
-        let n = Node::new(host, this_host)?;
-        if nodes.iter().any(|o| o.name == n.name) {
-            return Err(format!("node {} is listed twice", n.name));
-        }
-        nodes.push(n);
-    }
+    let nodes = list
+        .iter()
+        .map(|h| h.trim())
+        .filter(|h| !h.is_empty())
+        .map(|host| Node::new(host, this_host))
+        .collect::<Result<Vec<Node>, String>>()?;
     if nodes.is_empty() {
         return Err("--nodes names no node".into());
     }
-    Ok(nodes)
+    distinct(nodes)
 }
 
 /// The members from corosync: `cmapctl` is the output of `corosync-cmapctl nodelist`,
@@ -93,10 +131,10 @@ pub fn from_corosync(
     this_host: &str,
 ) -> Result<Vec<Node>, String> {
     if let Some(nodes) = cmapctl.and_then(|t| from_cmapctl(t, this_host)) {
-        return Ok(nodes);
+        return distinct(nodes);
     }
     if let Some(nodes) = quorumtool.and_then(|t| from_quorumtool(t, this_host)) {
-        return Ok(nodes);
+        return distinct(nodes);
     }
     Err(
         "corosync names no members (corosync-cmapctl nodelist and corosync-quorumtool -l \
@@ -220,7 +258,22 @@ mod tests {
         );
         assert!(!nodes[1].local);
         assert!(parse_list(&["n1".into(), "n1".into()], "x").is_err());
+        // Two names, one directory: refused, not written over each other.
+        let e = parse_list(&["fe80::1".into(), "fe80__1".into()], "x").unwrap_err();
+        assert!(e.contains("share the directory fe80__1"), "{e}");
         assert!(!parse_list(&["127.0.0.1".into()], "127").unwrap()[0].local);
+    }
+
+    #[test]
+    fn a_directory_name_is_a_path_the_protocol_writes() {
+        for (name, dir) in [
+            ("n1.example.com", "n1.example.com"),
+            ("fe80::1%eth0", "fe80__1_eth0"),
+            (".hidden", "_hidden"),
+        ] {
+            assert_eq!(dir_name(name), dir);
+            assert!(crate::protocol::safe_path(&format!("lab_gfs/{dir}/glocks.0")).is_ok());
+        }
     }
 
     #[test]

@@ -180,8 +180,7 @@ pub fn read_hello<R: BufRead>(r: &mut R) -> io::Result<Option<Hello>> {
         .map_err(|e| bad(format!("a bad hello ({e}): {}", quoted(&line))))
 }
 
-/// A file frame's content as it came: zstd, unpacked only where it is written, so that a
-/// reader holds a node's files at their compressed size (a tenth of a glocks file's).
+/// A file frame's content as it came: zstd, unpacked only where it is written.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Packed(Vec<u8>);
 

@@ -6,7 +6,7 @@
 use std::io::{self, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -94,20 +94,35 @@ pub struct Session {
     closed: Option<String>,
 }
 
-/// One snapshot's files, as the agent sent them.
+/// Where a batch's files go (a snapshot's, a capture's), frame by frame as they come: no
+/// batch is held whole in memory, since a capture's trace alone can be gigabytes.
+pub trait FileSink {
+    /// A frame of the file `rel`: its start, or with `append` more of the file of the
+    /// frame before. Err: why the batch cannot be taken (the session then ends).
+    fn frame(&mut self, rel: &Path, data: &Packed, append: bool) -> Result<(), String>;
+}
+
+/// The end of a batch, its files all given to the [`FileSink`].
 #[derive(Debug, Default)]
-pub struct Batch {
-    /// Each file's relative path and content (one or more frames, still packed), in order.
-    pub files: Vec<(PathBuf, Vec<Packed>)>,
+pub struct Ended {
     /// What the agent could not do.
     pub problems: Vec<String>,
     /// The agent's clock at the end.
     pub end_time: f64,
 }
 
-/// The most one batch (a snapshot, a capture) may hold, packed: a node cannot fill this
-/// one's memory.
-const MAX_BATCH: u64 = 8 << 30;
+/// The frames read ahead of the one being written: a node's stream waits in its ssh pipe,
+/// not in this process's memory, while a frame is written.
+const FRAMES_AHEAD: usize = 2;
+
+/// How long a late answer's next frame is waited for while it is taken ([`Session::owes`]):
+/// frames that keep coming are taken (only [`FRAMES_AHEAD`] wait here at a time), a node
+/// that sends nothing costs this once.
+const DRAIN_GAP: Duration = Duration::from_millis(20);
+
+/// The most a late answer is taken for at once ([`Session::owes`]): a node that trickles
+/// frames cannot hold up the others.
+const DRAIN_MOST: Duration = Duration::from_secs(1);
 
 /// The most of a remote standard error kept.
 const STDERR_KEEP: usize = 16 << 10;
@@ -145,7 +160,7 @@ impl Session {
                 }
             }
         });
-        let (tx, events) = mpsc::channel();
+        let (tx, events) = mpsc::sync_channel(FRAMES_AHEAD);
         std::thread::spawn(move || read_stream(stdout, &tx));
         Ok(Session {
             node: node.clone(),
@@ -188,44 +203,32 @@ impl Session {
         }
     }
 
-    /// Reads one batch of files (up to the end frame) until `deadline`. A batch not
-    /// complete by then is abandoned: its frames are skipped when they come later.
-    pub fn batch(&mut self, deadline: Instant) -> Result<Batch, String> {
-        let mut b = Batch::default();
-        let mut packed = 0u64;
+    /// Reads one batch (up to its end frame) until `deadline`, giving each file frame to
+    /// `sink` as it comes. A batch not complete by then is abandoned: its frames are
+    /// skipped when they come later.
+    pub fn receive(&mut self, deadline: Instant, sink: &mut dyn FileSink) -> Result<Ended, String> {
+        let mut last: Option<PathBuf> = None;
+        let mut problems = Vec::new();
         loop {
             match self.next(deadline) {
-                Ok(Event::Frame(Received::End(t))) if self.stale > 0 => {
-                    let _ = t;
-                    self.stale -= 1;
-                    b = Batch::default();
-                    packed = 0;
-                }
+                Ok(Event::Frame(Received::End(_))) if self.stale > 0 => self.stale -= 1,
                 Ok(Event::Frame(_)) if self.stale > 0 => {}
                 Ok(Event::Frame(Received::File(p, d, append))) => {
-                    packed += d.len() as u64;
-                    if packed > MAX_BATCH {
+                    if append && last.as_ref() != Some(&p) {
                         return Err(self.broken(format!(
-                            "its agent sent more than {} GiB at once",
-                            MAX_BATCH >> 30
+                            "its agent continued a file it had not started: {}",
+                            p.display()
                         )));
                     }
-                    match b.files.last_mut() {
-                        Some((last, data)) if append && *last == p => data.push(d),
-                        _ if append => {
-                            return Err(self.broken(format!(
-                                "its agent continued a file it had not started: {}",
-                                p.display()
-                            )))
-                        }
-                        _ => b.files.push((p, vec![d])),
+                    if let Err(why) = sink.frame(&p, &d, append) {
+                        return Err(self.broken(why));
                     }
+                    last = Some(p);
                 }
-                Ok(Event::Frame(Received::Problem(t))) => b.problems.push(t),
-                Ok(Event::Frame(Received::End(t))) => {
-                    b.end_time = t;
-                    b.problems.extend(self.warnings());
-                    return Ok(b);
+                Ok(Event::Frame(Received::Problem(t))) => problems.push(t),
+                Ok(Event::Frame(Received::End(end_time))) => {
+                    problems.extend(self.warnings());
+                    return Ok(Ended { problems, end_time });
                 }
                 Ok(Event::Hello(_)) => return Err(self.broken("its agent said hello twice".into())),
                 Ok(Event::Closed(_)) => unreachable!("next turns Closed into Err"),
@@ -252,12 +255,15 @@ impl Session {
     }
 
     /// Whether the agent still owes an answer to a request whose deadline passed (its
-    /// debugfs read stuck, say): what has come of it since is taken, without waiting. The
-    /// caller then asks nothing more of it, so that one stuck node does not cost every
-    /// refresh its whole deadline; Some: how long it has owed it.
+    /// debugfs read stuck, say): what has come of it since is taken, for as long as it
+    /// keeps coming ([`DRAIN_GAP`], at most [`DRAIN_MOST`]). The caller then asks nothing
+    /// more of it, so that one stuck node does not cost every refresh its whole deadline;
+    /// Some: how long it has owed it.
     pub fn owes(&mut self) -> Option<Duration> {
+        let until = Instant::now() + DRAIN_MOST;
         while self.stale > 0 {
-            match self.events.try_recv() {
+            let wait = DRAIN_GAP.min(until.saturating_duration_since(Instant::now()));
+            match self.events.recv_timeout(wait) {
                 Ok(Event::Frame(Received::End(_))) => self.stale -= 1,
                 Ok(Event::Closed(broke)) => {
                     let why = broke.unwrap_or_else(|| "the connection closed".into());
@@ -363,8 +369,9 @@ fn wait_a_moment(child: &mut Child, within: Duration) -> Option<ExitStatus> {
     bundle::live::wait_within(child, within).ok().flatten()
 }
 
-/// Reads the hello, then frames, into `tx`, until the stream ends or breaks.
-fn read_stream(stdout: impl Read, tx: &mpsc::Sender<Event>) {
+/// Reads the hello, then frames, into `tx`, until the stream ends or breaks (or the
+/// session, `tx`'s other end, is gone).
+fn read_stream(stdout: impl Read, tx: &SyncSender<Event>) {
     let mut r = BufReader::with_capacity(1 << 20, stdout);
     match protocol::read_hello(&mut r) {
         Ok(Some(h)) => {
@@ -460,25 +467,6 @@ pub fn explain(
         (None, Some(w)) => format!("{what}: {w}"),
         (None, None) => what.to_string(),
     }
-}
-
-/// Writes a batch's files below `dir` (each path already checked by
-/// [`protocol::safe_path`]), unpacking each as it is written.
-pub fn write_batch(dir: &Path, files: &[(PathBuf, Vec<Packed>)]) -> io::Result<()> {
-    for (rel, frames) in files {
-        let to = dir.join(rel);
-        if let Some(parent) = to.parent() {
-            std::fs::create_dir_all(parent)?;
-        }
-        let named = |e: io::Error| io::Error::new(e.kind(), format!("{}: {e}", to.display()));
-        let mut w =
-            io::BufWriter::with_capacity(1 << 20, std::fs::File::create(&to).map_err(named)?);
-        for f in frames {
-            f.unpack_to(&mut w).map_err(named)?;
-        }
-        w.flush().map_err(named)?;
-    }
-    Ok(())
 }
 
 #[cfg(test)]

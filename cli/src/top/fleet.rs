@@ -50,48 +50,25 @@ impl ClusterFeed {
         })
     }
 
-    /// Writes this refresh's files of every node that answered, removes those of the
-    /// nodes that did not, and returns the glocks files and the missing nodes.
-    /// Every node's files, written below the private directory: the glocks inputs, the
-    /// nodes that did not answer, and what the nodes' agents reported (`NODE: what`).
+    /// Every node's files of this refresh, written below the private directory as they
+    /// come (those of the last refresh removed first, so that a node that does not answer
+    /// is not read as it was): the glocks inputs, the nodes that did not answer, and what
+    /// the nodes' agents reported (`NODE: what`).
     fn gather(&mut self) -> io::Result<(Vec<Input>, cluster::Missing, Vec<String>)> {
-        let results = self.fleet.snapshots(Instant::now() + self.wait);
         let dir = self.dir.path();
-        let nodes: Vec<::cluster::Node> = self.fleet.slots.iter().map(|s| s.node.clone()).collect();
-        // Each node's files are unpacked and written on a thread of their own.
-        let written: Vec<io::Result<Result<Vec<String>, String>>> = std::thread::scope(|s| {
-            let handles: Vec<_> = nodes
-                .iter()
-                .zip(results)
-                .map(|(node, got)| {
-                    s.spawn(move || {
-                        let name = crate::agent::dir_name(&node.name);
-                        remove_node(dir, &name)?;
-                        let got = got.and_then(|b| {
-                            cluster::write_node_files(dir, node, &b.files).map(|()| b)
-                        });
-                        if got.is_err() {
-                            // Nothing half-written of it is read.
-                            remove_node(dir, &name)?;
-                        }
-                        Ok(got.map(|b| b.problems))
-                    })
-                })
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| h.join().expect("a node's writer does not panic"))
-                .collect()
-        });
+        for s in &self.fleet.slots {
+            remove_node(dir, &s.node.dir())?;
+        }
+        let results = self.fleet.snapshots(dir, Instant::now() + self.wait);
         let mut missing = Vec::new();
         let mut problems = Vec::new();
-        for (node, w) in nodes.iter().zip(written) {
-            match w? {
-                Ok(said) => problems.extend(said.into_iter().map(|p| format!("{node}: {p}"))),
-                Err(why) => missing.push((node.name.clone(), why)),
+        for (s, got) in self.fleet.slots.iter().zip(results) {
+            match got {
+                Ok(got) => problems.extend(got.problems.iter().map(|p| format!("{}: {p}", s.node))),
+                Err(why) => missing.push((s.node.name.clone(), why)),
             }
         }
-        Ok((glocks_files(self.dir.path())?, missing, problems))
+        Ok((glocks_files(dir)?, missing, problems))
     }
 }
 
