@@ -6,7 +6,8 @@
 //! on), `glk top --nodes ... --once` (time to the first screen: connecting to every node
 //! included), the refreshes of a running `glk top --nodes ... --json` (the `read_s` each
 //! reports: asking every node, gathering and reading), the peak RSS of glk and of one
-//! node's agent, and `glk capture --nodes ...`.
+//! node's agent, `glk capture --nodes ...`, and a capture of one node whose trace is
+//! hundreds of MB (the gathering glk's peak RSS beside what it gathered).
 //!
 //! Every node shares this machine's cores: on a real cluster each node's agent reads its
 //! own files on its own CPU, so these figures are an upper bound of the gathering.
@@ -171,8 +172,30 @@ pub fn run(s: &Setup) -> std::io::Result<()> {
         dir_bytes(&out) as f64 / 1e6,
         r.rss_kib as f64 / 1024.0
     );
+    traced_capture(s, &sshd, &hosts[0], &work.join("traced"))?;
     drop(sshd);
     std::fs::remove_dir_all(&work)?;
+    Ok(())
+}
+
+/// A capture whose trace is large: one node traces every sched and syscalls event for
+/// 20 s (hundreds of MB of text here), gathered by this glk, whose peak RSS should not
+/// grow with it (the files are written as they come).
+fn traced_capture(s: &Setup, sshd: &Sshd, host: &Host, out: &Path) -> std::io::Result<()> {
+    let mut c = Command::new(s.glk);
+    c.args(["capture", "--count", "1", "--trace", "20", "--trace-events"])
+        .arg("sched:*,syscalls:*")
+        .arg("-o")
+        .arg(out);
+    cluster_args(&mut c, s.glk, sshd, &host.addr);
+    let r = measure::run_once(&mut c)?;
+    println!(
+        "glk capture --nodes (1 node) --trace 20 of sched:* and syscalls:*: {:.0} ms, {:.0} MB \
+         gathered, peak RSS {:.1} MiB",
+        ms(r.wall),
+        dir_bytes(out) as f64 / 1e6,
+        r.rss_kib as f64 / 1024.0
+    );
     Ok(())
 }
 

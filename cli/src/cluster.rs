@@ -338,8 +338,8 @@ impl Fleet {
     }
 
     /// One batch of every node in `which`, all read at once (one thread a node), each
-    /// written below `dir` as it comes ([`NodeDir`]): a node's files go through this
-    /// process a frame at a time, and one slow node does not hold up the others.
+    /// written below `dir` as it comes ([`NodeDir`]): no node's files are held whole in
+    /// this process, and one slow node does not hold up the others.
     fn receive_all(
         &mut self,
         dir: &Path,

@@ -67,8 +67,13 @@ fn two_nodes_in_scratch(test: &str) -> Option<(tempfile::TempDir, Sshd)> {
 
 /// `glk capture --nodes 127.0.0.2 --count 1 EXTRA -o OUT` through `sshd`.
 fn capture_one_snapshot(sshd: &Sshd, extra: &[&str], out: &Path) -> Output {
-    let mut c = glk(sshd, &["capture", "--nodes", "127.0.0.2", "--count", "1"]);
-    c.args(extra).arg("-o").arg(out);
+    capture(sshd, "127.0.0.2", &[&["--count", "1"], extra].concat(), out)
+}
+
+/// `glk capture --nodes NODES ARGS -o OUT` through `sshd`.
+fn capture(sshd: &Sshd, nodes: &str, args: &[&str], out: &Path) -> Output {
+    let mut c = glk(sshd, &["capture", "--nodes", nodes]);
+    c.args(args).arg("-o").arg(out);
     output(c)
 }
 
@@ -196,18 +201,23 @@ impl Drop for ReleaseFifo {
     }
 }
 
+/// Node 127.0.0.4 (node id 3), whose debugfs below `dir` has only a glocks file that is
+/// a FIFO: its read blocks until the test writes it, or the guard is dropped.
+fn fifo_node(dir: &Path) -> (PathBuf, ReleaseFifo, Host) {
+    let root = dir.join("debugfs-fifo");
+    std::fs::create_dir_all(root.join("gfs2/lab:gfs")).unwrap();
+    let fifo = root.join("gfs2/lab:gfs/glocks");
+    testdata::fifo_at(&fifo);
+    (fifo.clone(), ReleaseFifo(fifo), host("127.0.0.4", &root, 3))
+}
+
 #[test]
 fn nodes_that_do_not_answer_are_named_and_never_waited_for() {
     let t = scratch();
     // 127.0.0.4: sshd up, but its glocks file never gives a byte (a read stuck in the
     // kernel); 127.0.0.5: nothing listens.
-    let stuck = t.path().join("debugfs-stuck");
-    std::fs::create_dir_all(stuck.join("gfs2/lab:gfs")).unwrap();
-    let fifo = stuck.join("gfs2/lab:gfs/glocks");
-    testdata::fifo_at(&fifo);
-    let _release = ReleaseFifo(fifo.clone());
-    let more = [host("127.0.0.4", &stuck, 3)];
-    let Some(sshd) = two_nodes("nodes_that_do_not_answer_are_named", t.path(), &more) else {
+    let (_, _release, stuck) = fifo_node(t.path());
+    let Some(sshd) = two_nodes("nodes_that_do_not_answer_are_named", t.path(), &[stuck]) else {
         return;
     };
     one_read_names_the_missing(&sshd);
@@ -250,13 +260,8 @@ fn a_node_that_answers_late_is_shown_again() {
     const T: &str = "a_node_that_answers_late_is_shown_again";
     let t = scratch();
     // 127.0.0.4's glocks read blocks until the test lets it through.
-    let late = t.path().join("debugfs-late");
-    std::fs::create_dir_all(late.join("gfs2/lab:gfs")).unwrap();
-    let fifo = late.join("gfs2/lab:gfs/glocks");
-    testdata::fifo_at(&fifo);
-    let _release = ReleaseFifo(fifo.clone());
-    let more = [host("127.0.0.4", &late, 3)];
-    let Some(sshd) = two_nodes(T, t.path(), &more) else {
+    let (fifo, _release, late) = fifo_node(t.path());
+    let Some(sshd) = two_nodes(T, t.path(), &[late]) else {
         return;
     };
     // A refresh every second: the node's late answer has come before the next one.
@@ -385,20 +390,12 @@ fn capture_gathers_every_node_into_one_directory() {
         return;
     };
     let out = t.path().join("capture");
-    let o = output(glk(
+    let o = capture(
         &sshd,
-        &[
-            "capture",
-            "--nodes",
-            "127.0.0.2,127.0.0.3,127.0.0.7",
-            "--count",
-            "2",
-            "--interval",
-            "0.5",
-            "-o",
-            out.to_str().unwrap(),
-        ],
-    ));
+        "127.0.0.2,127.0.0.3,127.0.0.7",
+        &["--count", "2", "--interval", "0.5"],
+        &out,
+    );
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "{err}");
     assert!(err.contains("node 127.0.0.7 missing"), "{err}");
@@ -494,18 +491,7 @@ fn a_node_never_fills_the_gathering_filesystem() {
     let grown: Vec<u8> = one.iter().copied().cycle().take(3 << 20).collect();
     std::fs::write(t.path().join("debugfs-n1/gfs2/lab:gfs/glocks"), grown).unwrap();
     let out = small.0.join("c");
-    let o = output(glk(
-        &sshd,
-        &[
-            "capture",
-            "--nodes",
-            "127.0.0.2,127.0.0.3",
-            "--count",
-            "1",
-            "-o",
-            out.to_str().unwrap(),
-        ],
-    ));
+    let o = capture(&sshd, "127.0.0.2,127.0.0.3", &["--count", "1"], &out);
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "{err}");
     // Node 1 is named missing with why, and nothing of it is left.

@@ -12,6 +12,10 @@ use glockparse::quote::quote;
 use crate::protocol::Packed;
 use crate::session::FileSink;
 
+/// The write buffer of the file being written: every node's batch is written at once,
+/// each through one.
+const WRITE_BUFFER: usize = 128 << 10;
+
 /// One node's batch, written below `dir` frame by frame.
 pub struct NodeDir<'a> {
     dir: &'a Path,
@@ -102,7 +106,7 @@ impl<'a> NodeDir<'a> {
         }
         self.open = Some(Open {
             path,
-            w: BufWriter::with_capacity(1 << 20, f),
+            w: BufWriter::with_capacity(WRITE_BUFFER, f),
         });
         Ok(())
     }

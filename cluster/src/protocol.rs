@@ -187,7 +187,8 @@ pub struct Packed(Vec<u8>);
 impl Packed {
     /// Unpacks into `w` (at most [`MAX_FILE`] bytes); returns how many bytes.
     pub fn unpack_to<W: Write>(&self, w: &mut W) -> io::Result<u64> {
-        let mut d = zstd::stream::read::Decoder::new(&self.0[..])?.take(MAX_FILE + 1);
+        // The frame is in memory: read as it is, without a buffer of its own.
+        let mut d = zstd::stream::read::Decoder::with_buffer(&self.0[..])?.take(MAX_FILE + 1);
         let n = io::copy(&mut d, w)?;
         if n > MAX_FILE {
             return Err(bad(format!("a file larger than {MAX_FILE} bytes")));

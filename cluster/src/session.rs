@@ -6,8 +6,8 @@
 use std::io::{self, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender};
-use std::sync::{Arc, Mutex};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::nodes::Node;
@@ -83,6 +83,8 @@ pub struct Session {
     child: Child,
     stdin: Option<ChildStdin>,
     events: Receiver<Event>,
+    /// The bytes of the frames in `events`.
+    ahead: Arc<ReadAhead>,
     stderr: Arc<Mutex<Vec<u8>>>,
     /// How much of `stderr` [`Session::warnings`] has looked at.
     warned: usize,
@@ -111,12 +113,48 @@ pub struct Ended {
     pub end_time: f64,
 }
 
-/// The frames read ahead of the one being written: a node's stream waits in its ssh pipe,
-/// not in this process's memory, while a frame is written.
-const FRAMES_AHEAD: usize = 2;
+/// The most of a node's stream read ahead of what is written, bytes: a snapshot's files
+/// come whole while the others are taken, a capture's trace waits in its ssh pipe, not in
+/// this process's memory.
+const READ_AHEAD: u64 = 16 << 20;
+
+/// The frames read from a node's stream and not yet taken, counted in bytes: the stream
+/// thread waits while they are more than [`READ_AHEAD`] (one frame alone always passes).
+#[derive(Default)]
+struct ReadAhead {
+    /// The bytes held, and whether the session has ended (the thread then stops).
+    state: Mutex<(u64, bool)>,
+    taken: Condvar,
+}
+
+impl ReadAhead {
+    /// Waits until `n` more bytes may be held, then holds them; false once the session
+    /// has ended.
+    fn hold(&self, n: u64) -> bool {
+        let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        while !st.1 && st.0 > 0 && st.0 + n > READ_AHEAD {
+            st = self.taken.wait(st).unwrap_or_else(|p| p.into_inner());
+        }
+        st.0 += n;
+        !st.1
+    }
+
+    /// `n` bytes were taken.
+    fn taken(&self, n: u64) {
+        let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        st.0 = st.0.saturating_sub(n);
+        self.taken.notify_all();
+    }
+
+    /// The session has ended: the stream thread waits no more.
+    fn end(&self) {
+        self.state.lock().unwrap_or_else(|p| p.into_inner()).1 = true;
+        self.taken.notify_all();
+    }
+}
 
 /// How long a late answer's next frame is waited for while it is taken ([`Session::owes`]):
-/// frames that keep coming are taken (only [`FRAMES_AHEAD`] wait here at a time), a node
+/// frames that keep coming are taken (only [`READ_AHEAD`] bytes wait here at a time), a node
 /// that sends nothing costs this once.
 const DRAIN_GAP: Duration = Duration::from_millis(20);
 
@@ -160,14 +198,17 @@ impl Session {
                 }
             }
         });
-        let (tx, events) = mpsc::sync_channel(FRAMES_AHEAD);
-        std::thread::spawn(move || read_stream(stdout, &tx));
+        let (tx, events) = mpsc::channel();
+        let ahead = Arc::new(ReadAhead::default());
+        let held = ahead.clone();
+        std::thread::spawn(move || read_stream(stdout, &tx, &held));
         Ok(Session {
             node: node.clone(),
             hello: None,
             stdin: child.stdin.take(),
             child,
             events,
+            ahead,
             stderr,
             warned: 0,
             version: remote.version.clone(),
@@ -263,7 +304,7 @@ impl Session {
         let until = Instant::now() + DRAIN_MOST;
         while self.stale > 0 {
             let wait = DRAIN_GAP.min(until.saturating_duration_since(Instant::now()));
-            match self.events.recv_timeout(wait) {
+            match self.recv(wait) {
                 Ok(Event::Frame(Received::End(_))) => self.stale -= 1,
                 Ok(Event::Closed(broke)) => {
                     let why = broke.unwrap_or_else(|| "the connection closed".into());
@@ -278,6 +319,15 @@ impl Session {
             self.stale_since = None;
         }
         self.stale_since.map(|t| t.elapsed())
+    }
+
+    /// The next event within `wait`, its bytes no longer held.
+    fn recv(&mut self, wait: Duration) -> Result<Event, RecvTimeoutError> {
+        let ev = self.events.recv_timeout(wait)?;
+        if let Event::Frame(Received::File(_, data, _)) = &ev {
+            self.ahead.taken(data.len() as u64);
+        }
+        Ok(ev)
     }
 
     /// Ends a session whose agent broke the protocol: nothing more of it is read.
@@ -298,7 +348,7 @@ impl Session {
             return Err(why.clone());
         }
         let left = deadline.saturating_duration_since(Instant::now());
-        match self.events.recv_timeout(left) {
+        match self.recv(left) {
             Ok(Event::Closed(broke)) => {
                 let why = match broke {
                     Some(b) => format!("{}: {b}", self.why("its stream broke")),
@@ -357,6 +407,7 @@ impl Session {
 
 impl Drop for Session {
     fn drop(&mut self) {
+        self.ahead.end();
         self.stdin = None;
         if let Ok(None) = self.child.try_wait() {
             self.kill();
@@ -370,8 +421,8 @@ fn wait_a_moment(child: &mut Child, within: Duration) -> Option<ExitStatus> {
 }
 
 /// Reads the hello, then frames, into `tx`, until the stream ends or breaks (or the
-/// session, `tx`'s other end, is gone).
-fn read_stream(stdout: impl Read, tx: &SyncSender<Event>) {
+/// session, `tx`'s other end, is gone); a file frame waits until `ahead` may hold it.
+fn read_stream(stdout: impl Read, tx: &Sender<Event>, ahead: &ReadAhead) {
     let mut r = BufReader::with_capacity(1 << 20, stdout);
     match protocol::read_hello(&mut r) {
         Ok(Some(h)) => {
@@ -395,6 +446,11 @@ fn read_stream(stdout: impl Read, tx: &SyncSender<Event>) {
             Err(e) => Event::Closed(Some(e.to_string())),
         };
         let end = matches!(ev, Event::Closed(_));
+        if let Event::Frame(Received::File(_, data, _)) = &ev {
+            if !ahead.hold(data.len() as u64) {
+                return;
+            }
+        }
         if tx.send(ev).is_err() || end {
             return;
         }
@@ -472,6 +528,28 @@ pub fn explain(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_stream_reads_ahead_at_most_its_bytes() {
+        let a = Arc::new(ReadAhead::default());
+        // One frame alone passes, however large.
+        assert!(a.hold(READ_AHEAD + 1));
+        let b = a.clone();
+        let waiting = std::thread::spawn(move || b.hold(1));
+        std::thread::sleep(Duration::from_millis(100));
+        assert!(!waiting.is_finished());
+        a.taken(READ_AHEAD + 1);
+        assert!(waiting.join().unwrap());
+        // Within the bytes, nothing waits.
+        assert!(a.hold(READ_AHEAD - 1));
+        // A session that ends lets the waiting thread go, told to stop.
+        let b = a.clone();
+        let waiting = std::thread::spawn(move || b.hold(2));
+        std::thread::sleep(Duration::from_millis(100));
+        assert!(!waiting.is_finished());
+        a.end();
+        assert!(!waiting.join().unwrap());
+    }
 
     #[test]
     fn warnings_are_taken_once_each_whole_and_quoted() {
