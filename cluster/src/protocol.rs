@@ -153,6 +153,12 @@ fn quoted(line: &[u8]) -> String {
     glockparse::quote::quote(line, 120)
 }
 
+/// Why JSON from a node could not be read, quoted: serde's words repeat what the node
+/// sent (an unknown variant, a string of the wrong kind), control characters included.
+fn why_not(e: &serde_json::Error) -> String {
+    glockparse::quote::quote(e.to_string().as_bytes(), 200)
+}
+
 /// Reads the hello; None when the stream ended before it (the agent did not start: its
 /// exit status and standard error say why).
 pub fn read_hello<R: BufRead>(r: &mut R) -> io::Result<Option<Hello>> {
@@ -177,7 +183,7 @@ pub fn read_hello<R: BufRead>(r: &mut R) -> io::Result<Option<Hello>> {
     }
     serde_json::from_slice(&line)
         .map(Some)
-        .map_err(|e| bad(format!("a bad hello ({e}): {}", quoted(&line))))
+        .map_err(|e| bad(format!("a bad hello ({}): {}", why_not(&e), quoted(&line))))
 }
 
 /// A file frame's content as it came: zstd, unpacked only where it is written.
@@ -230,8 +236,13 @@ pub fn read_frame<R: BufRead>(r: &mut R) -> io::Result<Option<Received>> {
     let Some(line) = read_line(r)? else {
         return Ok(None);
     };
-    let frame: Frame = serde_json::from_slice(&line)
-        .map_err(|e| bad(format!("not a glk agent frame ({e}): {}", quoted(&line))))?;
+    let frame: Frame = serde_json::from_slice(&line).map_err(|e| {
+        bad(format!(
+            "not a glk agent frame ({}): {}",
+            why_not(&e),
+            quoted(&line)
+        ))
+    })?;
     Ok(Some(match frame {
         Frame::File {
             path,
@@ -367,6 +378,18 @@ mod tests {
             safe_path("lab_gfs/n1/glocks.0").unwrap(),
             Path::new("lab_gfs/n1/glocks.0")
         );
+    }
+
+    /// JSON that serde cannot take is named in words that repeat what the node sent (an
+    /// unknown variant, as it is): those are quoted too, so that no escape sequence of a
+    /// node reaches a terminal.
+    #[test]
+    fn what_serde_repeats_is_quoted() {
+        let frame = b"{\"frame\":\"\\u001b[2Jfile\",\"path\":\"a\",\"bytes\":0}\n";
+        let e = read_frame(&mut io::Cursor::new(frame.to_vec())).unwrap_err();
+        let e = e.to_string();
+        assert!(e.contains("unknown variant"), "{e}");
+        assert!(!e.chars().any(char::is_control), "{e:?}");
     }
 
     #[test]

@@ -59,6 +59,8 @@ pub enum Seed {
     Member(&'static str, &'static str),
     /// A small capture tarball of a real node directory's first lines.
     CaptureTarball,
+    /// A `glk agent` stream of the same files: a hello, a frame per file, a problem, the end.
+    AgentStream,
 }
 
 /// One fuzz target: a parser and the real files its inputs start from.
@@ -222,6 +224,78 @@ fn bundle_tar(bytes: &[u8]) {
     }
 }
 
+/// What a remote node sends is not trusted: read as the gathering glk reads it (the
+/// protocol's reader, each file given to the node's [`cluster::gather::NodeDir`]), it
+/// writes only below that node's own directory, every error is quoted, and nothing is
+/// left of a batch that did not end.
+fn agent_stream(bytes: &[u8]) {
+    use cluster::protocol::{self, Received};
+    use cluster::session::FileSink;
+    let quoted = |t: &str| assert!(!t.chars().any(char::is_control), "unquoted: {t:?}");
+    let mut r = bytes;
+    match protocol::read_hello(&mut r) {
+        Ok(Some(_)) => {}
+        Ok(None) => return,
+        Err(e) => return quoted(&e.to_string()),
+    }
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let mut sink = cluster::gather::NodeDir::new(dir.path(), "n1");
+    let mut last = None;
+    let ended = loop {
+        match protocol::read_frame(&mut r) {
+            Ok(Some(Received::File(p, d, append))) => {
+                // A continuation of another file ends the session (`Session::receive`).
+                if append && last.as_ref() != Some(&p) {
+                    break false;
+                }
+                if let Err(e) = sink.frame(&p, &d, append) {
+                    quoted(&e);
+                    break false;
+                }
+                last = Some(p);
+            }
+            Ok(Some(Received::Problem(t))) => quoted(&t),
+            Ok(Some(Received::End(_))) => break true,
+            Ok(None) => break false,
+            Err(e) => {
+                quoted(&e.to_string());
+                break false;
+            }
+        }
+    };
+    let kept = if ended {
+        sink.finish().map_err(|e| quoted(&e)).is_ok()
+    } else {
+        sink.discard();
+        false
+    };
+    let mut found = Vec::new();
+    let mut stack = vec![dir.path().to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).expect("readable").flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                found.push(p.strip_prefix(dir.path()).expect("below").to_path_buf());
+            }
+        }
+    }
+    for f in &found {
+        let mut parts = f.iter();
+        let own = |n: Option<&std::ffi::OsStr>| n.is_some_and(|n| n == "n1");
+        assert!(
+            own(parts.next()) || own(parts.next()),
+            "outside: {}",
+            f.display()
+        );
+    }
+    assert!(
+        kept || found.is_empty(),
+        "left of a failed batch: {found:?}"
+    );
+}
+
 /// A sos report of a lab node (its DLM and process files).
 const SOS: &str = "real/support-6.12/n1/sosreport-n1-n1-2026-11-25-iepyrfy.tar.gz";
 /// gfs2_lockcapture's output of the same node.
@@ -292,6 +366,11 @@ pub const TARGETS: &[Target] = &[
             name: "bundle_tar",
             seeds: &[Seed::CaptureTarball],
             run: bundle_tar,
+        },
+        Target {
+            name: "agent_stream",
+            seeds: &[Seed::AgentStream],
+            run: agent_stream,
         },
         Target {
             name: "plocks",
@@ -381,25 +460,60 @@ pub const TARGETS: &[Target] = &[
         },
 ];
 
-/// A small capture tarball made from a real node directory ([`Seed::CaptureTarball`]).
-fn seed_tarball() -> Vec<u8> {
-    let mut b = tar::Builder::new(Vec::new());
-    for f in [
+/// The files of the small seeds: a real node directory's first lines (small enough for
+/// many executions), each with its name.
+fn seed_files() -> Vec<(&'static str, Vec<u8>)> {
+    let names = [
         "glocks.0",
         "glstats.0",
         "dlm_locks.0",
         "time.0",
         "glockfd.0",
-    ] {
-        let p = testdata::path(&format!("real/dlm2-6.1/n1/{f}"));
-        let data = std::fs::read(&p).expect("a fixture");
-        // The first lines only: a seed small enough for many executions.
-        let cut: Vec<u8> = data
-            .split_inclusive(|&c| c == b'\n')
-            .take(40)
-            .flatten()
-            .copied()
-            .collect();
+    ];
+    names
+        .into_iter()
+        .map(|f| {
+            let p = testdata::path(&format!("real/dlm2-6.1/n1/{f}"));
+            let data = std::fs::read(&p).expect("a fixture");
+            let cut = data
+                .split_inclusive(|&c| c == b'\n')
+                .take(40)
+                .flatten()
+                .copied()
+                .collect();
+            (f, cut)
+        })
+        .collect()
+}
+
+/// A node's `glk agent` stream of the seed files ([`Seed::AgentStream`]), as the agent
+/// writes it.
+fn seed_stream() -> Vec<u8> {
+    use cluster::protocol::{self, Frame, Hello};
+    let mut w = Vec::new();
+    let hello = Hello {
+        glk_agent: protocol::PROTOCOL,
+        version: "0.1.0".into(),
+        host: "n1".into(),
+        nodeid: Some(1),
+        time: 1.5,
+    };
+    protocol::write_hello(&mut w, &hello).expect("in memory");
+    for (f, data) in seed_files() {
+        protocol::write_file(&mut w, &format!("lab_gfs/n1/{f}"), &data).expect("in memory");
+    }
+    let problem = Frame::Problem {
+        text: "no dlm_tool".into(),
+    };
+    protocol::write_frame(&mut w, &problem).expect("in memory");
+    protocol::write_frame(&mut w, &Frame::End { time: 2.5 }).expect("in memory");
+    w
+}
+
+/// A small capture tarball made from a real node directory ([`Seed::CaptureTarball`]).
+fn seed_tarball() -> Vec<u8> {
+    let mut b = tar::Builder::new(Vec::new());
+    for (f, cut) in seed_files() {
         let mut h = tar::Header::new_gnu();
         h.set_size(cut.len() as u64);
         h.set_mode(0o644);
@@ -423,6 +537,7 @@ pub fn seeds(t: &Target, max_lines: usize) -> Vec<Vec<u8>> {
 pub fn seed_inputs(seed: Seed, max_lines: usize) -> Vec<Vec<u8>> {
     match seed {
         Seed::CaptureTarball => vec![seed_tarball()],
+        Seed::AgentStream => vec![seed_stream()],
         Seed::Whole(rel) => vec![fixture(rel)],
         Seed::Lines(rel) => windows(&fixture(rel), max_lines),
         Seed::Member(rel, suffix) => windows(&member(rel, suffix), max_lines),

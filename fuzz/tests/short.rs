@@ -7,7 +7,13 @@ use std::time::Duration;
 fn every_parser_survives_mutated_real_inputs() {
     for t in fuzz::TARGETS {
         // Those that write and read files or whole captures per input run fewer.
-        let slow = ["bundle_tar", "collection", "trace_dat", "raw_pages"];
+        let slow = [
+            "bundle_tar",
+            "agent_stream",
+            "collection",
+            "trace_dat",
+            "raw_pages",
+        ];
         let n = if slow.contains(&t.name) { 300 } else { 3_000 };
         let r = fuzz::run(t, n, None, 7);
         assert_eq!(r.executions, n, "{}", t.name);
