@@ -23,6 +23,7 @@ use serde::Serialize;
 use super::owners::{process, Party, Resolver};
 use crate::snapshots::{Dlm, Hold, Role};
 use glockparse::dlm_locks::LockStatus;
+use glockparse::quote::plain;
 
 /// A waiter joined to the holder it waits for (on another node, or on its own).
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -606,7 +607,8 @@ impl<'e> Graph<'e> {
                 }
                 let (from, to) = (self.id(&e.from), self.id(&anc));
                 self.classes.join(from, to);
-                let ancestor = process(a, table.get(a).map(|t| t.comm.as_str()));
+                let comm = table.get(a).map(|t| plain(t.comm.as_bytes()));
+                let ancestor = process(a, comm.as_deref());
                 let held: Vec<&str> = edges
                     .iter()
                     .filter(|x| x.to == anc)

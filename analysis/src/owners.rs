@@ -28,6 +28,7 @@ use crate::GlockMap;
 
 use crate::snapshots::{Dlm, Hold, Role};
 use glockparse::dlm_locks::LockStatus;
+use glockparse::quote::plain;
 
 /// A snapshot's glockfd by process: the glocks whose files it has open, each with its line.
 type OpenByPid = HashMap<i64, Vec<(GlockId, u64)>>;
@@ -315,7 +316,7 @@ impl<'a> Resolver<'a> {
             if task.is_kernel_thread() {
                 return None;
             }
-            comm = Some(task.comm.clone());
+            comm = Some(plain(task.comm.as_bytes()).into_owned());
             cites.push(cite);
         }
         Some((pid, comm, cites))
@@ -565,7 +566,7 @@ impl<'a> Resolver<'a> {
         p.pid = Some(pid);
         p.cites.extend(cites);
         if let Some((task, cite)) = self.task(&p.node, snap, pid) {
-            p.comm = Some(task.comm.clone());
+            p.comm = Some(plain(task.comm.as_bytes()).into_owned());
             if !p.cites.contains(&cite) {
                 p.cites.push(cite);
             }

@@ -411,3 +411,57 @@ fn companion_problems_are_in_the_json() {
     let clean = glk(&["top", "--json", &p("real/dlm2-6.1/n1/glocks.4")]);
     assert!(json_docs(&clean)[0].get("problems").is_none());
 }
+
+/// A process may name itself anything, escape sequences included (`prctl(PR_SET_NAME)`),
+/// and the kernel repeats its name in the glocks file, the trace and /proc: glk prints it
+/// quoted, so that it cannot write on the terminal of whoever looks at its locks.
+#[test]
+fn a_process_name_never_writes_on_the_terminal() {
+    let scratch = tempfile::tempdir().unwrap();
+    let dir = scratch.path().join("n1");
+    std::fs::create_dir(&dir).unwrap();
+    let from = testdata::path("real/flock-deadlock-6.12/deadlock/n1");
+    let named = |b: Vec<u8>| -> Vec<u8> {
+        String::from_utf8(b)
+            .unwrap()
+            .replace("flock", "fl\x1b[2Jock")
+            .into_bytes()
+    };
+    for e in std::fs::read_dir(&from).unwrap().flatten() {
+        let name = e.file_name().into_string().unwrap();
+        if name.ends_with(".2") {
+            let mut data = std::fs::read(e.path()).unwrap();
+            if name == "procs.2" {
+                data = named(data);
+            }
+            std::fs::write(dir.join(&name), data).unwrap();
+        }
+    }
+    let glocks = scratch.path().join("held.glocks");
+    std::fs::write(
+        &glocks,
+        "G:  s:EX n:6/223a f:yIqob t:EX d:EX/0 a:0 v:0 r:3 m:200 p:0\n \
+         H: s:EX f:W e:0 p:243 [fl\x1b[2Jock] __do_sys_flock+0x11c/0x1e0\n",
+    )
+    .unwrap();
+    let trace = scratch.path().join("trace.txt");
+    std::fs::write(
+        &trace,
+        "  fl\x1b[2Jock-1234    [001] .....  100.000001: gfs2_promote: 253,1 glock 6:8762 \
+         promote first EX\n",
+    )
+    .unwrap();
+    let p = |x: &Path| x.to_str().unwrap().to_string();
+    for args in [
+        vec!["top".into(), "--once".into(), "--plain".into(), p(&glocks)],
+        vec!["analyze".into(), p(&dir)],
+        vec!["trace".into(), "--input".into(), p(&trace)],
+    ] {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let out = glk(&args);
+        assert!(out.status.success(), "{args:?}");
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(text.contains("fl\\x1b[2Jock"), "{args:?}: {text}");
+        assert!(!text.contains('\x1b'), "{args:?}: {text}");
+    }
+}

@@ -61,7 +61,8 @@ impl Interner {
         if self.map.len() >= MAX_ENTRIES {
             self.map.clear();
         }
-        let s: Arc<str> = Arc::from(String::from_utf8_lossy(bytes).as_ref());
+        // Quoted: a holder's comm is whatever name its program chose.
+        let s: Arc<str> = Arc::from(crate::quote::plain(bytes).as_ref());
         self.map.insert(bytes.into(), Arc::clone(&s));
         s
     }

@@ -4,7 +4,19 @@
 //! `\xNN` (as ripgrep and `ls` do), and any other character (bidi overrides, private use,
 //! symbols) as `\u{NNNN}`.
 
+use std::borrow::Cow;
 use std::fmt::Write;
+
+/// `bytes` as text for a terminal, whole: as they are when plain ASCII (no control
+/// character, no backslash), else [`quote`]d. For names a program chose that a file or the
+/// kernel repeats (a task's command name, a call site): a process named with an escape
+/// sequence must not write on the terminal of whoever looks at its locks.
+pub fn plain(bytes: &[u8]) -> Cow<'_, str> {
+    match std::str::from_utf8(bytes) {
+        Ok(s) if s.bytes().all(|b| (b' '..=b'~').contains(&b) && b != b'\\') => Cow::Borrowed(s),
+        _ => Cow::Owned(quote(bytes, usize::MAX)),
+    }
+}
 
 /// `bytes` quoted, cut to about `max` characters (`…` marks a cut).
 pub fn quote(bytes: &[u8], max: usize) -> String {
@@ -46,6 +58,18 @@ pub fn quote(bytes: &[u8], max: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::quote;
+    use std::borrow::Cow;
+
+    #[test]
+    fn plain_names_stay_and_others_are_quoted() {
+        use super::plain;
+        assert!(matches!(plain(b"kworker/u4:1"), Cow::Borrowed(_)));
+        assert_eq!(plain(b"my [odd]-name"), "my [odd]-name");
+        assert_eq!(plain(b"fl\x1b[2Jock"), "fl\\x1b[2Jock");
+        assert_eq!(plain("bash\u{9b}".as_bytes()), "bash\\xc2\\x9b");
+        assert_eq!(plain(b"a\\b\xff"), "a\\\\b\\xff");
+        assert_eq!(plain("日本".as_bytes()), "日本");
+    }
 
     #[test]
     fn controls_and_invalid_bytes_are_escaped() {

@@ -19,6 +19,7 @@ use gfs2stats::glstats::{self, GlStat};
 use gfs2stats::metrics::Increase;
 use glockparse::dlm_locks::{self, LockStatus, OwnedLock};
 use glockparse::plocks::{self, Plock};
+use glockparse::quote::plain;
 use glockparse::{Diagnostics, DlmMode, GlockFd, GlockId};
 
 use bundle::{FileKind, Snapshot};
@@ -298,7 +299,7 @@ fn load_comms(path: &Path) -> Loaded<HashMap<i64, String>> {
     let comms = tasks
         .into_iter()
         .filter(|t| t.tid == t.tgid)
-        .map(|t| (t.tgid, t.comm))
+        .map(|t| (t.tgid, plain(t.comm.as_bytes()).into_owned()))
         .collect();
     Ok((comms, problems))
 }

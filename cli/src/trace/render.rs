@@ -7,10 +7,6 @@ use traceparse::{Dev, DlmEvent, Gfs2Event, TraceLine};
 
 use clikit::fmt;
 
-fn lossy(b: &[u8]) -> std::borrow::Cow<'_, str> {
-    String::from_utf8_lossy(b)
-}
-
 /// `   34.268977 [001] mkdir-179 `
 pub fn prefix(out: &mut String, l: &TraceLine<'_>) {
     let _ = write!(
@@ -19,7 +15,7 @@ pub fn prefix(out: &mut String, l: &TraceLine<'_>) {
         l.ts_ns / 1_000_000_000,
         l.ts_ns % 1_000_000_000 / 1000,
         l.cpu.unwrap_or(0),
-        lossy(l.comm),
+        glockparse::quote::plain(l.comm),
         l.pid
     );
 }
