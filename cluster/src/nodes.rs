@@ -41,9 +41,7 @@ impl Node {
             local,
         })
     }
-}
 
-impl Node {
     /// The directory its files go in ([`dir_name`] of its name).
     pub fn dir(&self) -> String {
         dir_name(&self.name)
