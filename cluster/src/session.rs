@@ -297,7 +297,7 @@ impl Session {
 
     /// Whether the agent still owes an answer to a request whose deadline passed (its
     /// debugfs read stuck, say): what has come of it since is taken, for as long as it
-    /// keeps coming ([`DRAIN_GAP`], at most [`DRAIN_MOST`]). The caller then asks nothing
+    /// keeps coming (20 ms between frames, 1 s at most). The caller then asks nothing
     /// more of it, so that one stuck node does not cost every refresh its whole deadline;
     /// Some: how long it has owed it.
     pub fn owes(&mut self) -> Option<Duration> {
