@@ -180,7 +180,8 @@ pub fn kernel_log(path: &Path) -> io::Result<Vec<LogEvent>> {
                 line: n,
                 uptime_s,
                 kind,
-                text: text.to_string(),
+                // Shown as evidence: quoted, as any line glk did not write.
+                text: glockparse::quote::plain(text.as_bytes()).into_owned(),
             });
         }
     }
@@ -298,6 +299,12 @@ mod tests {
         );
         assert_eq!(ev[2].line, 4);
         assert_eq!(ev[2].uptime_s, Some(30.0));
+        // A line's text is shown as evidence: what is not plain is quoted.
+        std::fs::write(&p, "[ 1.0] dlm: g\x1b[2Js: dlm_recover 1\n").unwrap();
+        assert_eq!(
+            kernel_log(&p).unwrap()[0].text,
+            "dlm: g\\x1b[2Js: dlm_recover 1"
+        );
         let r = recovery_in_progress(&ev).unwrap();
         assert_eq!(r.line, 5);
         assert!(recovery_in_progress(&ev[..2]).is_none());
