@@ -180,7 +180,8 @@ pub fn parse_line(line: &[u8]) -> Result<DlmLock, String> {
     let mode = |i: usize| {
         DlmMode::from_number(sdec(i)?).ok_or_else(|| format!("bad lock mode in field {}", i + 1))
     };
-    let resource = String::from_utf8_lossy(name).into_owned();
+    // Shown as it is read: quoted where it is not plain (another lockspace's names).
+    let resource = crate::quote::plain(name).into_owned();
     Ok(DlmLock {
         id: hex(0)?,
         nodeid: dec(1)?,
@@ -461,7 +462,8 @@ pub mod lockdebug {
             .trim_start_matches(|c: char| c.is_ascii_digit())
             .trim_start();
         if let Some(q) = rest.strip_prefix('"') {
-            return Some(q.strip_suffix('"').unwrap_or(q).to_string());
+            let name = q.strip_suffix('"').unwrap_or(q);
+            return Some(crate::quote::plain(name.as_bytes()).into_owned());
         }
         rest.strip_prefix("hex ").map(|h| h.trim().to_string())
     }
@@ -595,5 +597,8 @@ mod tests {
         assert_eq!((d.errors, d.ignored), (1, 1));
         let (v, _) = read(&b"id nodeid remid pid xid exflags flags sts grmode rqmode time_ms r_nodeid r_len r_name\n\n42d 0 0 866 0 0 0 2 5 -1 12826031 0 24 \"       6           60af5\"\n"[..], "x");
         assert_eq!(v[0].line, 3);
+        // Another lockspace's resource may be named with any bytes: they are quoted.
+        let g = parse_line(b"42d 0 0 866 0 0 0 2 5 -1 12826031 0 5 \"a\x1b[2J\"").unwrap();
+        assert_eq!(g.resource, "a\\x1b[2J");
     }
 }
