@@ -131,6 +131,12 @@ impl FileSink for NodeDir<'_> {
             .parent()
             .and_then(bundle::room::left)
             .unwrap_or(u64::MAX);
+        // A frame that says it will not fit is refused before a byte of it is written:
+        // a node half-way through a file too large would leave the others no room.
+        if data.declared_size().is_some_and(|n| n > room) {
+            let path = open.path.clone();
+            return Err(self.failed(&path, no_room()));
+        }
         let mut within = Within {
             w: &mut open.w,
             left: room,
@@ -145,6 +151,14 @@ impl FileSink for NodeDir<'_> {
     }
 }
 
+/// Why a node's file is not written: the filesystem's reserve.
+fn no_room() -> io::Error {
+    io::Error::other(format!(
+        "it would leave less than {}% of the filesystem free",
+        bundle::room::RESERVE_PERCENT
+    ))
+}
+
 /// A writer that refuses to write more than `left` bytes.
 struct Within<'w, W> {
     w: &'w mut W,
@@ -154,10 +168,7 @@ struct Within<'w, W> {
 impl<W: Write> Write for Within<'_, W> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         if buf.len() as u64 > self.left {
-            return Err(io::Error::other(format!(
-                "it would leave less than {}% of the filesystem free",
-                bundle::room::RESERVE_PERCENT
-            )));
+            return Err(no_room());
         }
         let n = self.w.write(buf)?;
         self.left -= n as u64;

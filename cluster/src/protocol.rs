@@ -209,6 +209,14 @@ impl Packed {
         Ok(out)
     }
 
+    /// The size its zstd frame header says it unpacks to, when it says (the node's word,
+    /// not a promise: [`Packed::unpack_to`] holds to [`MAX_FILE`] whatever it says).
+    pub fn declared_size(&self) -> Option<u64> {
+        zstd::zstd_safe::get_frame_content_size(&self.0)
+            .ok()
+            .flatten()
+    }
+
     /// The compressed size.
     pub fn len(&self) -> usize {
         self.0.len()
@@ -390,6 +398,17 @@ mod tests {
         let e = e.to_string();
         assert!(e.contains("unknown variant"), "{e}");
         assert!(!e.chars().any(char::is_control), "{e:?}");
+    }
+
+    #[test]
+    fn a_frame_says_what_it_unpacks_to() {
+        let mut w = Vec::new();
+        write_file(&mut w, "n1/glocks.0", &[b'G'; 5000]).unwrap();
+        let Some(Received::File(_, d, _)) = read_frame(&mut io::Cursor::new(w)).unwrap() else {
+            panic!("a file frame");
+        };
+        assert_eq!(d.declared_size(), Some(5000));
+        assert_eq!(Packed(b"not zstd".to_vec()).declared_size(), None);
     }
 
     #[test]
