@@ -74,7 +74,7 @@ impl<'a> NodeDir<'a> {
     /// Flushes the file being written, if any.
     fn close(&mut self) -> Result<(), String> {
         match self.open.take() {
-            Some(mut o) => o.w.flush().map_err(|e| self.failed(&o.path, e)),
+            Some(mut o) => o.w.flush().map_err(|e| failed(&o.path, e)),
             None => Ok(()),
         }
     }
@@ -98,9 +98,9 @@ impl<'a> NodeDir<'a> {
         self.close()?;
         let path = self.dir.join(rel);
         if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent).map_err(|e| self.failed(&path, e))?;
+            std::fs::create_dir_all(parent).map_err(|e| failed(&path, e))?;
         }
-        let f = File::create(&path).map_err(|e| self.failed(&path, e))?;
+        let f = File::create(&path).map_err(|e| failed(&path, e))?;
         if !self.written.iter().any(|w| w == rel) {
             self.written.push(rel.to_path_buf());
         }
@@ -110,11 +110,11 @@ impl<'a> NodeDir<'a> {
         });
         Ok(())
     }
+}
 
-    /// Why writing `path` failed, in words.
-    fn failed(&self, path: &Path, e: io::Error) -> String {
-        format!("writing its files: {}: {e}", path.display())
-    }
+/// Why writing `path` failed, in words.
+fn failed(path: &Path, e: io::Error) -> String {
+    format!("writing its files: {}: {e}", path.display())
 }
 
 impl FileSink for NodeDir<'_> {
@@ -134,8 +134,7 @@ impl FileSink for NodeDir<'_> {
         // A frame that says it will not fit is refused before a byte of it is written:
         // a node half-way through a file too large would leave the others no room.
         if data.declared_size().is_some_and(|n| n > room) {
-            let path = open.path.clone();
-            return Err(self.failed(&path, no_room()));
+            return Err(failed(&open.path, no_room()));
         }
         let mut within = Within {
             w: &mut open.w,
@@ -143,10 +142,7 @@ impl FileSink for NodeDir<'_> {
         };
         match data.unpack_to(&mut within) {
             Ok(_) => Ok(()),
-            Err(e) => {
-                let path = open.path.clone();
-                Err(self.failed(&path, e))
-            }
+            Err(e) => Err(failed(&open.path, e)),
         }
     }
 }
