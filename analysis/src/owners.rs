@@ -1,8 +1,12 @@
 //! Who a holder or a waiter really is, each from the source that knows it, with the source
 //! cited:
-//! * a glocks holder line that names a process (`p:866 [flock]`) is that process;
+//! * a glocks holder line that names a process (`p:866 [flock]`) is that process, except
+//!   an flock holder whose process has ended (`p:228 [(ended)]` before 6.1, where flock
+//!   holders keep the pid of the process that took the lock): the lock is the open file's,
+//!   held by the live process that fdinfo shows holding it through that file (`fdlocks.N`);
 //! * a GL_NOPID holder (`p:0 [(none)]` on 6.1+, `p:-1` before) of an flock glock (type 6)
-//!   belongs to the process `/proc/locks` shows holding the flock on that inode, else to
+//!   belongs to the process fdinfo shows holding the flock through an open file, else to
+//!   the process `/proc/locks` shows holding the flock on that inode, else to
 //!   the pid of the node's DLM lock on the glock (the DLM records the process that made
 //!   the request; kernel threads are not taken), each only while that process is alive
 //!   and keeps the glock's file open (an flock belongs to the open file: when the process
@@ -18,6 +22,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
+use bundle::fdlocks::FdLock;
 use bundle::procs::{self, FileLock, Table};
 use bundle::{Captures, FileKind, NodeCapture, Snapshot};
 use glockparse::input::read_path;
@@ -66,8 +71,8 @@ pub struct Party {
     pub comm: Option<String>,
     /// The call site the glocks file printed for it.
     pub caller: Option<String>,
-    /// Where the pid comes from: `glocks`, `locks` (`/proc/locks`), `dlm`, `glockfd`,
-    /// `plocks` (`dlm_tool plocks`), or `none`.
+    /// Where the pid comes from: `glocks`, `fdinfo` (`fdlocks.N`), `locks` (`/proc/locks`),
+    /// `dlm`, `glockfd`, `plocks` (`dlm_tool plocks`), or `none`.
     pub source: &'static str,
     /// The lines that say so (`NODE/FILE:LINE`).
     pub cites: Vec<String>,
@@ -90,6 +95,8 @@ pub struct Resolver<'a> {
     nodes: HashMap<&'a str, &'a NodeCapture>,
     tables: HashMap<&'a str, HashMap<u32, Table>>,
     locks: HashMap<&'a str, HashMap<u32, Vec<FileLock>>>,
+    /// The locks processes hold through their open files (`fdlocks.N`), by node and snapshot.
+    fdlocks: HashMap<&'a str, HashMap<u32, Vec<FdLock>>>,
     /// glockfd by pid: the glocks whose files each process has open, and their lines.
     fds_by_pid: HashMap<&'a str, HashMap<u32, OpenByPid>>,
     /// glockfd by glock: the processes with its file open and their first line.
@@ -121,6 +128,7 @@ impl<'a> Resolver<'a> {
             nodes: caps.nodes.iter().map(|n| (n.node.as_str(), n)).collect(),
             tables: HashMap::new(),
             locks: HashMap::new(),
+            fdlocks: HashMap::new(),
             fds_by_pid: HashMap::new(),
             fds_by_glock: HashMap::new(),
             flock_waits: HashMap::new(),
@@ -154,6 +162,13 @@ impl<'a> Resolver<'a> {
                 {
                     r.diagnostics.merge(&d);
                     r.locks.entry(&n.node).or_default().insert(s.index, locks);
+                }
+                if let Some(Ok((locks, d))) = s
+                    .path(FileKind::FdLocks)
+                    .map(|p| read_path(p, bundle::fdlocks::read))
+                {
+                    r.diagnostics.merge(&d);
+                    r.fdlocks.entry(&n.node).or_default().insert(s.index, locks);
                 }
                 if let Some(Ok((fds, d))) = s
                     .path(FileKind::Glockfd)
@@ -383,14 +398,18 @@ impl<'a> Resolver<'a> {
             .map_or(&[], Vec::as_slice)
     }
 
-    /// The live process named as holding an flock glock: by `/proc/locks`, else by its
-    /// granted DLM lock; with where that comes from and the lines that say so.
+    /// The live process named as holding an flock glock: by fdinfo ([`Resolver::fd_holder`]),
+    /// else by `/proc/locks`, else by its granted DLM lock; with where that comes from and
+    /// the lines that say so.
     fn named_holder(
         &self,
         node: &str,
         snap: u32,
         glock: GlockId,
     ) -> Option<(i64, &'static str, Vec<String>)> {
+        if let Some((pid, cite)) = self.fd_holder(node, snap, glock) {
+            return Some((pid, "fdinfo", vec![cite]));
+        }
         let live = |pid: &i64| self.is_live_opener(node, snap, glock, *pid);
         if let Some((pid, cite)) = self
             .flock_owner(node, snap, &glock)
@@ -539,6 +558,27 @@ impl<'a> Resolver<'a> {
             .map(|(pid, cite)| (*pid, cite.clone()))
     }
 
+    /// The process that holds an flock glock's flock through an open file at `snap`, by the
+    /// node's fdinfo (`fdlocks.N`, [`bundle::fdlocks::flock_holder`]), with the line that
+    /// says so. Unlike `/proc/locks` and the DLM, which keep naming the process that took
+    /// the lock after it ends, fdinfo names only processes alive when it was read.
+    fn fd_holder(&self, node: &str, snap: u32, glock: GlockId) -> Option<(i64, String)> {
+        let held = self.fdlocks.get(node)?.get(&snap)?;
+        let table = self.table(node, snap);
+        let ancestors = |pid| table.map_or_else(Vec::new, |t| t.ancestors(pid));
+        let l = bundle::fdlocks::flock_holder(held, glock.number, ancestors)?;
+        Some((l.pid, self.cite(node, snap, FileKind::FdLocks, l.lock.line)))
+    }
+
+    /// Whether the process a holder line names has ended by `snap`: the glocks file says
+    /// `(ended)` (before 6.1), or the snapshot's process table does not show it.
+    fn has_ended(&self, h: &Hold) -> bool {
+        &*h.comm == "(ended)"
+            || self
+                .table(&h.at.node, h.at.snapshot)
+                .is_some_and(|t| t.get(h.pid).is_none())
+    }
+
     /// The flock holder `/proc/locks` names for an flock glock on a node.
     fn flock_owner(&self, node: &str, snap: u32, glock: &GlockId) -> Option<(i64, String)> {
         let locks = self.locks.get(node)?.get(&snap)?;
@@ -587,6 +627,17 @@ impl<'a> Resolver<'a> {
             p.pid = Some(h.pid);
             p.comm = Some(h.comm.to_string());
             p.source = "glocks";
+            // The flock's taker has ended (before 6.1 the holder keeps its pid): the lock
+            // is held by whoever inherited the open file.
+            let ended_flock = h.role == Role::Holder && h.glock.gltype == 6 && self.has_ended(h);
+            if let Some((pid, cite)) = ended_flock
+                .then(|| self.fd_holder(&h.at.node, h.at.snapshot, h.glock))
+                .flatten()
+            {
+                p.comm = None;
+                p.source = "fdinfo";
+                self.name(&mut p, h.at.snapshot, pid, vec![cite]);
+            }
             return p;
         }
         let id = h.glock;

@@ -14,12 +14,14 @@
 //! bench exporter [--glocks 1000000] [--scrapers 50] [--secs 60] [--min-interval 5]  # scrape load
 //! bench cluster [--nodes 16] [--glocks 100000] [--refreshes 5]  # cluster mode over sshd (root)
 //! bench fleet [--events 100000000] [--captures 100]  # glk fleet over a dataset made from real captures
+//! bench fdlocks [--procs 1000] [--files 10] [--runs 5]  # who holds a lock through which open file
 //! ```
 
 mod analyze;
 mod cluster;
 mod export;
 mod exporter;
+mod fdlocks;
 mod fleet;
 mod gen;
 mod instructions;
@@ -30,7 +32,7 @@ use std::path::{Path, PathBuf};
 
 fn usage() -> ! {
     eprintln!(
-        "usage: bench gen-glocks --glocks N --out FILE\n       bench top [--glocks N] [--file FILE] [--glk PATH]\n       bench trace [--copies N] [--glk PATH]\n       bench live [--rate N] [--secs S] [--source syscall|marker] [--reader auto|raw|text] [--out jsonl|txt] [--glk PATH]\n       bench export [--copies N]\n       bench analyze [--capture NAME] [--nodes N] [--copies N] [--runs N] [--python] [--glk PATH] [--against PATH]\n       bench instructions [--glocks N] [--glk PATH]\n       bench exporter [--glocks N] [--scrapers N] [--secs S] [--min-interval S] [--glk PATH]\n       bench cluster [--nodes N] [--glocks N] [--refreshes N] [--glk PATH]\n       bench fleet [--events N] [--captures N] [--engine PATH]"
+        "usage: bench gen-glocks --glocks N --out FILE\n       bench top [--glocks N] [--file FILE] [--glk PATH]\n       bench trace [--copies N] [--glk PATH]\n       bench live [--rate N] [--secs S] [--source syscall|marker] [--reader auto|raw|text] [--out jsonl|txt] [--glk PATH]\n       bench export [--copies N]\n       bench analyze [--capture NAME] [--nodes N] [--copies N] [--runs N] [--python] [--glk PATH] [--against PATH]\n       bench instructions [--glocks N] [--glk PATH]\n       bench exporter [--glocks N] [--scrapers N] [--secs S] [--min-interval S] [--glk PATH]\n       bench cluster [--nodes N] [--glocks N] [--refreshes N] [--glk PATH]\n       bench fleet [--events N] [--captures N] [--engine PATH]\n       bench fdlocks [--procs N] [--files N] [--runs N]"
     );
     std::process::exit(2)
 }
@@ -110,6 +112,11 @@ fn main() -> std::io::Result<()> {
         "exporter" => exporter(&args),
         "cluster" => cluster(&args),
         "fleet" => fleet(&args),
+        "fdlocks" => fdlocks::run(
+            args.num("--procs", 1000),
+            args.num("--files", 10),
+            args.num("--runs", 5),
+        ),
         _ => usage(),
     }
 }

@@ -3,7 +3,8 @@
 //!
 //! A node's capture is a directory of snapshots `KIND.N` (`glocks.0`, `glstats.0`,
 //! `sbstats.0`, `glockfd.0`, `dlm_locks.0`, `dlm_waiters.0`, `procs.0` and `locks.0` (the
-//! node's tasks and `/proc/locks`, see [`procs`]), `time.0` holding the epoch seconds the
+//! node's tasks and `/proc/locks`, see [`procs`]), `fdlocks.0` (who holds those locks
+//! through which open file, see [`fdlocks`]), `time.0` holding the epoch seconds the
 //! snapshot started, `gfs2_sysfs.0` the filesystem's sysfs state, see [`health`]) plus
 //! trace text (`trace_pipe.txt`, compressed or not), and optionally `node` (its name),
 //! `nodeid` (its DLM node id), `mountinfo`, `kernel.log` (the kernel's log buffer) and
@@ -17,6 +18,7 @@
 #![forbid(unsafe_code)]
 
 pub mod atomic;
+pub mod fdlocks;
 pub mod health;
 pub mod live;
 pub mod lockcapture;
@@ -50,6 +52,8 @@ pub enum FileKind {
     Procs,
     /// A copy of `/proc/locks`.
     Locks,
+    /// The locks the node's processes hold through their open files ([`fdlocks`]).
+    FdLocks,
     /// `dlm_tool plocks LOCKSPACE`: the cluster's POSIX (fcntl) locks and their waiters,
     /// as dlm_controld keeps them ([`glockparse::plocks`]).
     Plocks,
@@ -61,7 +65,7 @@ pub enum FileKind {
 
 impl FileKind {
     /// Every kind, in the order a snapshot is written.
-    pub const ALL: [FileKind; 11] = [
+    pub const ALL: [FileKind; 12] = [
         FileKind::Time,
         FileKind::Glocks,
         FileKind::Glstats,
@@ -73,6 +77,7 @@ impl FileKind {
         FileKind::Plocks,
         FileKind::Sysfs,
         FileKind::Procs,
+        FileKind::FdLocks,
     ];
 
     /// The kinds a filesystem's debugfs directory holds, each under its own name
@@ -95,6 +100,7 @@ impl FileKind {
             FileKind::DlmWaiters => "dlm_waiters",
             FileKind::Procs => "procs",
             FileKind::Locks => "locks",
+            FileKind::FdLocks => "fdlocks",
             FileKind::Plocks => "plocks",
             FileKind::Sysfs => "gfs2_sysfs",
             FileKind::Time => "time",

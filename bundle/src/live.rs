@@ -30,6 +30,19 @@ impl Filesystem {
         }
     }
 
+    /// Its sysfs directory, `/sys/fs/gfs2/TABLE`.
+    pub fn sysfs(&self) -> PathBuf {
+        Path::new("/sys/fs/gfs2").join(&self.table)
+    }
+
+    /// Its device (`MAJOR:MINOR` in sysfs `id`, as `/proc/locks` and mountinfo name it),
+    /// when sysfs shows it.
+    pub fn device(&self) -> Option<(u32, u32)> {
+        let id = std::fs::read_to_string(self.sysfs().join("id")).ok()?;
+        let (major, minor) = id.trim().split_once(':')?;
+        Some((major.parse().ok()?, minor.parse().ok()?))
+    }
+
     /// Its DLM lock dump, `DEBUGFS/dlm/LOCKSPACE_locks` (given the debugfs root).
     pub fn dlm_locks(&self, debugfs: &Path) -> PathBuf {
         debugfs

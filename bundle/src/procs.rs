@@ -217,6 +217,20 @@ pub fn read_path(path: &Path) -> io::Result<(Vec<Task>, Diagnostics)> {
     }
 }
 
+/// The entries of `dir` named by a number (the processes of a `/proc`, the descriptors of a
+/// process's `fd/`), sorted; none when it cannot be read.
+pub(crate) fn numbered_entries<T: std::str::FromStr + Ord>(dir: &Path) -> Vec<T> {
+    let mut v: Vec<T> = std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.flatten()
+                .filter_map(|e| e.file_name().to_str()?.parse().ok())
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort_unstable();
+    v
+}
+
 /// Reads a copy of `/proc`'s per-process files, as gfs2_lockcapture saves them in its
 /// `proc/` (`PID/status`, `PID/stack`, [`proc_file`]): a task per process, its main thread.
 /// Each task's `line` is its `PPid:` line in `PID/status` (the file that shows it); a
@@ -224,14 +238,7 @@ pub fn read_path(path: &Path) -> io::Result<(Vec<Task>, Diagnostics)> {
 /// skipped. Its wait channel is not saved: empty.
 pub fn read_proc_dir(dir: &Path) -> (Vec<Task>, Diagnostics) {
     let mut d = Diagnostics::default();
-    let mut pids: Vec<i64> = std::fs::read_dir(dir)
-        .map(|rd| {
-            rd.flatten()
-                .filter_map(|e| e.file_name().to_str()?.parse().ok())
-                .collect()
-        })
-        .unwrap_or_default();
-    pids.sort_unstable();
+    let pids: Vec<i64> = numbered_entries(dir);
     let mut out = Vec::with_capacity(pids.len());
     for pid in pids {
         let path = dir.join(proc_file(pid, "status"));
@@ -422,7 +429,8 @@ pub struct FileLock {
     pub line: u64,
 }
 
-fn lock_line(line: &[u8]) -> Parsed<FileLock> {
+/// One line of `/proc/locks` (the syntax fdinfo's `lock:` lines share), its `line` 0.
+pub(crate) fn lock_line(line: &[u8]) -> Parsed<FileLock> {
     let text = String::from_utf8_lossy(line);
     let mut f = text.split_whitespace().peekable();
     if !f.next().is_some_and(|n| n.ends_with(':')) {

@@ -145,8 +145,8 @@ fn end(out: &mut impl Write) -> io::Result<()> {
 }
 
 /// One snapshot of every filesystem: `FS/NODE/` with `time.0`, `glocks.0`, `glstats.0`,
-/// `glockfd.0`, `sbstats.0`, `dlm_locks.0`, `plocks.0`, `procs.0`, `node` and `nodeid`, as glk capture names
-/// them.
+/// `glockfd.0`, `sbstats.0`, `dlm_locks.0`, `plocks.0`, `procs.0`, `fdlocks.0`, `node` and
+/// `nodeid`, as glk capture names them.
 fn snapshot(w: &Where, root: &Path, out: &mut impl Write) -> io::Result<()> {
     let fss = match bundle::live::filesystems(root, w.fs.as_deref()) {
         Ok(f) => f,
@@ -200,6 +200,12 @@ fn snapshot(w: &Where, root: &Path, out: &mut impl Write) -> io::Result<()> {
             Err(e) => problem(out, format!("dlm_tool plocks {}: {e}", fs.lockspace))?,
         }
         protocol::write_file(out, &format!("{base}/procs.0"), &procs)?;
+        // Who holds an flock through an open file, where the glocks file names a process
+        // that has ended (before 6.1) or none.
+        let mut fdlocks = Vec::new();
+        let devs: Vec<(u32, u32)> = fs.device().into_iter().collect();
+        bundle::fdlocks::write_this_node(&mut fdlocks, &devs)?;
+        protocol::write_file(out, &format!("{base}/fdlocks.0"), &fdlocks)?;
         protocol::write_file(
             out,
             &format!("{base}/node"),

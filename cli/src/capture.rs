@@ -5,7 +5,8 @@
 //! Layout: `DIR/NODE/` holds `glocks.N`, `glstats.N`, `sbstats.N`, `glockfd.N`,
 //! `dlm_locks.N`, `dlm_waiters.N`, `procs.N` (every task: tid, process, parent, group,
 //! session, state, wchan, comm, and the kernel stack of tasks in D state), `locks.N` (a copy
-//! of `/proc/locks`: who holds which flock), `plocks.N` (`dlm_tool plocks`: the cluster's
+//! of `/proc/locks`: who took which flock), `fdlocks.N` (who holds those locks now, through
+//! which open file: `/proc/PID/fdinfo`), `plocks.N` (`dlm_tool plocks`: the cluster's
 //! POSIX locks and waiters, where dlm_tool is installed), `time.N` (epoch seconds when snapshot N started),
 //! `gfs2_sysfs.N` (the filesystem's withdraw, freeze and recovery state in sysfs),
 //! `trace_pipe.txt` (with `--trace`), `node`, `nodeid` (the DLM node id when configfs
@@ -116,9 +117,10 @@ fn snapshot(fs: &Filesystem, root: &Path, out: &Path, n: u32) -> io::Result<Inst
             }
             FileKind::Plocks => plocks(&fs.lockspace, &to)?,
             FileKind::Sysfs => {
-                std::fs::write(to, sysfs_state(&Path::new("/sys/fs/gfs2").join(&fs.table)))?;
+                std::fs::write(to, sysfs_state(fs))?;
             }
-            FileKind::Procs => {}
+            // After the snapshots of every filesystem: write_tasks and write_fdlocks.
+            FileKind::Procs | FileKind::FdLocks => {}
         }
     }
     Ok(taken)
@@ -130,6 +132,17 @@ fn write_tasks(out: &Path, n: u32, tasks: &[bundle::procs::Task]) -> io::Result<
         out.join(FileKind::Procs.file_name(n)),
     )?);
     bundle::procs::write(&mut w, tasks)?;
+    w.flush()
+}
+
+/// The locks the node's processes hold on `fs` through their open files at snapshot `n`
+/// (`fdlocks.N`, [`bundle::fdlocks`]): after the tasks, as the process table is.
+fn write_fdlocks(fs: &Filesystem, out: &Path, n: u32) -> io::Result<()> {
+    let mut w = io::BufWriter::new(std::fs::File::create(
+        out.join(FileKind::FdLocks.file_name(n)),
+    )?);
+    let devs: Vec<(u32, u32)> = fs.device().into_iter().collect();
+    bundle::fdlocks::write_this_node(&mut w, &devs)?;
     w.flush()
 }
 
@@ -150,14 +163,10 @@ fn plocks(lockspace: &str, to: &Path) -> io::Result<()> {
 /// The sysfs files of a filesystem that say whether it can make progress
 /// ([`bundle::live::sysfs_values`]), then its mount point and `statvfs` figures (`mount`,
 /// `statfs_*`).
-fn sysfs_state(dir: &Path) -> String {
-    let mut out = bundle::live::sysfs_values(dir);
-    // Where it is mounted (by its device, `id` is MAJOR:MINOR) and how full it is.
-    let id = std::fs::read_to_string(dir.join("id")).unwrap_or_default();
-    let dev = id
-        .trim()
-        .split_once(':')
-        .and_then(|(a, b)| Some((a.parse::<u32>().ok()?, b.parse::<u32>().ok()?)));
+fn sysfs_state(fs: &Filesystem) -> String {
+    let mut out = bundle::live::sysfs_values(&fs.sysfs());
+    // Where it is mounted (by its device) and how full it is.
+    let dev = fs.device();
     let mount = bundle::mounts::of_this_process()
         .into_iter()
         .find(|m| m.fs_type == "gfs2" && dev.is_some() && m.dev == dev)
@@ -390,8 +399,9 @@ pub fn run(a: &CaptureArgs) -> io::Result<()> {
             }
         }
         let node_tasks = bundle::procs::this_node();
-        for d in &dirs {
+        for (fs, d) in fss.iter().zip(&dirs) {
             write_tasks(d, n, &node_tasks)?;
+            write_fdlocks(fs, d, n)?;
         }
         taken += 1;
         eprintln!("glk: snapshot {n} taken ({} filesystem(s))", fss.len());

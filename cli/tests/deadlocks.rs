@@ -13,7 +13,11 @@ use std::path::Path;
 
 use serde_json::Value;
 
-const FIXTURES: [&str; 2] = ["deadlock-family-6.12", "deadlock-family-6.1"];
+const FIXTURES: [&str; 3] = [
+    "deadlock-family-6.12",
+    "deadlock-family-6.1",
+    "deadlock-family-5.10",
+];
 
 /// One wait: node, waiting pid, what it waits for (`6/N` or `posix 2/N`).
 type Wait = (String, i64, String);
@@ -35,6 +39,8 @@ struct Truth {
     open: BTreeMap<i64, BTreeSet<String>>,
     /// Inode → the pid `/proc/locks` names as holding its flock.
     flock: BTreeMap<u64, i64>,
+    /// The D-state tasks whose kernel stack is in `gfs2_glock_wait`.
+    in_glock_wait: BTreeSet<i64>,
 }
 
 fn fixture(name: &str) -> Option<std::path::PathBuf> {
@@ -65,12 +71,39 @@ fn truth(dir: &Path, moment: &str, node: &str) -> Truth {
         })
         .collect();
     let mut open: BTreeMap<i64, BTreeSet<String>> = BTreeMap::new();
-    for l in read(&dir.join(format!("plain-{moment}/{node}/glockfd"))).lines() {
-        let w: Vec<&str> = l.split_whitespace().collect();
-        if w.len() == 3 && w[2].starts_with("6/") {
-            open.entry(w[0].parse().unwrap())
+    let glockfd = dir.join(format!("plain-{moment}/{node}/glockfd"));
+    if glockfd.exists() {
+        for l in read(&glockfd).lines() {
+            let w: Vec<&str> = l.split_whitespace().collect();
+            if w.len() == 3 && w[2].starts_with("6/") {
+                open.entry(w[0].parse().unwrap())
+                    .or_default()
+                    .insert(w[2].to_string());
+            }
+        }
+    } else {
+        // Before 6.1 there is no glockfd: the job listed each locking process's open files
+        // in /gfs/shared (`PID FILE`, from /proc/PID/fd).
+        for l in read(&dir.join(format!("truth-{moment}/{node}/fds.txt"))).lines() {
+            let (pid, file) = l.split_once(' ').unwrap();
+            open.entry(pid.parse().unwrap())
                 .or_default()
-                .insert(w[2].to_string());
+                .insert(format!("6/{:x}", inode[file]));
+        }
+    }
+    // Who sleeps in a glock wait: the wait channel, or (where ps shows none, as on 5.10)
+    // the kernel stack the job saved for each D-state task.
+    let stacks = read(&dir.join(format!("truth-{moment}/{node}/stacks.txt")));
+    let mut in_glock_wait = BTreeSet::new();
+    let mut task = None;
+    for l in stacks.lines() {
+        if let Some(rest) = l.strip_prefix("== ") {
+            task = rest
+                .split_whitespace()
+                .next()
+                .and_then(|p| p.parse::<i64>().ok());
+        } else if l.contains("gfs2_glock_wait") {
+            in_glock_wait.extend(task);
         }
     }
     let flock = read(&dir.join(format!("truth-{moment}/{node}/proc-locks.txt")))
@@ -87,6 +120,7 @@ fn truth(dir: &Path, moment: &str, node: &str) -> Truth {
         ps,
         open,
         flock,
+        in_glock_wait,
     }
 }
 
@@ -101,7 +135,8 @@ impl Truth {
     fn flock_waits(&self, node: &str) -> Vec<Wait> {
         let mut out = Vec::new();
         for (pid, p) in &self.ps {
-            if !(p.stat.starts_with('D') && p.wchan == "gfs2_glock_wait") {
+            let waits = p.wchan == "gfs2_glock_wait" || self.in_glock_wait.contains(pid);
+            if !(p.stat.starts_with('D') && waits) {
                 continue;
             }
             assert_eq!(p.comm, "flock", "pid {pid} on {node}");
@@ -287,9 +322,10 @@ fn family(dir: &Path) {
     top_names_the_local_holder(dir, &t1);
 }
 
-/// glk top on n1's snapshots: the local wait on x waits for the process that took x (the
-/// DLM names it, and glockfd shows it still has x's file open); once it has ended, no
-/// process is named.
+/// glk top on n1's snapshots: the local wait on x waits for the process that took x (from
+/// 6.1 the DLM names it, and glockfd shows it still has x's file open; before, the glocks
+/// file names it). Once it has ended: from 6.1 no process is named; before, the orphan that
+/// holds x through the file it inherited (fdinfo), the one that waits for y.
 fn top_names_the_local_holder(dir: &Path, t1: &Truth) {
     let x = t1.flock_glock("x");
     let took_x = t1.flock[&t1.inode["x"]];
@@ -307,8 +343,22 @@ fn top_names_the_local_holder(dir: &Path, t1: &Truth) {
             .unwrap_or_else(|| panic!("{x} not shown"));
         g["waits_for"].as_str().unwrap().to_string()
     };
-    assert_eq!(waits_for(0), format!("here pid {took_x}"));
-    assert_eq!(waits_for(2), "here pid - (none)");
+    if dir.join("capture/n1/glockfd.0").exists() {
+        assert_eq!(waits_for(0), format!("here pid {took_x}"));
+        assert_eq!(waits_for(2), "here pid - (none)");
+        return;
+    }
+    assert_eq!(waits_for(0), format!("here pid {took_x} flock"));
+    let late = truth(dir, "50s", "n1");
+    let y = t1.flock_glock("y");
+    let heir: Vec<i64> = late
+        .open
+        .iter()
+        .filter(|(pid, open)| open.contains(&x) && open.contains(&y) && late.ps[pid].ppid == 1)
+        .map(|(pid, _)| *pid)
+        .collect();
+    assert_eq!(heir.len(), 1, "{heir:?}");
+    assert_eq!(waits_for(2), format!("here pid {} flock", heir[0]));
 }
 
 /// Two captures of the same nodes given side by side (the later first): one node each,
@@ -432,7 +482,14 @@ fn orphans(dir: &Path, v: &Value, t1: &Truth) {
         })
         .unwrap_or_else(|| panic!("no local wait on {x} in the last snapshot: {rows:?}"));
     assert_eq!(last["holder_pid"], keeper[0], "{last}");
-    assert_eq!(last["holder_source"], "glockfd");
+    // glockfd shows who keeps the file open (6.1+); before it, fdinfo who holds the flock
+    // through the open file.
+    let source = if dir.join("capture/n1/glockfd.2").exists() {
+        "glockfd"
+    } else {
+        "fdinfo"
+    };
+    assert_eq!(last["holder_source"], source);
     assert_eq!(last["waiter_node"], "n1");
     // Nobody dead is named as a holder in the last snapshot.
     for r in v["cross_node"].as_array().unwrap().iter().chain(rows) {
@@ -505,6 +562,9 @@ fn slow_and_stuck(dir: &Path, t1: &Truth) {
 /// `possible` and names the one that closes it; once the takers have ended, the 3-cycle's
 /// orphans are `certain`.
 fn plain_copies(dir: &Path, cycles: &[(&str, BTreeSet<Wait>)]) {
+    if !dir.join("plain-12s/n1/glockfd").exists() {
+        return plain_copies_without_glockfd(dir, cycles);
+    }
     let want = |name: &str| &cycles.iter().find(|c| c.0 == name).unwrap().1;
     for (moment, expect) in [
         (
@@ -534,5 +594,49 @@ fn plain_copies(dir: &Path, cycles: &[(&str, BTreeSet<Wait>)]) {
                 .unwrap_or_else(|| panic!("{moment} {name}: {}", v["cycles"]));
             assert_eq!(c.1, confidence, "{moment} {name}");
         }
+    }
+}
+
+/// Copies made without glk before 6.1 (glocks and the DLM dump; no glockfd, no process
+/// table): each flock is held by the process that took it and waited for by that
+/// process's grandchild, and nothing in these files ties the two, so no cycle can be
+/// closed. Every wait across nodes is still shown with its holder: the process the other
+/// node's `/proc/locks` names.
+fn plain_copies_without_glockfd(dir: &Path, cycles: &[(&str, BTreeSet<Wait>)]) {
+    for moment in ["12s", "50s"] {
+        let v = analyze(dir, &format!("plain-{moment}"));
+        assert!(glk_cycles(&v).is_empty(), "{moment}: {}", v["cycles"]);
+        let (t1, t2) = (truth(dir, moment, "n1"), truth(dir, moment, "n2"));
+        let rows: BTreeSet<(String, i64, String, String, i64)> = elements(&v["cross_node"])
+            .map(|r| {
+                (
+                    r["waiter_node"].as_str().unwrap().to_string(),
+                    r["waiter_pid"].as_i64().unwrap(),
+                    r["glock"].as_str().unwrap().to_string(),
+                    r["holder_node"].as_str().unwrap().to_string(),
+                    r["holder_pid"].as_i64().unwrap(),
+                )
+            })
+            .collect();
+        let mut remote = 0;
+        for (node, pid, glock) in cycles.iter().flat_map(|c| &c.1) {
+            let Some(ino) = glock.strip_prefix("6/") else {
+                continue;
+            };
+            let ino = u64::from_str_radix(ino, 16).unwrap();
+            let (other, there) = if node == "n1" {
+                ("n2", &t2)
+            } else {
+                ("n1", &t1)
+            };
+            let Some(taker) = there.flock.get(&ino) else {
+                continue;
+            };
+            remote += 1;
+            let row = (node.clone(), *pid, glock.clone(), other.to_string(), *taker);
+            assert!(rows.contains(&row), "{moment}: {row:?} not among {rows:?}");
+        }
+        // cycle2's 2, cycle3's 2 and cycle4's 2 waits across nodes.
+        assert_eq!(remote, 6, "{moment}");
     }
 }

@@ -397,6 +397,14 @@ pub const TARGETS: &[Target] = &[
             run: support::proc_locks,
         },
         Target {
+            name: "fdlocks",
+            seeds: &[
+                Seed::Lines("real/deadlock-family-5.10/capture/n1/fdlocks.2"),
+                Seed::Lines("real/deadlock-family-5.10/capture/n2/fdlocks.1"),
+            ],
+            run: support::fdlocks,
+        },
+        Target {
             name: "proc_status",
             seeds: &[
                 Seed::Member(LOCKCAPTURE, "/proc/1/status"),

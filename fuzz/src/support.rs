@@ -48,6 +48,16 @@ pub(crate) fn proc_locks(bytes: &[u8]) {
     assert!(locks.iter().all(|l| l.line >= 1 && l.line <= lines));
 }
 
+/// `fdlocks.N` (who holds which lock through which open file): every record cites its line.
+pub(crate) fn fdlocks(bytes: &[u8]) {
+    let (locks, d) = bundle::fdlocks::read(bytes, "fuzz");
+    check_lines(&d, bytes);
+    let lines = line_count(bytes);
+    assert!(locks
+        .iter()
+        .all(|l| l.lock.line >= 1 && l.lock.line <= lines));
+}
+
 /// One process's `/proc/PID/status` (and `stack`) in a copy of `/proc`, as
 /// gfs2_lockcapture saves it: a task, or an error naming the file and a line of it.
 pub(crate) fn proc_status(bytes: &[u8]) {

@@ -15,7 +15,8 @@
 #  - slow: n1 holds s for 25 s, n2 waits for it from 2 s on: slow, not stuck.
 # Every "A then B" is `flock -x A sh -c 'sleep 4; flock -x B true'` (the inner flock, a
 # grandchild of the process holding A, asks for B).
-# Ground truth without glk at 12 s and at 50 s (ps, /proc/locks, and a plain copy of the
+# Ground truth without glk at 12 s and at 50 s (ps, /proc/locks, each locking process's open
+# files (fds.txt: kernels before 6.1 have no glockfd), and a plain copy of the
 # debugfs files, `dlm_tool lockdebug` and `dlm_tool plocks` as support's procedures take
 # them); glk capture from 12 s over 38 s (--count 3 --interval 19), and a short one at 55 s;
 # then glk top --once and glk doctor live (6 s, and --for 20) on each node (live-*).
@@ -53,7 +54,15 @@ truth() {
   T=$OUT/$1; mkdir -p $T; FS=$(ls /sys/kernel/debug/gfs2/)
   ps -eo pid,ppid,pgid,stat,wchan:32,comm > $T/ps.txt
   cat /proc/locks > $T/proc-locks.txt
-  for f in glocks glockfd; do cat /sys/kernel/debug/gfs2/$FS/$f > $T/$f; done
+  for f in glocks glockfd; do
+    [ -e /sys/kernel/debug/gfs2/$FS/$f ] && cat /sys/kernel/debug/gfs2/$FS/$f > $T/$f
+  done
+  # Which files each locking process has open, for kernels without glockfd (before 6.1).
+  for p in $(ps -eo pid=,comm= | awk '$2 ~ /^(flock|sh|timeout|python3|sleep)$/ {print $1}'); do
+    for fd in /proc/$p/fd/*; do
+      f=$(readlink $fd) && case $f in $D/*) echo "$p ${f#$D/}";; esac
+    done
+  done > $T/fds.txt 2>/dev/null
   cat /sys/kernel/debug/dlm/gfs_locks > $T/dlm_locks
   dlm_tool lockdebug -svw gfs > $T/lockdebug.txt 2>&1
   dlm_tool plocks gfs > $T/plocks.txt 2>&1

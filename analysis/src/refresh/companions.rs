@@ -22,6 +22,7 @@ use glockparse::plocks::{self, Plock};
 use glockparse::quote::plain;
 use glockparse::{Diagnostics, DlmMode, GlockFd, GlockId};
 
+use bundle::fdlocks::FdLock;
 use bundle::{FileKind, Snapshot};
 
 use super::Input;
@@ -36,12 +37,13 @@ pub enum PlockSource<'a> {
 }
 
 /// The kinds of saved file a glocks input's [`Sources`] take.
-const COMPANIONS: [FileKind; 5] = [
+const COMPANIONS: [FileKind; 6] = [
     FileKind::Glstats,
     FileKind::Glockfd,
     FileKind::DlmLocks,
     FileKind::Plocks,
     FileKind::Procs,
+    FileKind::FdLocks,
 ];
 
 /// The files beside one glocks input.
@@ -55,6 +57,9 @@ pub struct Sources {
     pub files: Snapshot,
     /// Live: the lockspace whose POSIX locks `dlm_tool plocks` lists at each refresh.
     pub plocks_lockspace: Option<String>,
+    /// Live: the filesystem's device, whose locks fdinfo is read for at a refresh where
+    /// `/proc/locks` names a process that has ended ([`bundle::fdlocks::orphaned`]).
+    pub fdlocks_device: Option<(u32, u32)>,
     /// This node's DLM node id: configfs when live, the capture's `nodeid` (or
     /// `dlm_controld.log`) when saved.
     pub nodeid: Option<u64>,
@@ -86,9 +91,11 @@ impl Sources {
             if let Some(dlm) = dlm {
                 files.set_if_file(FileKind::DlmLocks, dlm);
             }
+            let fs = bundle::live::Filesystem::of_dir(dir.to_path_buf());
             return Sources {
                 files,
                 plocks_lockspace: Some(lockspace.to_string()),
+                fdlocks_device: fs.device(),
                 nodeid: bundle::local_nodeid().and_then(|s| s.parse().ok()),
                 fs: Some(table.to_string()),
             };
@@ -125,6 +132,7 @@ impl Sources {
         Sources {
             files,
             plocks_lockspace: None,
+            fdlocks_device: None,
             nodeid,
             fs,
         }
@@ -167,6 +175,8 @@ pub struct NodeView {
     plocks: Vec<Plock>,
     /// The node's processes' commands, by pid (from `procs.N`).
     comms: HashMap<i64, String>,
+    /// The locks the node's processes hold through their open files (fdinfo).
+    fdlocks: Vec<FdLock>,
     /// When the glstats were read (for the rates of the next refresh).
     stats_at: Option<Instant>,
     /// How long reading the companions took.
@@ -304,6 +314,30 @@ fn load_comms(path: &Path) -> Loaded<HashMap<i64, String>> {
     Ok((comms, problems))
 }
 
+/// Reads who holds which lock through which open file: a saved `fdlocks.N`, or live, the
+/// node's fdinfo where `/proc/locks` names a process that has ended (nothing else needs it:
+/// the glocks file, the DLM and glockfd name every live taker).
+fn load_fdlocks(sources: &Sources) -> Option<Loaded<Vec<FdLock>>> {
+    if let Some(path) = sources.file(FileKind::FdLocks) {
+        return Some(loaded_from(
+            path,
+            glockparse::input::read_path(path, bundle::fdlocks::read),
+        ));
+    }
+    let devs = [sources.fdlocks_device?];
+    if !bundle::fdlocks::orphaned(&devs) {
+        return None;
+    }
+    let mut text = Vec::new();
+    if let Err(e) = bundle::fdlocks::write_this_node(&mut text, &devs) {
+        return Some(Err(format!("fdinfo: {e}")));
+    }
+    let (locks, d) = bundle::fdlocks::read(&text[..], "fdinfo");
+    let mut problems = Vec::new();
+    named_problems(Path::new("fdinfo"), &d, &mut problems);
+    Some(Ok((locks, problems)))
+}
+
 /// Reads glockfd, sorted by glock: a live one in one read ([`glockparse::glockfd::read_path`]),
 /// a saved one (compressed or not) as every companion.
 fn load_fds(path: &Path) -> Loaded<Vec<GlockFd>> {
@@ -334,18 +368,20 @@ impl NodeView {
         // The three files are independent: read them side by side (on a big node each
         // holds a line per glock, and parsing them one after the other cost the sum).
         let file = |kind| sources.file(kind);
-        let (dlm, stats, fds, plocks, comms) = std::thread::scope(|s| {
+        let (dlm, stats, fds, plocks, comms, fdlocks) = std::thread::scope(|s| {
             let dlm = s.spawn(|| file(FileKind::DlmLocks).map(|p| load_locks(p, sources.nodeid)));
             let stats = s.spawn(|| file(FileKind::Glstats).map(|p| load_stats(p, prev)));
             let plocks = s.spawn(|| sources.plocks().map(load_plocks));
             let fds = file(FileKind::Glockfd).map(load_fds);
             let comms = file(FileKind::Procs).map(load_comms);
+            let fdlocks = load_fdlocks(&sources);
             (
                 dlm.join().expect("the DLM dump reader does not panic"),
                 stats.join().expect("the glstats reader does not panic"),
                 fds,
                 plocks.join().expect("the plocks reader does not panic"),
                 comms,
+                fdlocks,
             )
         });
         let mut v = NodeView {
@@ -367,8 +403,18 @@ impl NodeView {
         if let Some(comms) = loaded(comms, &mut v.problems) {
             v.comms = comms;
         }
+        if let Some(fdlocks) = loaded(fdlocks, &mut v.problems) {
+            v.fdlocks = fdlocks;
+        }
         v.read_time = start.elapsed();
         v
+    }
+
+    /// The process that holds the flock of flock glock `glock` through an open file, by
+    /// fdinfo ([`bundle::fdlocks::flock_holder`]), when it was read.
+    pub fn fd_holder(&self, glock: GlockId) -> Option<i64> {
+        let no_table = |_| Vec::new();
+        bundle::fdlocks::flock_holder(&self.fdlocks, glock.number, no_table).map(|l| l.pid)
     }
 
     /// The command of process `pid` on this node, when its task list (`procs.N`) says.

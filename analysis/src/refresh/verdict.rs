@@ -197,7 +197,7 @@ fn holders_elsewhere(snap: &Snapshot, s: &Shown, blocker: &Blocker) -> Vec<Holde
         let there = &files.asked[at];
         let view = snap.ctx.node(j);
         out.extend(there.granted().map(|h| {
-            let pid = process_pid(h).or_else(|| flock_holder(there, view));
+            let pid = holding_pid(there, h, view);
             HolderThere {
                 input: j,
                 nodeid,
@@ -227,10 +227,15 @@ fn dlm_blocker(d: &RequestWait) -> Blocker {
 /// glock's own state change.
 fn local_blocker(g: &Glock, view: &NodeView) -> Blocker {
     if let Some(h) = g.granted().next() {
-        return match process_pid(h) {
-            Some(pid) => Blocker::Holder(Some(pid), h.comm.clone()),
-            None => Blocker::Holder(flock_holder(g, view), h.comm.clone()),
+        let pid = holding_pid(g, h, view);
+        let comm = match (process_pid(h), pid) {
+            // The taker has ended: the heir's command, from the task list when saved.
+            (Some(took), Some(holds)) if took != holds => {
+                view.comm(holds).unwrap_or("(none)").into()
+            }
+            _ => h.comm.clone(),
         };
+        return Blocker::Holder(pid, comm);
     }
     if g.demote_requested() {
         return Blocker::Demote(g.demote_state);
@@ -239,6 +244,21 @@ fn local_blocker(g: &Glock, view: &NodeView) -> Blocker {
         return Blocker::StateChange(g.target);
     }
     Blocker::Here
+}
+
+/// The process that holds what holder `h` of glock `g` holds: the one its line names,
+/// except for an flock, whose lock belongs to the open file: where the process that took
+/// it has ended (`(ended)`: before 6.1 a flock holder keeps its pid), the one fdinfo shows
+/// holding it through that file; for a GL_NOPID holder, the one fdinfo shows, else
+/// [`flock_holder`].
+fn holding_pid(g: &Glock, h: &Holder, view: &NodeView) -> Option<i64> {
+    let flock = g.id.gltype == 6;
+    match process_pid(h) {
+        Some(pid) if flock && &*h.comm == "(ended)" => view.fd_holder(g.id).or(Some(pid)),
+        Some(pid) => Some(pid),
+        None if flock => view.fd_holder(g.id).or_else(|| flock_holder(g, view)),
+        None => None,
+    }
 }
 
 /// The process behind a GL_NOPID flock holder (`p:0`, 6.1+): the one its node's granted
