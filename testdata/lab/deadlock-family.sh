@@ -19,9 +19,11 @@
 # files (fds.txt: kernels before 6.1 have no glockfd), and a plain copy of the
 # debugfs files, `dlm_tool lockdebug` and `dlm_tool plocks` as support's procedures take
 # them); glk capture from 12 s over 38 s (--count 3 --interval 19), and a short one at 55 s;
-# then glk top --once and glk doctor live (6 s, and --for 20) on each node (live-*).
+# then glk top --once and glk doctor live (6 s, and --for 20) on each node (live-*), and on
+# n1 glk top --cluster over ssh (live-cluster-top.*).
 . /mnt/share/cluster.sh
 lab_up
+lab_ssh
 lab_barrier mounted
 lab_shared_files x y z a b c d m n p q w s
 D=/gfs/shared
@@ -81,5 +83,11 @@ glk top --once --plain > $OUT/live-top.txt 2>&1; echo $? > $OUT/live-top.rc
 glk top --once --json > $OUT/live-top.json 2> $OUT/live-top.err
 glk doctor live > $OUT/live-doctor.txt 2>&1; echo $? > $OUT/live-doctor.rc
 glk doctor live --for 20 --stuck-after 15 > $OUT/live-doctor-for.txt 2>&1; echo $? > $OUT/live-doctor-for.rc
+# The whole cluster from n1, over ssh: n2's holders as n2's agent names them.
+if [ $N = n1 ]; then
+  glk top --cluster --once --plain > $OUT/live-cluster-top.txt 2>&1; echo $? > $OUT/live-cluster-top.rc
+  glk top --cluster --once --json > $OUT/live-cluster-top.json 2> $OUT/live-cluster-top.err
+  ps -eo pid,ppid,pgid,stat,comm > $OUT/ps-end.txt; ssh n2 ps -eo pid,ppid,pgid,stat,comm > $OUT/ps-end-n2.txt
+fi
 lab_barrier done
 poweroff -f

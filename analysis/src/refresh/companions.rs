@@ -406,8 +406,22 @@ impl NodeView {
         if let Some(fdlocks) = loaded(fdlocks, &mut v.problems) {
             v.fdlocks = fdlocks;
         }
+        if v.sources.fdlocks_device.is_some() {
+            v.name_fd_holders();
+        }
         v.read_time = start.elapsed();
         v
+    }
+
+    /// Live: the commands of the processes fdinfo names (the glocks file names the others,
+    /// and no task list is read live), from `/proc/PID/comm`.
+    fn name_fd_holders(&mut self) {
+        for l in &self.fdlocks {
+            if let Ok(comm) = std::fs::read(format!("/proc/{}/comm", l.pid)) {
+                let comm = plain(comm.trim_ascii_end()).into_owned();
+                self.comms.entry(l.pid).or_insert(comm);
+            }
+        }
     }
 
     /// The process that holds the flock of flock glock `glock` through an open file, by
