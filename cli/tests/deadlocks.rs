@@ -1,4 +1,5 @@
-//! Deadlocks as programs make them (testdata/lab/deadlock-family.sh, on 6.12 and 6.1): cycles
+//! Deadlocks as programs make them (testdata/lab/deadlock-family.sh, on 6.12, 6.1 and 5.10,
+//! and on 6.12 again with the locks' holders from fdinfo, `fdlocks.N`): cycles
 //! of 2, 3 and 4 processes over two nodes with local and remote edges, one of them left to
 //! orphans when `timeout` killed the processes that took the locks, a POSIX (fcntl) lock
 //! cycle, a plain wait and a slow one, all in one capture. What waits for what is worked
@@ -13,7 +14,8 @@ use std::path::Path;
 
 use serde_json::Value;
 
-const FIXTURES: [&str; 3] = [
+const FIXTURES: [&str; 4] = [
+    "deadlock-family-6.12-fdlocks",
     "deadlock-family-6.12",
     "deadlock-family-6.1",
     "deadlock-family-5.10",
@@ -323,9 +325,10 @@ fn family(dir: &Path) {
 }
 
 /// glk top on n1's snapshots: the local wait on x waits for the process that took x (from
-/// 6.1 the DLM names it, and glockfd shows it still has x's file open; before, the glocks
-/// file names it). Once it has ended: from 6.1 no process is named; before, the orphan that
-/// holds x through the file it inherited (fdinfo), the one that waits for y.
+/// 6.1 the DLM names it, GL_NOPID in the glocks file, no command shown; before, the glocks
+/// file names it with its command). Once it has ended: the orphan that holds x through the
+/// file it inherited, the one that waits for y, where the capture recorded fdinfo
+/// (`fdlocks.N`); without it, from 6.1 no process is named.
 fn top_names_the_local_holder(dir: &Path, t1: &Truth) {
     let x = t1.flock_glock("x");
     let took_x = t1.flock[&t1.inode["x"]];
@@ -343,12 +346,18 @@ fn top_names_the_local_holder(dir: &Path, t1: &Truth) {
             .unwrap_or_else(|| panic!("{x} not shown"));
         g["waits_for"].as_str().unwrap().to_string()
     };
-    if dir.join("capture/n1/glockfd.0").exists() {
-        assert_eq!(waits_for(0), format!("here pid {took_x}"));
+    let gl_nopid = dir.join("capture/n1/glockfd.0").exists();
+    let (with_comm, ended) = if gl_nopid {
+        ("", "")
+    } else {
+        (" flock", " flock")
+    };
+    assert_eq!(waits_for(0), format!("here pid {took_x}{with_comm}"));
+    if !dir.join("capture/n1/fdlocks.2").exists() {
+        assert!(gl_nopid, "a capture before 6.1 without fdlocks.N");
         assert_eq!(waits_for(2), "here pid - (none)");
         return;
     }
-    assert_eq!(waits_for(0), format!("here pid {took_x} flock"));
     let late = truth(dir, "50s", "n1");
     let y = t1.flock_glock("y");
     let heir: Vec<i64> = late
@@ -358,7 +367,7 @@ fn top_names_the_local_holder(dir: &Path, t1: &Truth) {
         .map(|(pid, _)| *pid)
         .collect();
     assert_eq!(heir.len(), 1, "{heir:?}");
-    assert_eq!(waits_for(2), format!("here pid {} flock", heir[0]));
+    assert_eq!(waits_for(2), format!("here pid {}{ended}", heir[0]));
 }
 
 /// Two captures of the same nodes given side by side (the later first): one node each,
@@ -482,12 +491,12 @@ fn orphans(dir: &Path, v: &Value, t1: &Truth) {
         })
         .unwrap_or_else(|| panic!("no local wait on {x} in the last snapshot: {rows:?}"));
     assert_eq!(last["holder_pid"], keeper[0], "{last}");
-    // glockfd shows who keeps the file open (6.1+); before it, fdinfo who holds the flock
-    // through the open file.
-    let source = if dir.join("capture/n1/glockfd.2").exists() {
-        "glockfd"
-    } else {
+    // fdinfo shows who holds the flock through the open file, where the capture recorded
+    // it (`fdlocks.N`); else glockfd who keeps the file open (6.1+).
+    let source = if dir.join("capture/n1/fdlocks.2").exists() {
         "fdinfo"
+    } else {
+        "glockfd"
     };
     assert_eq!(last["holder_source"], source);
     assert_eq!(last["waiter_node"], "n1");
