@@ -7,8 +7,8 @@
 //! that took it, and kernels before 6.1 have no `glockfd` to say who still has the file
 //! open. The kernel's fdinfo says it exactly: a process's fdinfo for a file shows every
 //! flock and OFD lock held through that open file (shared by all the processes that have
-//! it), and the POSIX locks the process itself holds on it (`show_fd_locks()`,
-//! `fs/locks.c`, since 3.14).
+//! it), and the POSIX locks the process itself holds on it (`show_fd_locks()` in
+//! `fs/locks.c`, since 4.1: RHEL 8's 4.18 has it; read in the lab on 5.10 and 6.12).
 //!
 //! Reading fdinfo touches no filesystem: it never blocks on a glock, however hung the
 //! cluster. The file is glk's own text format, one held lock per line, tab-separated, the
@@ -43,9 +43,9 @@ pub struct FdLock {
     pub lock: FileLock,
 }
 
-/// Writes, in the `fdlocks.N` format, the locks on `devs` (device numbers, as
-/// [`procs::gfs2_devices`] gives the GFS2 mounts') that this node's processes hold through
-/// their open files, in pid and fd order, each lock as fdinfo printed it. Nothing is
+/// Writes, in the `fdlocks.N` format, the locks on `devs` (device numbers: a GFS2
+/// filesystem's, [`crate::live::Filesystem::device`]) that this node's processes hold
+/// through their open files, in pid and fd order, each lock as fdinfo printed it. Nothing is
 /// looked for when `/proc/locks` shows no lock on those devices; only files whose link
 /// names a path (not sockets, pipes or anonymous inodes) have their fdinfo read.
 /// Processes and files that go away while being read are left out. Returns how many
