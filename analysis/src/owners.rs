@@ -573,7 +573,7 @@ impl<'a> Resolver<'a> {
     /// Whether the process a holder line names has ended by `snap`: the glocks file says
     /// `(ended)` (before 6.1), or the snapshot's process table does not show it.
     fn has_ended(&self, h: &Hold) -> bool {
-        &*h.comm == "(ended)"
+        glockparse::record::has_ended(&h.comm)
             || self
                 .table(&h.at.node, h.at.snapshot)
                 .is_some_and(|t| t.get(h.pid).is_none())

@@ -174,7 +174,7 @@ impl Holder {
 
     /// True when the pid names no live task: no process, or one that has ended (`(ended)`).
     pub fn pid_meaningless(&self) -> bool {
-        !self.names_a_process() || &*self.comm == "(ended)"
+        !self.names_a_process() || has_ended(&self.comm)
     }
 }
 
@@ -183,6 +183,12 @@ impl Holder {
 /// the one named. The one rule glk's views and analyses use.
 pub fn names_a_process(pid: i64, comm: &str) -> bool {
     pid > 0 && comm != "(none)"
+}
+
+/// Whether a holder line's comm says its process has ended (`(ended)`: the glocks file
+/// keeps the pid of a holder whose task is gone, which flock holders are before 6.1).
+pub fn has_ended(comm: &str) -> bool {
+    comm == "(ended)"
 }
 
 /// One ` I:` line (inode and, on ≈5.10+, iopen glocks).

@@ -7,6 +7,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use glockparse::dlm_locks::{LockStatus, OwnedLock};
+use glockparse::record::has_ended;
 use glockparse::{Glock, Holder, LockState};
 
 use super::companions::{NodeView, RequestWait};
@@ -254,7 +255,7 @@ fn local_blocker(g: &Glock, view: &NodeView) -> Blocker {
 fn holding_pid(g: &Glock, h: &Holder, view: &NodeView) -> Option<i64> {
     let flock = g.id.gltype == 6;
     match process_pid(h) {
-        Some(pid) if flock && &*h.comm == "(ended)" => view.fd_holder(g.id).or(Some(pid)),
+        Some(pid) if flock && has_ended(&h.comm) => view.fd_holder(g.id).or(Some(pid)),
         Some(pid) => Some(pid),
         None if flock => view.fd_holder(g.id).or_else(|| flock_holder(g, view)),
         None => None,
