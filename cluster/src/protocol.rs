@@ -8,7 +8,7 @@
 //! written to ([`safe_path`]).
 
 use std::io::{self, BufRead, Read, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use glockparse::quote::quote;
 use serde::{Deserialize, Serialize};
@@ -274,6 +274,28 @@ pub fn read_frame<R: BufRead>(r: &mut R) -> io::Result<Option<Received>> {
     }))
 }
 
+/// The order of a batch's file frames: a frame that continues a file (`append`) is of the
+/// file of the frame before it; any other is a break of the protocol.
+#[derive(Debug, Default)]
+pub struct FileOrder(Option<PathBuf>);
+
+impl FileOrder {
+    /// Takes the next file frame, of `path`; Err: it continues a file not started.
+    pub fn next(&mut self, path: &Path, append: bool) -> Result<(), String> {
+        if self.0.as_deref() == Some(path) {
+            return Ok(());
+        }
+        if append {
+            return Err(format!(
+                "its agent continued a file it had not started: {}",
+                path.display()
+            ));
+        }
+        self.0 = Some(path.to_path_buf());
+        Ok(())
+    }
+}
+
 /// `path` as a relative path of 1 to 4 plain names (letters, digits, `._:-`, not starting
 /// with a dot): it cannot leave the directory it is joined to, nor name a hidden file.
 pub fn safe_path(path: &str) -> io::Result<PathBuf> {
@@ -398,6 +420,22 @@ mod tests {
         let e = e.to_string();
         assert!(e.contains("unknown variant"), "{e}");
         assert!(!e.chars().any(char::is_control), "{e:?}");
+    }
+
+    #[test]
+    fn a_frame_continues_only_the_file_before_it() {
+        let mut o = FileOrder::default();
+        let (a, b) = (Path::new("n1/glocks.0"), Path::new("n1/trace_pipe.txt"));
+        assert!(o.next(a, true).is_err(), "nothing started yet");
+        assert!(o.next(a, false).is_ok());
+        assert!(o.next(a, true).is_ok());
+        assert!(o.next(b, false).is_ok());
+        assert!(o.next(b, true).is_ok());
+        let e = o.next(a, true).unwrap_err();
+        assert!(
+            e.contains("continued a file it had not started: n1/glocks.0"),
+            "{e}"
+        );
     }
 
     #[test]

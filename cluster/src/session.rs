@@ -11,7 +11,7 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::nodes::Node;
-use crate::protocol::{self, Hello, Packed, Received};
+use crate::protocol::{self, FileOrder, Hello, Packed, Received};
 use crate::quote;
 
 /// How glk reaches the other nodes.
@@ -248,23 +248,19 @@ impl Session {
     /// `sink` as it comes. A batch not complete by then is abandoned: its frames are
     /// skipped when they come later.
     pub fn receive(&mut self, deadline: Instant, sink: &mut dyn FileSink) -> Result<Ended, String> {
-        let mut last: Option<PathBuf> = None;
+        let mut order = FileOrder::default();
         let mut problems = Vec::new();
         loop {
             match self.next(deadline) {
                 Ok(Event::Frame(Received::End(_))) if self.stale > 0 => self.stale -= 1,
                 Ok(Event::Frame(_)) if self.stale > 0 => {}
                 Ok(Event::Frame(Received::File(p, d, append))) => {
-                    if append && last.as_ref() != Some(&p) {
-                        return Err(self.broken(format!(
-                            "its agent continued a file it had not started: {}",
-                            p.display()
-                        )));
-                    }
-                    if let Err(why) = sink.frame(&p, &d, append) {
+                    if let Err(why) = order
+                        .next(&p, append)
+                        .and_then(|()| sink.frame(&p, &d, append))
+                    {
                         return Err(self.broken(why));
                     }
-                    last = Some(p);
                 }
                 Ok(Event::Frame(Received::Problem(t))) => problems.push(t),
                 Ok(Event::Frame(Received::End(end_time))) => {

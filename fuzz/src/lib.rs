@@ -240,19 +240,19 @@ fn agent_stream(bytes: &[u8]) {
     }
     let dir = tempfile::tempdir().expect("a temporary directory");
     let mut sink = cluster::gather::NodeDir::new(dir.path(), "n1");
-    let mut last = None;
+    let mut order = protocol::FileOrder::default();
     let ended = loop {
         match protocol::read_frame(&mut r) {
             Ok(Some(Received::File(p, d, append))) => {
-                // A continuation of another file ends the session (`Session::receive`).
-                if append && last.as_ref() != Some(&p) {
-                    break false;
-                }
-                if let Err(e) = sink.frame(&p, &d, append) {
+                // As `Session::receive` takes them: out of order, or not written, the
+                // session ends.
+                if let Err(e) = order
+                    .next(&p, append)
+                    .and_then(|()| sink.frame(&p, &d, append))
+                {
                     quoted(&e);
                     break false;
                 }
-                last = Some(p);
             }
             Ok(Some(Received::Problem(t))) => quoted(&t),
             Ok(Some(Received::End(_))) => break true,
