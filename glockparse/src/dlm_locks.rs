@@ -465,7 +465,9 @@ pub mod lockdebug {
             let name = q.strip_suffix('"').unwrap_or(q);
             return Some(crate::quote::plain(name.as_bytes()).into_owned());
         }
-        rest.strip_prefix("hex ").map(|h| h.trim().to_string())
+        // Shown as it is read, like the quoted form: a dump from elsewhere may hold any bytes.
+        rest.strip_prefix("hex ")
+            .map(|h| crate::quote::plain(h.trim().as_bytes()).into_owned())
     }
 
     /// The locks with their ages: for lockdebug's, how much older each is than the newest
@@ -540,6 +542,19 @@ mod tests {
 
     fn testdata_dir() -> std::path::PathBuf {
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/fixtures")
+    }
+
+    #[test]
+    fn a_resource_named_in_hex_is_quoted_as_the_quoted_form_is() {
+        let text = "Resource len 4 hex 0a0b\x1b[2J\n\
+                    Master:1         flags 000000c8 first_lkid 0 root 0 recover 0 locks 0\n\
+                    Granted\n\
+                    0000001e EX Master:   1 0000003c          time 0000051208178134 flags 00000008 00000000 bast -1 0 pid 254\n";
+        let (v, d) = read(text.as_bytes(), "x");
+        assert_eq!((v.len(), d.errors), (1, 0), "{d:?}");
+        assert_eq!(v[0].resource, "0a0b\\x1b[2J");
+        let (v, _) = read(text.replace("\x1b[2J", "").as_bytes(), "x");
+        assert_eq!(v[0].resource, "0a0b", "a plain hex name is kept as it is");
     }
 
     #[test]
