@@ -22,11 +22,13 @@ pub mod fdlocks;
 pub mod health;
 pub mod live;
 pub mod lockcapture;
+mod loose;
 pub mod mounts;
 pub mod procs;
 pub mod room;
 pub mod sos;
 mod tarball;
+mod unread;
 
 use std::collections::BTreeMap;
 use std::io::{self, Read};
@@ -174,13 +176,6 @@ impl Snapshot {
     pub fn set_if_file(&mut self, kind: FileKind, path: PathBuf) {
         if path.is_file() {
             self.set(kind, path);
-        }
-    }
-
-    /// Takes the files of `other` of the kinds it has and this one lacks.
-    pub fn fill_from(&mut self, other: Snapshot) {
-        for (kind, path) in other.files {
-            self.files.entry(kind).or_insert(path);
         }
     }
 }
@@ -394,8 +389,9 @@ pub struct Captures {
     /// dump...), one line each, naming the input and what would have collected it.
     pub lacks: Vec<String>,
     /// Inputs that are not captures and were passed over (a checksum written beside a
-    /// tarball, as sos writes one), and the unreadable ends of damaged tarballs, one line
-    /// each, naming the input.
+    /// tarball, as sos writes one), the unreadable ends of damaged tarballs, and what a
+    /// directory given holds beside what was read of it (another collection, a dump whose
+    /// name a capture does not use), one line each, naming the path.
     pub passed_over: Vec<String>,
     extracted: Vec<Unpacked>,
 }
@@ -608,7 +604,7 @@ pub enum Sniffed {
     /// A snapshot file: `G:` lines (glocks; glstats when the first field is `n:`), an
     /// sbstats table (`type`...), a DLM lock dump (`id nodeid`...).
     Kind(FileKind),
-    /// Trace text (an ftrace line, or the `# tracer` header).
+    /// Trace text (an ftrace line, the `# tracer` header, or `trace-cmd report`'s `cpus=N`).
     Trace,
     /// A trace-cmd `trace.dat`: binary ring-buffer pages ([`traceparse::dat`] reads them).
     TraceDat,
@@ -657,6 +653,16 @@ pub fn sniff(path: &Path) -> io::Result<(Sniffed, Head)> {
     Ok((sniff_line(&head.text), head))
 }
 
+/// Whether a line is an event as a trace prints it: with its task and CPU, or, without
+/// them (`nocontext-info`), a gfs2 or dlm event. A bare `word: text` line says nothing
+/// (`glk: snapshot 0 taken`).
+fn is_traced_event(line: &traceparse::Line) -> bool {
+    let traceparse::Line::Event(e) = line else {
+        return false;
+    };
+    e.cpu.is_some() || e.event.starts_with(b"gfs2_") || e.event.starts_with(b"dlm_")
+}
+
 /// What a file whose first non-blank line is `first` holds.
 pub fn sniff_line(first: &[u8]) -> Sniffed {
     if first.is_empty() {
@@ -672,7 +678,8 @@ pub fn sniff_line(first: &[u8]) -> Sniffed {
     } else if first.starts_with(b"id nodeid") || glockparse::dlm_locks::lockdebug::starts(first) {
         Sniffed::Kind(FileKind::DlmLocks)
     } else if first.starts_with(b"# tracer")
-        || traceparse::line::parse(first).is_ok_and(|l| matches!(l, traceparse::Line::Event(_)))
+        || traceparse::line::is_report_header(first)
+        || traceparse::line::parse(first).is_ok_and(|l| is_traced_event(&l))
     {
         Sniffed::Trace
     } else {
@@ -680,107 +687,38 @@ pub fn sniff_line(first: &[u8]) -> Sniffed {
     }
 }
 
-fn loose_file(path: &Path) -> io::Result<NodeCapture> {
-    let stem = path
-        .file_name()
-        .and_then(|n| n.to_str())
-        .map(|n| n.split('.').next().unwrap_or(n).to_string())
-        .unwrap_or_else(|| path.display().to_string());
-    let mut node = NodeCapture {
-        node: stem,
-        ..NodeCapture::default()
-    };
-    let mut s = Snapshot::default();
-    match sniff(path)?.0 {
-        // A trace.dat is read by traceparse::dat.
-        Sniffed::Trace | Sniffed::TraceDat => node.traces.push(path.to_path_buf()),
-        Sniffed::Kind(k) => s.set(k, path.to_path_buf()),
-        // Anything else is read as glocks text: kernel logs with glock dumps in them, or
-        // a file the glocks parser reports line by line.
-        Sniffed::Empty | Sniffed::Unknown => s.set(FileKind::Glocks, path.to_path_buf()),
-    }
-    if node.traces.is_empty() {
-        node.snapshots.push(s);
-    }
-    Ok(node)
-}
-
 /// Finds the nodes behind `paths` (node directories, cluster directories, tarballs,
 /// loose files, sos reports, gfs2_lockcapture output); what other tools' collections lack
-/// is in [`Captures::lacks`]. Loose files with the same name stem are one node.
+/// is in [`Captures::lacks`], and what a directory holds beside what was read of it (a
+/// sos report's tarball beside a glk capture...) in [`Captures::passed_over`]. A loose
+/// file is a node named by its file name's stem (`host018` of `host018.glocks`), or by its
+/// directory where the stem only names what it holds (`n1` of `n1/glocks.4`) or where loose
+/// files in several directories share it; a node's second dump of a kind is its next
+/// snapshot.
 pub fn discover(paths: &[PathBuf]) -> io::Result<Captures> {
     let mut caps = Captures::default();
+    let files: Vec<&Path> = paths
+        .iter()
+        .map(PathBuf::as_path)
+        .filter(|p| p.is_file() && !is_tarball(p) && !is_checksum(p))
+        .collect();
+    let loose_names = loose::node_names(&files);
+    let mut seen = std::collections::BTreeSet::new();
     for p in paths {
         let meta = std::fs::metadata(p)
             .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", p.display())))?;
-        let mut damage = None;
-        let dir = if meta.is_file() && is_tarball(p) {
-            let u = unpack(p)?;
-            damage = u.damage().map(str::to_string);
-            caps.passed_over.extend(damage.clone());
-            let d = u.dir().to_path_buf();
-            caps.extracted.push(u);
-            d
+        if !seen.insert(p) {
+            caps.passed_over
+                .push(format!("{}: given twice, read once", p.display()));
         } else if meta.is_file() && is_checksum(p) {
             caps.passed_over.push(format!(
                 "{}: a checksum of another file, not a capture: passed over",
                 p.display()
             ));
-            continue;
-        } else if meta.is_file() {
-            let n = loose_file(p)?;
-            match caps
-                .nodes
-                .iter_mut()
-                .find(|x| x.node == n.node && x.nodeid.is_none())
-            {
-                Some(existing) => {
-                    existing.traces.extend(n.traces);
-                    for s in n.snapshots {
-                        match existing.snapshots.first_mut() {
-                            Some(e) => e.fill_from(s),
-                            None => existing.snapshots.push(s),
-                        }
-                    }
-                }
-                None => caps.nodes.push(n),
-            }
-            continue;
+        } else if let Some(name) = loose_names.get(p) {
+            caps.add_loose(loose::read(p, name.clone())?);
         } else {
-            p.clone()
-        };
-        if is_node_dir(&dir) {
-            caps.nodes.push(node_dir(&dir)?);
-            continue;
-        }
-        if caps.push_other(&dir, p)? {
-            continue;
-        }
-        // A cluster directory (possibly one level down, as a tarball usually is).
-        let mut found = false;
-        for sd in &subdirs(&dir)? {
-            if caps.push_other(sd, if dir == *p { sd } else { p })? {
-                found = true;
-            } else if is_node_dir(sd) {
-                caps.nodes.push(node_dir(sd)?);
-                found = true;
-            } else if let Ok(inner) = subdirs(sd) {
-                for d in inner.iter().filter(|d| is_node_dir(d)) {
-                    caps.nodes.push(node_dir(d)?);
-                    found = true;
-                }
-            }
-        }
-        if !found {
-            // A damaged tarball's damage may be why.
-            return Err(io::Error::new(
-                io::ErrorKind::NotFound,
-                format!(
-                    "{}: no capture here (no glocks, glstats or trace files, no sos report or gfs2_lockcapture output){}",
-                    p.display(),
-                    damage.map_or(String::new(), |d| format!("; {d}"))
-                ),
-            ));
+            caps.read_dir_or_tarball(p, meta.is_file() && is_tarball(p))?;
         }
     }
     if caps.nodes.is_empty() && !caps.passed_over.is_empty() {
@@ -794,6 +732,79 @@ pub fn discover(paths: &[PathBuf]) -> io::Result<Captures> {
 }
 
 impl Captures {
+    /// Adds a loose file's node to the loose node of the same name, else as a node.
+    fn add_loose(&mut self, n: NodeCapture) {
+        let same = |x: &&mut NodeCapture| x.node == n.node && x.nodeid.is_none();
+        match self.nodes.iter_mut().find(same) {
+            Some(existing) => existing.add_loose(n),
+            None => self.nodes.push(n),
+        }
+    }
+
+    /// Reads the directory `p`, or the tarball `p` extracted: a node directory, another
+    /// tool's collection, or a cluster directory of them (possibly one level down, as a
+    /// tarball usually is). What it holds beside what was read is said; a directory with
+    /// nothing to read is an error that names what lies below it.
+    fn read_dir_or_tarball(&mut self, p: &Path, is_tarball: bool) -> io::Result<()> {
+        let (dir, damage) = if is_tarball {
+            let u = unpack(p)?;
+            let damage = u.damage().map(str::to_string);
+            self.passed_over.extend(damage.clone());
+            let d = u.dir().to_path_buf();
+            self.extracted.push(u);
+            (d, damage)
+        } else {
+            (p.to_path_buf(), None)
+        };
+        let read = self.read_dir(&dir, p)?;
+        let shown = unread::Shown {
+            root: &dir,
+            given: p,
+        };
+        let unread = unread::under(&dir, &read);
+        if read.is_empty() {
+            return Err(io::Error::new(
+                io::ErrorKind::NotFound,
+                format!(
+                    "{}: no capture here (no glocks, glstats or trace files, no sos report or gfs2_lockcapture output){}{}",
+                    p.display(),
+                    damage.map_or(String::new(), |d| format!("; {d}")),
+                    unread::below(&unread, &shown),
+                ),
+            ));
+        }
+        self.passed_over
+            .extend(unread::said(&unread, &shown, &read));
+        Ok(())
+    }
+
+    /// Reads `dir` as a node directory, another tool's collection, or a cluster directory
+    /// of them (`given`: the input that holds it); what was read.
+    fn read_dir(&mut self, dir: &Path, given: &Path) -> io::Result<Vec<unread::Read>> {
+        if is_node_dir(dir) {
+            self.nodes.push(node_dir(dir)?);
+            return Ok(vec![unread::Read::node_dir(dir)]);
+        }
+        if self.push_other(dir, given)? {
+            return Ok(vec![unread::Read::collection(dir)]);
+        }
+        let mut read = Vec::new();
+        for sd in &subdirs(dir)? {
+            if self.push_other(sd, if dir == given { sd } else { given })? {
+                read.push(unread::Read::collection(sd));
+            } else if is_node_dir(sd) {
+                self.nodes.push(node_dir(sd)?);
+                read.push(unread::Read::node_dir(sd));
+            } else if let Ok(inner) = subdirs(sd) {
+                for d in inner.iter().filter(|d| is_node_dir(d)) {
+                    self.nodes.push(node_dir(d)?);
+                    read.push(unread::Read::node_dir(d));
+                }
+            }
+        }
+        Ok(read)
+    }
+
     /// One node per name and node id: several captures of one node (a capture now and
     /// another a minute later, given side by side) become one node whose snapshots follow
     /// each other in time ([`NodeCapture::absorb`]), so that a wait seen in both is seen
@@ -872,6 +883,16 @@ mod tests {
         assert_eq!(k("type      cpu:0"), Sniffed::Kind(FileKind::Sbstats));
         assert_eq!(k("id nodeid remid pid xid exflags flags sts grmode rqmode time_ms r_nodeid r_len r_name"), Sniffed::Kind(FileKind::DlmLocks));
         assert_eq!(k("# tracer: nop"), Sniffed::Trace);
+        // `trace-cmd report`'s first line.
+        assert_eq!(k("cpus=2"), Sniffed::Trace);
+        assert_eq!(
+            k("gfs2_glock_queue: 254,0 glock 2:8760 queue PR"),
+            Sniffed::Trace
+        );
+        assert_eq!(
+            k("glk: snapshot 0 taken (1 filesystem(s))"),
+            Sniffed::Unknown
+        );
         assert_eq!(k("           mkdir-243     [000] ...1.    59.642391: gfs2_glock_queue: 254,0 glock 2:8760 queue PR"), Sniffed::Trace);
         assert_eq!(k(""), Sniffed::Empty);
         assert_eq!(k("[  12.3] gfs2: fsid=x: G:  s:SH"), Sniffed::Unknown);
@@ -895,9 +916,10 @@ mod tests {
         ])
         .unwrap();
         let names: Vec<&str> = caps.nodes.iter().map(|n| n.node.as_str()).collect();
+        // `trace_pipe` names what the file holds, not whose it is: its directory does.
         assert_eq!(
             names,
-            ["deadlock-host018", "deadlock-host019", "trace_pipe"]
+            ["deadlock-host018", "deadlock-host019", "nolock-6.1"]
         );
         assert_eq!(caps.nodes[2].traces.len(), 1);
         assert!(discover(&[testdata::path("public/glocktop-manpage")]).is_err());
@@ -906,6 +928,98 @@ mod tests {
     /// Two captures of one node given side by side: one node, the snapshots in time
     /// order, the files written at a capture's start from the first, those written at its
     /// end from the later one.
+    /// Each node's files given one by one, as the kernel names them in every node's
+    /// directory: one node per directory, each dump in its snapshot (none dropped); a
+    /// file given twice is read once.
+    #[test]
+    fn loose_files_named_as_the_kernel_names_them_are_their_directory_s_node() {
+        let f = |n: &str, file: &str| testdata::path(&format!("real/dlm2-6.1/{n}/{file}"));
+        let caps = discover(&[
+            f("n1", "glocks.4"),
+            f("n2", "glocks.4"),
+            f("n1", "glocks.5"),
+            f("n1", "dlm_locks.5"),
+            f("n1", "trace_pipe.txt.xz"),
+            f("n1", "glocks.5"),
+        ])
+        .unwrap();
+        // Node, (snapshot, its kinds) and traces.
+        type Read<'a> = (&'a str, Vec<(u32, Vec<FileKind>)>, usize);
+        let got: Vec<Read> = caps
+            .nodes
+            .iter()
+            .map(|n| {
+                let snaps = n
+                    .snapshots
+                    .iter()
+                    .map(|s| (s.index, s.files.keys().copied().collect()));
+                (n.node.as_str(), snaps.collect(), n.traces.len())
+            })
+            .collect();
+        let g = FileKind::Glocks;
+        assert_eq!(
+            got,
+            [
+                (
+                    "n1",
+                    vec![(4, vec![g]), (5, vec![g, FileKind::DlmLocks])],
+                    1
+                ),
+                ("n2", vec![(4, vec![g])], 0),
+            ]
+        );
+        let twice = f("n1", "glocks.5").display().to_string();
+        assert_eq!(
+            caps.passed_over,
+            [format!("{twice}: given twice, read once")]
+        );
+    }
+
+    /// A tarball of a folder holding a capture and, beside it, other tarballs and a dump
+    /// under a name no capture uses: each is named as a member of the tarball, quoted (a
+    /// member's name is the tarball's bytes).
+    #[test]
+    fn what_a_tarball_holds_beside_the_capture_read_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let glocks = std::fs::read(testdata::path("real/dlm2-6.1/n1/glocks.4")).unwrap();
+        let mut t = tar::Builder::new(Vec::new());
+        let mut add = |path: &str, data: &[u8]| {
+            let mut h = tar::Header::new_gnu();
+            h.set_size(data.len() as u64);
+            h.set_mode(0o644);
+            h.set_cksum();
+            t.append_data(&mut h, path, data).unwrap();
+        };
+        add("case/n1/glocks.0", &glocks);
+        add("case/n1/glocks-before-reboot.txt", &glocks);
+        add("case/n1/sosreport-n1.tar.xz", b"");
+        add("case/notes.txt", b"the customer says it hangs\n");
+        add("case/n1/\x1b[2Jold.tar", b"");
+        let tarball = dir.path().join("case.tar");
+        std::fs::write(&tarball, t.into_inner().unwrap()).unwrap();
+        let caps = discover(std::slice::from_ref(&tarball)).unwrap();
+        assert_eq!(caps.nodes.len(), 1);
+        let t = tarball.display();
+        assert_eq!(
+            caps.passed_over,
+            [
+                format!(
+                    "{t}: passed over beside case/n1: case/n1/\\x1b[2Jold.tar (a tarball), \
+                     case/n1/sosreport-n1.tar.xz (a tarball). \
+                     glk reads one collection where it finds one, not a second beside it (both \
+                     may hold the same moments, which would then count twice); give any of \
+                     these as an input of its own to read it"
+                ),
+                format!(
+                    "{t}: passed over: case/n1/glocks-before-reboot.txt (a glocks dump). In a \
+                     directory glk reads a capture's files by their names (glocks.N, \
+                     dlm_locks.N, trace_pipe.txt, trace.dat...); give any of these as an input \
+                     of its own to read it"
+                ),
+            ]
+        );
+    }
+
     #[test]
     fn captures_of_one_node_join_their_node_files() {
         let (_t, root) = testdata::scratch_file("join");

@@ -261,17 +261,26 @@ fn summary(path: &Path) -> String {
     String::from_utf8(o.stdout).unwrap()
 }
 
+/// Whether trace-cmd is installed, which reads trace.dat files; `test` is skipped when not.
+fn trace_cmd_for(test: &str) -> bool {
+    let there = Command::new("trace-cmd").arg("--version").output().is_ok();
+    if !there {
+        testdata::skip(
+            test,
+            "trace-cmd is not installed (apt-get install trace-cmd)",
+        );
+    }
+    there
+}
+
 /// trace-cmd's trace.dat, read through `trace-cmd report`, gives what glk's own trace of the
 /// same moment gives: the same events, and in `glk analyze` the same contended glocks,
 /// remote demotes, DLM round trips (blocking or not: the hex flags trace-cmd prints are read
 /// as the kernel's letters), cross-node waits and cycles.
 #[test]
 fn trace_dat_is_read_through_trace_cmd() {
-    if Command::new("trace-cmd").arg("--version").output().is_err() {
-        return testdata::skip(
-            "trace_dat_is_read_through_trace_cmd",
-            "trace-cmd is not installed (apt-get install trace-cmd)",
-        );
+    if !trace_cmd_for("trace_dat_is_read_through_trace_cmd") {
+        return;
     }
     let fixture = testdata::path("real/trace-dat-6.12");
     let dir = tempfile::tempdir().unwrap();
@@ -311,6 +320,92 @@ fn trace_dat_is_read_through_trace_cmd() {
     };
     assert_eq!(demotes(&ours), demotes(&theirs));
     assert_eq!(demotes(&ours)[0], ("2/21826".to_string(), 104));
+}
+
+/// Each node's trace given file by file as trace-cmd names it in every node's directory
+/// (`n1/trace.dat n2/trace.dat`, and the `trace-cmd report` text of each): two nodes,
+/// named by their directories, and the report text gives what its trace.dat gives (it
+/// was read as a glocks dump, and both trace.dat files as one node named `trace`).
+#[test]
+fn each_node_s_trace_given_file_by_file_is_that_node() {
+    if !trace_cmd_for("each_node_s_trace_given_file_by_file_is_that_node") {
+        return;
+    }
+    let fixture = testdata::path("real/trace-dat-6.12");
+    let of = |file: &str| ["n1", "n2"].map(|n| fixture.join(n).join(file));
+    let (dat, _) = analyze_all(&of("trace.dat"));
+    let (report, _) = analyze_all(&of("report.txt.xz"));
+    let names = |v: &serde_json::Value| -> Vec<String> {
+        elements(&v["nodes"]).map(|n| str_of(n, "node")).collect()
+    };
+    assert_eq!(names(&dat), ["n1", "n2"]);
+    assert_eq!(names(&report), ["n1", "n2"]);
+    for k in [
+        "contended",
+        "storms",
+        "slow_dlm",
+        "slow_dlm_types",
+        "cross_node",
+        "cycles",
+        "demote_causes",
+    ] {
+        assert_eq!(dat[k], report[k], "{k}");
+    }
+    assert_eq!(
+        str_of(elements(&dat["contended"]).next().unwrap(), "glock"),
+        "2/21826"
+    );
+}
+
+/// A folder holding each node's collections side by side (glk's capture, trace-cmd's
+/// trace.dat and report, sos's and gfs2_lockcapture's tarballs): glk reads one collection
+/// of each node and names every other one it passed over; a folder one level too high
+/// is an error that names what lies below it.
+#[test]
+fn a_folder_of_every_tool_s_collections_names_what_was_passed_over() {
+    let fixture = testdata::path("real/support-deadlock-6.12");
+    let (v, err) = analyze_all(&[&fixture]);
+    let names: Vec<String> = elements(&v["nodes"]).map(|n| str_of(n, "node")).collect();
+    assert_eq!(names, ["n1", "n2"]);
+    let passed: Vec<&str> = err
+        .lines()
+        .filter(|l| l.contains(": passed over beside n1, n2: "))
+        .collect();
+    assert_eq!(passed.len(), 1, "{err}");
+    for n in ["n1", "n2"] {
+        let sos = file_ending(&fixture.join(n), ".tar.gz");
+        let lockcapture = file_ending(&fixture.join(n), ".tar.bz2");
+        for (path, what) in [
+            (format!("{n}/capture"), "a capture"),
+            (
+                format!("{n}/{}", sos.file_name().unwrap().to_str().unwrap()),
+                "a tarball",
+            ),
+            (
+                format!("{n}/{}", lockcapture.file_name().unwrap().to_str().unwrap()),
+                "a tarball",
+            ),
+        ] {
+            assert!(
+                passed[0].contains(&format!("{path} ({what})")),
+                "{path}: {err}"
+            );
+        }
+    }
+    let o = Command::new(GLK)
+        .arg("analyze")
+        .arg(testdata::path("real/support-6.12"))
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("no capture here"), "{err}");
+    for below in [
+        "n1/capture (a capture)",
+        "n2/lockdebug-svw.txt (a DLM lock dump)",
+    ] {
+        assert!(err.contains(below), "{below}: {err}");
+    }
 }
 
 /// `glk top` on gfs2_lockcapture's tarballs of both nodes: the waiting flock glock on n2 is
@@ -404,12 +499,7 @@ fn every_source_gives_what_it_holds_of_a_deadlock_and_a_storm() {
     let f = findings(&own);
     assert!(f.contains(&deadlock) && f.contains(&hot), "{f:?}");
 
-    if Command::new("trace-cmd").arg("--version").output().is_err() {
-        testdata::skip(
-            "every_source_gives_what_it_holds (trace.dat)",
-            "trace-cmd is not installed (apt-get install trace-cmd)",
-        );
-    } else {
+    if trace_cmd_for("every_source_gives_what_it_holds (trace.dat)") {
         let dir = tempfile::tempdir().unwrap();
         let mut with_dat = Vec::new();
         for (n, from) in ["n1", "n2"].iter().zip(&own) {

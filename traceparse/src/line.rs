@@ -342,6 +342,13 @@ struct Head<'a> {
     after_ts: usize,
 }
 
+/// Whether `line` (without leading blanks) is one of the header lines `trace-cmd report`
+/// writes before its events: `cpus=N` (always, first) and `version = N` (with
+/// `--version`). No other text glk reads starts so.
+pub fn is_report_header(line: &[u8]) -> bool {
+    line.starts_with(b"cpus=") || line.starts_with(b"version =")
+}
+
 /// Parses one line of `trace_pipe`, `trace` or `trace-cmd report` text. Inlined, so that
 /// the line is built where the caller keeps it rather than copied out.
 ///
@@ -450,7 +457,7 @@ enum Prefix<'a> {
 fn general_head(line: &[u8]) -> Result<Prefix<'_>, BadLine> {
     let (lead, end) = trim_range(line);
     let t = &line[lead..end];
-    if t.is_empty() || t[0] == b'#' || t.starts_with(b"cpus=") || t.starts_with(b"version =") {
+    if t.is_empty() || t[0] == b'#' || is_report_header(t) {
         return Ok(Prefix::Whole(Line::Header));
     }
     if grammar::empty_cpu(t).is_ok() {
