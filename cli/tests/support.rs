@@ -261,27 +261,11 @@ fn summary(path: &Path) -> String {
     String::from_utf8(o.stdout).unwrap()
 }
 
-/// Whether trace-cmd is installed, which reads trace.dat files; `test` is skipped when not.
-fn trace_cmd_for(test: &str) -> bool {
-    let there = Command::new("trace-cmd").arg("--version").output().is_ok();
-    if !there {
-        testdata::skip(
-            test,
-            "trace-cmd is not installed (apt-get install trace-cmd)",
-        );
-    }
-    there
-}
-
-/// trace-cmd's trace.dat, read through `trace-cmd report`, gives what glk's own trace of the
-/// same moment gives: the same events, and in `glk analyze` the same contended glocks,
-/// remote demotes, DLM round trips (blocking or not: the hex flags trace-cmd prints are read
-/// as the kernel's letters), cross-node waits and cycles.
+/// trace-cmd's trace.dat, read by glk itself (no trace-cmd needed), gives what glk's own
+/// trace of the same moment gives: the same events, and in `glk analyze` the same contended
+/// glocks, remote demotes, DLM round trips (blocking or not), cross-node waits and cycles.
 #[test]
-fn trace_dat_is_read_through_trace_cmd() {
-    if !trace_cmd_for("trace_dat_is_read_through_trace_cmd") {
-        return;
-    }
+fn trace_dat_gives_what_glk_s_own_trace_gives() {
     let fixture = testdata::path("real/trace-dat-6.12");
     let dir = tempfile::tempdir().unwrap();
     for n in ["n1", "n2"] {
@@ -328,9 +312,6 @@ fn trace_dat_is_read_through_trace_cmd() {
 /// was read as a glocks dump, and both trace.dat files as one node named `trace`).
 #[test]
 fn each_node_s_trace_given_file_by_file_is_that_node() {
-    if !trace_cmd_for("each_node_s_trace_given_file_by_file_is_that_node") {
-        return;
-    }
     let fixture = testdata::path("real/trace-dat-6.12");
     let of = |file: &str| ["n1", "n2"].map(|n| fixture.join(n).join(file));
     let (dat, _) = analyze_all(&of("trace.dat"));
@@ -499,18 +480,16 @@ fn every_source_gives_what_it_holds_of_a_deadlock_and_a_storm() {
     let f = findings(&own);
     assert!(f.contains(&deadlock) && f.contains(&hot), "{f:?}");
 
-    if trace_cmd_for("every_source_gives_what_it_holds (trace.dat)") {
-        let dir = tempfile::tempdir().unwrap();
-        let mut with_dat = Vec::new();
-        for (n, from) in ["n1", "n2"].iter().zip(&own) {
-            let to = dir.path().join(n);
-            copy_dir(from, &to, |f| f.starts_with("trace_pipe"));
-            std::fs::copy(fixture.join(n).join("trace.dat"), to.join("trace.dat")).unwrap();
-            with_dat.push(to);
-        }
-        let f = findings(&with_dat);
-        assert!(f.contains(&deadlock) && f.contains(&hot), "{f:?}");
+    let dir = tempfile::tempdir().unwrap();
+    let mut with_dat = Vec::new();
+    for (n, from) in ["n1", "n2"].iter().zip(&own) {
+        let to = dir.path().join(n);
+        copy_dir(from, &to, |f| f.starts_with("trace_pipe"));
+        std::fs::copy(fixture.join(n).join("trace.dat"), to.join("trace.dat")).unwrap();
+        with_dat.push(to);
     }
+    let f = findings(&with_dat);
+    assert!(f.contains(&deadlock) && f.contains(&hot), "{f:?}");
 
     // Each node's file of a kind (gfs2_lockcapture's `.tar.bz2`, sos's `.tar.gz`).
     let both = |fixture: &Path, suffix: &str| -> Vec<_> {
