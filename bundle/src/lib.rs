@@ -444,6 +444,23 @@ fn is_trace(name: &str) -> bool {
         || name == "trace.dat"
 }
 
+/// Whether the file `path`, named `name`, is a saved trace: a trace's name, and something
+/// in it. The kernel's own `trace` and `trace_pipe` (tracefs, which says 0 for their size)
+/// are never read as one: reading `trace_pipe` would wait for events forever, and take
+/// them from whoever traces.
+fn is_saved_trace(path: &Path, name: &str) -> bool {
+    is_trace(name) && std::fs::metadata(path).is_ok_and(|m| m.len() > 0)
+}
+
+/// Whether `path` is on the same filesystem as `dir`: the search for captures below a
+/// directory stays on its filesystem (as `find -xdev`), so that `/sys/kernel/debug` given
+/// by mistake is not searched into the tracefs mounted on its `tracing`.
+fn same_fs(dir: &Path) -> impl Fn(&PathBuf) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let dev = std::fs::metadata(dir).map(|m| m.dev()).ok();
+    move |p| dev.is_some() && std::fs::metadata(p).map(|m| m.dev()).ok() == dev
+}
+
 /// The subdirectories of `dir` that may hold a capture, sorted. Hidden ones are left out:
 /// `glk capture` writes a node directory as `.NODE.partial-XXXXXX` and renames it only
 /// when complete, so a capture still running, or killed, is never read as a whole one.
@@ -497,7 +514,8 @@ fn is_node_dir(dir: &Path) -> bool {
         rd.flatten().any(|e| {
             let n = e.file_name().to_string_lossy().into_owned();
             e.path().is_file()
-                && (FileKind::parse(&n).is_some_and(|(k, _)| k != FileKind::Time) || is_trace(&n))
+                && (FileKind::parse(&n).is_some_and(|(k, _)| k != FileKind::Time)
+                    || is_saved_trace(&e.path(), &n))
         })
     })
 }
@@ -560,7 +578,7 @@ pub fn node_dir(dir: &Path) -> io::Result<NodeCapture> {
             .and_then(|n| n.to_str())
             .unwrap_or("")
             .to_string();
-        if is_trace(&n) {
+        if is_saved_trace(&p, &n) {
             traces.push(p);
             continue;
         }
@@ -789,14 +807,15 @@ impl Captures {
             return Ok(vec![unread::Read::collection(dir)]);
         }
         let mut read = Vec::new();
-        for sd in &subdirs(dir)? {
+        let here = same_fs(dir);
+        for sd in subdirs(dir)?.iter().filter(|d| here(d)) {
             if self.push_other(sd, if dir == given { sd } else { given })? {
                 read.push(unread::Read::collection(sd));
             } else if is_node_dir(sd) {
                 self.nodes.push(node_dir(sd)?);
                 read.push(unread::Read::node_dir(sd));
             } else if let Ok(inner) = subdirs(sd) {
-                for d in inner.iter().filter(|d| is_node_dir(d)) {
+                for d in inner.iter().filter(|d| here(d) && is_node_dir(d)) {
                     self.nodes.push(node_dir(d)?);
                     read.push(unread::Read::node_dir(d));
                 }

@@ -101,13 +101,19 @@ pub(crate) fn under(dir: &Path, read: &[Read]) -> Vec<Unread> {
 }
 
 /// The entries of `dir` that are not hidden (a capture still being written is hidden,
-/// see [`subdirs`]), sorted.
+/// see [`subdirs`]) and on its filesystem (as `find -xdev`: a directory given by mistake,
+/// `/`, is not searched into `/proc`, whose `kmsg` would block a read), sorted.
 fn entries(dir: &Path) -> Vec<PathBuf> {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(dev) = std::fs::metadata(dir).map(|m| m.dev()) else {
+        return Vec::new();
+    };
     let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
         .map(|rd| {
             rd.flatten()
                 .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
                 .map(|e| e.path())
+                .filter(|p| std::fs::metadata(p).is_ok_and(|m| m.dev() == dev))
                 .collect()
         })
         .unwrap_or_default();
@@ -192,9 +198,12 @@ fn collection(path: &Path) -> Option<&'static str> {
     }
 }
 
-/// What dump or trace the file `path` reads as, if it reads as one.
+/// What dump or trace the file `path` reads as, if it reads as one. Only a file with
+/// something in it is read: a saved dump has a size, where the kernel's own files (proc,
+/// sysfs, debugfs) say 0.
 fn dump(path: &Path) -> Option<&'static str> {
-    if !path.is_file() || is_checksum(path) {
+    let saved = std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.len() > 0);
+    if !saved || is_checksum(path) {
         return None;
     }
     match sniff(path).ok()?.0 {

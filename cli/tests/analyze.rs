@@ -405,3 +405,41 @@ fn plain_wait(fixture: &str) {
         )
     );
 }
+
+/// The kernel's own tracing directory, given by mistake, is no capture: glk never reads
+/// its `trace_pipe` as a saved trace (the read would wait for events forever, and take
+/// them from whoever traces), and says at once that there is nothing to read. Nor is it
+/// searched into from the directory above, on another filesystem.
+#[test]
+fn the_live_tracing_directory_is_not_read_as_a_capture() {
+    let test = "the_live_tracing_directory_is_not_read_as_a_capture";
+    let Some(_tracing) = common::live_tracing(test) else {
+        return;
+    };
+    let mounts = bundle::mounts::of_this_process();
+    let Some(tracefs) = bundle::mounts::points_of(&mounts, "tracefs")
+        .into_iter()
+        .next()
+    else {
+        return testdata::skip(test, "tracefs is not mounted");
+    };
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_glk"))
+        .arg("analyze")
+        .arg(&tracefs)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while child.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > until {
+            child.kill().unwrap();
+            panic!("glk analyze {} still reads after 60 s", tracefs.display());
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(err.contains("no capture here"), "{err}");
+}
