@@ -60,8 +60,21 @@ fn dir_name(path: &Path) -> String {
 }
 
 /// A loose file read as node `node`: a trace, or one snapshot holding it (its `N` where
-/// the file is named `KIND.N`).
+/// the file is named `KIND.N`). A trace-named file with nothing in it is an error: it is
+/// the kernel's live `trace_pipe` or `trace` (tracefs says 0 for their size), which would
+/// be read forever and taken from whoever traces, or an empty file.
 pub(crate) fn read(path: &Path, node: String) -> io::Result<NodeCapture> {
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
+    if name.as_deref().is_some_and(is_trace) && std::fs::metadata(path)?.len() == 0 {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!(
+                "{}: no saved trace (nothing in it: the kernel's live trace, or an empty \
+                 file); to trace live, run glk trace or glk capture --trace SECS",
+                path.display()
+            ),
+        ));
+    }
     let mut n = NodeCapture {
         node,
         ..NodeCapture::default()

@@ -408,8 +408,8 @@ fn plain_wait(fixture: &str) {
 
 /// The kernel's own tracing directory, given by mistake, is no capture: glk never reads
 /// its `trace_pipe` as a saved trace (the read would wait for events forever, and take
-/// them from whoever traces), and says at once that there is nothing to read. Nor is it
-/// searched into from the directory above, on another filesystem.
+/// them from whoever traces), and says at once that there is nothing to read; nor when
+/// `trace_pipe` itself is given.
 #[test]
 fn the_live_tracing_directory_is_not_read_as_a_capture() {
     let test = "the_live_tracing_directory_is_not_read_as_a_capture";
@@ -423,9 +423,17 @@ fn the_live_tracing_directory_is_not_read_as_a_capture() {
     else {
         return testdata::skip(test, "tracefs is not mounted");
     };
+    let err = analyze_fails_at_once(&tracefs);
+    assert!(err.contains("no capture here"), "{err}");
+    let err = analyze_fails_at_once(&tracefs.join("trace_pipe"));
+    assert!(err.contains("no saved trace"), "{err}");
+}
+
+/// `glk analyze PATH`, which must fail within a minute: its standard error.
+fn analyze_fails_at_once(path: &std::path::Path) -> String {
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_glk"))
         .arg("analyze")
-        .arg(&tracefs)
+        .arg(path)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
         .spawn()
@@ -434,12 +442,11 @@ fn the_live_tracing_directory_is_not_read_as_a_capture() {
     while child.try_wait().unwrap().is_none() {
         if std::time::Instant::now() > until {
             child.kill().unwrap();
-            panic!("glk analyze {} still reads after 60 s", tracefs.display());
+            panic!("glk analyze {} still reads after 60 s", path.display());
         }
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
     let out = child.wait_with_output().unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success());
-    assert!(err.contains("no capture here"), "{err}");
+    String::from_utf8_lossy(&out.stderr).into_owned()
 }
