@@ -65,7 +65,8 @@ fn dir_name(path: &Path) -> String {
 /// be read forever and taken from whoever traces, or an empty file.
 pub(crate) fn read(path: &Path, node: String) -> io::Result<NodeCapture> {
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
-    if name.as_deref().is_some_and(is_trace) && std::fs::metadata(path)?.len() == 0 {
+    let empty = std::fs::metadata(path).is_ok_and(|m| m.len() == 0);
+    if empty && name.as_deref().is_some_and(is_trace) {
         return Err(io::Error::new(
             io::ErrorKind::InvalidInput,
             format!(

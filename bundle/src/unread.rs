@@ -8,7 +8,9 @@
 //! several tools, which read together would count every demote twice. But nothing given
 //! is passed over in silence: each such path is named, with how to read it. The search
 //! goes as deep as [`crate::discover`] looks for captures (two levels), and one level into
-//! each node directory read.
+//! each node directory read; it stays on the directory's filesystem and opens only files
+//! with something in them, so that a directory given by mistake (`/`) costs no read of
+//! the kernel's own files.
 
 use std::path::{Path, PathBuf};
 
