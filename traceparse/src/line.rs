@@ -343,8 +343,9 @@ struct Head<'a> {
 }
 
 /// Whether `line` (without leading blanks) is one of the header lines `trace-cmd report`
-/// writes before its events: `cpus=N` (always, first) and `version = N` (with
-/// `--version`). No other text glk reads starts so.
+/// writes before its events: `cpus=N`, and `version = N`, which libtracecmd logs as it
+/// opens the file (older trace-cmd printed it first, on the same output). No other text
+/// glk reads starts so.
 pub fn is_report_header(line: &[u8]) -> bool {
     line.starts_with(b"cpus=") || line.starts_with(b"version =")
 }
