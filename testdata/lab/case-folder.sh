@@ -17,7 +17,7 @@ lab_up
 lab_barrier mounted
 lab_shared_files log
 lab_both_recorders 12 5 1 10
-trace-cmd report -i $OUT/trace.dat > $OUT/report.txt 2> $OUT/report.err
+lab_report
 lab_barrier recorded
 mount | grep -E 'tracefs|debugfs' > $OUT/mounts.txt
 echo 1 > /sys/kernel/tracing/events/gfs2/enable

@@ -114,6 +114,12 @@ lab_both_recorders() {
   wait $T; echo $? > $OUT/trace-cmd.rc
 }
 
+# trace-cmd's own report of $OUT/trace.dat, beside it: report.txt (its errors in
+# report.err), the text support is often given in place of the trace.dat.
+lab_report() {
+  trace-cmd report -i $OUT/trace.dat > $OUT/report.txt 2> $OUT/report.err
+}
+
 # A cross-node flock wait on /gfs/shared/$1: n1 holds it for $2 s (flock -x $1 sh -c
 # "sleep $2"; H is that flock's pid); once it does, n2 asks for it 2 s later and waits (W is
 # the waiting flock's pid, also in $OUT/waiter.pid).

@@ -10,7 +10,7 @@ lab_up
 lab_barrier mounted
 lab_shared_files log
 lab_both_recorders 20 10 3 15
-trace-cmd report -i $OUT/trace.dat > $OUT/report.txt 2> $OUT/report.err
+lab_report
 trace-cmd report -t -i $OUT/trace.dat > $OUT/report-t.txt 2>> $OUT/report.err
 trace-cmd --version > $OUT/trace-cmd-version.txt 2>&1
 ls /sys/kernel/tracing/instances > $OUT/instances-after.txt 2>&1
