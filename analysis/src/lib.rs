@@ -136,6 +136,14 @@ pub struct Input {
     pub dlm_lock_rows: usize,
     /// glstats lines read.
     pub glstats_rows: usize,
+    /// What other tools' collections lack that glk reads ([`Captures::lacks`]), one line
+    /// each; left out when empty.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub lacks: Vec<String>,
+    /// What the inputs held that was passed over ([`Captures::passed_over`]), one line
+    /// each; left out when empty.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub passed_over: Vec<String>,
 }
 
 /// Everything `glk analyze` reports.
@@ -275,7 +283,7 @@ pub fn analyze(
         .map(|t| (t.node.as_str(), &t.demotes))
         .collect();
     let (causality, matched) = causality(traces, caps, dlm, o.limit);
-    let input = input_of(f, traces);
+    let input = input_of(f, traces, caps);
     Report {
         input,
         nodes: caps.nodes.iter().map(NodeInfo::of).collect(),
@@ -411,8 +419,8 @@ fn glock_counts(f: &Snapshots) -> BTreeMap<(String, u32), BTreeMap<String, u64>>
     counts
 }
 
-/// How much input the report was made from.
-fn input_of(f: &Snapshots, traces: &[trace::NodeTrace]) -> Input {
+/// How much input the report was made from, and what of it was passed over.
+fn input_of(f: &Snapshots, traces: &[trace::NodeTrace], caps: &Captures) -> Input {
     Input {
         traces: traces
             .iter()
@@ -427,5 +435,7 @@ fn input_of(f: &Snapshots, traces: &[trace::NodeTrace]) -> Input {
         holder_rows: f.holders.len(),
         dlm_lock_rows: f.dlm.len(),
         glstats_rows: f.glstats.len(),
+        lacks: caps.lacks.clone(),
+        passed_over: caps.passed_over.clone(),
     }
 }

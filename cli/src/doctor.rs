@@ -113,11 +113,18 @@ pub fn run(a: &DoctorArgs) -> io::Result<Verdict> {
     }
     let mut out = io::BufWriter::new(io::stdout().lock());
     if a.json {
-        let v = serde_json::json!({
+        let mut v = serde_json::json!({
             "nodes": report.nodes,
             "findings": fs,
             "errors": clikit::diag::errors(diag),
         });
+        // What the inputs lack or held beside what was read, as `glk analyze --json` has it.
+        let input = &report.input;
+        for (key, lines) in [("lacks", &input.lacks), ("passed_over", &input.passed_over)] {
+            if !lines.is_empty() {
+                v[key] = serde_json::json!(lines);
+            }
+        }
         serde_json::to_writer(&mut out, &v)?;
         writeln!(out)?;
     } else {

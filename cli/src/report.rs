@@ -374,6 +374,9 @@ pub fn html(p: &Page<'_>) -> io::Result<String> {
         esc(&clikit::fmt::utc(std::time::SystemTime::now())),
         env!("CARGO_PKG_VERSION")
     );
+    for l in r.input.lacks.iter().chain(&r.input.passed_over) {
+        let _ = write!(out, "<p class=\"note\">{}</p>", esc(l));
+    }
     let _ = write!(out, "<h2 id=\"findings\">Findings ({})</h2>", fs.len());
     if fs.is_empty() {
         out.push_str("<p>Nothing wrong found.</p>");

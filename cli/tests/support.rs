@@ -340,8 +340,9 @@ fn each_node_s_trace_given_file_by_file_is_that_node() {
 
 /// A folder holding each node's collections side by side (glk's capture, trace-cmd's
 /// trace.dat and report, sos's and gfs2_lockcapture's tarballs): glk reads one collection
-/// of each node and names every other one it passed over; a folder one level too high
-/// is an error that names what lies below it.
+/// of each node and names every other one it passed over, on standard error and in the
+/// JSON of analyze and doctor and the HTML report; a folder one level too high is an
+/// error that names what lies below it.
 #[test]
 fn a_folder_of_every_tool_s_collections_names_what_was_passed_over() {
     let fixture = testdata::path("real/support-deadlock-6.12");
@@ -353,6 +354,30 @@ fn a_folder_of_every_tool_s_collections_names_what_was_passed_over() {
         .filter(|l| l.contains(": passed over beside n1, n2: "))
         .collect();
     assert_eq!(passed.len(), 1, "{err}");
+    // The same line in the JSON, and in doctor's and the HTML report's.
+    let line = passed[0].strip_prefix("glk: ").unwrap();
+    assert_eq!(v["input"]["passed_over"], serde_json::json!([line]));
+    let doctor = Command::new(GLK)
+        .args(["doctor", "--json"])
+        .arg(&fixture)
+        .output()
+        .unwrap();
+    let doctor: serde_json::Value = serde_json::from_slice(&doctor.stdout).unwrap();
+    assert_eq!(doctor["passed_over"], serde_json::json!([line]));
+    let dir = tempfile::tempdir().unwrap();
+    let html = dir.path().join("r.html");
+    let o = Command::new(GLK)
+        .args(["report", "-o"])
+        .arg(&html)
+        .arg(&fixture)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let html = std::fs::read_to_string(&html).unwrap();
+    assert!(
+        html.contains(&format!("<p class=\"note\">{line}</p>")),
+        "{line}"
+    );
     for n in ["n1", "n2"] {
         let sos = file_ending(&fixture.join(n), ".tar.gz");
         let lockcapture = file_ending(&fixture.join(n), ".tar.bz2");
