@@ -13,7 +13,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::io;
 use std::path::{Path, PathBuf};
 
-use crate::{is_trace, sniff, FileKind, NodeCapture, Snapshot, Sniffed};
+use crate::{is_saved_trace, is_trace, sniff, FileKind, NodeCapture, Snapshot, Sniffed};
 
 /// The node name of every loose file among `files` (see the module docs).
 pub(crate) fn node_names(files: &[&Path]) -> BTreeMap<PathBuf, String> {
@@ -65,8 +65,7 @@ fn dir_name(path: &Path) -> String {
 /// be read forever and taken from whoever traces, or an empty file.
 pub(crate) fn read(path: &Path, node: String) -> io::Result<NodeCapture> {
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
-    let empty = std::fs::metadata(path).is_ok_and(|m| m.len() == 0);
-    if empty && name.as_deref().is_some_and(is_trace) {
+    if name.is_some_and(|n| is_trace(&n) && !is_saved_trace(path, &n)) {
         return Err(io::Error::new(
             io::ErrorKind::InvalidInput,
             format!(

@@ -15,8 +15,8 @@
 use std::path::{Path, PathBuf};
 
 use crate::{
-    is_checksum, is_node_dir, is_tarball, is_trace, lockcapture, sniff, sos, subdirs, FileKind,
-    NodeFile, Sniffed,
+    is_checksum, is_node_dir, is_tarball, is_trace, lockcapture, same_fs, sniff, sos, subdirs,
+    FileKind, NodeFile, Sniffed,
 };
 
 /// How deep below a directory given the search goes (as deep as `discover` looks).
@@ -106,16 +106,13 @@ pub(crate) fn under(dir: &Path, read: &[Read]) -> Vec<Unread> {
 /// see [`subdirs`]) and on its filesystem (as `find -xdev`: a directory given by mistake,
 /// `/`, is not searched into `/proc`, whose `kmsg` would block a read), sorted.
 fn entries(dir: &Path) -> Vec<PathBuf> {
-    use std::os::unix::fs::MetadataExt;
-    let Ok(dev) = std::fs::metadata(dir).map(|m| m.dev()) else {
-        return Vec::new();
-    };
+    let here = same_fs(dir);
     let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
         .map(|rd| {
             rd.flatten()
                 .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
                 .map(|e| e.path())
-                .filter(|p| std::fs::metadata(p).is_ok_and(|m| m.dev() == dev))
+                .filter(|p| here(p))
                 .collect()
         })
         .unwrap_or_default();

@@ -417,9 +417,13 @@ impl NodeView {
     /// and no task list is read live), from `/proc/PID/comm`.
     fn name_fd_holders(&mut self) {
         for l in &self.fdlocks {
+            // A process holds its locks through one line per lock: read its comm once.
+            if self.comms.contains_key(&l.pid) {
+                continue;
+            }
             if let Ok(comm) = std::fs::read(format!("/proc/{}/comm", l.pid)) {
-                let comm = plain(comm.trim_ascii_end()).into_owned();
-                self.comms.entry(l.pid).or_insert(comm);
+                self.comms
+                    .insert(l.pid, plain(comm.trim_ascii_end()).into_owned());
             }
         }
     }
