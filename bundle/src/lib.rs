@@ -196,6 +196,10 @@ pub enum NodeFile {
     /// The cluster tools' view at the end of the capture (`cluster.txt`,
     /// [`health::Cluster`]).
     Cluster,
+    /// The lock table `CLUSTER:FS` of the filesystem whose files the directory holds
+    /// (`table`): what tells one filesystem's glocks from another's across nodes
+    /// ([`lock_table`]).
+    Table,
 }
 
 impl NodeFile {
@@ -212,6 +216,7 @@ impl NodeFile {
             NodeFile::Mountinfo => "mountinfo",
             NodeFile::KernelLog => "kernel.log",
             NodeFile::Cluster => "cluster.txt",
+            NodeFile::Table => "table",
         }
     }
 
@@ -551,6 +556,30 @@ pub fn read_nodeid(dir: &Path) -> Option<u64> {
         .and_then(|v| v.trim().split(' ').next()?.parse().ok())
 }
 
+/// A snapshot's `time.N`: when it was taken, seconds since the epoch.
+pub fn read_time(path: &Path) -> Option<f64> {
+    std::fs::read_to_string(path).ok()?.trim().parse().ok()
+}
+
+/// The longest lock table the kernel takes (`GFS2_LOCKNAME_LEN`).
+const LOCKNAME_LEN: usize = 64;
+
+/// The lock table (`CLUSTER:FS`) of the filesystem whose files lie in `dir`: the node
+/// directory's `table` file (`glk capture` writes one), else the directory's own name
+/// where it is one, as debugfs names a filesystem's directory (live, and in the copies
+/// that sos reports and gfs2_lockcapture keep). None where `dir` does not say (captures
+/// older than the `table` file, lock_nolock filesystems).
+pub fn lock_table(dir: &Path) -> Option<String> {
+    let table = |s: &str| {
+        (s.len() <= LOCKNAME_LEN && s.contains(':') && s.bytes().all(|b| b.is_ascii_graphic()))
+            .then(|| s.to_string())
+    };
+    match std::fs::read_to_string(NodeFile::Table.path_in(dir)) {
+        Ok(s) => table(s.trim()),
+        Err(_) => table(dir.file_name()?.to_str()?),
+    }
+}
+
 /// Reads one node directory.
 pub fn node_dir(dir: &Path) -> io::Result<NodeCapture> {
     let name = std::fs::read_to_string(NodeFile::Node.path_in(dir))
@@ -587,11 +616,7 @@ pub fn node_dir(dir: &Path) -> io::Result<NodeCapture> {
         };
         let s = snaps.entry(idx).or_insert_with(|| Snapshot::new(idx));
         match kind {
-            FileKind::Time => {
-                s.time_unix = std::fs::read_to_string(&p)
-                    .ok()
-                    .and_then(|t| t.trim().parse().ok())
-            }
+            FileKind::Time => s.time_unix = read_time(&p),
             k => s.set(k, p),
         }
     }
@@ -860,19 +885,6 @@ impl Captures {
     }
 }
 
-/// The nodes of another tool's collection at `dir` or one level below it (sos reports,
-/// gfs2_lockcapture output), with what they lack; `None` when there is none. `given` is
-/// the input that held it (a tarball, or `dir`), which the lacks name.
-pub fn other_tools(dir: &Path, given: &Path) -> io::Result<Option<Captures>> {
-    let mut caps = Captures::default();
-    if !caps.push_other(dir, given)? {
-        for d in subdirs(dir).unwrap_or_default() {
-            caps.push_other(&d, if dir == given { &d } else { given })?;
-        }
-    }
-    Ok((!caps.nodes.is_empty()).then_some(caps))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -886,6 +898,25 @@ mod tests {
         assert_eq!(FileKind::parse("lkstats.2"), Some((FileKind::Sbstats, 2)));
         assert_eq!(FileKind::parse("glocks.x"), None);
         assert_eq!(FileKind::parse("trace_pipe.txt"), None);
+    }
+
+    #[test]
+    fn a_directory_says_its_lock_table_by_file_or_by_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let n1 = dir.path().join("n1");
+        std::fs::create_dir(&n1).unwrap();
+        assert_eq!(lock_table(&n1), None);
+        std::fs::write(NodeFile::Table.path_in(&n1), "lab:gfs\n").unwrap();
+        assert_eq!(lock_table(&n1).as_deref(), Some("lab:gfs"));
+        // Not a lock table: refused, not taken for one.
+        for bad in ["", "gfs", "lab:g fs", &format!("lab:{}", "x".repeat(64))] {
+            std::fs::write(NodeFile::Table.path_in(&n1), bad).unwrap();
+            assert_eq!(lock_table(&n1), None, "{bad:?}");
+        }
+        // debugfs names a filesystem's directory by its lock table.
+        let debugfs = dir.path().join("lab:gfs2");
+        std::fs::create_dir(&debugfs).unwrap();
+        assert_eq!(lock_table(&debugfs).as_deref(), Some("lab:gfs2"));
     }
 
     #[test]

@@ -166,7 +166,12 @@ fn beside_node_files(node_dir: &Path, out: &mut Vec<Unread>) {
 
 /// Whether a node directory's reader ([`crate::node_dir`]) reads a file of this name.
 fn read_by_name(name: &str) -> bool {
-    let node_files = [NodeFile::Node, NodeFile::Nodeid, NodeFile::Kernel];
+    let node_files = [
+        NodeFile::Node,
+        NodeFile::Nodeid,
+        NodeFile::Kernel,
+        NodeFile::Table,
+    ];
     is_trace(name)
         || FileKind::parse(name).is_some()
         || node_files

@@ -211,6 +211,11 @@ fn snapshot(w: &Where, root: &Path, out: &mut impl Write) -> io::Result<()> {
             &format!("{base}/node"),
             format!("{}\n", w.name).as_bytes(),
         )?;
+        protocol::write_file(
+            out,
+            &format!("{base}/table"),
+            format!("{}\n", fs.table).as_bytes(),
+        )?;
         if let Some(id) = id {
             protocol::write_file(out, &format!("{base}/nodeid"), format!("{id}\n").as_bytes())?;
         }

@@ -255,12 +255,11 @@ pub fn pack(dir: &Path, file: &Path) -> io::Result<()> {
     out.commit()
 }
 
-/// A node directory being written under a private temporary name beside its final one,
-/// renamed into place when the capture ends (so an interrupted or failed capture never
-/// The files that name a node directory's node: `node`, `nodeid`, `kernel.txt` (the
-/// kernel release) and `mountinfo`.
-fn write_node_files(d: &Path, node: &str) -> io::Result<()> {
+/// The files that say whose a node directory is: `node`, `nodeid`, `table` (the lock
+/// table of its filesystem), `kernel.txt` (the kernel release) and `mountinfo`.
+fn write_node_files(d: &Path, node: &str, table: &str) -> io::Result<()> {
     std::fs::write(NodeFile::Node.path_in(d), format!("{node}\n"))?;
+    std::fs::write(NodeFile::Table.path_in(d), format!("{table}\n"))?;
     if let Some(id) = bundle::local_nodeid() {
         std::fs::write(NodeFile::Nodeid.path_in(d), format!("{id}\n"))?;
     }
@@ -367,8 +366,8 @@ pub fn run(a: &CaptureArgs) -> io::Result<()> {
         })
         .collect::<io::Result<Vec<NodeDir>>>()?;
     let dirs: Vec<PathBuf> = node_dirs.iter().map(|d| d.path().to_path_buf()).collect();
-    for d in &dirs {
-        write_node_files(d, &node)?;
+    for (f, d) in fss.iter().zip(&dirs) {
+        write_node_files(d, &node, &f.table)?;
     }
     // The trace runs on its own thread for the whole capture.
     let tracer = a.sampling.trace.map(|secs| {

@@ -1,6 +1,7 @@
-//! Turning command-line paths into the kernel files to read: a file as given, a debugfs
-//! filesystem directory, a capture directory (`glocks.N` snapshots), or nothing, meaning
-//! every GFS2 filesystem in debugfs.
+//! Turning command-line paths into the kernel files to read: a file as given, the live
+//! files of a debugfs directory, the nodes of any other directory or tarball as
+//! `glk analyze` finds them ([`bundle::discover`]), or nothing, meaning every GFS2
+//! filesystem in debugfs.
 
 use std::io;
 
@@ -95,144 +96,154 @@ pub fn label(p: &Path) -> String {
     }
 }
 
-/// Paths with capture tarballs replaced by their extracted directories; the extractions
-/// last as long as the returned guards.
-pub fn unpack_tarballs(paths: &[PathBuf]) -> io::Result<(Vec<PathBuf>, Vec<bundle::Unpacked>)> {
-    let mut out = Vec::with_capacity(paths.len());
-    let mut keep = Vec::new();
-    for p in paths {
-        if p.is_file() && bundle::is_tarball(p) {
-            let u = bundle::unpack(p)?;
-            if let Some(d) = u.damage() {
-                eprintln!("glk: {d}");
-            }
-            out.push(u.dir().to_path_buf());
-            keep.push(u);
-        } else {
-            out.push(p.clone());
+/// One thing a path given to `glk top` or `glk stats` stands for.
+#[derive(Debug)]
+pub enum Given {
+    /// A file read as it is: given by its name, or a live kernel file.
+    File(Input),
+    /// A node of a capture, a sos report or gfs2_lockcapture output, found in a directory
+    /// or tarball given by the rules of [`bundle::discover`], which `glk analyze` follows.
+    Node(Box<bundle::NodeCapture>),
+}
+
+/// What the paths given stand for, in the order given.
+#[derive(Debug, Default)]
+pub struct Resolved {
+    /// Each file and node.
+    pub given: Vec<Given>,
+    /// The captures the nodes were read from (their extracted tarballs last as long).
+    _captures: Vec<bundle::Captures>,
+    /// Each directory or tarball read as a capture, with the nodes found in it.
+    read: Vec<String>,
+    /// Whether lines were written on what the captures lack or hold beside what was read.
+    said: bool,
+}
+
+impl Resolved {
+    /// The error for inputs without a file of `what` (`glocks dump`), naming what was
+    /// read of each directory or tarball.
+    pub fn none_of(&self, what: &str) -> io::Error {
+        let mut msg = format!("no {what} in these inputs");
+        if !self.read.is_empty() {
+            msg += &format!(" ({})", self.read.join("; "));
         }
-    }
-    Ok((out, keep))
-}
-
-/// What `glk top` reads of other tools' collections among its paths.
-#[derive(Default)]
-pub struct OtherTools {
-    /// The paths that are not other tools' collections, as they were.
-    pub rest: Vec<PathBuf>,
-    /// Each node's last snapshot with a glocks dump, with the files beside it as that tool
-    /// lays them out.
-    pub inputs: Vec<(Input, Sources)>,
-    /// What the collections lack.
-    pub lacks: Vec<String>,
-}
-
-/// The other tools' collections among `paths` (sos reports, gfs2_lockcapture output;
-/// `given` are the paths as typed, for the messages).
-pub fn other_tools(paths: &[PathBuf], given: &[PathBuf]) -> io::Result<OtherTools> {
-    let mut out = OtherTools::default();
-    let (rest, found, lacks) = (&mut out.rest, &mut out.inputs, &mut out.lacks);
-    for (p, g) in paths.iter().zip(given) {
-        let caps = if p.is_dir() {
-            bundle::other_tools(p, g)?
-        } else {
-            None
-        };
-        let Some(caps) = caps else {
-            rest.push(p.clone());
-            continue;
-        };
-        lacks.extend(caps.lacks.iter().cloned());
-        for n in &caps.nodes {
-            let Some((s, glocks)) = n
-                .snapshots
-                .iter()
-                .rev()
-                .find_map(|s| Some((s, s.path(FileKind::Glocks)?.to_path_buf())))
-            else {
-                continue;
-            };
-            let fs = glocks
-                .parent()
-                .and_then(|d| d.file_name())
-                .map(|t| t.to_string_lossy().into_owned());
-            found.push((
-                Input {
-                    path: glocks,
-                    live: false,
-                },
-                Sources::saved(s, n.nodeid, fs),
-            ));
+        if self.said {
+            msg += "; see above for what they lack or hold beside what was read";
         }
+        io::Error::new(io::ErrorKind::NotFound, msg)
     }
-    Ok(out)
 }
 
-/// In a capture directory, the newest `NAME.N` snapshot (largest N); else `NAME` itself.
-pub fn newest_in_dir(dir: &Path, name: &str) -> Option<PathBuf> {
-    let plain = dir.join(name);
-    if plain.is_file() {
-        return Some(plain);
+/// Resolves paths to what `glk top` (`kinds`: glocks) or `glk stats` (glstats and
+/// sbstats) reads: a file as given; in a debugfs directory (a filesystem's, its parent
+/// `gfs2/`, or the debugfs root) the live files of `kinds`; any other directory or a
+/// tarball as `glk analyze` reads it, saying on standard error what it lacks or holds
+/// beside what was read. No paths: every mounted GFS2 filesystem's live files.
+pub fn resolve(paths: &[PathBuf], kinds: &[FileKind]) -> io::Result<Resolved> {
+    let mut out = Resolved::default();
+    if paths.is_empty() {
+        for d in gfs2_debugfs_dirs()? {
+            out.given
+                .extend(live_files(&d, kinds).into_iter().map(Given::File));
+        }
+        return Ok(out);
     }
-    let prefix = format!("{name}.");
-    std::fs::read_dir(dir)
-        .ok()?
-        .flatten()
-        .filter_map(|e| {
-            let file = e.file_name().into_string().ok()?;
-            let n: u64 = file.strip_prefix(&prefix)?.parse().ok()?;
-            Some((n, e.path()))
-        })
-        .max_by_key(|(n, _)| *n)
-        .map(|(_, p)| p)
-}
-
-/// Resolves paths to the `name` files to read (`glocks`, `glstats`, ...). With no paths,
-/// every mounted GFS2 filesystem's debugfs file.
-pub fn resolve(paths: &[PathBuf], name: &str) -> io::Result<Vec<Input>> {
-    let dirs;
-    let paths = if paths.is_empty() {
-        dirs = gfs2_debugfs_dirs()?;
-        &dirs[..]
-    } else {
-        paths
-    };
-    let mut out = Vec::new();
     for p in paths {
         let meta = std::fs::metadata(p)
             .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", p.display())))?;
-        if meta.is_dir() {
-            if let Some(f) = newest_in_dir(p, name) {
-                out.push(Input {
-                    live: is_debugfs(&f),
-                    path: f,
-                });
-                continue;
-            }
-            // A debugfs gfs2/ directory (or a capture bundle) holding one dir per fs.
-            let mut found: Vec<PathBuf> = bundle::subdirs(p)?
-                .iter()
-                .filter_map(|d| newest_in_dir(d, name))
-                .collect();
-            if found.is_empty() {
-                return Err(io::Error::new(
-                    io::ErrorKind::NotFound,
-                    format!("{}: no {name} file in this directory", p.display()),
-                ));
-            }
-            found.sort();
-            out.extend(found.into_iter().map(|f| Input {
-                live: is_debugfs(&f),
-                path: f,
-            }));
-        } else {
-            out.push(Input {
+        if is_debugfs(p) && meta.is_dir() {
+            out.given
+                .extend(live_in(p, kinds)?.into_iter().map(Given::File));
+        } else if meta.is_file() && !bundle::is_tarball(p) {
+            out.given.push(Given::File(Input {
                 live: is_debugfs(p),
                 path: p.clone(),
-            });
+            }));
+        } else {
+            let mut caps = bundle::discover(std::slice::from_ref(p))?;
+            for l in caps.lacks.iter().chain(&caps.passed_over) {
+                eprintln!("glk: {l}");
+                out.said = true;
+            }
+            let nodes = std::mem::take(&mut caps.nodes);
+            let names: Vec<&str> = nodes.iter().map(|n| n.node.as_str()).collect();
+            let noun = if names.len() == 1 { "node" } else { "nodes" };
+            out.read
+                .push(format!("{}: {noun} {}", p.display(), names.join(", ")));
+            out.given
+                .extend(nodes.into_iter().map(|n| Given::Node(Box::new(n))));
+            out._captures.push(caps);
         }
     }
     Ok(out)
+}
+
+/// The live files of `kinds` below the debugfs directory `dir`: a filesystem's
+/// directory, the `gfs2/` directory of them all, or the debugfs root.
+fn live_in(dir: &Path, kinds: &[FileKind]) -> io::Result<Vec<Input>> {
+    let mut found = live_files(dir, kinds);
+    if found.is_empty() {
+        let gfs2 = dir.join("gfs2");
+        let fs_dirs = bundle::subdirs(if gfs2.is_dir() { &gfs2 } else { dir })?;
+        found = fs_dirs.iter().flat_map(|d| live_files(d, kinds)).collect();
+    }
+    if found.is_empty() {
+        let names: Vec<&str> = kinds.iter().map(|k| k.name()).collect();
+        return Err(io::Error::new(
+            io::ErrorKind::NotFound,
+            format!(
+                "{}: no {} file in this directory or the filesystems' directories below it",
+                dir.display(),
+                names.join(" or ")
+            ),
+        ));
+    }
+    Ok(found)
+}
+
+/// The files of `kinds` in the debugfs directory of one filesystem, by the names the
+/// kernel gives them (`sbstats`, once `lkstats`), which have no `.N`.
+fn live_files(dir: &Path, kinds: &[FileKind]) -> Vec<Input> {
+    let wanted = |name: &str| {
+        !name.contains('.') && FileKind::parse(name).is_some_and(|(k, _)| kinds.contains(&k))
+    };
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| e.file_name().to_str().is_some_and(wanted))
+        .map(|e| e.path())
+        .collect();
+    files.sort();
+    files
+        .into_iter()
+        .map(|path| Input { path, live: true })
+        .collect()
+}
+
+impl Given {
+    /// The file of `kind` it stands for: a file as given (whose kind its reader checks);
+    /// of a node, that of its last snapshot that has one.
+    pub fn file(&self, kind: FileKind) -> Option<&Path> {
+        match self {
+            Given::File(i) => Some(&i.path),
+            Given::Node(n) => n.snapshots.iter().rev().find_map(|s| s.path(kind)),
+        }
+    }
+
+    /// The glocks file `glk top` reads of it, with the files beside it ([`Sources`]).
+    pub fn glocks(&self) -> Option<(Input, Sources)> {
+        match self {
+            Given::File(i) => Some((i.clone(), Sources::find(i))),
+            Given::Node(n) => {
+                let s = n.snapshots.iter().rev().find(|s| s.has(FileKind::Glocks))?;
+                let path = s.path(FileKind::Glocks)?.to_path_buf();
+                let fs = path.parent().and_then(bundle::lock_table);
+                let sources = Sources::saved(s, n.nodeid, fs);
+                Some((Input { path, live: false }, sources))
+            }
+        }
+    }
 }
 
 #[cfg(test)]
@@ -240,21 +251,48 @@ mod tests {
     use super::*;
 
     #[test]
-    fn capture_dir_picks_newest_snapshot() {
+    fn a_capture_directory_gives_each_node_s_last_snapshot() {
         let dir = testdata::path("real/dlm2-6.1/n1");
-        let r = resolve(std::slice::from_ref(&dir), "glocks").unwrap();
-        assert_eq!(r.len(), 1);
-        assert!(r[0].path.ends_with("glocks.5"));
-        assert!(!r[0].live);
-        let both = resolve(&[testdata::path("real/dlm2-6.1")], "glocks").unwrap();
-        assert_eq!(both.len(), 2);
+        let r = resolve(std::slice::from_ref(&dir), &[FileKind::Glocks]).unwrap();
+        assert_eq!(r.given.len(), 1);
+        let (input, sources) = r.given[0].glocks().unwrap();
+        assert!(input.path.ends_with("n1/glocks.5"));
+        assert!(!input.live);
+        assert!(sources
+            .file(FileKind::DlmLocks)
+            .unwrap()
+            .ends_with("n1/dlm_locks.5"));
+        assert_eq!(sources.nodeid, Some(1));
+        let both = resolve(&[testdata::path("real/dlm2-6.1")], &[FileKind::Glocks]).unwrap();
+        let files: Vec<_> = both
+            .given
+            .iter()
+            .map(|g| g.file(FileKind::Glstats).unwrap().to_path_buf())
+            .collect();
+        assert_eq!(files.len(), 2);
+        assert!(files[1].ends_with("n2/glstats.5"), "{files:?}");
     }
 
     #[test]
-    fn missing_paths_are_named() {
-        let e = resolve(&[PathBuf::from("/nonexistent/glocks")], "glocks").unwrap_err();
-        assert!(e.to_string().contains("/nonexistent/glocks"));
-        let e = resolve(&[testdata::path("public/glocktop-manpage")], "glocks").unwrap_err();
-        assert!(e.to_string().contains("no glocks file"));
+    fn a_file_is_read_as_given() {
+        let f = testdata::path("real/dlm2-6.1/n2/glocks.4");
+        let r = resolve(std::slice::from_ref(&f), &[FileKind::Glocks]).unwrap();
+        let (input, sources) = r.given[0].glocks().unwrap();
+        assert_eq!(input.path, f);
+        assert!(sources
+            .file(FileKind::DlmLocks)
+            .unwrap()
+            .ends_with("n2/dlm_locks.4"));
+    }
+
+    #[test]
+    fn missing_paths_and_empty_directories_are_named() {
+        let e = resolve(&[PathBuf::from("/nonexistent/glocks")], &[FileKind::Glocks]);
+        assert!(e.unwrap_err().to_string().contains("/nonexistent/glocks"));
+        let dir = testdata::path("public/glocktop-manpage");
+        let e = resolve(&[dir], &[FileKind::Glocks])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("glocktop-manpage: no capture here"), "{e}");
     }
 }

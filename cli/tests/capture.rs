@@ -106,6 +106,11 @@ fn snapshots_copy_every_file_with_times() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let n = &only_node(&out);
     let times: Vec<f64> = (0..3).map(|i| check_snapshot(n, i)).collect();
+    // The lock table, which tells this filesystem's glocks from another's on other nodes.
+    assert_eq!(
+        std::fs::read_to_string(n.join("table")).unwrap(),
+        "lab:gfs\n"
+    );
     // Snapshot N is taken no earlier than N intervals after snapshot 0: the span the stuck
     // rule measures is never short of what was asked for.
     for (i, t) in times.iter().enumerate() {

@@ -416,6 +416,10 @@ fn capture_gathers_every_node_into_one_directory() {
             std::fs::read_to_string(d.join("node")).unwrap().trim(),
             format!("127.0.0.{}", n + 1)
         );
+        assert_eq!(
+            std::fs::read_to_string(d.join("table")).unwrap(),
+            "lab:gfs\n"
+        );
     }
     let manifest: serde_json::Value =
         serde_json::from_slice(&std::fs::read(out.join("cluster.json")).unwrap()).unwrap();

@@ -441,6 +441,71 @@ fn top_reads_gfs2_lockcapture_tarballs() {
     }
 }
 
+/// The flock glocks a node's `/proc/locks` (`proc-locks.txt`) shows held, with the pid
+/// holding each.
+fn flocks_held(node: &Path) -> Vec<(String, i64)> {
+    std::fs::read_to_string(node.join("proc-locks.txt"))
+        .unwrap()
+        .lines()
+        .filter_map(|l| {
+            let w: Vec<&str> = l.split_whitespace().collect();
+            let inode: u64 = w.get(5)?.rsplit(':').next()?.parse().ok()?;
+            (w.get(1) == Some(&"FLOCK")).then(|| (format!("6/{inode:x}"), w[4].parse().unwrap()))
+        })
+        .collect()
+}
+
+/// Each node's glk capture in a folder of its own, as support collects them, given to
+/// `glk top` together: the holder each node's waiter waits for is found in the other
+/// node's capture, as the other node's `/proc/locks` shows it. The folder that holds
+/// them, given whole, is read as `glk analyze` reads it (its traces), and `top` and
+/// `stats` name the captures passed over there.
+#[test]
+fn top_joins_each_node_s_capture_from_its_own_folder() {
+    let fixture = testdata::path("real/support-deadlock-6.12");
+    let v = common::glk_json(&[
+        "top".as_ref(),
+        "--once".as_ref(),
+        "--json".as_ref(),
+        fixture.join("n1/capture").as_os_str(),
+        fixture.join("n2/capture").as_os_str(),
+    ]);
+    let mut seen = Vec::new();
+    for g in elements(&v["glocks"]) {
+        let Some(held) = g.get("held_elsewhere") else {
+            continue;
+        };
+        for there in elements(held) {
+            seen.push((
+                str_of(there, "node"),
+                str_of(g, "glock"),
+                i64_of(there, "pid"),
+            ));
+        }
+    }
+    seen.sort();
+    let mut truth = Vec::new();
+    for n in ["n1", "n2"] {
+        for (glock, pid) in flocks_held(&fixture.join(n)) {
+            truth.push((n.to_string(), glock, pid));
+        }
+    }
+    assert_eq!(truth.len(), 2);
+    assert_eq!(seen, truth);
+    for cmd in ["top", "stats"] {
+        let o = Command::new(GLK).arg(cmd).arg(&fixture).output().unwrap();
+        assert!(!o.status.success());
+        let err = String::from_utf8_lossy(&o.stderr);
+        for said in [
+            "passed over beside n1, n2: n1/capture (a capture)",
+            "in these inputs (",
+            "support-deadlock-6.12: nodes n1, n2)",
+        ] {
+            assert!(err.contains(said), "{cmd}: {said}: {err}");
+        }
+    }
+}
+
 /// `glk doctor --json` on `paths`: (code, pids, glocks) of each finding.
 fn findings(paths: &[std::path::PathBuf]) -> Vec<(String, Vec<i64>, Vec<String>)> {
     let o = Command::new(GLK)

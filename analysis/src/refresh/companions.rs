@@ -63,10 +63,14 @@ pub struct Sources {
     /// This node's DLM node id: configfs when live, the capture's `nodeid` (or
     /// `dlm_controld.log`) when saved.
     pub nodeid: Option<u64>,
-    /// Which filesystem (lockspace) the file belongs to, so that a glock is looked up on
-    /// other nodes only in the same one: the lock table when live; when saved, the
-    /// directory holding the node directories (a capture's `FS/NODE/glocks.N`).
+    /// The lock table (`CLUSTER:FS`) of the filesystem the file belongs to, so that a
+    /// glock is looked up on other nodes only in the same one ([`bundle::lock_table`]):
+    /// None where the files do not say, which is taken to be any input's filesystem.
     pub fs: Option<String>,
+    /// When a saved snapshot was taken (its `time.N`, seconds since the epoch), so that a
+    /// node given twice (two captures a minute apart) is looked up in the snapshot nearest
+    /// in time; None when live or not recorded.
+    pub taken: Option<f64>,
 }
 
 impl Sources {
@@ -98,6 +102,7 @@ impl Sources {
                 fdlocks_device: fs.device(),
                 nodeid: bundle::local_nodeid().and_then(|s| s.parse().ok()),
                 fs: Some(table.to_string()),
+                taken: None,
             };
         }
         let suffix = if name == "glocks" {
@@ -114,14 +119,12 @@ impl Sources {
         for kind in COMPANIONS {
             saved.set_if_file(kind, dir.join(format!("{}{suffix}", kind.name())));
         }
-        let fs = std::fs::canonicalize(dir)
-            .ok()
-            .and_then(|d| Some(d.parent()?.to_string_lossy().into_owned()));
-        Sources::saved(&saved, bundle::read_nodeid(dir), fs)
+        saved.time_unix = bundle::read_time(&dir.join(format!("time{suffix}")));
+        Sources::saved(&saved, bundle::read_nodeid(dir), bundle::lock_table(dir))
     }
 
-    /// The companions of a saved snapshot's glocks file: its other files, and the node
-    /// and filesystem it belongs to.
+    /// The companions of a saved snapshot's glocks file: its other files, when it was
+    /// taken, and the node and filesystem it belongs to.
     pub fn saved(snapshot: &Snapshot, nodeid: Option<u64>, fs: Option<String>) -> Sources {
         let mut files = Snapshot::new(snapshot.index);
         for kind in COMPANIONS {
@@ -135,6 +138,7 @@ impl Sources {
             fdlocks_device: None,
             nodeid,
             fs,
+            taken: snapshot.time_unix,
         }
     }
 
@@ -183,6 +187,16 @@ pub struct NodeView {
     pub read_time: Duration,
     /// Problems reading the companions, one line each (file and line named).
     pub problems: Vec<String>,
+}
+
+/// Whether two inputs are of one filesystem: their lock tables agree, or one of them does
+/// not say (a capture older than glk's `table` file is taken to be of the filesystem of
+/// the inputs beside it).
+fn same_fs(a: &NodeView, b: &NodeView) -> bool {
+    match (&a.sources.fs, &b.sources.fs) {
+        (Some(x), Some(y)) => x == y,
+        _ => true,
+    }
 }
 
 fn named_problems(path: &Path, d: &Diagnostics, out: &mut Vec<String>) {
@@ -575,23 +589,34 @@ impl Context {
     }
 
     /// The inputs of the other nodes of input `i`'s filesystem, with their node ids
-    /// (None when an input does not say its node id).
+    /// (None when an input does not say its node id): of a node given more than once,
+    /// the input taken nearest in time to input `i`.
     pub fn peers(&self, i: usize) -> impl Iterator<Item = (usize, Option<u64>)> + '_ {
         let like = self.node(i);
         self.nodes
             .iter()
             .enumerate()
             .filter(move |(j, n)| {
-                *j != i && n.sources.fs == like.sources.fs && n.nodeid() != like.nodeid()
+                *j != i
+                    && n.nodeid() != like.nodeid()
+                    && n.nodeid()
+                        .is_none_or(|id| self.by_nodeid(id, like).is_some_and(|(k, _)| k == *j))
             })
             .map(|(j, n)| (j, n.nodeid()))
     }
 
-    /// The input of node `id` for the same filesystem as `like`.
-    fn by_nodeid(&self, id: u64, like: &NodeView) -> Option<&NodeView> {
+    /// The input of node `id` for the same filesystem as `like` (its index and view):
+    /// of several, the one taken nearest in time to `like`, else the first.
+    fn by_nodeid(&self, id: u64, like: &NodeView) -> Option<(usize, &NodeView)> {
+        let apart = |n: &NodeView| match (n.sources.taken, like.sources.taken) {
+            (Some(a), Some(b)) => (a - b).abs(),
+            _ => f64::INFINITY,
+        };
         self.nodes
             .iter()
-            .find(|n| n.nodeid() == Some(id) && n.sources.fs == like.sources.fs)
+            .enumerate()
+            .filter(|(_, n)| n.nodeid() == Some(id) && same_fs(n, like))
+            .min_by(|a, b| apart(a.1).total_cmp(&apart(b.1)))
     }
 
     /// The view holding the master's copy of the resource of `own`, `node`'s own lock
@@ -604,7 +629,7 @@ impl Context {
     ) -> Option<&'a NodeView> {
         match own.and_then(|l| l.master()) {
             None => Some(node),
-            Some(m) => self.by_nodeid(m, node),
+            Some(m) => self.by_nodeid(m, node).map(|(_, n)| n),
         }
     }
 
@@ -724,7 +749,9 @@ mod tests {
         }
         assert_eq!(s.plocks(), None);
         assert_eq!(s.nodeid, Some(2));
-        assert!(s.fs.unwrap().ends_with("real/dlm2-6.1"));
+        // A capture older than glk's `table` file does not say its filesystem.
+        assert_eq!(s.fs, None);
+        assert!((s.taken.unwrap() - 1_795_323_781.267_727).abs() < 1e-3);
         assert_eq!(
             Sources::find(&input("public/glocktop-manpage/glocktop-manpage.txt")),
             Sources::default()
@@ -759,27 +786,37 @@ mod tests {
         assert_eq!(others.len(), 1);
         assert_eq!((others[0].owner, others[0].pid), (Some(2), 860));
         assert!(others[0].status.is_waiting());
-        // Node 1 of another filesystem (another capture directory) is not asked.
-        let (_other, n1) = testdata::scratch_file("elsewhere/n1");
-        std::fs::create_dir_all(&n1).unwrap();
-        for f in ["glocks.4", "dlm_locks.4", "nodeid"] {
-            let from = testdata::path("real/dlm2-6.1/n1").join(f);
-            if from.exists() {
-                std::fs::copy(from, n1.join(f)).unwrap();
-            } else {
-                std::fs::write(n1.join(f), "1\n").unwrap();
+        // Each node's capture in a folder of its own, as support collects them: node 1 is
+        // asked when its filesystem is not said or is the same, not when it is another.
+        let (_other, dir) = testdata::scratch_file("folders");
+        let copy = |node: &str, table: Option<&str>| {
+            let to = dir.join(node).join(table.unwrap_or("old")).join(node);
+            std::fs::create_dir_all(&to).unwrap();
+            for f in ["glocks.4", "dlm_locks.4", "dlm_controld.log", "time.4"] {
+                std::fs::copy(
+                    testdata::path("real/dlm2-6.1").join(node).join(f),
+                    to.join(f),
+                )
+                .unwrap();
             }
-        }
-        let mixed = [
+            if let Some(t) = table {
+                std::fs::write(to.join("table"), format!("{t}\n")).unwrap();
+            }
             Sources::find(&Input {
-                path: n1.join("glocks.4"),
+                path: to.join("glocks.4"),
                 live: false,
-            }),
-            both[1].clone(),
-        ];
-        assert_eq!(mixed[0].nodeid, Some(1));
-        let w = Context::load(&mixed, None).dlm_wait(1, glock).unwrap();
-        assert_eq!((w.master_seen, w.blockers.len()), (false, 0));
+            })
+        };
+        let asked = |n1: Option<&str>, n2: Option<&str>| {
+            let pair = [copy("n1", n1), copy("n2", n2)];
+            assert_eq!((pair[0].nodeid, pair[0].fs.as_deref()), (Some(1), n1));
+            let w = Context::load(&pair, None).dlm_wait(1, glock).unwrap();
+            (w.master_seen, w.blockers.len())
+        };
+        assert_eq!(asked(None, None), (true, 1));
+        assert_eq!(asked(Some("lab:gfs"), None), (true, 1));
+        assert_eq!(asked(Some("lab:gfs"), Some("lab:gfs")), (true, 1));
+        assert_eq!(asked(Some("lab:other"), Some("lab:gfs")), (false, 0));
         // n2 alone: the wait and its master are known, the holder is not.
         let alone = Context::load(&both[1..], None);
         let w = alone.dlm_wait(0, glock).unwrap();
@@ -793,6 +830,28 @@ mod tests {
             fds.iter().map(|f| (f.pid, f.fd)).collect::<Vec<_>>(),
             [(860, 3)]
         );
+    }
+
+    /// A node given twice (two snapshots of one capture here) is looked up, for each other
+    /// node's input, in the snapshot taken nearest in time to it.
+    #[test]
+    fn a_node_given_twice_is_asked_at_the_nearest_moment() {
+        let load = |files: &[&str]| {
+            let s: Vec<Sources> = files
+                .iter()
+                .map(|f| Sources::find(&input(&format!("real/dlm2-6.1/{f}"))))
+                .collect();
+            Context::load(&s, None)
+        };
+        let peers = |ctx: &Context, i| ctx.peers(i).collect::<Vec<_>>();
+        let ctx = load(&["n1/glocks.4", "n1/glocks.1", "n2/glocks.1", "n2/glocks.4"]);
+        assert_eq!(peers(&ctx, 2), [(1, Some(1))]);
+        assert_eq!(peers(&ctx, 3), [(0, Some(1))]);
+        assert_eq!(peers(&ctx, 0), [(3, Some(2))]);
+        assert_eq!(peers(&ctx, 1), [(2, Some(2))]);
+        // n2's wait on node 1 is asked of n1's snapshot of the same moment.
+        let glock = GlockId::new(6, 0x60af5);
+        assert!(ctx.dlm_wait(3, glock).unwrap().master_seen);
     }
 
     #[test]

@@ -107,52 +107,27 @@ fn sniff(path: &Path) -> io::Result<Kind> {
     }
 }
 
-/// The glstats and sbstats files the paths stand for.
-fn resolve(paths: &[PathBuf]) -> io::Result<(Vec<PathBuf>, Vec<PathBuf>)> {
-    let dirs;
-    let paths = if paths.is_empty() {
-        dirs = inputs::gfs2_debugfs_dirs()?;
-        &dirs[..]
-    } else {
-        paths
-    };
+/// The glstats and sbstats files the paths stand for ([`inputs::resolve`]): of a file,
+/// what it reads as; of a node, its last snapshot's of each.
+fn resolve(paths: &[PathBuf]) -> io::Result<(Vec<PathBuf>, Vec<PathBuf>, inputs::Resolved)> {
+    let resolved = inputs::resolve(paths, &[FileKind::Glstats, FileKind::Sbstats])?;
     let (mut gl, mut sb) = (Vec::new(), Vec::new());
-    for p in paths {
-        if p.is_dir() {
-            let files = |d: &Path| {
-                let g = inputs::newest_in_dir(d, "glstats");
-                let s = inputs::newest_in_dir(d, "sbstats")
-                    .or_else(|| inputs::newest_in_dir(d, "lkstats"));
-                (g, s)
-            };
-            // The directory itself, or (a cluster capture) the node directories in it.
-            let mut dirs = vec![p.clone()];
-            if files(p) == (None, None) {
-                dirs = bundle::subdirs(p)?;
-            }
-            let before = gl.len() + sb.len();
-            for d in dirs {
-                let (g, s) = files(&d);
-                gl.extend(g);
-                sb.extend(s);
-            }
-            if gl.len() + sb.len() == before {
-                return Err(io::Error::new(
-                    io::ErrorKind::NotFound,
-                    format!(
-                        "{}: no glstats or sbstats file in this directory",
-                        p.display()
-                    ),
-                ));
-            }
-        } else {
-            match sniff(p).map_err(|e| io::Error::new(e.kind(), e.to_string()))? {
-                Kind::Glstats => gl.push(p.clone()),
-                Kind::Sbstats => sb.push(p.clone()),
+    for g in &resolved.given {
+        match g {
+            inputs::Given::File(i) => match sniff(&i.path)? {
+                Kind::Glstats => gl.push(i.path.clone()),
+                Kind::Sbstats => sb.push(i.path.clone()),
+            },
+            inputs::Given::Node(_) => {
+                gl.extend(g.file(FileKind::Glstats).map(Path::to_path_buf));
+                sb.extend(g.file(FileKind::Sbstats).map(Path::to_path_buf));
             }
         }
     }
-    Ok((gl, sb))
+    if gl.is_empty() && sb.is_empty() {
+        return Err(resolved.none_of("glstats or sbstats file"));
+    }
+    Ok((gl, sb, resolved))
 }
 
 /// When a snapshot was taken: the capture's `time.N` next to `glstats.N`, else the mtime.
@@ -160,11 +135,7 @@ pub fn snapshot_time(path: &Path) -> Option<f64> {
     let name = path.file_name()?.to_str()?;
     if let Some((_, n)) = name.rsplit_once('.') {
         if n.bytes().all(|b| b.is_ascii_digit()) {
-            let t = path.with_file_name(format!("time.{n}"));
-            if let Some(v) = std::fs::read_to_string(t)
-                .ok()
-                .and_then(|s| s.trim().parse().ok())
-            {
+            if let Some(v) = bundle::read_time(&path.with_file_name(format!("time.{n}"))) {
                 return Some(v);
             }
         }
@@ -175,12 +146,13 @@ pub fn snapshot_time(path: &Path) -> Option<f64> {
 
 pub fn build(args: &StatsArgs) -> io::Result<Report> {
     let mut diagnostics = Diagnostics::default();
-    let (paths, _unpacked) = inputs::unpack_tarballs(&args.paths)?;
-    let (glp, sbp) = if paths.is_empty() && (args.delta.is_some() || !args.trace.is_empty()) {
-        (Vec::new(), Vec::new())
-    } else {
-        resolve(&paths)?
-    };
+    let paths = &args.paths;
+    let (glp, sbp, _resolved) =
+        if paths.is_empty() && (args.delta.is_some() || !args.trace.is_empty()) {
+            (Vec::new(), Vec::new(), inputs::Resolved::default())
+        } else {
+            resolve(paths)?
+        };
     let mut glstats_out = Vec::new();
     let check =
         |d: &Diagnostics, p: &Path, what: &str| d.recognised(&p.display().to_string(), what);

@@ -13,11 +13,11 @@ use std::io::{self, Write};
 use std::path::PathBuf;
 use std::time::Duration;
 
-use analysis::refresh::companions::Sources;
 use analysis::refresh::rank::{Selection, SortKey};
 use analysis::refresh::verdict::{self, Verdict};
 use analysis::refresh::waits::{WaitAge, WaiterKey};
 use analysis::refresh::{Reader, Snapshot};
+use bundle::FileKind;
 use glockparse::GlockType;
 
 use crate::inputs;
@@ -143,27 +143,14 @@ pub fn run(args: &TopArgs, color: clikit::Color) -> io::Result<()> {
         let feed = fleet::ClusterFeed::start(args)?;
         return show(feed, args, color, true);
     }
-    let (paths, _unpacked) = inputs::unpack_tarballs(&args.paths)?;
-    let others = inputs::other_tools(&paths, &args.paths)?;
-    for l in &others.lacks {
-        eprintln!("glk: {l}");
-    }
-    let paths = others.rest;
-    let mut inputs = if paths.is_empty() && !args.paths.is_empty() {
-        Vec::new()
-    } else {
-        inputs::resolve(&paths, "glocks")?
-    };
-    let mut sources: Vec<Sources> = inputs.iter().map(Sources::find).collect();
-    for (i, s) in others.inputs {
-        inputs.push(i);
-        sources.push(s);
-    }
+    let resolved = inputs::resolve(&args.paths, &[FileKind::Glocks])?;
+    let (inputs, sources): (Vec<_>, Vec<_>) = resolved
+        .given
+        .iter()
+        .filter_map(inputs::Given::glocks)
+        .unzip();
     if inputs.is_empty() {
-        return Err(io::Error::new(
-            io::ErrorKind::NotFound,
-            "no glocks dump in these collections (see above for what they lack)",
-        ));
+        return Err(resolved.none_of("glocks dump"));
     }
     let live = args.follow || inputs.iter().all(|i| i.live);
     show(Reader::with_sources(inputs, sources), args, color, live)
