@@ -495,7 +495,7 @@ impl Health {
     /// The cluster tools' view: no quorum, lockspaces stopped.
     fn cluster(&mut self, n: &bundle::NodeCapture) {
         for p in n.files_of(NodeFile::Cluster) {
-            if let Ok(text) = std::fs::read_to_string(p) {
+            if let Ok(text) = bundle::read_text(p) {
                 let c = health::Cluster::parse(&text);
                 if let Some((false, l)) = c.quorate {
                     self.quorum

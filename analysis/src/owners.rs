@@ -143,7 +143,7 @@ impl<'a> Resolver<'a> {
         for n in &caps.nodes {
             if let Some(mi) = n
                 .file(bundle::NodeFile::Mountinfo)
-                .and_then(|p| std::fs::read_to_string(p).ok())
+                .and_then(|p| bundle::read_text(p).ok())
             {
                 r.gfs2_devices.insert(&n.node, procs::gfs2_devices(&mi));
             }

@@ -153,7 +153,7 @@ fn classify(text: &str) -> Option<LogKind> {
 /// The lines of a kernel log that matter, in order.
 pub fn kernel_log(path: &Path) -> io::Result<Vec<LogEvent>> {
     let named = |e: io::Error| io::Error::new(e.kind(), format!("{}: {e}", path.display()));
-    let f = std::fs::File::open(path).map_err(named)?;
+    let f = glockparse::input::open(path).map_err(named)?;
     let mut out = Vec::new();
     let mut buf = Vec::new();
     let mut r = io::BufReader::new(f);

@@ -114,8 +114,11 @@ impl FileKind {
         format!("{}.{n}", self.name())
     }
 
-    /// The kind and snapshot of a file name: `KIND.N`, or a bare `KIND` (snapshot 0).
+    /// The kind and snapshot of a file name: `KIND.N`, or a bare `KIND` (snapshot 0),
+    /// either compressed under its name (`glocks.4.xz`: every reader decompresses by
+    /// content).
     pub fn parse(file_name: &str) -> Option<(FileKind, u32)> {
+        let file_name = uncompressed_name(file_name);
         let (base, n) = match file_name.rsplit_once('.') {
             Some((b, n)) if !n.is_empty() && n.bytes().all(|c| c.is_ascii_digit()) => {
                 (b, n.parse().ok()?)
@@ -129,6 +132,40 @@ impl FileKind {
         Some((kind, n))
     }
 }
+
+/// The suffixes of a file compressed under its name (gzip, xz, zstd, bzip2).
+const COMPRESSED: [&str; 4] = [".gz", ".xz", ".zst", ".bz2"];
+
+/// A file's name without the suffix of a compression (`glocks.4` of `glocks.4.xz`).
+fn uncompressed_name(name: &str) -> &str {
+    COMPRESSED
+        .iter()
+        .find_map(|c| name.strip_suffix(c))
+        .unwrap_or(name)
+}
+
+/// The file `name` in `dir`, as named or compressed under its name (`kernel.log.xz`),
+/// where there is one: a capture's files may be compressed one by one before they are
+/// sent.
+pub fn find_named(dir: &Path, name: &str) -> Option<PathBuf> {
+    std::iter::once("")
+        .chain(COMPRESSED)
+        .map(|c| dir.join(format!("{name}{c}")))
+        .find(|p| p.is_file())
+}
+
+/// The text of a capture's small file (compressed or not: told by content), at most
+/// [`TEXT_LIMIT`] bytes of it.
+pub fn read_text(path: &Path) -> io::Result<String> {
+    let mut text = String::new();
+    glockparse::input::open(path)?
+        .take(TEXT_LIMIT)
+        .read_to_string(&mut text)?;
+    Ok(text)
+}
+
+/// The most [`read_text`] reads of a file (a kernel log is a few MiB at most).
+pub const TEXT_LIMIT: u64 = 64 << 20;
 
 /// The files of one snapshot.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -223,6 +260,16 @@ impl NodeFile {
     /// Its path in the node directory `dir`.
     pub fn path_in(self, dir: &Path) -> PathBuf {
         dir.join(self.name())
+    }
+
+    /// Its file in the node directory `dir`, as named or compressed ([`find_named`]).
+    pub fn find_in(self, dir: &Path) -> Option<PathBuf> {
+        find_named(dir, self.name())
+    }
+
+    /// The text of its file in the node directory `dir`, where there is one.
+    pub fn read_in(self, dir: &Path) -> Option<String> {
+        read_text(&self.find_in(dir)?).ok()
     }
 
     /// Whether it is written when the capture ends (the state the locks were left in),
@@ -547,18 +594,18 @@ pub fn local_nodeid() -> Option<String> {
 /// A node directory's DLM node id: its `nodeid` file, else `our_nodeid N` in its
 /// `dlm_controld.log`.
 pub fn read_nodeid(dir: &Path) -> Option<u64> {
-    if let Ok(s) = std::fs::read_to_string(NodeFile::Nodeid.path_in(dir)) {
+    if let Some(s) = NodeFile::Nodeid.read_in(dir) {
         return s.trim().parse().ok();
     }
-    let log = std::fs::read_to_string(dir.join("dlm_controld.log")).ok()?;
+    let log = read_text(&find_named(dir, "dlm_controld.log")?).ok()?;
     log.lines()
         .find_map(|l| l.split("our_nodeid ").nth(1))
         .and_then(|v| v.trim().split(' ').next()?.parse().ok())
 }
 
-/// A snapshot's `time.N`: when it was taken, seconds since the epoch.
+/// A snapshot's `time.N` (compressed or not): when it was taken, seconds since the epoch.
 pub fn read_time(path: &Path) -> Option<f64> {
-    std::fs::read_to_string(path).ok()?.trim().parse().ok()
+    read_text(path).ok()?.trim().parse().ok()
 }
 
 /// The longest lock table the kernel takes (`GFS2_LOCKNAME_LEN`).
@@ -574,16 +621,16 @@ pub fn lock_table(dir: &Path) -> Option<String> {
         (s.len() <= LOCKNAME_LEN && s.contains(':') && s.bytes().all(|b| b.is_ascii_graphic()))
             .then(|| s.to_string())
     };
-    match std::fs::read_to_string(NodeFile::Table.path_in(dir)) {
-        Ok(s) => table(s.trim()),
-        Err(_) => table(dir.file_name()?.to_str()?),
+    match NodeFile::Table.read_in(dir) {
+        Some(s) => table(s.trim()),
+        None => table(dir.file_name()?.to_str()?),
     }
 }
 
 /// Reads one node directory.
 pub fn node_dir(dir: &Path) -> io::Result<NodeCapture> {
-    let name = std::fs::read_to_string(NodeFile::Node.path_in(dir))
-        .ok()
+    let name = NodeFile::Node
+        .read_in(dir)
         .map(|s| s.trim().to_string())
         .filter(|s| !s.is_empty())
         .unwrap_or_else(|| {
@@ -626,11 +673,13 @@ pub fn node_dir(dir: &Path) -> io::Result<NodeCapture> {
         nodeid: read_nodeid(dir),
         snapshots: snaps.into_values().collect(),
         traces,
-        kernel: read_kernel(&NodeFile::Kernel.path_in(dir)),
+        kernel: NodeFile::Kernel.find_in(dir).and_then(|p| read_kernel(&p)),
         ..NodeCapture::default()
     };
     for kind in NodeFile::KEPT {
-        node.add_if_file(kind, kind.path_in(dir));
+        if let Some(p) = kind.find_in(dir) {
+            node.add_if_file(kind, p);
+        }
     }
     Ok(node)
 }
@@ -638,7 +687,7 @@ pub fn node_dir(dir: &Path) -> io::Result<NodeCapture> {
 /// The kernel release in `path`: its first word, where it is one (`kernel.txt` holds
 /// `/proc/sys/kernel/osrelease`), or `uname -a`'s third.
 pub(crate) fn read_kernel(path: &Path) -> Option<String> {
-    traceparse::raw::kernel_release(&std::fs::read_to_string(path).ok()?)
+    traceparse::raw::kernel_release(&read_text(path).ok()?)
 }
 
 /// What a file says it is, by its first non-blank line.
@@ -896,6 +945,12 @@ mod tests {
             assert_eq!(FileKind::parse(k.name()), Some((k, 0)));
         }
         assert_eq!(FileKind::parse("lkstats.2"), Some((FileKind::Sbstats, 2)));
+        assert_eq!(FileKind::parse("glocks.4.xz"), Some((FileKind::Glocks, 4)));
+        assert_eq!(
+            FileKind::parse("dlm_locks.zst"),
+            Some((FileKind::DlmLocks, 0))
+        );
+        assert_eq!(FileKind::parse("glocks.4.xz.part"), None);
         assert_eq!(FileKind::parse("glocks.x"), None);
         assert_eq!(FileKind::parse("trace_pipe.txt"), None);
     }

@@ -166,6 +166,7 @@ fn beside_node_files(node_dir: &Path, out: &mut Vec<Unread>) {
 
 /// Whether a node directory's reader ([`crate::node_dir`]) reads a file of this name.
 fn read_by_name(name: &str) -> bool {
+    let name = crate::uncompressed_name(name);
     let node_files = [
         NodeFile::Node,
         NodeFile::Nodeid,

@@ -409,7 +409,8 @@ fn plain_wait(fixture: &str) {
 /// The kernel's own tracing directory, given by mistake, is no capture: glk never reads
 /// its `trace_pipe` as a saved trace (the read would wait for events forever, and take
 /// them from whoever traces), and says at once that there is nothing to read; nor when
-/// `trace_pipe` itself is given.
+/// `trace_pipe` itself (or a CPU's) is given to `analyze`, to `stats --trace` or to
+/// `trace --input`, which read saved traces too.
 #[test]
 fn the_live_tracing_directory_is_not_read_as_a_capture() {
     let test = "the_live_tracing_directory_is_not_read_as_a_capture";
@@ -423,16 +424,24 @@ fn the_live_tracing_directory_is_not_read_as_a_capture() {
     else {
         return testdata::skip(test, "tracefs is not mounted");
     };
-    let err = analyze_fails_at_once(&tracefs);
+    let err = fails_at_once(&["analyze"], &tracefs);
     assert!(err.contains("no capture here"), "{err}");
-    let err = analyze_fails_at_once(&tracefs.join("trace_pipe"));
-    assert!(err.contains("no saved trace"), "{err}");
+    let raw = tracefs.join("per_cpu/cpu0/trace_pipe_raw");
+    for (args, path) in [
+        (&["analyze"][..], tracefs.join("trace_pipe")),
+        (&["stats", "--trace"], tracefs.join("trace_pipe")),
+        (&["trace", "--input"], tracefs.join("trace_pipe")),
+        (&["trace", "--summary", "--input"], raw),
+    ] {
+        let err = fails_at_once(args, &path);
+        assert!(err.contains("no saved trace"), "{args:?}: {err}");
+    }
 }
 
-/// `glk analyze PATH`, which must fail within a minute: its standard error.
-fn analyze_fails_at_once(path: &std::path::Path) -> String {
+/// `glk ARGS PATH`, which must fail within a minute: its standard error.
+fn fails_at_once(args: &[&str], path: &std::path::Path) -> String {
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_glk"))
-        .arg("analyze")
+        .args(args)
         .arg(path)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
@@ -442,11 +451,86 @@ fn analyze_fails_at_once(path: &std::path::Path) -> String {
     while child.try_wait().unwrap().is_none() {
         if std::time::Instant::now() > until {
             child.kill().unwrap();
-            panic!("glk analyze {} still reads after 60 s", path.display());
+            panic!("glk {args:?} {} still reads after 60 s", path.display());
         }
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
     let out = child.wait_with_output().unwrap();
     assert!(!out.status.success());
     String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// A capture whose files were compressed one by one before they were sent (`zstd` on
+/// each, as `xz -r` or `gzip -r` would do): every command reads it as it was, its node
+/// files (`dlm_controld.log`, which says the node id) as well as its dumps. Only the
+/// cited file names differ, by their `.zst`.
+#[test]
+fn a_capture_compressed_file_by_file_reads_as_it_was() {
+    let fixture = testdata::path("real/dlm2-6.1");
+    let dir = tempfile::tempdir().unwrap();
+    for node in ["n1", "n2"] {
+        let to = dir.path().join(node);
+        std::fs::create_dir(&to).unwrap();
+        for e in std::fs::read_dir(fixture.join(node)).unwrap().flatten() {
+            let name = e.file_name().into_string().unwrap();
+            let data = std::fs::read(e.path()).unwrap();
+            if name.ends_with(".xz") {
+                std::fs::write(to.join(&name), data).unwrap();
+            } else {
+                let packed = zstd::encode_all(&data[..], 3).unwrap();
+                std::fs::write(to.join(format!("{name}.zst")), packed).unwrap();
+            }
+        }
+    }
+    let out = |args: &[&str], dir: &std::path::Path, files: &[&str]| {
+        let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_glk"));
+        c.args(args);
+        if files.is_empty() {
+            c.arg(dir);
+        }
+        for f in files {
+            let plain = dir.join(f);
+            c.arg(if plain.exists() {
+                plain
+            } else {
+                dir.join(format!("{f}.zst"))
+            });
+        }
+        let o = c.output().unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let text = String::from_utf8(o.stdout).unwrap();
+        let text = text.replace(&dir.display().to_string(), "DIR");
+        text.replace(".zst", "")
+    };
+    for args in [
+        &["analyze", "--json"][..],
+        &["doctor", "--json"],
+        &["stats", "--json"],
+    ] {
+        let (was, is) = (out(args, &fixture, &[]), out(args, dir.path(), &[]));
+        assert!(was.len() > 1000, "{args:?}: {was:.300}");
+        assert!(is == was, "{args:?}: {is:.300}");
+    }
+    // Counter increases between two snapshots, over the time between them (time.N).
+    let delta = ["n1/glstats.4", "n1/glstats.5"];
+    let args = ["stats", "--json", "--delta"];
+    let was = out(&args, &fixture, &delta);
+    // time.5 - time.4 of n1: 1795323790.86 - 1795323778.20.
+    assert!(was.contains("\"seconds\":12.66"), "{was:.300}");
+    assert!(out(&args, dir.path(), &delta) == was, "stats --delta");
+    // top (its glocks and summary; the time it was taken differs): the directory, and
+    // each node's glocks file given by name, read with the files beside it, where n2's
+    // DLM wait is joined with n1's dump by the node ids that dlm_controld.log says.
+    let top = |dir: &std::path::Path, files: &[&str]| {
+        let text = out(&["top", "--once", "--json", "--held"], dir, files);
+        let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        format!("{} {}", v["glocks"], v["summary"])
+    };
+    for files in [&[][..], &["n1/glocks.4", "n2/glocks.4"]] {
+        let was = top(&fixture, files);
+        assert!(was.len() > 1000, "{files:?}: {was:.300}");
+        assert!(top(dir.path(), files) == was, "{files:?}");
+    }
+    let was = top(&fixture, &["n1/glocks.4", "n2/glocks.4"]);
+    assert!(was.contains("\"held_elsewhere\""), "{was:.300}");
 }

@@ -105,22 +105,22 @@ impl Sources {
                 taken: None,
             };
         }
-        let suffix = if name == "glocks" {
-            ""
-        } else if let Some(n) = name
-            .strip_prefix("glocks.")
-            .filter(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
-        {
-            &name[name.len() - n.len() - 1..]
-        } else {
+        // A saved glocks.N: its snapshot's files, as the capture's node directory holds them.
+        let Some((FileKind::Glocks, index)) = FileKind::parse(name) else {
             return Sources::default();
         };
-        let mut saved = Snapshot::default();
-        for kind in COMPANIONS {
-            saved.set_if_file(kind, dir.join(format!("{}{suffix}", kind.name())));
+        let dir = if dir.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            dir
+        };
+        let Ok(node) = bundle::node_dir(dir) else {
+            return Sources::default();
+        };
+        match node.snapshots.iter().find(|s| s.index == index) {
+            Some(s) => Sources::saved(s, node.nodeid, bundle::lock_table(dir)),
+            None => Sources::default(),
         }
-        saved.time_unix = bundle::read_time(&dir.join(format!("time{suffix}")));
-        Sources::saved(&saved, bundle::read_nodeid(dir), bundle::lock_table(dir))
     }
 
     /// The companions of a saved snapshot's glocks file: its other files, when it was

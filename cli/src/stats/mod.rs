@@ -130,18 +130,20 @@ fn resolve(paths: &[PathBuf]) -> io::Result<(Vec<PathBuf>, Vec<PathBuf>, inputs:
     Ok((gl, sb, resolved))
 }
 
-/// When a snapshot was taken: the capture's `time.N` next to `glstats.N`, else the mtime.
+/// When a snapshot was taken: the capture's `time.N` next to `glstats.N` (either plain or
+/// compressed), else the mtime.
 pub fn snapshot_time(path: &Path) -> Option<f64> {
-    let name = path.file_name()?.to_str()?;
-    if let Some((_, n)) = name.rsplit_once('.') {
-        if n.bytes().all(|b| b.is_ascii_digit()) {
-            if let Some(v) = bundle::read_time(&path.with_file_name(format!("time.{n}"))) {
-                return Some(v);
-            }
-        }
-    }
-    let m = std::fs::metadata(path).ok()?.modified().ok()?;
-    Some(clikit::fmt::unix_secs(m))
+    let time = || {
+        let (_, n) = FileKind::parse(path.file_name()?.to_str()?)?;
+        bundle::read_time(&bundle::find_named(
+            path.parent()?,
+            &FileKind::Time.file_name(n),
+        )?)
+    };
+    time().or_else(|| {
+        let m = std::fs::metadata(path).ok()?.modified().ok()?;
+        Some(clikit::fmt::unix_secs(m))
+    })
 }
 
 pub fn build(args: &StatsArgs) -> io::Result<Report> {
@@ -188,6 +190,7 @@ pub fn build(args: &StatsArgs) -> io::Result<Report> {
     } else {
         let mut lt = LockTimes::default();
         for p in &args.trace {
+            inputs::refuse_live_trace_pipe(p)?;
             // Bad lines, and an end the file could not be read to, are diagnostics.
             traceparse::reader::for_each_decoded(p, &mut diagnostics, |d| {
                 if let traceparse::Decoded::Gfs2 { event, .. } = d {
