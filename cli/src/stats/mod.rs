@@ -33,8 +33,9 @@ pub enum StatSort {
 
 #[derive(Debug, clap::Args)]
 pub struct StatsArgs {
-    /// glstats / sbstats (lkstats) files, debugfs filesystem directories, capture
-    /// directories or capture tarballs. Default: every mounted GFS2 filesystem.
+    /// glstats / sbstats (lkstats) files, debugfs directories, or captures as
+    /// directories or tarballs, read as glk analyze reads them (the newest snapshot of
+    /// each node). Default: every mounted GFS2 filesystem.
     pub paths: Vec<PathBuf>,
     #[arg(long, value_enum, default_value = "srttb")]
     pub sort: StatSort,

@@ -24,10 +24,12 @@ use crate::inputs;
 
 #[derive(Debug, clap::Args)]
 pub struct TopArgs {
-    /// glocks files (saved or live, compressed or not), debugfs filesystem directories
-    /// (/sys/kernel/debug/gfs2/CLUSTER:FS), capture directories or capture tarballs (the
-    /// newest snapshot of each node). Default: every mounted GFS2 filesystem. The DLM lock
-    /// dump, glstats and glockfd beside each file are read too when they exist.
+    /// glocks files (saved or live, compressed or not), debugfs directories
+    /// (/sys/kernel/debug/gfs2/CLUSTER:FS, gfs2/ or the debugfs root), or captures, sos
+    /// reports and gfs2_lockcapture output, as directories or tarballs, read as glk
+    /// analyze reads them (the newest snapshot of each node). Default: every mounted GFS2
+    /// filesystem. The DLM lock dump, glstats and glockfd beside each file are read too
+    /// when they exist.
     pub paths: Vec<PathBuf>,
     /// Ranking of the glocks shown.
     #[arg(long, value_enum, default_value = "hurt")]
