@@ -133,6 +133,9 @@ impl FileKind {
     }
 }
 
+/// Where debugfs is mounted by convention.
+const DEBUGFS: &str = "/sys/kernel/debug";
+
 /// The suffixes of a file compressed under its name (gzip, xz, zstd, bzip2).
 const COMPRESSED: [&str; 4] = [".gz", ".xz", ".zst", ".bz2"];
 
@@ -779,6 +782,32 @@ pub fn sniff_line(first: &[u8]) -> Sniffed {
     }
 }
 
+/// An error when the directory `p` lies on sysfs or procfs: the kernel's own files, not
+/// a capture (`/sys/kernel/debug` is sysfs where debugfs is not mounted on it).
+fn refuse_kernel_dir(p: &Path) -> io::Result<()> {
+    let Some(fs) =
+        live::KernelFs::of(p).filter(|f| matches!(f, live::KernelFs::Sysfs | live::KernelFs::Proc))
+    else {
+        return Ok(());
+    };
+    let unmounted = fs == live::KernelFs::Sysfs
+        && std::fs::canonicalize(p).is_ok_and(|c| c == Path::new(DEBUGFS));
+    Err(io::Error::new(
+        io::ErrorKind::InvalidInput,
+        format!(
+            "{}: the kernel's own {} files, not a capture: glk reads a node's live GFS2 \
+             files in debugfs (glk top, glk capture), and saved ones in a capture{}",
+            p.display(),
+            fs.name(),
+            if unmounted {
+                "; debugfs is not mounted here: mount -t debugfs none /sys/kernel/debug"
+            } else {
+                ""
+            }
+        ),
+    ))
+}
+
 /// Finds the nodes behind `paths` (node directories, cluster directories, tarballs,
 /// loose files, sos reports, gfs2_lockcapture output); what other tools' collections lack
 /// is in [`Captures::lacks`], and what a directory holds beside what was read of it (a
@@ -838,6 +867,9 @@ impl Captures {
     /// tarball usually is). What it holds beside what was read is said; a directory with
     /// nothing to read is an error that names what lies below it.
     fn read_dir_or_tarball(&mut self, p: &Path, is_tarball: bool) -> io::Result<()> {
+        if !is_tarball {
+            refuse_kernel_dir(p)?;
+        }
         let (dir, damage) = if is_tarball {
             let u = unpack(p)?;
             let damage = u.damage().map(str::to_string);

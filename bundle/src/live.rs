@@ -5,6 +5,74 @@
 use std::io;
 use std::path::{Path, PathBuf};
 
+/// A filesystem of the kernel's own that glk meets, told by its `statfs` magic number.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KernelFs {
+    /// debugfs: the live GFS2 and DLM files (`DEBUGFS_MAGIC`).
+    Debugfs,
+    /// tracefs: the ring buffer and its controls (`TRACEFS_MAGIC`).
+    Tracefs,
+    /// sysfs (`SYSFS_MAGIC`).
+    Sysfs,
+    /// procfs (`PROC_SUPER_MAGIC`).
+    Proc,
+}
+
+impl KernelFs {
+    /// The kernel filesystem `path` lies on, when it is one of these.
+    pub fn of(path: &Path) -> Option<KernelFs> {
+        let magic = rustix::fs::statfs(path).ok()?.f_type as i64;
+        match magic {
+            0x6462_6720 => Some(KernelFs::Debugfs),
+            0x7472_6163 => Some(KernelFs::Tracefs),
+            0x6265_6572 => Some(KernelFs::Sysfs),
+            0x9fa0 => Some(KernelFs::Proc),
+            _ => None,
+        }
+    }
+
+    /// Its name (`sysfs`).
+    pub fn name(self) -> &'static str {
+        match self {
+            KernelFs::Debugfs => "debugfs",
+            KernelFs::Tracefs => "tracefs",
+            KernelFs::Sysfs => "sysfs",
+            KernelFs::Proc => "procfs",
+        }
+    }
+}
+
+/// Whether `path` lies on debugfs (a live kernel file rather than a saved copy).
+pub fn is_debugfs(path: &Path) -> bool {
+    KernelFs::of(path) == Some(KernelFs::Debugfs)
+}
+
+/// An error when `path` is the kernel's live `trace_pipe` (or a CPU's, raw or not) on
+/// tracefs, or on debugfs where old kernels kept tracing, given where a saved trace is
+/// read: the read would wait for events forever, and take them from whoever traces.
+pub fn refuse_trace_pipe(path: &Path) -> io::Result<()> {
+    let pipe = path
+        .file_name()
+        .is_some_and(|n| n.to_string_lossy().starts_with("trace_pipe"));
+    if pipe
+        && matches!(
+            KernelFs::of(path),
+            Some(KernelFs::Tracefs | KernelFs::Debugfs)
+        )
+    {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!(
+                "{}: no saved trace (the kernel's live trace_pipe, which would be read \
+                 forever and taken from whoever traces); to trace live, run glk trace or \
+                 glk capture --trace SECS",
+                path.display()
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// One mounted GFS2 filesystem as debugfs shows it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Filesystem {

@@ -9,50 +9,8 @@ use analysis::refresh::companions::Sources;
 use bundle::FileKind;
 use std::path::{Path, PathBuf};
 
-/// debugfs's `statfs` magic number.
-const DEBUGFS_MAGIC: i64 = 0x6462_6720;
-
-/// tracefs's `statfs` magic number.
-const TRACEFS_MAGIC: i64 = 0x7472_6163;
-
 pub use analysis::refresh::Input;
-
-/// The `statfs` magic number of the filesystem `path` lies on.
-fn fs_magic(path: &Path) -> Option<i64> {
-    use std::os::unix::ffi::OsStrExt;
-    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).ok()?;
-    // SAFETY: statfs writes only into the zeroed struct we pass; the path is NUL-terminated.
-    unsafe {
-        let mut st: libc::statfs = std::mem::zeroed();
-        (libc::statfs(c.as_ptr(), &mut st) == 0).then_some(st.f_type as i64)
-    }
-}
-
-/// Whether `path` lies on debugfs (a live kernel file rather than a saved copy).
-pub fn is_debugfs(path: &Path) -> bool {
-    fs_magic(path) == Some(DEBUGFS_MAGIC)
-}
-
-/// An error when `path` is the kernel's live `trace_pipe` (or a CPU's, raw or not) on
-/// tracefs, or on debugfs where old kernels kept tracing, given where a saved trace is
-/// read: the read would wait for events forever, and take them from whoever traces.
-pub fn refuse_live_trace_pipe(path: &Path) -> io::Result<()> {
-    let pipe = path
-        .file_name()
-        .is_some_and(|n| n.to_string_lossy().starts_with("trace_pipe"));
-    if pipe && matches!(fs_magic(path), Some(TRACEFS_MAGIC | DEBUGFS_MAGIC)) {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            format!(
-                "{}: no saved trace (the kernel's live trace_pipe, which would be read \
-                 forever and taken from whoever traces); to trace live, run glk trace or \
-                 glk capture --trace SECS",
-                path.display()
-            ),
-        ));
-    }
-    Ok(())
-}
+use bundle::live::is_debugfs;
 
 /// The debugfs mount points listed in this process's mountinfo.
 pub fn debugfs_mounts() -> Vec<PathBuf> {

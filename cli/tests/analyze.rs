@@ -438,6 +438,29 @@ fn the_live_tracing_directory_is_not_read_as_a_capture() {
     }
 }
 
+/// `/proc` and `/sys` (or a directory below them) given by mistake are the kernel's own
+/// files: said at once, never searched (`/sys/kernel/slab/*/trace` would pass for traces,
+/// `/proc/locks` for a capture's `locks`), by analyze and by top alike.
+#[test]
+fn the_kernel_s_own_directories_are_no_capture() {
+    use bundle::live::KernelFs;
+    for (dir, fs) in [("/proc", KernelFs::Proc), ("/sys/kernel", KernelFs::Sysfs)] {
+        let dir = std::path::Path::new(dir);
+        if KernelFs::of(dir) != Some(fs) {
+            testdata::skip(
+                "the_kernel_s_own_directories_are_no_capture",
+                &format!("{} is not {} here", dir.display(), fs.name()),
+            );
+            continue;
+        }
+        for args in [&["analyze"][..], &["top", "--once"]] {
+            let err = fails_at_once(args, dir);
+            let said = format!("the kernel's own {} files, not a capture", fs.name());
+            assert!(err.contains(&said), "{args:?} {}: {err}", dir.display());
+        }
+    }
+}
+
 /// `glk ARGS PATH`, which must fail within a minute: its standard error.
 fn fails_at_once(args: &[&str], path: &std::path::Path) -> String {
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_glk"))

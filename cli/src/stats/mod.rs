@@ -191,7 +191,7 @@ pub fn build(args: &StatsArgs) -> io::Result<Report> {
     } else {
         let mut lt = LockTimes::default();
         for p in &args.trace {
-            inputs::refuse_live_trace_pipe(p)?;
+            bundle::live::refuse_trace_pipe(p)?;
             // Bad lines, and an end the file could not be read to, are diagnostics.
             traceparse::reader::for_each_decoded(p, &mut diagnostics, |d| {
                 if let traceparse::Decoded::Gfs2 { event, .. } = d {

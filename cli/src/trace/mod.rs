@@ -402,7 +402,7 @@ impl From<Failure> for io::Error {
 
 fn offline(args: &TraceArgs) -> io::Result<()> {
     for path in &args.input {
-        crate::inputs::refuse_live_trace_pipe(path)?;
+        bundle::live::refuse_trace_pipe(path)?;
     }
     let mut c = consumer(args, "")?;
     let mut unrecognised = Vec::new();
