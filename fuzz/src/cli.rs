@@ -22,6 +22,8 @@ pub struct Failure {
 /// What a CLI fuzz run did.
 #[derive(Debug, Default)]
 pub struct Report {
+    /// Mutated inputs made.
+    pub inputs: u64,
     /// Commands run.
     pub runs: u64,
     /// Exit codes seen, with their counts.
@@ -119,13 +121,25 @@ const CASES: &[Case] = &[
     },
 ];
 
-/// Runs `rounds` mutated inputs through every command. `glk` must have `glk-engine` next
-/// to it (or `GLK_ENGINE` set). Failing inputs are kept in `keep`.
-pub fn run(glk: &Path, rounds: u64, seed: u64, limit: Duration, keep: &Path) -> Report {
+/// Runs `rounds` mutated inputs through every command, or as many as start before
+/// `until`. `glk` must have `glk-engine` next to it (or `GLK_ENGINE` set); each command may
+/// take `limit`. Failing inputs are kept in `keep`.
+pub fn run(
+    glk: &Path,
+    rounds: u64,
+    until: Option<Instant>,
+    seed: u64,
+    limit: Duration,
+    keep: &Path,
+) -> Report {
     let mut rng = Rng::new(seed);
     let mut report = Report::default();
     let seeds: Vec<Vec<Vec<u8>>> = CASES.iter().map(|c| seed_inputs(c.seed, 3000)).collect();
     for round in 0..rounds {
+        if until.is_some_and(|u| Instant::now() >= u) {
+            break;
+        }
+        report.inputs += 1;
         let case = round as usize % CASES.len();
         let (seed_files, cmds, name) = (&seeds[case], CASES[case].commands, CASES[case].name);
         let work = tempfile::tempdir().expect("a temporary directory");

@@ -2,7 +2,7 @@
 //! prints what it did.
 //!
 //!     glk-fuzz [TARGET...] [--iterations N] [--seconds S] [--seed N]
-//!     glk-fuzz cli --glk PATH [--iterations N] [--seed N]
+//!     glk-fuzz cli --glk PATH [--iterations N] [--seconds S] [--seed N]
 //!
 //! With no target, every parser target. Exits 1 when anything panicked or failed.
 
@@ -42,10 +42,13 @@ fn main() -> ExitCode {
         };
         let keep = std::env::temp_dir().join("glk-fuzz-failures");
         let t = std::time::Instant::now();
-        let r = fuzz::cli::run(&glk, iterations, seed, Duration::from_secs(60), &keep);
+        let until = seconds.map(|s| t + Duration::from_secs_f64(s));
+        let limit = Duration::from_secs(60);
+        let r = fuzz::cli::run(&glk, iterations, until, seed, limit, &keep);
         println!(
-            "cli: {} commands on {iterations} mutated inputs in {:.0}s; exit codes {:?}; {} failures",
+            "cli: {} commands on {} mutated inputs in {:.0}s; exit codes {:?}; {} failures",
             r.runs,
+            r.inputs,
             t.elapsed().as_secs_f64(),
             r.exits,
             r.failures.len()

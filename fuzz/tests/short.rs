@@ -45,7 +45,7 @@ fn the_command_line_never_panics_signals_or_hangs() {
     }
     let keep = tempfile::tempdir().unwrap();
     // Two rounds of every kind of input.
-    let r = fuzz::cli::run(&glk, 20, 11, Duration::from_secs(120), keep.path());
+    let r = fuzz::cli::run(&glk, 20, None, 11, Duration::from_secs(120), keep.path());
     assert!(r.runs >= 20, "{r:?}");
     assert!(r.failures.is_empty(), "{:#?}", r.failures);
 }
