@@ -451,6 +451,17 @@ pub struct Captures {
     extracted: Vec<Unpacked>,
 }
 
+impl Captures {
+    /// What the inputs lack, then what was passed over: the lines every command says of
+    /// its inputs beside what it read of them.
+    pub fn notes(&self) -> impl Iterator<Item = &str> {
+        self.lacks
+            .iter()
+            .chain(&self.passed_over)
+            .map(String::as_str)
+    }
+}
+
 /// A tarball extracted into a private temporary directory (mode 0700, an unpredictable
 /// name, made by `tempfile`), which is removed on drop.
 #[derive(Debug)]

@@ -37,7 +37,7 @@ impl Loaded {
 /// both.
 pub(crate) fn load_for_analysis(paths: &[std::path::PathBuf]) -> io::Result<Loaded> {
     let caps = bundle::discover(paths)?;
-    for l in caps.lacks.iter().chain(&caps.passed_over) {
+    for l in caps.notes() {
         eprintln!("glk: {l}");
     }
     let snapshots = Snapshots::load(&caps)?;

@@ -97,11 +97,9 @@ pub struct Resolved {
     /// Each file and node.
     pub given: Vec<Given>,
     /// The captures the nodes were read from (their extracted tarballs last as long).
-    _captures: Vec<bundle::Captures>,
+    captures: Vec<bundle::Captures>,
     /// Each directory or tarball read as a capture, with the nodes found in it.
     read: Vec<String>,
-    /// Whether lines were written on what the captures lack or hold beside what was read.
-    said: bool,
 }
 
 impl Resolved {
@@ -112,7 +110,7 @@ impl Resolved {
         if !self.read.is_empty() {
             msg += &format!(" ({})", self.read.join("; "));
         }
-        if self.said {
+        if self.captures.iter().any(|c| c.notes().next().is_some()) {
             msg += "; see above for what they lack or hold beside what was read";
         }
         io::Error::new(io::ErrorKind::NotFound, msg)
@@ -136,19 +134,19 @@ pub fn resolve(paths: &[PathBuf], kinds: &[FileKind]) -> io::Result<Resolved> {
     for p in paths {
         let meta = std::fs::metadata(p)
             .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", p.display())))?;
-        if is_debugfs(p) && meta.is_dir() {
+        let live = is_debugfs(p);
+        if live && meta.is_dir() {
             out.given
                 .extend(live_in(p, kinds)?.into_iter().map(Given::File));
         } else if meta.is_file() && !bundle::is_tarball(p) {
             out.given.push(Given::File(Input {
-                live: is_debugfs(p),
+                live,
                 path: p.clone(),
             }));
         } else {
             let mut caps = bundle::discover(std::slice::from_ref(p))?;
-            for l in caps.lacks.iter().chain(&caps.passed_over) {
+            for l in caps.notes() {
                 eprintln!("glk: {l}");
-                out.said = true;
             }
             let nodes = std::mem::take(&mut caps.nodes);
             let names: Vec<&str> = nodes.iter().map(|n| n.node.as_str()).collect();
@@ -157,7 +155,7 @@ pub fn resolve(paths: &[PathBuf], kinds: &[FileKind]) -> io::Result<Resolved> {
                 .push(format!("{}: {noun} {}", p.display(), names.join(", ")));
             out.given
                 .extend(nodes.into_iter().map(|n| Given::Node(Box::new(n))));
-            out._captures.push(caps);
+            out.captures.push(caps);
         }
     }
     Ok(out)
@@ -223,9 +221,7 @@ impl Given {
             Given::Node(n) => {
                 let s = n.snapshots.iter().rev().find(|s| s.has(FileKind::Glocks))?;
                 let path = s.path(FileKind::Glocks)?.to_path_buf();
-                let fs = path.parent().and_then(bundle::lock_table);
-                let sources = Sources::saved(s, n.nodeid, fs);
-                Some((Input { path, live: false }, sources))
+                Some((Input { path, live: false }, Sources::saved(s, n.nodeid)))
             }
         }
     }

@@ -63,7 +63,7 @@ fn capture_id(caps: &frames::Captures, inputs: &[std::path::PathBuf]) -> String 
 /// them to the dataset of `--dataset`.
 pub fn run(a: &ExportArgs) -> io::Result<()> {
     let caps = frames::discover(&a.captures)?;
-    for l in caps.lacks.iter().chain(&caps.passed_over) {
+    for l in caps.notes() {
         eprintln!("glk: {l}");
     }
     let f = frames::load(&caps)?;

@@ -118,14 +118,19 @@ impl Sources {
             return Sources::default();
         };
         match node.snapshots.iter().find(|s| s.index == index) {
-            Some(s) => Sources::saved(s, node.nodeid, bundle::lock_table(dir)),
+            Some(s) => Sources::saved(s, node.nodeid),
             None => Sources::default(),
         }
     }
 
     /// The companions of a saved snapshot's glocks file: its other files, when it was
-    /// taken, and the node and filesystem it belongs to.
-    pub fn saved(snapshot: &Snapshot, nodeid: Option<u64>, fs: Option<String>) -> Sources {
+    /// taken, the node (`nodeid`), and the filesystem its glocks file's directory says
+    /// ([`bundle::lock_table`]).
+    pub fn saved(snapshot: &Snapshot, nodeid: Option<u64>) -> Sources {
+        let fs = snapshot
+            .path(FileKind::Glocks)
+            .and_then(Path::parent)
+            .and_then(bundle::lock_table);
         let mut files = Snapshot::new(snapshot.index);
         for kind in COMPANIONS {
             if let Some(p) = snapshot.path(kind) {
