@@ -141,11 +141,18 @@ impl<'a> Resolver<'a> {
             diagnostics: Diagnostics::default(),
         };
         for n in &caps.nodes {
-            if let Some(mi) = n
-                .file(bundle::NodeFile::Mountinfo)
-                .and_then(|p| bundle::read_text(p).ok())
-            {
-                r.gfs2_devices.insert(&n.node, procs::gfs2_devices(&mi));
+            // The device of the node's filesystem where its capture says which it is, else
+            // every GFS2 device: a lock on another filesystem of the node is not on a glock
+            // of this one.
+            let devices = match n.fs_ids().dev {
+                Some(dev) => Some(vec![dev]),
+                None => n
+                    .file(bundle::NodeFile::Mountinfo)
+                    .and_then(|p| bundle::read_text(p).ok())
+                    .map(|mi| procs::gfs2_devices(&mi)),
+            };
+            if let Some(devices) = devices {
+                r.gfs2_devices.insert(&n.node, devices);
             }
             for s in &n.snapshots {
                 r.files.entry(&n.node).or_default().insert(s.index, s);

@@ -16,6 +16,7 @@ use std::io;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
+use bundle::filesystems::FsIds;
 use bundle::Captures;
 use gfs2stats::lock_time::LockTimes;
 use glockparse::Diagnostics;
@@ -172,19 +173,24 @@ impl NodeTrace {
     }
 }
 
-/// Calls `f` with every gfs2 and dlm event and clock marker of `path` (time, pid,
-/// event); bad lines go to `diag` with their line. Returns false when `f` does, and the
-/// lines read.
+/// Calls `f` with every gfs2 and dlm event of the filesystem `scope` names and every clock
+/// marker of `path` (time, pid, event); bad lines go to `diag` with their line. Returns
+/// false when `f` does, and the lines read.
 fn each_event(
     path: &std::path::Path,
+    scope: FsIds,
     diag: &mut Diagnostics,
     mut f: impl FnMut(u64, i64, &Ev) -> bool,
 ) -> io::Result<(bool, u64)> {
     let mut ok = true;
     let lines = traceparse::reader::for_each_decoded(path, diag, |d| {
         let (line, ev) = match d {
-            Decoded::Gfs2 { line, event, .. } => (line, Ev::Gfs2(event)),
-            Decoded::Dlm { line, event } => (line, Ev::Dlm(event)),
+            Decoded::Gfs2 { line, event, dev } if scope.has_dev((dev.major, dev.minor)) => {
+                (line, Ev::Gfs2(event))
+            }
+            Decoded::Dlm { line, event } if scope.has_lockspace(event.ls_id()) => {
+                (line, Ev::Dlm(event))
+            }
             Decoded::Other(line)
                 if line.event == b"tracing_mark_write" || line.event == b"print" =>
             {
@@ -218,6 +224,7 @@ const BATCH: usize = 4096;
 /// cores).
 fn each_event_pipelined(
     path: &std::path::Path,
+    scope: FsIds,
     diag: &mut Diagnostics,
     mut f: impl FnMut(u64, i64, &Ev) -> bool,
 ) -> io::Result<(bool, u64)> {
@@ -226,7 +233,7 @@ fn each_event_pipelined(
         let decoder = s.spawn(move || {
             let mut d = Diagnostics::default();
             let mut batch = Vec::with_capacity(BATCH);
-            let r = each_event(path, &mut d, |ts, pid, e| {
+            let r = each_event(path, scope, &mut d, |ts, pid, e| {
                 if !e.wanted() {
                     return true;
                 }
@@ -261,10 +268,11 @@ fn each_event_pipelined(
     })
 }
 
-/// Reads one node's traces into its state.
+/// Reads one node's traces, cut to the filesystem `scope` names, into its state.
 fn read_node(
     node: &str,
     traces: &[PathBuf],
+    scope: FsIds,
     pipelined: bool,
     progress: &AtomicU64,
 ) -> io::Result<(NodeTrace, Diagnostics)> {
@@ -277,9 +285,9 @@ fn read_node(
             t.add(ts, pid, e)
         };
         let (ok, lines) = if pipelined {
-            each_event_pipelined(p, &mut diag, feed)?
+            each_event_pipelined(p, scope, &mut diag, feed)?
         } else {
-            each_event(p, &mut diag, feed)?
+            each_event(p, scope, &mut diag, feed)?
         };
         t.lines += lines;
         if !ok {
@@ -295,7 +303,7 @@ fn read_node(
         diag = Diagnostics::default();
         let mut all: Vec<(u64, i64, Ev)> = Vec::new();
         for p in traces {
-            let (_, lines) = each_event(p, &mut diag, |ts, pid, e| {
+            let (_, lines) = each_event(p, scope, &mut diag, |ts, pid, e| {
                 if e.wanted() {
                     all.push((ts, pid, *e));
                 }
@@ -312,23 +320,37 @@ fn read_node(
     Ok((t, diag))
 }
 
+/// The trace scope of node `node`: that of its filesystem where its captures that say
+/// theirs are all of one, else none (every event read).
+fn scope_of(caps: &Captures, node: &str) -> FsIds {
+    let mut of_node = caps
+        .nodes
+        .iter()
+        .filter(|n| n.node == node && n.fs.is_some());
+    match of_node.next() {
+        Some(first) if of_node.all(|n| n.fs == first.fs) => first.fs_ids(),
+        _ => FsIds::default(),
+    }
+}
+
 /// Called now and then with the events read so far per node, and once at the end (`true`).
 pub type Progress<'a> = dyn Fn(&[(String, u64)], bool) + Sync + 'a;
 
 /// Reads every node's traces, nodes on all cores at once. Nodes of the same name (loose
-/// files) are one node.
+/// files) are one node. Where the node's captures are of one filesystem, its events of
+/// other filesystems are left out ([`bundle::NodeCapture::fs_ids`]).
 pub fn read(
     caps: &Captures,
     progress: &Progress,
 ) -> io::Result<(Vec<NodeTrace>, Folded, Diagnostics)> {
-    let mut by_name: Vec<(String, Vec<PathBuf>)> = Vec::new();
+    let mut by_name: Vec<(String, Vec<PathBuf>, FsIds)> = Vec::new();
     for n in &caps.nodes {
-        match by_name.iter_mut().find(|(name, _)| *name == n.node) {
-            Some((_, t)) => t.extend(n.traces.iter().cloned()),
-            None => by_name.push((n.node.clone(), n.traces.clone())),
+        match by_name.iter_mut().find(|(name, _, _)| *name == n.node) {
+            Some((_, t, _)) => t.extend(n.traces.iter().cloned()),
+            None => by_name.push((n.node.clone(), n.traces.clone(), scope_of(caps, &n.node))),
         }
     }
-    by_name.retain(|(_, t)| !t.is_empty());
+    by_name.retain(|(_, t, _)| !t.is_empty());
     let counters: Vec<AtomicU64> = by_name.iter().map(|_| AtomicU64::new(0)).collect();
     let next = AtomicUsize::new(0);
     let folded = std::sync::Mutex::new(Folded::default());
@@ -340,7 +362,7 @@ pub fn read(
         by_name
             .iter()
             .zip(&counters)
-            .map(|((n, _), c)| (n.clone(), c.load(Ordering::Relaxed)))
+            .map(|((n, _, _), c)| (n.clone(), c.load(Ordering::Relaxed)))
             .collect()
     };
     let mut results: Vec<Option<io::Result<(NodeTrace, Diagnostics)>>> =
@@ -352,10 +374,10 @@ pub fn read(
                     let mut out = Vec::new();
                     loop {
                         let i = next.fetch_add(1, Ordering::Relaxed);
-                        let Some((name, traces)) = by_name.get(i) else {
+                        let Some((name, traces, scope)) = by_name.get(i) else {
                             break;
                         };
-                        let mut r = read_node(name, traces, pipelined, &counters[i]);
+                        let mut r = read_node(name, traces, *scope, pipelined, &counters[i]);
                         if let Ok((t, _)) = &mut r {
                             folded
                                 .lock()

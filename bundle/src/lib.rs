@@ -19,6 +19,7 @@
 
 pub mod atomic;
 pub mod fdlocks;
+pub mod filesystems;
 pub mod health;
 pub mod live;
 pub mod lockcapture;
@@ -289,6 +290,11 @@ pub struct NodeCapture {
     pub node: String,
     /// The node's DLM node id: `nodeid` file, else `our_nodeid N` in dlm_controld.log.
     pub nodeid: Option<u64>,
+    /// The lock table `CLUSTER:FS` of the filesystem whose snapshots these are, when the
+    /// capture says ([`lock_table`], a sos report's or gfs2_lockcapture's debugfs
+    /// directory name); a node with several filesystems has a capture of each
+    /// ([`filesystems`]).
+    pub fs: Option<String>,
     /// The snapshots, by index.
     pub snapshots: Vec<Snapshot>,
     /// Saved trace text files (compressed or not).
@@ -320,10 +326,15 @@ pub struct SshClock {
     pub gathered_by: String,
 }
 
-/// The clock bound of node directory `dir` in its parent's `cluster.json` (the entry whose
-/// node name is the directory's name, or `node`).
+/// The clock bound of node directory `dir` in its parent's `cluster.json`, or the one
+/// above for a node with several filesystems (`DIR/FS/NODE`), (the entry whose node name is
+/// the directory's name, or `node`).
 fn ssh_clock(dir: &Path, node: &str) -> Option<SshClock> {
-    let text = std::fs::read(dir.parent()?.join("cluster.json")).ok()?;
+    let text = dir
+        .ancestors()
+        .skip(1)
+        .take(2)
+        .find_map(|d| std::fs::read(d.join("cluster.json")).ok())?;
     let doc: serde_json::Value = serde_json::from_slice(&text).ok()?;
     let dir_name = dir.file_name()?.to_string_lossy();
     let entry = doc["nodes"].as_array()?.iter().find(|n| {
@@ -415,6 +426,7 @@ impl NodeCapture {
         }
         self.traces.extend(other.traces);
         self.kernel = self.kernel.take().or(other.kernel);
+        self.fs = self.fs.take().or(other.fs);
         for (kind, paths) in other.files {
             if kind.at_end() == other_is_later {
                 self.files.insert(kind, paths);
@@ -685,6 +697,7 @@ pub fn node_dir(dir: &Path) -> io::Result<NodeCapture> {
         ssh_clock: ssh_clock(dir, &name),
         node: name,
         nodeid: read_nodeid(dir),
+        fs: lock_table(dir),
         snapshots: snaps.into_values().collect(),
         traces,
         kernel: NodeFile::Kernel.find_in(dir).and_then(|p| read_kernel(&p)),
@@ -941,17 +954,20 @@ impl Captures {
         Ok(read)
     }
 
-    /// One node per name and node id: several captures of one node (a capture now and
-    /// another a minute later, given side by side) become one node whose snapshots follow
-    /// each other in time ([`NodeCapture::absorb`]), so that a wait seen in both is seen
-    /// across the time between them, and no two snapshots share a number.
+    /// One node per name, node id and filesystem: several captures of one node (a capture
+    /// now and another a minute later, given side by side) become one node whose snapshots
+    /// follow each other in time ([`NodeCapture::absorb`]), so that a wait seen in both is
+    /// seen across the time between them, and no two snapshots share a number. Captures of
+    /// the node's different filesystems stay apart; one that does not say its filesystem
+    /// joins the first of the node's.
     fn join_same_nodes(&mut self) {
         let mut out: Vec<NodeCapture> = Vec::with_capacity(self.nodes.len());
         for n in std::mem::take(&mut self.nodes) {
-            match out
-                .iter_mut()
-                .find(|x| x.node == n.node && x.nodeid == n.nodeid)
-            {
+            match out.iter_mut().find(|x| {
+                x.node == n.node
+                    && x.nodeid == n.nodeid
+                    && (x.fs == n.fs || x.fs.is_none() || n.fs.is_none())
+            }) {
                 Some(x) => x.absorb(n),
                 None => out.push(n),
             }
@@ -965,7 +981,7 @@ impl Captures {
     fn push_other(&mut self, dir: &Path, given: &Path) -> io::Result<bool> {
         let (nodes, lacks) = if sos::is_report(dir) {
             let r = sos::read(dir, given)?;
-            (vec![r.node], r.lacks)
+            (r.nodes, r.lacks)
         } else if lockcapture::is_capture(dir) {
             lockcapture::read(dir, given)?
         } else {
@@ -980,6 +996,35 @@ impl Captures {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_cluster_capture_bounds_each_node_s_clock_whatever_its_filesystems() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(
+            d.path().join("cluster.json"),
+            r#"{"gathered_by": "n1", "nodes": [
+                {"node": "n1", "clock_offset": {"min_s": 0.0, "max_s": 0.0}},
+                {"node": "n2", "clock_offset": {"min_s": -0.25, "max_s": 0.5}}]}"#,
+        )
+        .unwrap();
+        // One filesystem: DIR/NODE; several: DIR/FS/NODE.
+        for dir in ["n2", "lab_gfs/n2", "lab_data/n2"] {
+            let n = d.path().join(dir);
+            std::fs::create_dir_all(&n).unwrap();
+            std::fs::write(n.join("glocks.0"), "").unwrap();
+            let got = node_dir(&n).unwrap().ssh_clock;
+            let want = SshClock {
+                min_s: -0.25,
+                max_s: 0.5,
+                gathered_by: "n1".into(),
+            };
+            assert_eq!(got, Some(want), "{dir}");
+        }
+        // Not three levels up.
+        let deep = d.path().join("a/b/n2");
+        std::fs::create_dir_all(&deep).unwrap();
+        assert_eq!(node_dir(&deep).unwrap().ssh_clock, None);
+    }
 
     #[test]
     fn file_kinds_name_their_files_and_are_read_back() {

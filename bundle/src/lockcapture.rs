@@ -1,6 +1,7 @@
 //! gfs2_lockcapture's output (gfs2-utils: `gfs2_lockcapture -o DIR`, a `.tar.bz2` of
-//! `gfs2_lockcapture-DATE/runN/NODE/`) read as one node per node directory, one snapshot per
-//! run: each run's `gfs2/TABLE/{glocks,glstats,sbstats,glockfd}` and
+//! `gfs2_lockcapture-DATE/runN/NODE/`) read as one node per node directory and GFS2
+//! filesystem ([`crate::filesystems`]), one snapshot per run: each run's
+//! `gfs2/TABLE/{glocks,glstats,sbstats,glockfd}` and the filesystem's lockspace's
 //! `dlm/LOCKSPACE/LOCKSPACE_locks` (the debugfs DLM dump, else its `_lockdebug`), its copy
 //! of every process's `/proc/PID/{status,stack,cmdline}` as the process table
 //! ([`crate::procs::read_proc_dir`]), the node's name and DLM node id from
@@ -55,16 +56,37 @@ fn info(node: &Path, key: &str) -> Option<String> {
         .filter(|v| !v.is_empty())
 }
 
-/// One run of one node as a snapshot.
-fn snapshot(index: u32, node: &Path) -> Snapshot {
+/// The lock tables of a run's node directory (`gfs2/TABLE/`); one None where it has none.
+fn tables(node: &Path) -> Vec<Option<String>> {
+    let tables: Vec<Option<String>> = crate::subdirs(&node.join("gfs2"))
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|d| Some(Some(d.file_name()?.to_string_lossy().into_owned())))
+        .collect();
+    if tables.is_empty() {
+        vec![None]
+    } else {
+        tables
+    }
+}
+
+/// One run of one node's filesystem of lock table `table` as a snapshot: its debugfs
+/// files and its lockspace's DLM dumps (None: the node's first lockspace's).
+fn snapshot(index: u32, node: &Path, table: Option<&str>) -> Snapshot {
     let mut s = Snapshot::new(index);
-    let first_dir = |d: &Path| crate::subdirs(d).ok()?.into_iter().next();
-    if let Some(fs) = first_dir(&node.join("gfs2")) {
+    if let Some(t) = table {
+        let fs = node.join("gfs2").join(t);
         for kind in FileKind::DEBUGFS {
             s.set_if_file(kind, fs.join(kind.name()));
         }
     }
-    if let Some(ls) = first_dir(&node.join("dlm")) {
+    let ls = match table {
+        Some(t) => Some(node.join("dlm").join(crate::filesystems::lockspace(t))),
+        None => crate::subdirs(&node.join("dlm"))
+            .ok()
+            .and_then(|v| v.into_iter().next()),
+    };
+    if let Some(ls) = ls.filter(|d| d.is_dir()) {
         let name = ls
             .file_name()
             .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
@@ -86,23 +108,29 @@ fn snapshot(index: u32, node: &Path) -> Snapshot {
     s
 }
 
-/// Reads gfs2_lockcapture's output at `dir`: its nodes (one per node directory name, a
-/// snapshot per run) and what it lacks, naming `given` (the input that held it).
+/// Reads gfs2_lockcapture's output at `dir`: its nodes (one per node directory name and
+/// filesystem, a snapshot per run) and what it lacks, naming `given` (the input that held
+/// it).
 pub fn read(dir: &Path, given: &Path) -> io::Result<(Vec<NodeCapture>, Vec<String>)> {
-    let mut nodes: BTreeMap<String, NodeCapture> = BTreeMap::new();
+    let mut nodes: BTreeMap<(String, Option<String>), NodeCapture> = BTreeMap::new();
     for (n, run) in runs(dir) {
         for nd in node_dirs(&run) {
             let dir_name = nd
                 .file_name()
                 .map_or_else(String::new, |x| x.to_string_lossy().into_owned());
             let name = info(&nd, "HOSTNAME").unwrap_or(dir_name);
-            let node = nodes.entry(name.clone()).or_insert_with(|| NodeCapture {
-                node: name,
-                nodeid: info(&nd, "NODE_ID").and_then(|v| v.parse().ok()),
-                kernel: info(&nd, "UNAMEA").and_then(|v| traceparse::raw::kernel_release(&v)),
-                ..NodeCapture::default()
-            });
-            node.snapshots.push(snapshot(n.saturating_sub(1), &nd));
+            for table in tables(&nd) {
+                let key = (name.clone(), table.clone());
+                let node = nodes.entry(key).or_insert_with(|| NodeCapture {
+                    node: name.clone(),
+                    nodeid: info(&nd, "NODE_ID").and_then(|v| v.parse().ok()),
+                    fs: table.clone(),
+                    kernel: info(&nd, "UNAMEA").and_then(|v| traceparse::raw::kernel_release(&v)),
+                    ..NodeCapture::default()
+                });
+                let s = snapshot(n.saturating_sub(1), &nd, table.as_deref());
+                node.snapshots.push(s);
+            }
         }
     }
     if nodes.is_empty() {
@@ -114,8 +142,9 @@ pub fn read(dir: &Path, given: &Path) -> io::Result<(Vec<NodeCapture>, Vec<Strin
             ),
         ));
     }
-    let lacks = nodes
-        .keys()
+    let names: std::collections::BTreeSet<&str> = nodes.keys().map(|(n, _)| n.as_str()).collect();
+    let lacks = names
+        .iter()
         .map(|n| {
             format!(
                 "{n} (gfs2_lockcapture {}): no gfs2 or dlm trace and no /proc/locks \
@@ -164,5 +193,40 @@ mod tests {
             .unwrap()
             .ends_with("gfs_lockdebug"));
         assert!(lacks[0].contains("a1 (gfs2_lockcapture x.tar.bz2)"));
+    }
+
+    #[test]
+    fn each_filesystem_is_a_capture_with_its_own_lockspace() {
+        let d = tempfile::tempdir().unwrap();
+        let n = d.path().join("run1/node-a");
+        for (table, ls) in [("lab:data", "data"), ("lab:gfs", "gfs")] {
+            std::fs::create_dir_all(n.join("gfs2").join(table)).unwrap();
+            std::fs::create_dir_all(n.join("dlm").join(ls)).unwrap();
+            std::fs::write(n.join("gfs2").join(table).join("glocks"), "").unwrap();
+            std::fs::write(n.join("dlm").join(ls).join(format!("{ls}_locks")), "").unwrap();
+        }
+        // Another lockspace (lvmlockd's), sorted first, is no filesystem's.
+        std::fs::create_dir_all(n.join("dlm/lvm_global")).unwrap();
+        std::fs::write(n.join("dlm/lvm_global/lvm_global_locks"), "").unwrap();
+        std::fs::write(n.join("hostinformation.txt"), "HOSTNAME=a1\n").unwrap();
+        let (nodes, lacks) = read(d.path(), Path::new("x")).unwrap();
+        let got: Vec<(Option<&str>, String)> = nodes
+            .iter()
+            .map(|n| {
+                let dump = n.snapshots[0].path(FileKind::DlmLocks).unwrap();
+                (
+                    n.fs.as_deref(),
+                    dump.file_name().unwrap().to_string_lossy().into(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (Some("lab:data"), "data_locks".to_string()),
+                (Some("lab:gfs"), "gfs_locks".to_string())
+            ]
+        );
+        assert_eq!(lacks.len(), 1, "{lacks:?}");
     }
 }

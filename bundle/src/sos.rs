@@ -2,11 +2,12 @@
 //! capture: recognised by content (a directory with `sos_commands/` and `sos_reports/` or
 //! `sos_logs/`, or a tarball holding one), whatever the archive is named.
 //!
-//! What glk reads from one (see sosreport/sos `sos/report/plugins/{gfs2,dlm}.py`):
-//! - the gfs2 plugin's copy of `/sys/kernel/debug/gfs2/*` (`glocks`, `glstats`, `sbstats`,
-//!   `glockfd`) when the report was made with `-k gfs2.lockdump=on`;
-//! - the dlm plugin's `dlm_tool lockdebug -svw LOCKSPACE` (`sos_commands/dlm/dlm_locks_LS`,
-//!   with `-k dlm.lockdump=on`), read as the DLM lock dump
+//! What glk reads from one (see sosreport/sos `sos/report/plugins/{gfs2,dlm}.py`), as one
+//! capture of the node per GFS2 filesystem it names ([`crate::filesystems`]):
+//! - the gfs2 plugin's copy of `/sys/kernel/debug/gfs2/TABLE` (`glocks`, `glstats`,
+//!   `sbstats`, `glockfd`) when the report was made with `-k gfs2.lockdump=on`;
+//! - the dlm plugin's `dlm_tool lockdebug -svw LOCKSPACE` of the filesystem's lockspace
+//!   (`sos_commands/dlm/dlm_locks_LS`, with `-k dlm.lockdump=on`), read as the DLM lock dump
 //!   ([`glockparse::dlm_locks::lockdebug`]);
 //! - the process plugin's `ps axo flags,state,uid,pid,ppid,...` as the process table (who
 //!   descends from whom: a waiter and the ancestor whose flock it inherited);
@@ -27,11 +28,12 @@ use std::path::{Path, PathBuf};
 
 use crate::{FileKind, NodeCapture, NodeFile, Snapshot};
 
-/// A sos report read as a node.
+/// A sos report read as a node's captures.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Report {
-    /// The node, with one snapshot of what the report holds.
-    pub node: NodeCapture,
+    /// The node's capture of each GFS2 filesystem the report holds (one, of no
+    /// filesystem, where it holds none), each with one snapshot.
+    pub nodes: Vec<NodeCapture>,
     /// What the report does not hold that glk reads, each with how to collect it.
     pub lacks: Vec<String>,
 }
@@ -122,75 +124,52 @@ const STATE: [(NodeFile, &str); 3] = [
 /// `dir`), which the lacks name.
 pub fn read(dir: &Path, given: &Path) -> io::Result<Report> {
     let name = node_name(dir);
-    let mut s = Snapshot::default();
-    let mut lacks = Vec::new();
     let at = format!("{name} (sos report {})", given.display());
-    // The gfs2 plugin's copy of debugfs: one directory per filesystem.
-    let gfs2: Vec<PathBuf> = crate::subdirs(&dir.join("sys/kernel/debug/gfs2")).unwrap_or_default();
-    let table = gfs2.first().and_then(|fs| {
-        for kind in FileKind::DEBUGFS {
-            s.set_if_file(kind, fs.join(kind.name()));
-        }
-        Some(fs.file_name()?.to_string_lossy().into_owned())
-    });
-    let lockspace = table
-        .as_deref()
-        .map(|t| t.rsplit(':').next().unwrap_or(t).to_string());
-    // Its copy of sysfs's `withdraw`: the same filesystem's, else the first one's.
-    let sysfs = crate::subdirs(&dir.join("sys/fs/gfs2")).unwrap_or_default();
-    let fs_sysfs = sysfs
+    let mut lacks = Vec::new();
+    // The gfs2 plugin's copies of debugfs and sysfs: a directory per filesystem, named by
+    // its lock table; each filesystem is a capture of the node.
+    let mut tables: Vec<Option<String>> = ["sys/kernel/debug/gfs2", "sys/fs/gfs2"]
         .iter()
-        .find(|d| d.file_name().and_then(|n| n.to_str()) == table.as_deref())
-        .or(sysfs.first());
-    if let Some(d) = fs_sysfs {
-        s.set_if_file(FileKind::Sysfs, d.join("withdraw"));
+        .flat_map(|d| crate::subdirs(&dir.join(d)).unwrap_or_default())
+        .filter_map(|fs| Some(Some(fs.file_name()?.to_string_lossy().into_owned())))
+        .collect();
+    tables.sort();
+    tables.dedup();
+    if tables.is_empty() {
+        tables.push(None);
     }
-    if gfs2.len() > 1 {
-        lacks.push(format!(
-            "{at}: {} GFS2 filesystems; only {} is read",
-            gfs2.len(),
-            gfs2[0].display()
-        ));
+    let mut nodes: Vec<NodeCapture> = tables
+        .into_iter()
+        .map(|table| {
+            let mut s = filesystem_snapshot(dir, table.as_deref());
+            if let Some(p) = process_table(dir) {
+                s.set(FileKind::Procs, p);
+            }
+            NodeCapture {
+                node: name.clone(),
+                nodeid: nodeid(dir),
+                fs: table,
+                kernel: ["uname", "sos_commands/kernel/uname_-a"]
+                    .iter()
+                    .find_map(|f| crate::read_kernel(&dir.join(f))),
+                snapshots: vec![s],
+                ..NodeCapture::default()
+            }
+        })
+        .collect();
+    for node in &mut nodes {
+        for (kind, file) in STATE {
+            node.add_if_file(kind, dir.join(file));
+        }
     }
-    if !s.has(FileKind::Glocks) {
+    if !nodes.iter().any(|n| n.snapshots[0].has(FileKind::Glocks)) {
         lacks.push(format!(
             "{at}: no GFS2 glocks dump: sos collects it with `-k gfs2.lockdump=on` (sos 4.0's \
              gfs2 plugin ignores that option; `cat /sys/kernel/debug/gfs2/*/glocks` or \
              `glk capture` collect it)"
         ));
     }
-    // The dlm plugin's lockdebug of each lockspace: the filesystem's, else the first.
-    let dumps: Vec<PathBuf> = files(&dir.join("sos_commands/dlm"))
-        .into_iter()
-        .filter(|p| {
-            p.file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(|n| n.starts_with("dlm_locks_"))
-        })
-        .collect();
-    let dlm_locks = lockspace
-        .and_then(|ls| {
-            dumps
-                .iter()
-                .find(|p| {
-                    p.file_name().and_then(|n| n.to_str()) == Some(&format!("dlm_locks_{ls}"))
-                })
-                .cloned()
-        })
-        .or_else(|| dumps.first().cloned());
-    let procs = files(&dir.join("sos_commands/process"))
-        .into_iter()
-        .find(|p| {
-            p.file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(|n| n.starts_with("ps_axo_flags_state_uid_pid_ppid_pgid_sid"))
-        });
-    for (kind, found) in [(FileKind::DlmLocks, dlm_locks), (FileKind::Procs, procs)] {
-        if let Some(p) = found {
-            s.set(kind, p);
-        }
-    }
-    if !s.has(FileKind::DlmLocks) {
+    if !nodes.iter().any(|n| n.snapshots[0].has(FileKind::DlmLocks)) {
         lacks.push(format!(
             "{at}: no DLM lock dump: sos collects it with `-k dlm.lockdump=on` (dlm_tool \
              lockdebug -svw)"
@@ -199,19 +178,57 @@ pub fn read(dir: &Path, given: &Path) -> io::Result<Report> {
     lacks.push(format!(
         "{at}: no gfs2 or dlm trace (sos records none): `glk capture --trace SECS` records one"
     ));
-    let mut node = NodeCapture {
-        node: name,
-        nodeid: nodeid(dir),
-        kernel: ["uname", "sos_commands/kernel/uname_-a"]
-            .iter()
-            .find_map(|f| crate::read_kernel(&dir.join(f))),
-        snapshots: vec![s],
-        ..NodeCapture::default()
-    };
-    for (kind, file) in STATE {
-        node.add_if_file(kind, dir.join(file));
+    Ok(Report { nodes, lacks })
+}
+
+/// The snapshot of the filesystem of lock table `table` (None: the report names no GFS2
+/// filesystem): the gfs2 plugin's copy of its debugfs files and of its sysfs
+/// `withdraw`, and the dlm plugin's lockdebug of its lockspace (where no filesystem is
+/// named, the first lockspace's).
+fn filesystem_snapshot(dir: &Path, table: Option<&str>) -> Snapshot {
+    let mut s = Snapshot::default();
+    if let Some(t) = table {
+        let fs = dir.join("sys/kernel/debug/gfs2").join(t);
+        for kind in FileKind::DEBUGFS {
+            s.set_if_file(kind, fs.join(kind.name()));
+        }
+        s.set_if_file(
+            FileKind::Sysfs,
+            dir.join("sys/fs/gfs2").join(t).join("withdraw"),
+        );
     }
-    Ok(Report { node, lacks })
+    let dumps = files(&dir.join("sos_commands/dlm"))
+        .into_iter()
+        .filter_map(|p| {
+            let ls = p
+                .file_name()?
+                .to_str()?
+                .strip_prefix("dlm_locks_")?
+                .to_string();
+            Some((ls, p))
+        });
+    let dlm_locks = match table {
+        Some(t) => dumps
+            .filter(|(ls, _)| ls == crate::filesystems::lockspace(t))
+            .map(|(_, p)| p)
+            .next(),
+        None => dumps.map(|(_, p)| p).next(),
+    };
+    if let Some(p) = dlm_locks {
+        s.set(FileKind::DlmLocks, p);
+    }
+    s
+}
+
+/// The process plugin's `ps axo flags,state,uid,pid,ppid,...`.
+fn process_table(dir: &Path) -> Option<PathBuf> {
+    files(&dir.join("sos_commands/process"))
+        .into_iter()
+        .find(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("ps_axo_flags_state_uid_pid_ppid_pgid_sid"))
+        })
 }
 
 #[cfg(test)]
@@ -245,12 +262,73 @@ mod tests {
         )
         .unwrap();
         let rep = read(&r, &r).unwrap();
+        assert_eq!(rep.nodes.len(), 1);
         assert_eq!(
-            (rep.node.node.as_str(), rep.node.nodeid),
+            (rep.nodes[0].node.as_str(), rep.nodes[0].nodeid),
             ("node-a", Some(3))
         );
         assert_eq!(rep.lacks.len(), 3, "{:?}", rep.lacks);
         assert!(rep.lacks[0].contains("-k gfs2.lockdump=on"));
         assert!(rep.lacks[1].contains("-k dlm.lockdump=on"));
+    }
+
+    #[test]
+    fn each_filesystem_of_a_report_is_a_capture() {
+        let (_d, r) = testdata::scratch_file("sosreport-n1-2026-11-28-abcdefg");
+        std::fs::create_dir_all(r.join("sos_commands/dlm")).unwrap();
+        std::fs::create_dir_all(r.join("sos_logs")).unwrap();
+        for (table, ls) in [("lab:data", "data"), ("lab:gfs", "gfs")] {
+            let fs = r.join("sys/kernel/debug/gfs2").join(table);
+            std::fs::create_dir_all(&fs).unwrap();
+            std::fs::write(fs.join("glocks"), "").unwrap();
+            let sysfs = r.join("sys/fs/gfs2").join(table);
+            std::fs::create_dir_all(&sysfs).unwrap();
+            std::fs::write(sysfs.join("withdraw"), "0\n").unwrap();
+            std::fs::write(
+                r.join("sos_commands/dlm").join(format!("dlm_locks_{ls}")),
+                "",
+            )
+            .unwrap();
+        }
+        let rep = read(&r, &r).unwrap();
+        let got: Vec<(Option<&str>, Vec<String>)> = rep
+            .nodes
+            .iter()
+            .map(|n| {
+                let s = &n.snapshots[0];
+                let files = [FileKind::Glocks, FileKind::Sysfs, FileKind::DlmLocks]
+                    .iter()
+                    .map(|k| {
+                        let p = s.path(*k).unwrap();
+                        let rel = p.strip_prefix(&r).unwrap();
+                        rel.display().to_string()
+                    })
+                    .collect();
+                (n.fs.as_deref(), files)
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (
+                    Some("lab:data"),
+                    vec![
+                        "sys/kernel/debug/gfs2/lab:data/glocks".to_string(),
+                        "sys/fs/gfs2/lab:data/withdraw".into(),
+                        "sos_commands/dlm/dlm_locks_data".into()
+                    ]
+                ),
+                (
+                    Some("lab:gfs"),
+                    vec![
+                        "sys/kernel/debug/gfs2/lab:gfs/glocks".to_string(),
+                        "sys/fs/gfs2/lab:gfs/withdraw".into(),
+                        "sos_commands/dlm/dlm_locks_gfs".into()
+                    ]
+                )
+            ]
+        );
+        // Only the trace is lacking.
+        assert_eq!(rep.lacks.len(), 1, "{:?}", rep.lacks);
     }
 }

@@ -33,10 +33,15 @@ impl Loaded {
     }
 }
 
-/// Reads the snapshots into rows and the traces in one pass; the diagnostics are those of
-/// both.
-pub(crate) fn load_for_analysis(paths: &[std::path::PathBuf]) -> io::Result<Loaded> {
-    let caps = bundle::discover(paths)?;
+/// Reads the snapshots of one filesystem, `fs` where the inputs hold several
+/// ([`Captures::keep_filesystem`]), into rows and the traces in one pass; the
+/// diagnostics are those of both.
+pub(crate) fn load_for_analysis(
+    paths: &[std::path::PathBuf],
+    fs: Option<&str>,
+) -> io::Result<Loaded> {
+    let mut caps = bundle::discover(paths)?;
+    caps.keep_filesystem(fs)?;
     for l in caps.notes() {
         eprintln!("glk: {l}");
     }
@@ -77,7 +82,7 @@ fn progress(nodes: &[(String, u64)], done: bool) {
 }
 
 pub fn run(a: &AnalyzeArgs, color: clikit::Color) -> io::Result<()> {
-    let mut loaded = load_for_analysis(&a.captures)?;
+    let mut loaded = load_for_analysis(&a.captures, a.filesystem.only())?;
     let o = Options {
         sort: match a.sort {
             Sort::Demotes => SortBy::Demotes,

@@ -84,7 +84,7 @@ fn resolve_paths(fs: &mut [Finding], caps: &Captures) {
 }
 
 pub fn run(a: &DoctorArgs) -> io::Result<Verdict> {
-    let mut loaded = load_for_analysis(&a.captures)?;
+    let mut loaded = load_for_analysis(&a.captures, a.filesystem.only())?;
     let o = Options {
         limit: 0,
         storms: StormOptions {

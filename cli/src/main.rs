@@ -100,13 +100,27 @@ struct DoctorCli {
 /// private temporary directory, which the doctor then reads with the same options, naming
 /// hot inodes by path; the directory is removed afterwards.
 fn doctor_live(a: &DoctorArgs, c: &cluster::ClusterArgs) -> std::io::Result<doctor::Verdict> {
+    if !c.on() && a.filesystem.fs.is_none() {
+        let fss = bundle::live::filesystems(&inputs::debugfs_root(None)?, None)?;
+        if fss.len() > 1 {
+            let tables: Vec<&str> = fss.iter().map(|f| f.table.as_str()).collect();
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                format!(
+                    "{} GFS2 filesystems are mounted here ({}): give --fs with the one to examine",
+                    fss.len(),
+                    tables.join(", ")
+                ),
+            ));
+        }
+    }
     let dir = tempfile::Builder::new().prefix("glk-doctor-").tempdir()?;
     let out = dir.path().join("capture");
     let secs = a.live_secs;
     let whom = if c.on() { "every node" } else { "this node" };
     eprintln!("glk: capturing {whom} for {secs} s (3 snapshots, gfs2 and dlm events)...");
     capture::run(&capture::CaptureArgs {
-        fs: None,
+        fs: a.filesystem.fs.clone(),
         sampling: capture::Sampling {
             count: 3,
             interval: secs / 2.0,

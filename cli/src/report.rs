@@ -432,7 +432,7 @@ pub fn html(p: &Page<'_>) -> io::Result<String> {
 }
 
 pub fn run(a: &ReportArgs) -> io::Result<()> {
-    let mut loaded = load_for_analysis(&a.captures)?;
+    let mut loaded = load_for_analysis(&a.captures, a.filesystem.only())?;
     // The whole analysis, as glk doctor sees it (the same findings); tables are cut to
     // --limit rows when written.
     let o = Options {

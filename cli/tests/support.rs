@@ -20,11 +20,12 @@ fn file_ending(dir: &Path, suffix: &str) -> std::path::PathBuf {
         .unwrap_or_else(|| panic!("no *{suffix} in {}", dir.display()))
 }
 
-/// Copies the files of `from` into `to` (made), but those `skip` says.
+/// Copies the files of `from` into `to` (made), but those `skip` says; directories below
+/// it are left.
 fn copy_dir(from: &Path, to: &Path, skip: impl Fn(&str) -> bool) {
     std::fs::create_dir_all(to).unwrap();
     for e in std::fs::read_dir(from).unwrap().flatten() {
-        if !skip(&e.file_name().to_string_lossy()) {
+        if e.path().is_file() && !skip(&e.file_name().to_string_lossy()) {
             std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
         }
     }
@@ -780,4 +781,125 @@ fn a_sos_report_cut_short_gives_what_came_before_the_cut() {
     let codes: Vec<String> = f.iter().map(|f| str_of(f, "code")).collect();
     assert_eq!(codes, ["GLK-WITHDRAWN"]);
     assert_eq!(f[0]["nodes"], serde_json::json!(["n2"]));
+}
+
+/// Two GFS2 filesystems of the same two nodes, as `glk capture` writes them
+/// (`DIR/FS/NODE/`, each with its `table`): the hand-off capture as `lab:a`, its traces
+/// beside it, and the deadlock family's capture as `lab:b`. `lab:b`'s copy names another
+/// device in its mountinfo and `/proc/locks` copies and another lockspace id in its
+/// `dlm_tool ls`, as a second filesystem of a node has.
+fn two_filesystems() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let sources = [
+        ("lab:a", "real/handoff-6.12"),
+        ("lab:b", "real/deadlock-family-6.12/capture"),
+    ];
+    for (fs, from) in sources {
+        for n in ["n1", "n2"] {
+            let to = dir.path().join(fs.replace(':', "_")).join(n);
+            copy_dir(&testdata::path(from).join(n), &to, |_| false);
+            std::fs::write(to.join("table"), format!("{fs}\n")).unwrap();
+        }
+    }
+    for n in ["n1", "n2"] {
+        let d = dir.path().join("lab_b").join(n);
+        for (file, from, to) in [
+            ("mountinfo", " 254:0 ", " 254:16 "),
+            ("cluster.txt", "0x3df8322a", "0x0badcafe"),
+            ("locks.0", " fe:00:", " fe:10:"),
+            ("locks.1", " fe:00:", " fe:10:"),
+            ("locks.2", " fe:00:", " fe:10:"),
+        ] {
+            let text = std::fs::read_to_string(d.join(file)).unwrap();
+            assert!(text.contains(from), "{n}/{file}");
+            std::fs::write(d.join(file), text.replace(from, to)).unwrap();
+        }
+    }
+    dir
+}
+
+#[test]
+fn a_node_s_filesystems_are_read_one_at_a_time() {
+    let two = two_filesystems();
+    // Without --fs, neither is read, and both are named.
+    let o = Command::new(GLK)
+        .arg("analyze")
+        .arg(two.path())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success() && o.stdout.is_empty(), "{err}");
+    assert!(
+        err.contains("2 GFS2 filesystems: lab:a (nodes n1, n2), lab:b (nodes n1, n2)")
+            && err.contains("give --fs"),
+        "{err}"
+    );
+    let json = |args: &[&std::ffi::OsStr]| {
+        let base = ["analyze", "--json", "--limit", "0"].map(std::ffi::OsStr::new);
+        common::glk_json(&[&base[..], args].concat())
+    };
+    let fs = |name: &'static str| {
+        [
+            std::ffi::OsStr::new("--fs"),
+            name.as_ref(),
+            two.path().as_os_str(),
+        ]
+    };
+    // lab:a is the hand-off capture, as read alone, to the byte.
+    let alone = testdata::path("real/handoff-6.12");
+    assert_eq!(json(&fs("a")), json(&[alone.as_os_str()]));
+    // lab:b is the deadlock family's capture: its snapshots alone, and none of lab:a's
+    // trace events (another device and lockspace), though the nodes' traces are read.
+    let b = json(&fs("lab:b"));
+    let alone = json(&[testdata::path("real/deadlock-family-6.12/capture").as_os_str()]);
+    for key in ["contended", "cross_node", "local_waits", "cycles"] {
+        assert_eq!(b[key], alone[key], "{key}");
+    }
+    assert_eq!(
+        b["stuck_and_leaks"]["stuck"],
+        alone["stuck_and_leaks"]["stuck"]
+    );
+    let traces: Vec<(String, i64, i64)> = elements(&b["input"]["traces"])
+        .map(|t| {
+            (
+                str_of(t, "node"),
+                i64_of(t, "trace_lines"),
+                i64_of(t, "events"),
+            )
+        })
+        .collect();
+    assert_eq!(traces.len(), 2, "{traces:?}");
+    assert!(
+        traces
+            .iter()
+            .all(|(_, lines, events)| *lines > 0 && *events == 0),
+        "{traces:?}"
+    );
+    // glk top reads both, each file named apart from its namesake.
+    let o = Command::new(GLK)
+        .args(["top", "--once"])
+        .arg(two.path())
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    let head = out.lines().next().unwrap_or_default();
+    for file in [
+        "lab_a/n1/glocks.3",
+        "lab_a/n2/glocks.3",
+        "lab_b/n1/glocks.2",
+        "lab_b/n2/glocks.2",
+    ] {
+        assert!(head.contains(file), "{file}: {head}");
+    }
+    // An unknown one is named with those there are.
+    let o = Command::new(GLK)
+        .args(["doctor", "--fs", "lab:c"])
+        .arg(two.path())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("--fs \"lab:c\": no such GFS2 filesystem; these inputs hold 2"),
+        "{err}"
+    );
 }

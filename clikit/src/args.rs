@@ -17,12 +17,32 @@ pub enum Sort {
     Waiters,
 }
 
+/// Which GFS2 filesystem of the inputs the analyses read.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct FsArg {
+    /// Read only this GFS2 filesystem (its lock table `CLUSTER:FS`, or `FS`), where the
+    /// inputs hold several (a node with several mounted: `glk capture`'s `DIR/FS/NODE/`, a
+    /// sos report's or gfs2_lockcapture's copy of each); needed then.
+    #[arg(long, value_name = "TABLE")]
+    pub fs: Option<String>,
+}
+
+impl FsArg {
+    /// The filesystem asked for, if any.
+    pub fn only(&self) -> Option<&str> {
+        self.fs.as_deref()
+    }
+}
+
 /// `glk analyze`.
 #[derive(Debug, clap::Args)]
 pub struct AnalyzeArgs {
     /// Capture directories (one per node, or a directory of them), tarballs, or loose files.
     #[arg(required = true)]
     pub captures: Vec<PathBuf>,
+    /// Which filesystem of the inputs is read.
+    #[command(flatten)]
+    pub filesystem: FsArg,
     /// Ranking of the contended glocks.
     #[arg(long, value_enum, default_value = "demotes")]
     pub sort: Sort,
@@ -64,6 +84,9 @@ pub struct DoctorArgs {
     /// short capture with a trace itself, then reads it).
     #[arg(required = true)]
     pub captures: Vec<PathBuf>,
+    /// Which filesystem of the inputs is read.
+    #[command(flatten)]
+    pub filesystem: FsArg,
     /// One JSON document (`findings[]`) instead of text.
     #[arg(long)]
     pub json: bool,
@@ -102,6 +125,9 @@ pub struct ReportArgs {
     /// Capture directories, tarballs or loose files.
     #[arg(required = true)]
     pub captures: Vec<PathBuf>,
+    /// Which filesystem of the inputs is read.
+    #[command(flatten)]
+    pub filesystem: FsArg,
     /// The HTML file to write (self-contained: it opens from a mail attachment).
     #[arg(long, short = 'o')]
     pub output: PathBuf,
@@ -116,6 +142,9 @@ pub struct ExportArgs {
     /// Capture directories, tarballs or loose files.
     #[arg(required = true)]
     pub captures: Vec<PathBuf>,
+    /// Which filesystem of the inputs is read.
+    #[command(flatten)]
+    pub filesystem: FsArg,
     /// Output directory: DIR/kind=KIND/node=NODE/part-0.parquet.
     #[arg(
         long,

@@ -62,7 +62,8 @@ fn capture_id(caps: &frames::Captures, inputs: &[std::path::PathBuf]) -> String 
 /// Reads the captures into frames and writes them as Parquet under `--output`, or adds
 /// them to the dataset of `--dataset`.
 pub fn run(a: &ExportArgs) -> io::Result<()> {
-    let caps = frames::discover(&a.captures)?;
+    let mut caps = frames::discover(&a.captures)?;
+    caps.keep_filesystem(a.filesystem.only())?;
     for l in caps.notes() {
         eprintln!("glk: {l}");
     }

@@ -521,6 +521,19 @@ impl DlmEvent {
         self.resource().glock()
     }
 
+    /// The lockspace id of the event (`ls_id` of the lock events, `h_lockspace` of the
+    /// messages); None for the events of no one lockspace (lowcomms sends and receives,
+    /// POSIX lock requests).
+    pub fn ls_id(&self) -> Option<u32> {
+        match self {
+            DlmEvent::SendMessage(m)
+            | DlmEvent::RecvMessage(m)
+            | DlmEvent::SendRcom(m)
+            | DlmEvent::RecvRcom(m) => Some(m.ls_id),
+            e => e.lock().map(|(ls_id, _)| ls_id),
+        }
+    }
+
     /// The lock (`ls_id`, `lkb_id`) of the lock events.
     pub fn lock(&self) -> Option<(u32, u32)> {
         match *self {

@@ -10,7 +10,7 @@ mod text;
 
 use std::collections::HashMap;
 use std::io::{self, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use analysis::refresh::rank::{Selection, SortKey};
@@ -115,9 +115,21 @@ fn parse_delay(s: &str) -> Result<f64, String> {
     }
 }
 
-/// A short name for input `i` of `snap`: its directory and file name.
+/// A short name for input `i` of `snap`: its directory and file name, and the directory
+/// above where another input's directory has the same name in another place (a node's
+/// two filesystems in a capture: `lab_gfs/n1/glocks.2`, `lab_data/n1/glocks.2`).
 pub fn label(snap: &Snapshot, i: usize) -> String {
-    inputs::label(&snap.inputs[i].path)
+    let path = &snap.inputs[i].path;
+    let short = inputs::label(path);
+    let dir = path.parent();
+    let namesake = snap.inputs.iter().any(|other| {
+        let theirs = other.path.parent();
+        theirs != dir && theirs.and_then(Path::file_name) == dir.and_then(Path::file_name)
+    });
+    match dir.and_then(|d| d.parent()?.file_name()) {
+        Some(above) if namesake => format!("{}/{short}", above.to_string_lossy()),
+        _ => short,
+    }
 }
 
 /// One refresh as the views show it: the snapshot, the waiters' ages across refreshes,

@@ -1,0 +1,255 @@
+//! Which GFS2 filesystem each capture is of, and the inputs cut down to one filesystem.
+//!
+//! A node with several GFS2 filesystems mounted has a capture of each: `glk capture` writes
+//! `DIR/FS/NODE/` (each with its `table`), a sos report and gfs2_lockcapture copy each
+//! filesystem's debugfs directory. Glock numbers repeat between filesystems (every one has
+//! a `1/2` transaction glock and its own journals and rgrps), so one filesystem's
+//! snapshots must never be read as another's next snapshot, nor its trace events as
+//! another's: the analyses read one filesystem at a time ([`Captures::keep_filesystem`]),
+//! and a node's trace, which holds every filesystem's events, is cut to that filesystem's
+//! device and DLM lockspace ([`FsIds`]).
+
+use std::collections::BTreeMap;
+use std::io;
+
+use crate::{Captures, NodeCapture, NodeFile};
+
+/// The DLM lockspace of lock table `CLUSTER:FS`: its part after the colon.
+pub fn lockspace(table: &str) -> &str {
+    table.rsplit(':').next().unwrap_or(table)
+}
+
+/// Whether `name`, as a user gives it (the lock table, or its lockspace), names `table`.
+pub fn names(name: &str, table: &str) -> bool {
+    name == table || name == lockspace(table)
+}
+
+/// What tells one filesystem's trace events and file locks from another's on a node: the
+/// device its gfs2 events and `/proc/locks` lines carry, and the lockspace id its dlm
+/// events carry. Unknown parts let every event through.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct FsIds {
+    /// The filesystem's device `(major, minor)`.
+    pub dev: Option<(u32, u32)>,
+    /// Its DLM lockspace's global id (`ls_id` of the dlm events, `h_lockspace` of messages).
+    pub ls_id: Option<u32>,
+}
+
+impl FsIds {
+    /// Whether a gfs2 event on device `dev` is of this filesystem.
+    pub fn has_dev(&self, dev: (u32, u32)) -> bool {
+        self.dev.is_none_or(|d| d == dev)
+    }
+
+    /// Whether a dlm event of lockspace `ls_id` (None: an event of no lockspace) is of
+    /// this filesystem.
+    pub fn has_lockspace(&self, ls_id: Option<u32>) -> bool {
+        match (self.ls_id, ls_id) {
+            (Some(mine), Some(theirs)) => mine == theirs,
+            _ => true,
+        }
+    }
+}
+
+/// The id of lockspace `name` in `dlm_tool ls` output (`name NAME` then `id 0xHEX`), as
+/// `cluster.txt` holds it.
+fn lockspace_id(text: &str, name: &str) -> Option<u32> {
+    let mut current: Option<&str> = None;
+    for l in text.lines() {
+        let mut words = l.split_whitespace();
+        match (words.next(), words.next()) {
+            (Some("name"), v) => current = v,
+            (Some("id"), Some(v)) if current == Some(name) => {
+                return u32::from_str_radix(v.strip_prefix("0x")?, 16).ok();
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+impl NodeCapture {
+    /// The ids of the filesystem this capture is of (none when it does not say
+    /// which it is): the device of its GFS2 mount in the node's `mountinfo` copy (the one
+    /// at the mount point its sysfs state names, else the only GFS2 mount), and its
+    /// lockspace's id in the node's `dlm_tool ls` output.
+    pub fn fs_ids(&self) -> FsIds {
+        let Some(table) = self.fs.as_deref() else {
+            return FsIds::default();
+        };
+        let mount = self
+            .last_sysfs()
+            .and_then(|p| crate::health::Sysfs::read(p).ok())
+            .and_then(|s| s.mount().map(std::path::PathBuf::from));
+        let dev = self.file(NodeFile::Mountinfo).and_then(|p| {
+            let text = std::fs::read(p).ok()?;
+            let gfs2: Vec<_> = crate::mounts::parse(&text)
+                .into_iter()
+                .filter(|m| m.fs_type == "gfs2")
+                .collect();
+            match &mount {
+                Some(at) => gfs2.iter().find(|m| &m.mount_point == at)?.dev,
+                None if gfs2.len() == 1 => gfs2[0].dev,
+                None => None,
+            }
+        });
+        let ls_id = self
+            .files_of(NodeFile::Cluster)
+            .filter_map(|p| crate::read_text(p).ok())
+            .find_map(|text| lockspace_id(&text, lockspace(table)));
+        FsIds { dev, ls_id }
+    }
+}
+
+impl Captures {
+    /// The filesystems the nodes say they are of (lock tables), sorted.
+    pub fn filesystems(&self) -> Vec<&str> {
+        let mut v: Vec<&str> = self.nodes.iter().filter_map(|n| n.fs.as_deref()).collect();
+        v.sort_unstable();
+        v.dedup();
+        v
+    }
+
+    /// Keeps the nodes of one filesystem, `only` (a lock table or its lockspace), and
+    /// those that do not say theirs; without `only`, inputs of several filesystems are an
+    /// error that names them. A node's traces, written once beside one of its
+    /// filesystems' snapshots, go to the capture of the node that is kept.
+    pub fn keep_filesystem(&mut self, only: Option<&str>) -> io::Result<()> {
+        let Some(chosen) = self.chosen_filesystem(only)? else {
+            return Ok(());
+        };
+        let (kept, other): (Vec<NodeCapture>, Vec<NodeCapture>) = std::mem::take(&mut self.nodes)
+            .into_iter()
+            .partition(|n| n.fs.as_deref().is_none_or(|t| t == chosen));
+        self.nodes = kept;
+        for o in other {
+            let same = self
+                .nodes
+                .iter_mut()
+                .find(|n| n.node == o.node && n.nodeid == o.nodeid && n.fs.is_some());
+            if let Some(n) = same {
+                for t in o.traces {
+                    if !n.traces.contains(&t) {
+                        n.traces.push(t);
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The lock table `only` names among the inputs' filesystems; None where there is
+    /// nothing to choose (no `only`, and one filesystem or none).
+    fn chosen_filesystem(&self, only: Option<&str>) -> io::Result<Option<String>> {
+        let fss = self.filesystems();
+        if let Some(t) = only.and_then(|o| fss.iter().find(|t| names(o, t))) {
+            return Ok(Some(t.to_string()));
+        }
+        let why = match only {
+            None if fss.len() <= 1 => return Ok(None),
+            None => format!(
+                "these inputs hold {}: give --fs with one of them (its lock table, or the \
+                 name after the colon) to read it",
+                self.filesystems_named()
+            ),
+            Some(o) if fss.is_empty() => format!(
+                "--fs {o:?}: no input says which GFS2 filesystem it is of (a capture's \
+                 `table` file, a debugfs directory named by its lock table)"
+            ),
+            Some(o) => format!(
+                "--fs {o:?}: no such GFS2 filesystem; these inputs hold {}",
+                self.filesystems_named()
+            ),
+        };
+        Err(io::Error::new(io::ErrorKind::InvalidInput, why))
+    }
+
+    /// `2 GFS2 filesystems: lab:a (nodes n1, n2), lab:b (node n1)`.
+    fn filesystems_named(&self) -> String {
+        let mut by_fs: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+        for n in &self.nodes {
+            if let Some(t) = n.fs.as_deref() {
+                by_fs.entry(t).or_default().push(&n.node);
+            }
+        }
+        let parts: Vec<String> = by_fs
+            .iter()
+            .map(|(t, nodes)| {
+                let noun = if nodes.len() == 1 { "node" } else { "nodes" };
+                format!("{t} ({noun} {})", nodes.join(", "))
+            })
+            .collect();
+        format!("{} GFS2 filesystems: {}", by_fs.len(), parts.join(", "))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lockspace_ids_are_read_from_dlm_tool_ls() {
+        let ls = "## dlm_tool ls\ndlm lockspaces\nname          clvmd\nid            \
+                  0x00000001\nflags         0x00000000\n\nname          gfs\nid            \
+                  0x3df8322a\nflags         0x00000000\n";
+        assert_eq!(lockspace_id(ls, "gfs"), Some(0x3df8_322a));
+        assert_eq!(lockspace_id(ls, "clvmd"), Some(1));
+        assert_eq!(lockspace_id(ls, "data"), None);
+        assert!(names("gfs", "lab:gfs") && names("lab:gfs", "lab:gfs"));
+        assert!(!names("lab", "lab:gfs"));
+    }
+
+    fn node(name: &str, fs: Option<&str>, traces: &[&str]) -> NodeCapture {
+        NodeCapture {
+            node: name.into(),
+            fs: fs.map(str::to_string),
+            traces: traces.iter().map(Into::into).collect(),
+            ..NodeCapture::default()
+        }
+    }
+
+    #[test]
+    fn one_filesystem_is_kept_with_its_nodes_traces() {
+        let caps = || Captures {
+            nodes: vec![
+                node("n1", Some("lab:a"), &["a/n1/trace_pipe.txt"]),
+                node("n2", Some("lab:a"), &["a/n2/trace_pipe.txt"]),
+                node("n1", Some("lab:b"), &[]),
+                node("loose", None, &["x.txt"]),
+            ],
+            ..Captures::default()
+        };
+        let err = caps().keep_filesystem(None).unwrap_err().to_string();
+        assert!(
+            err.contains("2 GFS2 filesystems: lab:a (nodes n1, n2), lab:b (node n1)"),
+            "{err}"
+        );
+        let mut c = caps();
+        let err = c.keep_filesystem(Some("lab:c")).unwrap_err().to_string();
+        assert!(
+            err.contains("no such GFS2 filesystem; these inputs hold 2"),
+            "{err}"
+        );
+        c.keep_filesystem(Some("b")).unwrap();
+        let kept: Vec<(&str, usize)> = c
+            .nodes
+            .iter()
+            .map(|n| (n.node.as_str(), n.traces.len()))
+            .collect();
+        assert_eq!(kept, [("n1", 1), ("loose", 1)]);
+        let mut one = Captures {
+            nodes: vec![node("n1", Some("lab:a"), &[])],
+            ..Captures::default()
+        };
+        one.keep_filesystem(None).unwrap();
+        one.keep_filesystem(Some("a")).unwrap();
+        assert_eq!(one.nodes.len(), 1);
+        let mut none = Captures {
+            nodes: vec![node("n1", None, &[])],
+            ..Captures::default()
+        };
+        none.keep_filesystem(None).unwrap();
+        let err = none.keep_filesystem(Some("a")).unwrap_err().to_string();
+        assert!(err.contains("no input says"), "{err}");
+    }
+}

@@ -1,0 +1,89 @@
+#!/bin/sh
+# Lab job (../shared/lab, run-cluster.sh, two nodes; copy cluster.sh into share/ too, and
+# an older glk as share/glk-old when comparing): a node with two GFS2 filesystems, as
+# production nodes often have. n1 splits the shared disk in two (an MBR written with
+# python3: the lab has no sfdisk) and makes lab:gfs on /dev/vda1 and lab:data on
+# /dev/vda2; both nodes mount both (/gfs, /data). On lab:gfs, a two-node flock deadlock
+# (n1 holds A and waits for B, n2 holds B and waits for A; they never end). On lab:data,
+# both nodes append to data/hot over and over: its inode glock goes back and forth, and
+# nothing waits for long. Each node captures (glk capture --count 3 --interval 3 --trace
+# 8: DIR/lab_data/NODE and DIR/lab_gfs/NODE, the trace beside the first) and runs
+# gfs2_lockcapture once; inodes.txt has the files' inode numbers. Then on n1, saved in
+# $OUT/runs as G-WHAT.out, .err and .rc:
+#   both        glk analyze on both nodes' captures, no --fs
+#   gfs, data   glk analyze --json --fs gfs|data on both nodes' captures
+#   doctor-gfs, doctor-data    glk doctor --json --fs ... on the same
+#   lockcapture glk analyze --json --fs data on both nodes' gfs2_lockcapture outputs
+#   doctor-live glk doctor live (no --fs: refused before it captures), and doctor-live-data
+#               glk doctor live --fs data --for 4 --json
+#   ccap-gfs    glk capture --cluster (over ssh: n2's agent) into $OUT/ccap, then glk
+#               analyze --json --fs gfs on it
+#   old         glk-old analyze --json on both nodes' captures (when share/glk-old is there)
+# Expected: no --fs names both filesystems and reads neither; --fs gfs has the flock waiters
+# stuck and none of lab:data's glocks, --fs data has data/hot's inode glock contended, no
+# stuck waiter, and no lab:gfs glock in its traces.
+. /mnt/share/cluster.sh
+lab_network
+lab_cluster
+if [ $N = n1 ]; then
+  python3 -c "
+import struct
+m = bytearray(512)
+for i, (lba, n) in enumerate([(2048, 2095104), (2097152, 2095104)]):
+    m[446 + 16 * i:462 + 16 * i] = struct.pack('<B3sB3sII', 0, bytes(3), 0x83, bytes(3), lba, n)
+m[510:512] = b'\x55\xaa'
+with open('/dev/vda', 'r+b') as f:
+    f.write(m)
+"
+  blockdev --flushbufs /dev/vda; blockdev --rereadpt /dev/vda
+  mkfs.gfs2 -O $(cat $S/mkfs_opts 2>/dev/null) -p lock_dlm -t lab:gfs -j 2 /dev/vda1 > $OUT/mkfs.txt 2>&1
+  mkfs.gfs2 -O $(cat $S/mkfs_opts 2>/dev/null) -p lock_dlm -t lab:data -j 2 /dev/vda2 >> $OUT/mkfs.txt 2>&1
+  touch $S/mark.mkfs
+fi
+lab_wait mkfs
+[ $N = n2 ] && { blockdev --flushbufs /dev/vda; blockdev --rereadpt /dev/vda; }
+ls -l /dev/vda* > $OUT/devices.txt
+for m in "vda1 /gfs" "vda2 /data"; do
+  set -- $m; mkdir -p $2; i=0
+  until mount -t gfs2 /dev/$1 $2; do sleep 2; i=$((i+1)); [ $i -gt 60 ] && { echo MOUNT FAILED; poweroff -f; }; done
+done
+cp $S/glk /usr/bin/glk; chmod +x /usr/bin/glk
+lab_ssh
+lab_barrier mounted
+if [ $N = n1 ]; then mkdir -p /gfs/shared; touch /gfs/shared/A /gfs/shared/B /data/hot; touch $S/mark.files; fi
+lab_wait files
+ls -li /gfs/shared /data > $OUT/inodes.txt
+if [ $N = n1 ]; then flock -x /gfs/shared/A sh -c 'sleep 4; flock -x /gfs/shared/B true' & fi
+if [ $N = n2 ]; then flock -x /gfs/shared/B sh -c 'sleep 4; flock -x /gfs/shared/A true' & fi
+( end=$(($(date +%s) + 40)); i=0
+  while [ $(date +%s) -lt $end ]; do i=$((i+1)); echo "$N $i" >> /data/hot; done
+  echo $i > $OUT/appends.txt ) &
+sleep 8
+glk capture --count 3 --interval 3 --trace 8 -o $OUT/capture > $OUT/capture.log 2>&1; echo $? > $OUT/capture.rc
+timeout 300 gfs2_lockcapture -y -q -r 1 -s 1 -o $OUT/lockcapture > $OUT/lockcapture.log 2>&1; echo $? > $OUT/lockcapture.rc
+cat /proc/locks > $OUT/proc-locks.txt
+find $OUT/capture $OUT/lockcapture > $OUT/listing.txt 2>&1
+lab_barrier captured
+if [ $N = n1 ]; then
+  R=$OUT/runs; mkdir -p $R
+  CAPS="$OUT/capture $S/out-$TAG-n2/capture"
+  LOCKCAPS="$(ls -d $OUT/lockcapture/* $S/out-$TAG-n2/lockcapture/* | head -2)"
+  run() { w=$1; shift; timeout 120 "$@" > $R/$w.out 2> $R/$w.err; echo $? > $R/$w.rc; }
+  run glk-both glk analyze $CAPS
+  run glk-gfs glk analyze --json --limit 0 --fs gfs $CAPS
+  run glk-data glk analyze --json --limit 0 --fs data $CAPS
+  run glk-doctor-gfs glk doctor --json --fs lab:gfs $CAPS
+  run glk-doctor-data glk doctor --json --fs lab:data $CAPS
+  run glk-lockcapture glk analyze --json --limit 0 --fs data $LOCKCAPS
+  run glk-doctor-live glk doctor live
+  run glk-doctor-live-data glk doctor live --fs data --for 4 --json
+  run glk-ccap-capture glk capture --cluster --count 2 --interval 2 -o $OUT/ccap
+  find $OUT/ccap > $R/ccap-listing.txt
+  run glk-ccap-gfs glk analyze --json --limit 0 --fs gfs $OUT/ccap
+  if [ -f $S/glk-old ]; then
+    cp $S/glk-old /usr/bin/glk-old; chmod +x /usr/bin/glk-old
+    run glk-old-both glk-old analyze --json --limit 0 $CAPS
+  fi
+fi
+lab_barrier done
+poweroff -f
