@@ -173,24 +173,21 @@ impl NodeTrace {
     }
 }
 
-/// Calls `f` with every gfs2 and dlm event of the filesystem `scope` names and every clock
+/// Calls `f` with every gfs2 and dlm event of the filesystem `fs` names and every clock
 /// marker of `path` (time, pid, event); bad lines go to `diag` with their line. Returns
 /// false when `f` does, and the lines read.
 fn each_event(
     path: &std::path::Path,
-    scope: FsIds,
+    fs: FsIds,
     diag: &mut Diagnostics,
     mut f: impl FnMut(u64, i64, &Ev) -> bool,
 ) -> io::Result<(bool, u64)> {
     let mut ok = true;
     let lines = traceparse::reader::for_each_decoded(path, diag, |d| {
         let (line, ev) = match d {
-            Decoded::Gfs2 { line, event, dev } if scope.has_dev((dev.major, dev.minor)) => {
-                (line, Ev::Gfs2(event))
-            }
-            Decoded::Dlm { line, event } if scope.has_lockspace(event.ls_id()) => {
-                (line, Ev::Dlm(event))
-            }
+            _ if !fs.keeps(&d) => return ok,
+            Decoded::Gfs2 { line, event, .. } => (line, Ev::Gfs2(event)),
+            Decoded::Dlm { line, event } => (line, Ev::Dlm(event)),
             Decoded::Other(line)
                 if line.event == b"tracing_mark_write" || line.event == b"print" =>
             {
@@ -224,7 +221,7 @@ const BATCH: usize = 4096;
 /// cores).
 fn each_event_pipelined(
     path: &std::path::Path,
-    scope: FsIds,
+    fs: FsIds,
     diag: &mut Diagnostics,
     mut f: impl FnMut(u64, i64, &Ev) -> bool,
 ) -> io::Result<(bool, u64)> {
@@ -233,7 +230,7 @@ fn each_event_pipelined(
         let decoder = s.spawn(move || {
             let mut d = Diagnostics::default();
             let mut batch = Vec::with_capacity(BATCH);
-            let r = each_event(path, scope, &mut d, |ts, pid, e| {
+            let r = each_event(path, fs, &mut d, |ts, pid, e| {
                 if !e.wanted() {
                     return true;
                 }
@@ -268,11 +265,11 @@ fn each_event_pipelined(
     })
 }
 
-/// Reads one node's traces, cut to the filesystem `scope` names, into its state.
+/// Reads one node's traces, cut to the filesystem `fs` names, into its state.
 fn read_node(
     node: &str,
     traces: &[PathBuf],
-    scope: FsIds,
+    fs: FsIds,
     pipelined: bool,
     progress: &AtomicU64,
 ) -> io::Result<(NodeTrace, Diagnostics)> {
@@ -285,9 +282,9 @@ fn read_node(
             t.add(ts, pid, e)
         };
         let (ok, lines) = if pipelined {
-            each_event_pipelined(p, scope, &mut diag, feed)?
+            each_event_pipelined(p, fs, &mut diag, feed)?
         } else {
-            each_event(p, scope, &mut diag, feed)?
+            each_event(p, fs, &mut diag, feed)?
         };
         t.lines += lines;
         if !ok {
@@ -303,7 +300,7 @@ fn read_node(
         diag = Diagnostics::default();
         let mut all: Vec<(u64, i64, Ev)> = Vec::new();
         for p in traces {
-            let (_, lines) = each_event(p, scope, &mut diag, |ts, pid, e| {
+            let (_, lines) = each_event(p, fs, &mut diag, |ts, pid, e| {
                 if e.wanted() {
                     all.push((ts, pid, *e));
                 }
@@ -320,25 +317,12 @@ fn read_node(
     Ok((t, diag))
 }
 
-/// The trace scope of node `node`: that of its filesystem where its captures that say
-/// theirs are all of one, else none (every event read).
-fn scope_of(caps: &Captures, node: &str) -> FsIds {
-    let mut of_node = caps
-        .nodes
-        .iter()
-        .filter(|n| n.node == node && n.fs.is_some());
-    match of_node.next() {
-        Some(first) if of_node.all(|n| n.fs == first.fs) => first.fs_ids(),
-        _ => FsIds::default(),
-    }
-}
-
 /// Called now and then with the events read so far per node, and once at the end (`true`).
 pub type Progress<'a> = dyn Fn(&[(String, u64)], bool) + Sync + 'a;
 
 /// Reads every node's traces, nodes on all cores at once. Nodes of the same name (loose
 /// files) are one node. Where the node's captures are of one filesystem, its events of
-/// other filesystems are left out ([`bundle::NodeCapture::fs_ids`]).
+/// other filesystems are left out ([`Captures::fs_ids_of`]).
 pub fn read(
     caps: &Captures,
     progress: &Progress,
@@ -347,7 +331,7 @@ pub fn read(
     for n in &caps.nodes {
         match by_name.iter_mut().find(|(name, _, _)| *name == n.node) {
             Some((_, t, _)) => t.extend(n.traces.iter().cloned()),
-            None => by_name.push((n.node.clone(), n.traces.clone(), scope_of(caps, &n.node))),
+            None => by_name.push((n.node.clone(), n.traces.clone(), caps.fs_ids_of(&n.node))),
         }
     }
     by_name.retain(|(_, t, _)| !t.is_empty());
@@ -374,10 +358,10 @@ pub fn read(
                     let mut out = Vec::new();
                     loop {
                         let i = next.fetch_add(1, Ordering::Relaxed);
-                        let Some((name, traces, scope)) = by_name.get(i) else {
+                        let Some((name, traces, fs)) = by_name.get(i) else {
                             break;
                         };
-                        let mut r = read_node(name, traces, *scope, pipelined, &counters[i]);
+                        let mut r = read_node(name, traces, *fs, pipelined, &counters[i]);
                         if let Ok((t, _)) = &mut r {
                             folded
                                 .lock()

@@ -12,6 +12,8 @@
 use std::collections::BTreeMap;
 use std::io;
 
+use traceparse::Decoded;
+
 use crate::{Captures, NodeCapture, NodeFile};
 
 /// The DLM lockspace of lock table `CLUSTER:FS`: its part after the colon.
@@ -36,16 +38,16 @@ pub struct FsIds {
 }
 
 impl FsIds {
-    /// Whether a gfs2 event on device `dev` is of this filesystem.
-    pub fn has_dev(&self, dev: (u32, u32)) -> bool {
-        self.dev.is_none_or(|d| d == dev)
-    }
-
-    /// Whether a dlm event of lockspace `ls_id` (None: an event of no lockspace) is of
-    /// this filesystem.
-    pub fn has_lockspace(&self, ls_id: Option<u32>) -> bool {
-        match (self.ls_id, ls_id) {
-            (Some(mine), Some(theirs)) => mine == theirs,
+    /// Whether a decoded trace line is kept: a gfs2 event on this filesystem's device, a
+    /// dlm event of its lockspace or of none (lowcomms, POSIX lock requests), and every
+    /// other line.
+    pub fn keeps(&self, d: &Decoded<'_>) -> bool {
+        match d {
+            Decoded::Gfs2 { dev, .. } => self.dev.is_none_or(|x| x == (dev.major, dev.minor)),
+            Decoded::Dlm { event, .. } => match (self.ls_id, event.ls_id()) {
+                (Some(mine), Some(theirs)) => mine == theirs,
+                _ => true,
+            },
             _ => true,
         }
     }
@@ -164,6 +166,19 @@ impl Captures {
         Err(io::Error::new(io::ErrorKind::InvalidInput, why))
     }
 
+    /// The ids of node `node`'s filesystem where its captures that say theirs are all of
+    /// one (as after [`Captures::keep_filesystem`]), else none (every event kept).
+    pub fn fs_ids_of(&self, node: &str) -> FsIds {
+        let mut of_node = self
+            .nodes
+            .iter()
+            .filter(|n| n.node == node && n.fs.is_some());
+        match of_node.next() {
+            Some(first) if of_node.all(|n| n.fs == first.fs) => first.fs_ids(),
+            _ => FsIds::default(),
+        }
+    }
+
     /// `2 GFS2 filesystems: lab:a (nodes n1, n2), lab:b (node n1)`.
     fn filesystems_named(&self) -> String {
         let mut by_fs: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
@@ -197,6 +212,37 @@ mod tests {
         assert_eq!(lockspace_id(ls, "data"), None);
         assert!(names("gfs", "lab:gfs") && names("lab:gfs", "lab:gfs"));
         assert!(!names("lab", "lab:gfs"));
+    }
+
+    #[test]
+    fn a_filesystem_keeps_its_own_events_and_the_others_lines() {
+        let fs = FsIds {
+            dev: Some((254, 2)),
+            ls_id: Some(2_858_078_307),
+        };
+        let lines = [
+            ("gfs2_promote: 254,2 glock 2:4657 promote first EX", true),
+            ("gfs2_promote: 254,1 glock 2:4657 promote first EX", false),
+            (
+                "dlm_bast: ls_id=2858078307 lkb_id=1 mode=PR res_name=2020",
+                true,
+            ),
+            (
+                "dlm_bast: ls_id=1039675946 lkb_id=1 mode=PR res_name=2020",
+                false,
+            ),
+            ("dlm_send: nodeid=2 ret=112", true),
+            (
+                "sched_process_exec: filename=/bin/true pid=7 old_pid=7",
+                true,
+            ),
+        ];
+        for (body, kept) in lines {
+            let line = format!("           sh-1 [000] ..... 5.000001: {body}");
+            let d = traceparse::decode_line(line.as_bytes()).unwrap();
+            assert_eq!(fs.keeps(&d), kept, "{body}");
+            assert!(FsIds::default().keeps(&d), "{body}");
+        }
     }
 
     fn node(name: &str, fs: Option<&str>, traces: &[&str]) -> NodeCapture {

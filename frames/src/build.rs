@@ -475,20 +475,26 @@ impl EventDlmCols {
     }
 }
 
+/// Adds the lines of trace `path` to `ev`, but the gfs2 and dlm events of filesystems
+/// other than the one `fs` names.
 fn read_trace(
     path: &std::path::Path,
     node: &str,
+    fs: bundle::filesystems::FsIds,
     ev: &mut EventCols,
     diag: &mut Diagnostics,
 ) -> io::Result<()> {
     traceparse::reader::for_each_decoded(path, diag, |d| {
-        ev.push(node, &d);
+        if fs.keeps(&d) {
+            ev.push(node, &d);
+        }
         true
     })
     .map(drop)
 }
 
-/// Reads every file of every node into frames.
+/// Reads every file of every node into frames (a node's trace cut to its filesystem's
+/// events, [`Captures::fs_ids_of`]).
 pub fn load(caps: &Captures) -> io::Result<Frames> {
     let snaps = Snapshots::load(caps)?;
     let mut events = EventCols::default();
@@ -496,8 +502,9 @@ pub fn load(caps: &Captures) -> io::Result<Frames> {
     let mut nodes = NodeCols::default();
     for n in &caps.nodes {
         let before = events.len();
+        let fs = caps.fs_ids_of(&n.node);
         for t in &n.traces {
-            read_trace(t, &n.node, &mut events, &mut diag)?;
+            read_trace(t, &n.node, fs, &mut events, &mut diag)?;
         }
         nodes.push(n, (events.len() - before) as u64);
     }
