@@ -119,15 +119,20 @@ pub(crate) fn node_files(bytes: &[u8]) {
     let _ = bundle::procs::gfs2_devices(&text);
 }
 
-/// A sos report or gfs2_lockcapture tarball (uncompressed) through discovery, every
-/// reader, every analysis and every finding, as `glk doctor` runs them.
+/// A sos report or gfs2_lockcapture tarball (uncompressed) through discovery, the choice
+/// of its first filesystem (`--fs`), every reader, every analysis and every finding, as
+/// `glk doctor` runs them.
 pub(crate) fn collection(bytes: &[u8]) {
     let dir = tempfile::tempdir().expect("a temporary directory");
     let tarball = dir.path().join("collection.tar");
     std::fs::write(&tarball, bytes).expect("writing the input");
-    let Ok(caps) = bundle::discover(&[tarball]) else {
+    let Ok(mut caps) = bundle::discover(&[tarball]) else {
         return;
     };
+    let first = caps.filesystems().first().map(|t| t.to_string());
+    caps.keep_filesystem(first.as_deref())
+        .expect("a filesystem the inputs name is kept");
+    assert!(caps.filesystems().len() <= 1, "{:?}", caps.filesystems());
     for n in &caps.nodes {
         for s in &n.snapshots {
             for p in bundle::FileKind::ALL.iter().filter_map(|k| s.path(*k)) {
