@@ -326,9 +326,9 @@ pub struct SshClock {
     pub gathered_by: String,
 }
 
-/// The clock bound of node directory `dir` in its parent's `cluster.json`, or the one
-/// above for a node with several filesystems (`DIR/FS/NODE`), (the entry whose node name is
-/// the directory's name, or `node`).
+/// The clock bound of node directory `dir` in the `cluster.json` of its parent, or of the
+/// directory above for a node with several filesystems (`DIR/FS/NODE`): the entry whose node
+/// name is the directory's name, or `node`.
 fn ssh_clock(dir: &Path, node: &str) -> Option<SshClock> {
     let text = dir
         .ancestors()

@@ -100,7 +100,7 @@ struct DoctorCli {
 /// private temporary directory, which the doctor then reads with the same options, naming
 /// hot inodes by path; the directory is removed afterwards.
 fn doctor_live(a: &DoctorArgs, c: &cluster::ClusterArgs) -> std::io::Result<doctor::Verdict> {
-    if !c.on() && a.filesystem.fs.is_none() {
+    if !c.on() && a.filesystem.only().is_none() {
         let fss = bundle::live::filesystems(&inputs::debugfs_root(None)?, None)?;
         if fss.len() > 1 {
             let tables: Vec<&str> = fss.iter().map(|f| f.table.as_str()).collect();
@@ -120,7 +120,7 @@ fn doctor_live(a: &DoctorArgs, c: &cluster::ClusterArgs) -> std::io::Result<doct
     let whom = if c.on() { "every node" } else { "this node" };
     eprintln!("glk: capturing {whom} for {secs} s (3 snapshots, gfs2 and dlm events)...");
     capture::run(&capture::CaptureArgs {
-        fs: a.filesystem.fs.clone(),
+        fs: a.filesystem.only().map(str::to_string),
         sampling: capture::Sampling {
             count: 3,
             interval: secs / 2.0,
