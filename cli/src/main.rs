@@ -95,25 +95,37 @@ struct DoctorCli {
     cluster: cluster::ClusterArgs,
 }
 
+/// An error, before anything is captured, when this node has several GFS2 filesystems
+/// mounted and `--fs` names none: the doctor reads one. Where none can be listed, the
+/// capture says why (with `--cluster`, the node running glk may mount no GFS2 at all).
+fn one_filesystem_asked(a: &DoctorArgs) -> std::io::Result<()> {
+    if a.filesystem.only().is_some() {
+        return Ok(());
+    }
+    let Ok(fss) = inputs::debugfs_root(None).and_then(|r| bundle::live::filesystems(&r, None))
+    else {
+        return Ok(());
+    };
+    if fss.len() <= 1 {
+        return Ok(());
+    }
+    let tables: Vec<&str> = fss.iter().map(|f| f.table.as_str()).collect();
+    Err(std::io::Error::new(
+        std::io::ErrorKind::InvalidInput,
+        format!(
+            "{} GFS2 filesystems are mounted here ({}): give --fs with the one to examine",
+            fss.len(),
+            tables.join(", ")
+        ),
+    ))
+}
+
 /// `glk doctor live`: a capture of this node for `--for` seconds (default 6: 3 snapshots,
 /// at the start, the middle and the end, and gfs2 and dlm events throughout) into a
 /// private temporary directory, which the doctor then reads with the same options, naming
 /// hot inodes by path; the directory is removed afterwards.
 fn doctor_live(a: &DoctorArgs, c: &cluster::ClusterArgs) -> std::io::Result<doctor::Verdict> {
-    if !c.on() && a.filesystem.only().is_none() {
-        let fss = bundle::live::filesystems(&inputs::debugfs_root(None)?, None)?;
-        if fss.len() > 1 {
-            let tables: Vec<&str> = fss.iter().map(|f| f.table.as_str()).collect();
-            return Err(std::io::Error::new(
-                std::io::ErrorKind::InvalidInput,
-                format!(
-                    "{} GFS2 filesystems are mounted here ({}): give --fs with the one to examine",
-                    fss.len(),
-                    tables.join(", ")
-                ),
-            ));
-        }
-    }
+    one_filesystem_asked(a)?;
     let dir = tempfile::Builder::new().prefix("glk-doctor-").tempdir()?;
     let out = dir.path().join("capture");
     let secs = a.live_secs;

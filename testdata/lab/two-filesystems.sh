@@ -14,8 +14,9 @@
 #   gfs, data   glk analyze --json --fs gfs|data on both nodes' captures
 #   doctor-gfs, doctor-data    glk doctor --json --fs ... on the same
 #   lockcapture glk analyze --json --fs data on both nodes' gfs2_lockcapture outputs
-#   doctor-live glk doctor live (no --fs: refused before it captures), and doctor-live-data
-#               glk doctor live --fs data --for 4 --json
+#   doctor-live glk doctor live, and doctor-live-cluster glk doctor live --cluster (no
+#               --fs: refused before they capture), and doctor-live-data glk doctor live
+#               --fs data --for 4 --json
 #   ccap-gfs    glk capture --cluster (over ssh: n2's agent) into $OUT/ccap, then glk
 #               analyze --json --fs gfs on it
 #   old         glk-old analyze --json on both nodes' captures (when share/glk-old is there)
@@ -76,6 +77,7 @@ if [ $N = n1 ]; then
   run glk-doctor-data glk doctor --json --fs lab:data $CAPS
   run glk-lockcapture glk analyze --json --limit 0 --fs data $LOCKCAPS
   run glk-doctor-live glk doctor live
+  run glk-doctor-live-cluster glk doctor live --cluster
   run glk-doctor-live-data glk doctor live --fs data --for 4 --json
   run glk-ccap-capture glk capture --cluster --count 2 --interval 2 -o $OUT/ccap
   find $OUT/ccap > $R/ccap-listing.txt
