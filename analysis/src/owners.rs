@@ -141,10 +141,10 @@ impl<'a> Resolver<'a> {
             diagnostics: Diagnostics::default(),
         };
         for n in &caps.nodes {
-            // The device of the node's filesystem where its capture says which it is, else
+            // The device of the node's filesystem where its captures say which it is, else
             // every GFS2 device: a lock on another filesystem of the node is not on a glock
             // of this one.
-            let devices = match n.fs_ids().dev {
+            let devices = match caps.fs_ids_of(&n.node).dev {
                 Some(dev) => Some(vec![dev]),
                 None => n
                     .file(bundle::NodeFile::Mountinfo)

@@ -643,14 +643,17 @@ const LOCKNAME_LEN: usize = 64;
 /// that sos reports and gfs2_lockcapture keep). None where `dir` does not say (captures
 /// older than the `table` file, lock_nolock filesystems).
 pub fn lock_table(dir: &Path) -> Option<String> {
-    let table = |s: &str| {
-        (s.len() <= LOCKNAME_LEN && s.contains(':') && s.bytes().all(|b| b.is_ascii_graphic()))
-            .then(|| s.to_string())
-    };
     match NodeFile::Table.read_in(dir) {
-        Some(s) => table(s.trim()),
-        None => table(dir.file_name()?.to_str()?),
+        Some(s) => table_named(s.trim()),
+        None => table_named(dir.file_name()?.to_str()?),
     }
+}
+
+/// `name` as a lock table (`CLUSTER:FS`), where it is one: a `table` file's text, or the
+/// name of a filesystem's debugfs directory ([`lock_table`]).
+pub(crate) fn table_named(name: &str) -> Option<String> {
+    (name.len() <= LOCKNAME_LEN && name.contains(':') && name.bytes().all(|b| b.is_ascii_graphic()))
+        .then(|| name.to_string())
 }
 
 /// Reads one node directory.

@@ -124,7 +124,7 @@ pub fn read(dir: &Path, given: &Path) -> io::Result<(Vec<NodeCapture>, Vec<Strin
                 let node = nodes.entry(key).or_insert_with(|| NodeCapture {
                     node: name.clone(),
                     nodeid: info(&nd, "NODE_ID").and_then(|v| v.parse().ok()),
-                    fs: table.clone(),
+                    fs: table.as_deref().and_then(crate::table_named),
                     kernel: info(&nd, "UNAMEA").and_then(|v| traceparse::raw::kernel_release(&v)),
                     ..NodeCapture::default()
                 });

@@ -148,7 +148,7 @@ pub fn read(dir: &Path, given: &Path) -> io::Result<Report> {
             NodeCapture {
                 node: name.clone(),
                 nodeid: nodeid(dir),
-                fs: table,
+                fs: table.as_deref().and_then(crate::table_named),
                 kernel: ["uname", "sos_commands/kernel/uname_-a"]
                     .iter()
                     .find_map(|f| crate::read_kernel(&dir.join(f))),

@@ -221,7 +221,7 @@ impl Given {
             Given::Node(n) => {
                 let s = n.snapshots.iter().rev().find(|s| s.has(FileKind::Glocks))?;
                 let path = s.path(FileKind::Glocks)?.to_path_buf();
-                Some((Input { path, live: false }, Sources::saved(s, n.nodeid)))
+                Some((Input { path, live: false }, Sources::saved(s, n)))
             }
         }
     }

@@ -118,19 +118,14 @@ impl Sources {
             return Sources::default();
         };
         match node.snapshots.iter().find(|s| s.index == index) {
-            Some(s) => Sources::saved(s, node.nodeid),
+            Some(s) => Sources::saved(s, &node),
             None => Sources::default(),
         }
     }
 
     /// The companions of a saved snapshot's glocks file: its other files, when it was
-    /// taken, the node (`nodeid`), and the filesystem its glocks file's directory says
-    /// ([`bundle::lock_table`]).
-    pub fn saved(snapshot: &Snapshot, nodeid: Option<u64>) -> Sources {
-        let fs = snapshot
-            .path(FileKind::Glocks)
-            .and_then(Path::parent)
-            .and_then(bundle::lock_table);
+    /// taken, and the node and filesystem of the capture it is part of (`node`).
+    pub fn saved(snapshot: &Snapshot, node: &bundle::NodeCapture) -> Sources {
         let mut files = Snapshot::new(snapshot.index);
         for kind in COMPANIONS {
             if let Some(p) = snapshot.path(kind) {
@@ -141,8 +136,8 @@ impl Sources {
             files,
             plocks_lockspace: None,
             fdlocks_device: None,
-            nodeid,
-            fs,
+            nodeid: node.nodeid,
+            fs: node.fs.clone(),
             taken: snapshot.time_unix,
         }
     }
