@@ -137,6 +137,9 @@ impl FileKind {
 /// Where debugfs is mounted by convention.
 const DEBUGFS: &str = "/sys/kernel/debug";
 
+/// The command that mounts debugfs where it is by convention, for messages.
+pub const MOUNT_DEBUGFS: &str = "mount -t debugfs none /sys/kernel/debug";
+
 /// The suffixes of a file compressed under its name (gzip, xz, zstd, bzip2).
 const COMPRESSED: [&str; 4] = [".gz", ".xz", ".zst", ".bz2"];
 
@@ -827,9 +830,9 @@ fn refuse_kernel_dir(p: &Path) -> io::Result<()> {
             p.display(),
             fs.name(),
             if unmounted {
-                "; debugfs is not mounted here: mount -t debugfs none /sys/kernel/debug"
+                format!("; debugfs is not mounted here: {MOUNT_DEBUGFS}")
             } else {
-                ""
+                String::new()
             }
         ),
     ))

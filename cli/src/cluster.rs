@@ -541,12 +541,14 @@ fn node_record(slot: &Slot, state: &Result<usize, String>) -> serde_json::Value 
 
 /// One snapshot of every node (`glk agent snapshot`) written below `dir` as
 /// `FS/NODE/glocks.0`, ...; returns the node directories written. The nodes that did not
-/// answer are named on stderr; none answering is an error.
-pub fn snapshot_once(c: &ClusterArgs, dir: &Path) -> io::Result<Vec<PathBuf>> {
+/// answer are named on stderr; none answering is an error. `fs` keeps one filesystem
+/// (`--fs`), which a node that does not mount it reports.
+pub fn snapshot_once(c: &ClusterArgs, fs: Option<&str>, dir: &Path) -> io::Result<Vec<PathBuf>> {
     let nodes = c.members()?;
-    let args = |n: &Node| {
+    let fs = fs.map(str::to_string);
+    let args = move |n: &Node| {
         let mut a = vec!["snapshot".to_string(), "--now".to_string()];
-        a.extend(place_args(n, None, None));
+        a.extend(place_args(n, fs.as_deref(), None));
         a
     };
     let mut fleet = Fleet::start(c.remote()?, nodes, args, Instant::now() + c.deadline());

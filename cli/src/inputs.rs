@@ -21,13 +21,23 @@ pub fn debugfs_mounts() -> Vec<PathBuf> {
 pub fn debugfs_root(given: Option<&Path>) -> io::Result<PathBuf> {
     match given {
         Some(d) => Ok(d.to_path_buf()),
-        None => debugfs_mounts().into_iter().next().ok_or_else(|| {
-            io::Error::new(
-                io::ErrorKind::NotFound,
-                "debugfs is not mounted: mount it with `mount -t debugfs none /sys/kernel/debug`",
-            )
-        }),
+        None => debugfs_mounts()
+            .into_iter()
+            .next()
+            .ok_or_else(|| debugfs_unmounted("")),
     }
+}
+
+/// The error for a node where debugfs is not mounted, with how to mount it and `or`
+/// (another way out).
+fn debugfs_unmounted(or: &str) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::NotFound,
+        format!(
+            "debugfs is not mounted: mount it with `{}`{or}",
+            bundle::MOUNT_DEBUGFS
+        ),
+    )
 }
 
 /// GFS2 mount points, for error messages.
@@ -39,10 +49,8 @@ fn gfs2_mounts() -> Vec<PathBuf> {
 pub fn gfs2_debugfs_dirs() -> io::Result<Vec<PathBuf>> {
     let mounts = debugfs_mounts();
     if mounts.is_empty() {
-        return Err(io::Error::new(
-            io::ErrorKind::NotFound,
-            "debugfs is not mounted: mount it with `mount -t debugfs none /sys/kernel/debug` \
-             or give the path of a saved glocks file",
+        return Err(debugfs_unmounted(
+            " or give the path of a saved glocks file",
         ));
     }
     let mut dirs = Vec::new();
@@ -122,12 +130,17 @@ impl Resolved {
 /// `gfs2/`, or the debugfs root) the live files of `kinds`; any other directory or a
 /// tarball as `glk analyze` reads it, saying on standard error what it lacks or holds
 /// beside what was read. No paths: every mounted GFS2 filesystem's live files.
-pub fn resolve(paths: &[PathBuf], kinds: &[FileKind]) -> io::Result<Resolved> {
+///
+/// `only` (`--fs`: a lock table or its lockspace) keeps one filesystem's directories,
+/// live or captured, and is an error where a directory or tarball holds none of it; a
+/// file given by name is read as given.
+pub fn resolve(paths: &[PathBuf], kinds: &[FileKind], only: Option<&str>) -> io::Result<Resolved> {
     let mut out = Resolved::default();
     if paths.is_empty() {
-        for d in gfs2_debugfs_dirs()? {
+        let dirs = gfs2_debugfs_dirs()?;
+        for d in of_filesystem(&dirs, only, "mounted here")? {
             out.given
-                .extend(live_files(&d, kinds).into_iter().map(Given::File));
+                .extend(live_files(d, kinds).into_iter().map(Given::File));
         }
         return Ok(out);
     }
@@ -137,7 +150,7 @@ pub fn resolve(paths: &[PathBuf], kinds: &[FileKind]) -> io::Result<Resolved> {
         let live = is_debugfs(p);
         if live && meta.is_dir() {
             out.given
-                .extend(live_in(p, kinds)?.into_iter().map(Given::File));
+                .extend(live_in(p, kinds, only)?.into_iter().map(Given::File));
         } else if meta.is_file() && !bundle::is_tarball(p) {
             out.given.push(Given::File(Input {
                 live,
@@ -145,6 +158,10 @@ pub fn resolve(paths: &[PathBuf], kinds: &[FileKind]) -> io::Result<Resolved> {
             }));
         } else {
             let mut caps = bundle::discover(std::slice::from_ref(p))?;
+            if only.is_some() {
+                caps.keep_filesystem(only)
+                    .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", p.display())))?;
+            }
             for l in caps.notes() {
                 eprintln!("glk: {l}");
             }
@@ -162,14 +179,20 @@ pub fn resolve(paths: &[PathBuf], kinds: &[FileKind]) -> io::Result<Resolved> {
 }
 
 /// The live files of `kinds` below the debugfs directory `dir`: a filesystem's
-/// directory, the `gfs2/` directory of them all, or the debugfs root.
-fn live_in(dir: &Path, kinds: &[FileKind]) -> io::Result<Vec<Input>> {
-    let mut found = live_files(dir, kinds);
-    if found.is_empty() {
+/// directory, the `gfs2/` directory of them all, or the debugfs root; of filesystem
+/// `only` where given.
+fn live_in(dir: &Path, kinds: &[FileKind], only: Option<&str>) -> io::Result<Vec<Input>> {
+    let fs_dirs = if live_files(dir, kinds).is_empty() {
         let gfs2 = dir.join("gfs2");
-        let fs_dirs = bundle::subdirs(if gfs2.is_dir() { &gfs2 } else { dir })?;
-        found = fs_dirs.iter().flat_map(|d| live_files(d, kinds)).collect();
-    }
+        bundle::subdirs(if gfs2.is_dir() { &gfs2 } else { dir })?
+    } else {
+        vec![dir.to_path_buf()]
+    };
+    let place = format!("in {}", dir.display());
+    let found: Vec<Input> = of_filesystem(&fs_dirs, only, &place)?
+        .into_iter()
+        .flat_map(|d| live_files(d, kinds))
+        .collect();
     if found.is_empty() {
         let names: Vec<&str> = kinds.iter().map(|k| k.name()).collect();
         return Err(io::Error::new(
@@ -182,6 +205,40 @@ fn live_in(dir: &Path, kinds: &[FileKind]) -> io::Result<Vec<Input>> {
         ));
     }
     Ok(found)
+}
+
+/// The filesystems' debugfs directories (named by their lock tables) of `only`: all of
+/// them without it; an error naming those `place` has when none is.
+fn of_filesystem<'a>(
+    dirs: &'a [PathBuf],
+    only: Option<&str>,
+    place: &str,
+) -> io::Result<Vec<&'a Path>> {
+    let table = |d: &Path| d.file_name().map(|n| n.to_string_lossy().into_owned());
+    let kept: Vec<&Path> = dirs
+        .iter()
+        .map(PathBuf::as_path)
+        .filter(|d| {
+            only.is_none_or(|o| table(d).is_some_and(|t| bundle::filesystems::names(o, &t)))
+        })
+        .collect();
+    match only {
+        Some(o) if kept.is_empty() => {
+            let there: Vec<String> = dirs.iter().filter_map(|d| table(d)).collect();
+            Err(io::Error::new(
+                io::ErrorKind::NotFound,
+                format!(
+                    "--fs {o:?}: no such GFS2 filesystem {place} (there: {})",
+                    if there.is_empty() {
+                        "none".into()
+                    } else {
+                        there.join(", ")
+                    }
+                ),
+            ))
+        }
+        _ => Ok(kept),
+    }
 }
 
 /// The files of `kinds` in the debugfs directory of one filesystem, by the names the
@@ -234,7 +291,7 @@ mod tests {
     #[test]
     fn a_capture_directory_gives_each_node_s_last_snapshot() {
         let dir = testdata::path("real/dlm2-6.1/n1");
-        let r = resolve(std::slice::from_ref(&dir), &[FileKind::Glocks]).unwrap();
+        let r = resolve(std::slice::from_ref(&dir), &[FileKind::Glocks], None).unwrap();
         assert_eq!(r.given.len(), 1);
         let (input, sources) = r.given[0].glocks().unwrap();
         assert!(input.path.ends_with("n1/glocks.5"));
@@ -244,7 +301,12 @@ mod tests {
             .unwrap()
             .ends_with("n1/dlm_locks.5"));
         assert_eq!(sources.nodeid, Some(1));
-        let both = resolve(&[testdata::path("real/dlm2-6.1")], &[FileKind::Glocks]).unwrap();
+        let both = resolve(
+            &[testdata::path("real/dlm2-6.1")],
+            &[FileKind::Glocks],
+            None,
+        )
+        .unwrap();
         let files: Vec<_> = both
             .given
             .iter()
@@ -257,7 +319,7 @@ mod tests {
     #[test]
     fn a_file_is_read_as_given() {
         let f = testdata::path("real/dlm2-6.1/n2/glocks.4");
-        let r = resolve(std::slice::from_ref(&f), &[FileKind::Glocks]).unwrap();
+        let r = resolve(std::slice::from_ref(&f), &[FileKind::Glocks], None).unwrap();
         let (input, sources) = r.given[0].glocks().unwrap();
         assert_eq!(input.path, f);
         assert!(sources
@@ -267,11 +329,37 @@ mod tests {
     }
 
     #[test]
+    fn fs_keeps_one_filesystem_s_debugfs_directory() {
+        let dirs: Vec<PathBuf> = ["lab:data", "lab:gfs"]
+            .iter()
+            .map(|t| Path::new("/sys/kernel/debug/gfs2").join(t))
+            .collect();
+        let kept = |only| of_filesystem(&dirs, only, "mounted here");
+        assert_eq!(kept(None).unwrap().len(), 2);
+        for name in ["gfs", "lab:gfs"] {
+            assert_eq!(kept(Some(name)).unwrap(), [dirs[1].as_path()]);
+        }
+        let e = kept(Some("lab")).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "--fs \"lab\": no such GFS2 filesystem mounted here (there: lab:data, lab:gfs)"
+        );
+        let e = of_filesystem(&[], Some("gfs"), "in /x")
+            .unwrap_err()
+            .to_string();
+        assert!(e.ends_with("in /x (there: none)"), "{e}");
+    }
+
+    #[test]
     fn missing_paths_and_empty_directories_are_named() {
-        let e = resolve(&[PathBuf::from("/nonexistent/glocks")], &[FileKind::Glocks]);
+        let e = resolve(
+            &[PathBuf::from("/nonexistent/glocks")],
+            &[FileKind::Glocks],
+            None,
+        );
         assert!(e.unwrap_err().to_string().contains("/nonexistent/glocks"));
         let dir = testdata::path("public/glocktop-manpage");
-        let e = resolve(&[dir], &[FileKind::Glocks])
+        let e = resolve(&[dir], &[FileKind::Glocks], None)
             .unwrap_err()
             .to_string();
         assert!(e.contains("glocktop-manpage: no capture here"), "{e}");

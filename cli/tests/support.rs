@@ -818,17 +818,92 @@ fn two_filesystems() -> tempfile::TempDir {
     dir
 }
 
+/// What glk says on standard error when it refuses `args` on `input`: it fails, with
+/// nothing on standard output.
+fn refusal(args: &[&str], input: &Path) -> String {
+    let o = Command::new(GLK).args(args).arg(input).output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(
+        !o.status.success() && o.stdout.is_empty(),
+        "{args:?}: {err}"
+    );
+    err
+}
+
+/// The rows of `glk stats --json` or `glk top --json`, each with its `source` cut to
+/// the node's directory and the file (`n1/glstats.3`).
+fn rows_by_node_file(rows: &serde_json::Value) -> Vec<serde_json::Value> {
+    elements(rows)
+        .map(|r| {
+            let mut r = r.clone();
+            let source = std::path::PathBuf::from(str_of(&r, "source"));
+            let short: Vec<_> = source.iter().rev().take(2).collect();
+            r["source"] = format!(
+                "{}/{}",
+                short[1].to_string_lossy(),
+                short[0].to_string_lossy()
+            )
+            .into();
+            r
+        })
+        .collect()
+}
+
+#[test]
+fn top_and_stats_show_one_filesystem_with_fs() {
+    let two = two_filesystems();
+    let alone_b = testdata::path("real/deadlock-family-6.12/capture");
+    let top = |args: &[&std::ffi::OsStr]| {
+        let base = ["top", "--once", "--json", "--limit", "0"].map(std::ffi::OsStr::new);
+        common::glk_json(&[&base[..], args].concat())
+    };
+    let b = top(&["--fs".as_ref(), "b".as_ref(), two.path().as_os_str()]);
+    let alone = top(&[alone_b.as_os_str()]);
+    assert_eq!(b["summary"], alone["summary"]);
+    assert!(elements(&b["glocks"]).count() > 0);
+    assert!(
+        elements(&b["glocks"]).all(|g| g["fs"] == "lab:b"),
+        "{}",
+        b["glocks"]
+    );
+    let without_fs = |v: &serde_json::Value| {
+        let mut rows = rows_by_node_file(v);
+        for r in &mut rows {
+            r["fs"] = serde_json::Value::Null;
+        }
+        rows
+    };
+    assert_eq!(without_fs(&b["glocks"]), without_fs(&alone["glocks"]));
+    // glk stats --fs: lab:a's glstats and sbstats, as the hand-off capture's alone.
+    let stats = |args: &[&std::ffi::OsStr]| {
+        let base = ["stats", "--json", "--limit", "0"].map(std::ffi::OsStr::new);
+        common::glk_json(&[&base[..], args].concat())
+    };
+    let a = stats(&["--fs".as_ref(), "lab:a".as_ref(), two.path().as_os_str()]);
+    let alone = stats(&[testdata::path("real/handoff-6.12").as_os_str()]);
+    assert!(elements(&a["glocks"]).count() > 0);
+    for key in ["glocks", "types"] {
+        assert_eq!(
+            rows_by_node_file(&a[key]),
+            rows_by_node_file(&alone[key]),
+            "{key}"
+        );
+    }
+    // A filesystem the inputs do not hold is named with those they do.
+    for cmd in ["doctor", "top", "stats"] {
+        let err = refusal(&[cmd, "--fs", "lab:c"], two.path());
+        assert!(
+            err.contains("--fs \"lab:c\": no such GFS2 filesystem; these inputs hold 2"),
+            "{cmd}: {err}"
+        );
+    }
+}
+
 #[test]
 fn a_node_s_filesystems_are_read_one_at_a_time() {
     let two = two_filesystems();
     // Without --fs, neither is read, and both are named.
-    let o = Command::new(GLK)
-        .arg("analyze")
-        .arg(two.path())
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert!(!o.status.success() && o.stdout.is_empty(), "{err}");
+    let err = refusal(&["analyze"], two.path());
     assert!(
         err.contains("2 GFS2 filesystems: lab:a (nodes n1, n2), lab:b (nodes n1, n2)")
             && err.contains("give --fs"),
@@ -891,15 +966,4 @@ fn a_node_s_filesystems_are_read_one_at_a_time() {
     ] {
         assert!(head.contains(file), "{file}: {head}");
     }
-    // An unknown one is named with those there are.
-    let o = Command::new(GLK)
-        .args(["doctor", "--fs", "lab:c"])
-        .arg(two.path())
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert!(
-        err.contains("--fs \"lab:c\": no such GFS2 filesystem; these inputs hold 2"),
-        "{err}"
-    );
 }

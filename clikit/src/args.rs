@@ -22,7 +22,8 @@ pub enum Sort {
 pub struct FsArg {
     /// Read only this GFS2 filesystem (its lock table `CLUSTER:FS`, or `FS`), where the
     /// inputs hold several (a node with several mounted: `glk capture`'s `DIR/FS/NODE/`, a
-    /// sos report's or gfs2_lockcapture's copy of each); needed then.
+    /// sos report's or gfs2_lockcapture's copy of each, debugfs); analyze, doctor, report
+    /// and export need it then, top and stats show each filesystem's files apart.
     #[arg(long, value_name = "TABLE")]
     pub fs: Option<String>,
 }

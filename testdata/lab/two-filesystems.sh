@@ -19,6 +19,14 @@
 #               --fs data --for 4 --json
 #   ccap-gfs    glk capture --cluster (over ssh: n2's agent) into $OUT/ccap, then glk
 #               analyze --json --fs gfs on it
+#   top-live, top-live-gfs, top-debugfs-gfs, top-live-nosuch    glk top --once --json
+#               on this node's live debugfs: both filesystems; --fs gfs; --fs lab:gfs of
+#               /sys/kernel/debug/gfs2; --fs lab:nosuch (refused, naming both). Beside
+#               them live-glocks-FS.txt, each filesystem's G: lines counted at once after
+#   stats-live-data    glk stats --json --limit 0 --fs data
+#   top-caps-gfs       glk top --once --json --limit 0 --fs gfs on both nodes' captures
+#   top-cluster-gfs, stats-cluster-data    glk top --cluster --fs gfs and glk stats
+#               --cluster --fs data (over ssh: n2's agent)
 #   old         glk-old analyze --json on both nodes' captures (when share/glk-old is there)
 # Expected: no --fs names both filesystems and reads neither; --fs gfs has the flock waiters
 # stuck and none of lab:data's glocks, --fs data has data/hot's inode glock contended, no
@@ -82,6 +90,15 @@ if [ $N = n1 ]; then
   run glk-ccap-capture glk capture --cluster --count 2 --interval 2 -o $OUT/ccap
   find $OUT/ccap > $R/ccap-listing.txt
   run glk-ccap-gfs glk analyze --json --limit 0 --fs gfs $OUT/ccap
+  run glk-top-live glk top --once --json --limit 0
+  run glk-top-live-gfs glk top --once --json --limit 0 --fs gfs
+  for fs in lab:gfs lab:data; do grep -c '^G:' "/sys/kernel/debug/gfs2/$fs/glocks" > $R/live-glocks-$fs.txt; done
+  run glk-top-debugfs-gfs glk top --once --json --limit 0 --fs lab:gfs /sys/kernel/debug/gfs2
+  run glk-top-live-nosuch glk top --once --fs lab:nosuch
+  run glk-stats-live-data glk stats --json --limit 0 --fs data
+  run glk-top-caps-gfs glk top --once --json --limit 0 --fs gfs $CAPS
+  run glk-top-cluster-gfs glk top --cluster --once --json --limit 0 --fs gfs
+  run glk-stats-cluster-data glk stats --cluster --json --limit 0 --fs data
   if [ -f $S/glk-old ]; then
     cp $S/glk-old /usr/bin/glk-old; chmod +x /usr/bin/glk-old
     run glk-old-both glk-old analyze --json --limit 0 $CAPS

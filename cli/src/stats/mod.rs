@@ -37,6 +37,9 @@ pub struct StatsArgs {
     /// directories or tarballs, read as glk analyze reads them (the newest snapshot of
     /// each node). Default: every mounted GFS2 filesystem.
     pub paths: Vec<PathBuf>,
+    /// Which filesystem's glstats and sbstats are shown (all by default).
+    #[command(flatten)]
+    pub filesystem: clikit::args::FsArg,
     #[arg(long, value_enum, default_value = "srttb")]
     pub sort: StatSort,
     /// Glocks shown (0: all).
@@ -110,8 +113,11 @@ fn sniff(path: &Path) -> io::Result<Kind> {
 
 /// The glstats and sbstats files the paths stand for ([`inputs::resolve`]): of a file,
 /// what it reads as; of a node, its last snapshot's of each.
-fn resolve(paths: &[PathBuf]) -> io::Result<(Vec<PathBuf>, Vec<PathBuf>, inputs::Resolved)> {
-    let resolved = inputs::resolve(paths, &[FileKind::Glstats, FileKind::Sbstats])?;
+fn resolve(
+    paths: &[PathBuf],
+    only: Option<&str>,
+) -> io::Result<(Vec<PathBuf>, Vec<PathBuf>, inputs::Resolved)> {
+    let resolved = inputs::resolve(paths, &[FileKind::Glstats, FileKind::Sbstats], only)?;
     let (mut gl, mut sb) = (Vec::new(), Vec::new());
     for g in &resolved.given {
         match g {
@@ -154,7 +160,7 @@ pub fn build(args: &StatsArgs) -> io::Result<Report> {
         if paths.is_empty() && (args.delta.is_some() || !args.trace.is_empty()) {
             (Vec::new(), Vec::new(), inputs::Resolved::default())
         } else {
-            resolve(paths)?
+            resolve(paths, args.filesystem.only())?
         };
     let mut glstats_out = Vec::new();
     let check =
@@ -271,9 +277,11 @@ fn cluster_run(args: &StatsArgs) -> io::Result<()> {
         ));
     }
     let dir = crate::cluster::scratch_dir("glk-stats-")?;
-    let nodes = crate::cluster::snapshot_once(&args.cluster, dir.path())?;
+    let only = args.filesystem.only();
+    let nodes = crate::cluster::snapshot_once(&args.cluster, only, dir.path())?;
     let a = StatsArgs {
         paths: nodes,
+        filesystem: Default::default(),
         sort: args.sort,
         limit: args.limit,
         delta: None,

@@ -32,12 +32,13 @@ impl ClusterFeed {
         let nodes = c.members()?;
         let remote = c.remote()?;
         let dir = cluster::scratch_dir("glk-top-")?;
+        let fs = args.filesystem.fs.clone();
         let fleet = Fleet::start(
             remote,
             nodes,
-            |n| {
+            move |n| {
                 let mut a = vec!["snapshot".to_string(), "--now".to_string()];
-                a.extend(cluster::place_args(n, None, None));
+                a.extend(cluster::place_args(n, fs.as_deref(), None));
                 a
             },
             Instant::now() + c.deadline(),

@@ -120,6 +120,8 @@ struct JGlock<'a> {
     #[serde(rename = "type")]
     gltype: String,
     source: &'a str,
+    /// The filesystem's lock table: glocktop's label of the glock, else its input's
+    /// (a debugfs directory's name, a capture's `table`).
     fs: Option<&'a str>,
     line: u64,
     state: &'static str,
@@ -261,7 +263,7 @@ fn glock<'a>(
         glock: g.id.to_string(),
         gltype: g.glock_type().name().into_owned(),
         source,
-        fs: g.fs.as_deref(),
+        fs: g.fs.as_deref().or(node.sources.fs.as_deref()),
         line: g.line,
         state: g.state.as_str(),
         target: g.target.as_str(),

@@ -31,6 +31,9 @@ pub struct TopArgs {
     /// filesystem. The DLM lock dump, glstats and glockfd beside each file are read too
     /// when they exist.
     pub paths: Vec<PathBuf>,
+    /// Which filesystem's glocks are shown (all by default).
+    #[command(flatten)]
+    pub filesystem: clikit::args::FsArg,
     /// Ranking of the glocks shown.
     #[arg(long, value_enum, default_value = "hurt")]
     pub sort: SortKey,
@@ -157,7 +160,7 @@ pub fn run(args: &TopArgs, color: clikit::Color) -> io::Result<()> {
         let feed = fleet::ClusterFeed::start(args)?;
         return show(feed, args, color, true);
     }
-    let resolved = inputs::resolve(&args.paths, &[FileKind::Glocks])?;
+    let resolved = inputs::resolve(&args.paths, &[FileKind::Glocks], args.filesystem.only())?;
     let (inputs, sources): (Vec<_>, Vec<_>) = resolved
         .given
         .iter()
