@@ -108,7 +108,11 @@ const CASES: &[Case] = &[
             "real/support-withdraw-6.12/n2/sosreport-n2-n2-2026-11-27-vejpcxl.tar.gz",
         ),
         name: "sosreport.tar",
-        commands: &[&["doctor", "{}"], &["analyze", "--json", "{}"]],
+        commands: &[
+            &["doctor", "{}"],
+            &["analyze", "--json", "{}"],
+            &["stats", "--fs", "gfs", "{}"],
+        ],
     },
     Case {
         seed: Seed::Whole("real/support-deadlock-6.12/n1/gfs2_lockcapture-2026-11-25-n1.tar.bz2"),
@@ -116,6 +120,7 @@ const CASES: &[Case] = &[
         commands: &[
             &["doctor", "{}"],
             &["top", "--once", "{}"],
+            &["top", "--once", "--fs", "lab:gfs", "{}"],
             &["report", "{}", "-o", "{o}.html"],
         ],
     },

@@ -48,7 +48,8 @@ pub struct StatsArgs {
     /// Counter increases between two glstats snapshots (files or capture snapshots).
     #[arg(long, num_args = 2, value_names = ["OLD", "NEW"])]
     pub delta: Option<Vec<PathBuf>>,
-    /// tdiff distributions from gfs2_glock_lock_time events in saved trace text.
+    /// tdiff distributions from gfs2_glock_lock_time events in saved trace text (every
+    /// filesystem's events: --fs does not apply to them).
     #[arg(long)]
     pub trace: Vec<PathBuf>,
     /// Show sbstats per CPU, not only combined.
