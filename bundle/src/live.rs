@@ -90,7 +90,7 @@ impl Filesystem {
         let table = dir
             .file_name()
             .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
-        let lockspace = table.rsplit(':').next().unwrap_or(&table).to_string();
+        let lockspace = crate::filesystems::lockspace(&table).to_string();
         Filesystem {
             table,
             dir,
@@ -126,7 +126,7 @@ pub fn filesystems(root: &Path, only: Option<&str>) -> io::Result<Vec<Filesystem
     let gfs2 = root.join("gfs2");
     let out: Vec<Filesystem> = mounted(root)?
         .into_iter()
-        .filter(|f| only.is_none_or(|o| f.table == o || f.lockspace == o))
+        .filter(|f| only.is_none_or(|o| crate::filesystems::names(o, &f.table)))
         .collect();
     if out.is_empty() {
         return Err(io::Error::new(

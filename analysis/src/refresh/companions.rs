@@ -82,26 +82,20 @@ impl Sources {
         };
         let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
         if name == "glocks" && input.live {
-            let table = dir.file_name().and_then(|n| n.to_str()).unwrap_or("");
-            let lockspace = table.rsplit(':').next().unwrap_or(table);
-            let dlm = dir
-                .parent()
-                .and_then(Path::parent)
-                .map(|root| root.join("dlm").join(format!("{lockspace}_locks")));
+            let fs = bundle::live::Filesystem::of_dir(dir.to_path_buf());
             let mut files = Snapshot::default();
             for kind in [FileKind::Glstats, FileKind::Glockfd] {
                 files.set_if_file(kind, dir.join(kind.name()));
             }
-            if let Some(dlm) = dlm {
-                files.set_if_file(FileKind::DlmLocks, dlm);
+            if let Some(debugfs) = dir.parent().and_then(Path::parent) {
+                files.set_if_file(FileKind::DlmLocks, fs.dlm_locks(debugfs));
             }
-            let fs = bundle::live::Filesystem::of_dir(dir.to_path_buf());
             return Sources {
                 files,
-                plocks_lockspace: Some(lockspace.to_string()),
+                plocks_lockspace: Some(fs.lockspace.clone()),
                 fdlocks_device: fs.device(),
                 nodeid: bundle::local_nodeid().and_then(|s| s.parse().ok()),
-                fs: Some(table.to_string()),
+                fs: Some(fs.table),
                 taken: None,
             };
         }
