@@ -322,6 +322,53 @@ fn family(dir: &Path) {
     one_node_sees_the_posix_cycle(dir, &cycles[3].1);
     captures_side_by_side(dir, &t1, &cycles[1].1);
     top_names_the_local_holder(dir, &t1);
+    top_names_the_remote_holder(dir);
+}
+
+/// glk top on both nodes' last snapshots: a waiter whose request waits behind a lock
+/// granted to the other node waits for the process that holds that lock now. Where the
+/// capture recorded fdinfo (`fdlocks.N`), that is a live process with the glock's file
+/// open, also where the master's dump names the process that took the flock, ended since
+/// (the 3-cycle's orphans); without it, the dump's process, as before.
+fn top_names_the_remote_holder(dir: &Path) {
+    let v = common::glk_json(&[
+        "top".to_string(),
+        "--json".into(),
+        "--limit".into(),
+        "0".into(),
+        dir.join("capture/n1/glocks.2").display().to_string(),
+        dir.join("capture/n2/glocks.2").display().to_string(),
+    ]);
+    let fdinfo = dir.join("capture/n1/fdlocks.2").exists();
+    let late = [truth(dir, "50s", "n1"), truth(dir, "50s", "n2")];
+    let (mut remote, mut heirs) = (0, 0);
+    for g in elements(&v["glocks"]) {
+        let Some([b]) = g["dlm"]["blockers"].as_array().map(Vec::as_slice) else {
+            continue;
+        };
+        let node = b["node"].as_u64().unwrap();
+        let words = g["waits_for"].as_str().unwrap();
+        let pid: i64 = words
+            .strip_prefix(&format!("node {node} pid "))
+            .and_then(|r| r.strip_suffix(" EX"))
+            .and_then(|p| p.parse().ok())
+            .unwrap_or_else(|| panic!("{}: {words}", g["glock"]));
+        remote += 1;
+        if !fdinfo {
+            assert_eq!(Some(pid), b["pid"].as_i64(), "{}", g["glock"]);
+            continue;
+        }
+        let t = &late[node as usize - 1];
+        let glock = g["glock"].as_str().unwrap();
+        assert!(t.ps.contains_key(&pid), "{glock}: pid {pid} has ended");
+        assert!(t.open[&pid].contains(glock), "{glock}: pid {pid}");
+        heirs += usize::from(Some(pid) != b["pid"].as_i64());
+    }
+    assert!(remote >= 4, "{remote} remote waits");
+    assert!(
+        !fdinfo || heirs >= 1,
+        "no orphan's flock among the remote waits"
+    );
 }
 
 /// glk top on n1's snapshots: the local wait on x waits for the process that took x (from

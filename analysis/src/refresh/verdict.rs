@@ -30,7 +30,7 @@ pub enum Blocker {
     /// Nothing waits.
     Nothing,
     /// Locks granted on the resource's master in modes that block the request.
-    Granted(Vec<OwnedLock>),
+    Granted(Vec<GrantedLock>),
     /// The request waits on node `0`, the master, whose dump is not among the inputs.
     Master(u64),
     /// The request waits in the queue of master node `0`, behind no granted lock.
@@ -47,6 +47,27 @@ pub enum Blocker {
     Here,
 }
 
+/// A lock granted on the master that blocks a request, and the process that holds it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GrantedLock {
+    /// The lock, as the master's dump shows it. Its pid is the process that last asked the
+    /// DLM for it on its node: a hint, not the holder (for an flock, the process that took
+    /// it, which may have ended while the open file it inherited holds the lock on).
+    pub lock: OwnedLock,
+    /// The process that holds the glock on the lock's node, where that node's glocks file
+    /// is among the inputs and says ([`HolderThere::pid`]): the lock's own pid when it is
+    /// one of the holders there, else the first holder. None: only the DLM's pid is known.
+    pub holder: Option<i64>,
+}
+
+impl GrantedLock {
+    /// The DLM's pid, where another process is known to hold the glock.
+    pub fn asked_not_holding(&self) -> Option<u64> {
+        let holder = self.holder?;
+        (i64::try_from(self.lock.pid).ok() != Some(holder)).then_some(self.lock.pid)
+    }
+}
+
 impl fmt::Display for Blocker {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -54,9 +75,12 @@ impl fmt::Display for Blocker {
             Blocker::Granted(locks) => {
                 for (i, b) in locks.iter().enumerate() {
                     let sep = if i > 0 { ", " } else { "" };
-                    match b.owner {
-                        Some(n) => write!(f, "{sep}node {n} pid {} {}", b.pid, b.grmode)?,
-                        None => write!(f, "{sep}node ? pid {} {}", b.pid, b.grmode)?,
+                    // The holder, where known, else the DLM's pid.
+                    let pid = b.holder.map_or(b.lock.pid.to_string(), |h| h.to_string());
+                    let mode = b.lock.grmode;
+                    match b.lock.owner {
+                        Some(n) => write!(f, "{sep}node {n} pid {pid} {mode}")?,
+                        None => write!(f, "{sep}node ? pid {pid} {mode}")?,
                     }
                 }
                 Ok(())
@@ -158,11 +182,12 @@ fn judge_one(
         _ if seen > 0 => (seen, Some(AgeSource::Seen)),
         _ => (0, None),
     };
-    let blocker = match &dlm {
+    let mut blocker = match &dlm {
         Some(d) => dlm_blocker(d),
         None => local_blocker(g, snap.ctx.node(s.input)),
     };
     let elsewhere = holders_elsewhere(snap, s, &blocker);
+    name_holders(&mut blocker, &elsewhere);
     Verdict {
         wait_us,
         source,
@@ -177,7 +202,7 @@ fn judge_one(
 /// none when they wait for something on their own node.
 fn holders_elsewhere(snap: &Snapshot, s: &Shown, blocker: &Blocker) -> Vec<HolderThere> {
     let owners: Option<Vec<u64>> = match blocker {
-        Blocker::Granted(locks) => Some(locks.iter().filter_map(|l| l.owner).collect()),
+        Blocker::Granted(locks) => Some(locks.iter().filter_map(|l| l.lock.owner).collect()),
         Blocker::Master(_) | Blocker::QueueOn(_) => None,
         _ => return Vec::new(),
     };
@@ -211,10 +236,35 @@ fn holders_elsewhere(snap: &Snapshot, s: &Shown, blocker: &Blocker) -> Vec<Holde
     out
 }
 
+/// Names the process that holds each granted lock of `blocker` where the holders on its
+/// node (`there`) say ([`GrantedLock::holder`]): the DLM names the process that last asked
+/// for the lock, which may hold it no longer, or have ended.
+fn name_holders(blocker: &mut Blocker, there: &[HolderThere]) {
+    let Blocker::Granted(locks) = blocker else {
+        return;
+    };
+    for l in locks {
+        let holders: Vec<i64> = there
+            .iter()
+            .filter(|t| t.nodeid.is_some() && t.nodeid == l.lock.owner)
+            .filter_map(|t| t.pid)
+            .collect();
+        let asked = i64::try_from(l.lock.pid).ok();
+        l.holder = match asked {
+            Some(p) if holders.contains(&p) => Some(p),
+            _ => holders.first().copied(),
+        };
+    }
+}
+
 /// Whom a request waiting in the DLM waits for.
 fn dlm_blocker(d: &RequestWait) -> Blocker {
     if !d.blockers.is_empty() {
-        return Blocker::Granted(d.blockers.clone());
+        let locks = d.blockers.iter().map(|l| GrantedLock {
+            lock: l.clone(),
+            holder: None,
+        });
+        return Blocker::Granted(locks.collect());
     }
     match d.master {
         // The holder is known only to the master, whose dump is not among the inputs.
@@ -279,4 +329,61 @@ fn flock_holder(g: &Glock, view: &NodeView) -> Option<i64> {
 /// an ended process keeps its pid.
 pub fn process_pid(h: &Holder) -> Option<i64> {
     (h.pid > 0).then_some(h.pid)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use glockparse::dlm_locks::parse_line;
+    use glockparse::GlockReader;
+
+    /// A master copy of node 2's lock on flock glock `6/223b`, taken by pid 283, granted PR.
+    fn granted_to_node_2() -> OwnedLock {
+        let line = br#"1b 2 3c 283 0 0 10000 2 3 -1 49060000 0 24 "       6            223b""#;
+        OwnedLock::new(parse_line(line).unwrap(), Some(1))
+    }
+
+    /// Node 2's holders of the glock, each with the process holding it.
+    fn held_by(pids: &[i64]) -> Vec<HolderThere> {
+        let holders =
+            " H: s:SH f:H e:0 p:0 [(none)] __do_sys_flock+0x11c/0x1e0\n".repeat(pids.len());
+        let dump = format!("G:  s:SH n:6/223b f:q t:SH d:EX/0 a:0 v:0 r:3 m:200 p:0\n{holders}");
+        let g = GlockReader::new(dump.as_bytes(), "t").next().unwrap();
+        g.holders
+            .iter()
+            .zip(pids)
+            .map(|(h, p)| HolderThere {
+                input: 1,
+                nodeid: Some(2),
+                holder: h.clone(),
+                pid: Some(*p),
+                comm: None,
+            })
+            .collect()
+    }
+
+    fn shown(there: &[HolderThere]) -> String {
+        let mut b = Blocker::Granted(vec![GrantedLock {
+            lock: granted_to_node_2(),
+            holder: None,
+        }]);
+        name_holders(&mut b, there);
+        b.to_string()
+    }
+
+    /// The DLM's pid is kept while it is one of the holders, else the first holder is
+    /// named; with no holder known there, the DLM's pid is all there is.
+    #[test]
+    fn a_granted_lock_names_the_process_that_holds_it_on_its_node() {
+        assert_eq!(shown(&held_by(&[300, 283])), "node 2 pid 283 PR");
+        assert_eq!(shown(&held_by(&[295, 300])), "node 2 pid 295 PR");
+        assert_eq!(shown(&[]), "node 2 pid 283 PR");
+        let mut elsewhere = held_by(&[295]);
+        elsewhere[0].nodeid = Some(3);
+        assert_eq!(
+            shown(&elsewhere),
+            "node 2 pid 283 PR",
+            "another node's holder"
+        );
+    }
 }

@@ -6,7 +6,7 @@ use std::io::{self, Write};
 use glockparse::{Glock, Holder};
 
 use analysis::refresh::rank::{Summary, TypeCounts};
-use analysis::refresh::verdict::Verdict;
+use analysis::refresh::verdict::{Blocker, Verdict};
 use analysis::refresh::waits::{WaitAge, WaiterKey};
 use analysis::refresh::Shown;
 
@@ -201,6 +201,16 @@ fn glock(
             master,
             v.blocker
         )?;
+        if let Blocker::Granted(locks) = &v.blocker {
+            for l in locks {
+                if let (Some(asked), Some(n)) = (l.asked_not_holding(), l.lock.owner) {
+                    writeln!(
+                        out,
+                        "    (the master's dump names pid {asked} for node {n}'s lock: the process that last asked the DLM for it, not the holder)"
+                    )?;
+                }
+            }
+        }
         if let (Some(m), false) = (d.master, d.master_seen) {
             writeln!(
                 out,
