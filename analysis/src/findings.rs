@@ -630,16 +630,7 @@ impl Rules<'_> {
                 w.first_snapshot,
                 w.last_snapshot
             ));
-            let glocks_file = |i: u32| {
-                self.caps
-                    .nodes
-                    .iter()
-                    .find(|n| n.node == w.node)
-                    .map_or_else(
-                        || format!("{}/glocks.{i}", w.node),
-                        |n| n.cite_file(i, FileKind::Glocks),
-                    )
-            };
+            let glocks_file = |i: u32| self.caps.cite_file(&w.node, i, FileKind::Glocks);
             f.evidence.push(Evidence::about(
                 glocks_file(w.first_snapshot),
                 format!("waiting {} at {}", w.state, w.caller),
@@ -703,7 +694,7 @@ impl Rules<'_> {
             let owner = w.owner_nodeid.map_or_else(|| w.node.clone(), name_of);
             let glock = w.glock.to_string();
             let evidence = Evidence {
-                source: format!("{}/dlm_locks.{}", w.node, w.snapshot),
+                source: self.caps.cite_file(&w.node, w.snapshot, FileKind::DlmLocks),
                 line: Some(w.line),
                 time: None,
                 shows: format!("DLM lock waiting {secs:.0} s"),

@@ -24,7 +24,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use bundle::fdlocks::FdLock;
 use bundle::procs::{self, FileLock, Table};
-use bundle::{Captures, FileKind, NodeCapture, Snapshot};
+use bundle::{Captures, FileKind, Snapshot};
 use glockparse::input::read_path;
 use glockparse::plocks::Plock;
 use glockparse::{Diagnostics, GlockId};
@@ -91,8 +91,8 @@ pub fn process(pid: i64, comm: Option<&str>) -> String {
 pub struct Resolver<'a> {
     /// By node, then snapshot.
     files: HashMap<&'a str, HashMap<u32, &'a Snapshot>>,
-    /// The nodes' captures, by name.
-    nodes: HashMap<&'a str, &'a NodeCapture>,
+    /// The nodes' captures.
+    caps: &'a Captures,
     tables: HashMap<&'a str, HashMap<u32, Table>>,
     locks: HashMap<&'a str, HashMap<u32, Vec<FileLock>>>,
     /// The locks processes hold through their open files (`fdlocks.N`), by node and snapshot.
@@ -125,7 +125,7 @@ impl<'a> Resolver<'a> {
     pub fn new(caps: &'a Captures, dlm: &'a [Dlm], node_by_id: &'a HashMap<u64, String>) -> Self {
         let mut r = Resolver {
             files: HashMap::new(),
-            nodes: caps.nodes.iter().map(|n| (n.node.as_str(), n)).collect(),
+            caps,
             tables: HashMap::new(),
             locks: HashMap::new(),
             fdlocks: HashMap::new(),
@@ -294,12 +294,9 @@ impl<'a> Resolver<'a> {
         format!("{}:{line}", self.cite_file(node, snap, kind))
     }
 
-    /// How a node's file of a snapshot is named in citations ([`NodeCapture::cite_file`]).
+    /// How a node's file of a snapshot is named in citations ([`Captures::cite_file`]).
     fn cite_file(&self, node: &str, snap: u32, kind: FileKind) -> String {
-        match self.nodes.get(node) {
-            Some(n) => n.cite_file(snap, kind),
-            None => format!("{node}/{}", kind.file_name(snap)),
-        }
+        self.caps.cite_file(node, snap, kind)
     }
 
     /// `NODE/glocks.N:LINE` of a holder line.

@@ -467,6 +467,15 @@ pub struct Captures {
 }
 
 impl Captures {
+    /// How node `node`'s file of snapshot `index` is named in citations
+    /// ([`NodeCapture::cite_file`]; `NODE/KIND.N` for a node not among the inputs).
+    pub fn cite_file(&self, node: &str, index: u32, kind: FileKind) -> String {
+        match self.nodes.iter().find(|n| n.node == node) {
+            Some(n) => n.cite_file(index, kind),
+            None => format!("{node}/{}", kind.file_name(index)),
+        }
+    }
+
     /// What the inputs lack, then what was passed over: the lines every command says of
     /// its inputs beside what it read of them.
     pub fn notes(&self) -> impl Iterator<Item = &str> {
