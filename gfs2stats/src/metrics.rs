@@ -16,7 +16,9 @@ pub struct Derived {
     pub own_samples: bool,
     /// DLM requests per second for this glock: `1e9 / sirt`.
     pub request_rate: Option<f64>,
-    /// Share of holder queues that needed a DLM request: `dcount / qcount`.
+    /// DLM requests per holder queued, `dcount / qcount`. The kernel counts every
+    /// `gdlm_lock()` and `gdlm_put_lock()`, demotes and unlocks included, so it passes 1
+    /// where other nodes' requests make the glock go more often than its holders ask.
     pub dlm_share: Option<f64>,
     /// How busy this glock keeps the DLM: the share of time a request is outstanding,
     /// `rtt / (rtt + sirt)`, with rtt the blocking round trip when there is one
