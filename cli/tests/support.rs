@@ -601,38 +601,43 @@ fn every_source_gives_what_it_holds_of_a_deadlock_and_a_storm() {
     dlm_ages_cite_the_dumps(&both(&fixture, ".tar.bz2"));
     // sos's reports: DLM dumps and `ps` only; `ps` links each waiter to its ancestor.
     let f = findings(&both(&fixture, ".tar.gz"));
+    dlm_ages_cite_the_dumps(&both(&fixture, ".tar.gz"));
     assert!(f.contains(&deadlock), "{f:?}");
     let f = findings(&both(&testdata::path("real/support-6.12"), ".tar.bz2"));
     assert!(f.iter().all(|f| f.0 != "GLK-DEADLOCK"), "{f:?}");
 }
 
-/// The stuck waits that glk doctor finds by the DLM queue age in gfs2_lockcapture's
-/// tarballs cite the dump they were read from as it is named there (`NODE/gfs_locks`,
-/// the debugfs file the tarball copies), at the line of the waiting lock of the finding's
-/// process: a line of that file, read here from the tarball by hand.
+/// The stuck waits that glk doctor finds by the DLM queue age in each node's tarball
+/// (gfs2_lockcapture's or sos's, in a folder named for the node) cite the DLM dump they
+/// were read from as it is named there (`NODE/gfs_locks`, the debugfs file gfs2_lockcapture
+/// copies; `NODE/dlm_locks_gfs`, sos's `dlm_tool lockdebug`), at the line of the waiting
+/// lock of the finding's process: a line of that file, read here from the tarball by hand.
 fn dlm_ages_cite_the_dumps(tarballs: &[std::path::PathBuf]) {
+    // lockdebug gives lower bounds of the ages (against the dump's newest lock): 23 s here.
     let o = Command::new(GLK)
-        .args(["doctor", "--json"])
+        .args(["doctor", "--json", "--stuck-after", "10"])
         .args(tarballs)
         .output()
         .unwrap();
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let mut dumps = std::collections::BTreeMap::new();
     for t in tarballs {
+        let node = t.parent().unwrap().file_name().unwrap().to_string_lossy();
         let mut tar = Vec::new();
         std::io::Read::read_to_end(&mut glockparse::input::open(t).unwrap(), &mut tar).unwrap();
         for (name, at) in tar_members(&tar) {
-            if let Some(rest) = name.strip_suffix("/dlm/gfs/gfs_locks") {
-                let node = rest.rsplit('/').next().unwrap().to_string();
-                let text = String::from_utf8_lossy(&tar[at..]);
-                let lines: Vec<String> = text.lines().map(str::to_string).collect();
-                dumps.insert(format!("{node}/gfs_locks"), lines);
+            for dump in ["/dlm/gfs/gfs_locks", "/sos_commands/dlm/dlm_locks_gfs"] {
+                if let Some(file) = name.ends_with(dump).then(|| dump.rsplit('/').next()) {
+                    let text = String::from_utf8_lossy(&tar[at..]);
+                    let lines: Vec<String> = text.lines().map(str::to_string).collect();
+                    dumps.insert(format!("{node}/{}", file.unwrap()), lines);
+                }
             }
         }
     }
     let mut cited = 0;
     for f in elements(&v["findings"]).filter(|f| f["code"] == "GLK-STUCK-WAITER") {
-        let pid = f["pids"][0].as_i64().unwrap();
+        let pid = f["pids"][0].as_i64().unwrap().to_string();
         for e in elements(&f["evidence"]) {
             if !e["shows"].as_str().unwrap().starts_with("DLM lock waiting") {
                 continue;
@@ -642,12 +647,12 @@ fn dlm_ages_cite_the_dumps(tarballs: &[std::path::PathBuf]) {
                 .get(source)
                 .unwrap_or_else(|| panic!("{source}: no such dump"));
             let line = &dump[e["line"].as_u64().unwrap() as usize - 1];
-            // `id nodeid remid pid ...`: the waiting lock of the process.
-            assert_eq!(
-                line.split(' ').nth(3),
-                Some(pid.to_string().as_str()),
-                "{line}"
-            );
+            // The waiting lock of the process: `id nodeid remid pid ...` in debugfs's
+            // layout, `... pid PID` at the end of lockdebug's.
+            let words: Vec<&str> = line.split_whitespace().collect();
+            let names_pid =
+                words.get(3) == Some(&pid.as_str()) || words.ends_with(&["pid", pid.as_str()]);
+            assert!(names_pid, "{line}");
             cited += 1;
         }
     }
