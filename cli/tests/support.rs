@@ -625,12 +625,13 @@ fn dlm_ages_cite_the_dumps(tarballs: &[std::path::PathBuf]) {
         let node = t.parent().unwrap().file_name().unwrap().to_string_lossy();
         let mut tar = Vec::new();
         std::io::Read::read_to_end(&mut glockparse::input::open(t).unwrap(), &mut tar).unwrap();
-        for (name, at) in tar_members(&tar) {
+        for (name, data) in tar_members(&tar) {
             for dump in ["/dlm/gfs/gfs_locks", "/sos_commands/dlm/dlm_locks_gfs"] {
-                if let Some(file) = name.ends_with(dump).then(|| dump.rsplit('/').next()) {
-                    let text = String::from_utf8_lossy(&tar[at..]);
+                if name.ends_with(dump) {
+                    let file = dump.rsplit('/').next().unwrap();
+                    let text = String::from_utf8_lossy(&tar[data.clone()]);
                     let lines: Vec<String> = text.lines().map(str::to_string).collect();
-                    dumps.insert(format!("{node}/{}", file.unwrap()), lines);
+                    dumps.insert(format!("{node}/{file}"), lines);
                 }
             }
         }
@@ -776,8 +777,8 @@ fn a_withdrawn_node_is_found_in_glk_captures_and_sos_reports() {
 }
 
 /// The members of an uncompressed tar (ustar headers, read here by hand, not by the crate
-/// glk reads them with): each name with where its data starts.
-fn tar_members(tar: &[u8]) -> Vec<(String, usize)> {
+/// glk reads them with): each name with where its data lies.
+fn tar_members(tar: &[u8]) -> Vec<(String, std::ops::Range<usize>)> {
     let mut out = Vec::new();
     let mut at = 0;
     while at + 512 <= tar.len() && tar[at] != 0 {
@@ -795,7 +796,7 @@ fn tar_members(tar: &[u8]) -> Vec<(String, usize)> {
         } else {
             format!("{prefix}/{name}")
         };
-        out.push((full, at + 512));
+        out.push((full, at + 512..at + 512 + size));
         at += 512 + size.div_ceil(512) * 512;
     }
     out
@@ -813,7 +814,7 @@ fn a_sos_report_cut_short_gives_what_came_before_the_cut() {
     assert!(last.ends_with("sos_reports/manifest.json"), "{members:?}");
     let scratch = tempfile::tempdir().unwrap();
     let cut = scratch.path().join("sosreport-n2.tar");
-    std::fs::write(&cut, &tar[..data + 100]).unwrap();
+    std::fs::write(&cut, &tar[..data.start + 100]).unwrap();
     let o = Command::new(GLK)
         .args(["doctor", "--json"])
         .arg(&cut)
