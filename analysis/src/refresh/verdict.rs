@@ -76,7 +76,9 @@ impl fmt::Display for Blocker {
                 for (i, b) in locks.iter().enumerate() {
                     let sep = if i > 0 { ", " } else { "" };
                     // The holder, where known, else the DLM's pid.
-                    let pid = b.holder.map_or(b.lock.pid.to_string(), |h| h.to_string());
+                    let pid = b
+                        .holder
+                        .map_or_else(|| b.lock.pid.to_string(), |h| h.to_string());
                     let mode = b.lock.grmode;
                     match b.lock.owner {
                         Some(n) => write!(f, "{sep}node {n} pid {pid} {mode}")?,
