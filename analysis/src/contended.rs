@@ -11,6 +11,7 @@ use glockparse::GlockId;
 
 use super::hold_wait::Times;
 use super::GlockMap;
+use crate::owners::Resolver;
 use crate::snapshots::{Hold, Role, Snapshots};
 
 /// Ranking of the contended list.
@@ -51,10 +52,13 @@ pub struct Contended {
     pub nodes: Vec<String>,
     /// The inode or rgrp behind it (`dir, 2048 bytes`), from the glocks snapshots.
     pub object: Option<String>,
-    /// Who held and who waited, from the last snapshot that had holders: `node pid comm caller`.
+    /// Who held, from the last snapshot that had holders or waiters: `node process state
+    /// caller`, the process named as the cross-node waits name it ([`crate::owners::named`]).
     pub holders: Vec<String>,
-    /// Who waited, from the same snapshot: `node pid comm state caller`.
+    /// Who waited, from the same snapshot, in the same words.
     pub waiters: Vec<String>,
+    /// The `H:` line (`NODE/FILE:LINE`) of each of `holders`, then of each of `waiters`.
+    pub cites: Vec<String>,
 }
 
 /// One node's counts of one glock's events.
@@ -96,12 +100,14 @@ pub struct NodeCounts<'a> {
 }
 
 /// The contended glocks, ranked by `sort`: every glock with demote requests, waiters or
-/// waits, from the traces' event counts and wait times and the snapshots.
+/// waits, from the traces' event counts and wait times and the snapshots; `owners` names
+/// who held and who waited.
 pub fn analyze(
     f: &Snapshots,
     traces: &[NodeCounts],
     times: &GlockMap<Times>,
     holds: &[Hold],
+    owners: &Resolver,
     sort: SortBy,
 ) -> Vec<Contended> {
     let mut max_waiters: HashMap<GlockId, u64> = HashMap::new();
@@ -123,6 +129,7 @@ pub fn analyze(
         object: None,
         holders: Vec::new(),
         waiters: Vec::new(),
+        cites: Vec::new(),
     };
     for t in traces {
         for (g, c) in t.counts {
@@ -172,17 +179,13 @@ pub fn analyze(
         };
         key(b).cmp(&key(a)).then(a.glock.cmp(&b.glock))
     });
-    describe(f, traces, &mut list, holds);
+    describe(f, traces, &mut list);
+    name_parties(&mut list, holds, owners);
     list.into_iter().map(|(_, c)| c).collect()
 }
 
-/// Nodes, object, holders and waiters of the listed glocks.
-fn describe(
-    f: &Snapshots,
-    traces: &[NodeCounts],
-    list: &mut [(GlockId, Contended)],
-    holds: &[Hold],
-) {
+/// Nodes and object of the listed glocks.
+fn describe(f: &Snapshots, traces: &[NodeCounts], list: &mut [(GlockId, Contended)]) {
     let idx: HashMap<GlockId, usize> = list.iter().enumerate().map(|(i, (g, _))| (*g, i)).collect();
     for g in &f.glocks {
         if let Some(&k) = idx.get(&g.glock) {
@@ -206,7 +209,15 @@ fn describe(
             }
         }
     }
-    // The last snapshot (per glock) that had any holder or waiter.
+    for (_, c) in list.iter_mut() {
+        c.nodes.sort();
+    }
+}
+
+/// Holders and waiters of the listed glocks in the last snapshot (per glock) that had any,
+/// each named by `owners` and cited.
+fn name_parties(list: &mut [(GlockId, Contended)], holds: &[Hold], owners: &Resolver) {
+    let idx: HashMap<GlockId, usize> = list.iter().enumerate().map(|(i, (g, _))| (*g, i)).collect();
     let mut last: HashMap<GlockId, u32> = HashMap::new();
     for h in holds.iter().filter(|h| idx.contains_key(&h.glock)) {
         let e = last.entry(h.glock).or_insert(h.at.snapshot);
@@ -219,17 +230,19 @@ fn describe(
         if last.get(&h.glock) != Some(&h.at.snapshot) {
             continue;
         }
-        let who = format!(
-            "{} pid {} {} {} {}",
-            h.at.node, h.pid, h.comm, h.state, h.caller
-        );
-        match h.role {
-            Role::Waiter => list[k].1.waiters.push(who),
-            Role::Holder => list[k].1.holders.push(who),
-            Role::Queued => {}
+        if h.role == Role::Queued {
+            continue;
         }
-    }
-    for (_, c) in list.iter_mut() {
-        c.nodes.sort();
+        let party = owners.party(h);
+        let who = format!("{} {} {} {}", h.at.node, party.named(), h.state, h.caller);
+        let cite = owners.cite_hold(h);
+        let c = &mut list[k].1;
+        if h.role == Role::Waiter {
+            c.waiters.push(who);
+            c.cites.push(cite);
+        } else {
+            c.holders.push(who);
+            c.cites.insert(c.holders.len() - 1, cite);
+        }
     }
 }

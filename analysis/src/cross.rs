@@ -1085,6 +1085,35 @@ mod tests {
     }
 
     #[test]
+    fn a_party_is_a_process_the_node_or_unknown() {
+        let (caps, ids) = (caps(&[0]), ids());
+        let owners = Resolver::new(&caps, &[], &ids);
+        let nopid = |glock: &str| Hold {
+            comm: "(none)".into(),
+            ..hold("n1", 0, glock, "holder", 0, "gfs2_atomic_open")
+        };
+        let words = |h: &Hold| {
+            let p = owners.party(h);
+            (p.source, p.named())
+        };
+        let process = hold("n1", 0, "2/99", "holder", 5, "h");
+        assert_eq!(words(&process), ("glocks", "pid 5 [c5]".into()));
+        // A cached inode's iopen hold is the node's (6.1+); a hold with no owner pid
+        // shows as `p:-1 [(ended)]` before 6.1.
+        let node = ("node", "no process (GL_NOPID)".to_string());
+        assert_eq!(words(&nopid("5/99")), node);
+        let old = Hold {
+            pid: -1,
+            comm: "(ended)".into(),
+            ..nopid("5/99")
+        };
+        assert_eq!(words(&old), node);
+        // An flock's hold belongs to a process, which no source names here.
+        let unknown = ("none", "pid ? (no source names the process)".to_string());
+        assert_eq!(words(&nopid("6/99")), unknown);
+    }
+
+    #[test]
     fn a_dlm_conversion_with_no_waiting_process_is_no_row() {
         // n2's DLM lock converts while n1 holds EX, but n2's glocks file shows no waiter.
         let locks = [

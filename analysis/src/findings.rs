@@ -250,7 +250,7 @@ pub static CODES: [Code; 13] = [
         severity: Severity::Warning,
         means: "A directory or file that several nodes use at once: each use by another node forces a remote demote, a journal flush and a DLM round trip.",
         threshold: "at least `--hot-demotes` (default 20) remote demote requests (summed over the nodes captured: one node's capture is enough, a remote demote is another node's doing)",
-        evidence: "the remote demote counts per node and the demote causes from the traces",
+        evidence: "the remote demote counts per node and the demote causes from the traces; the glocks lines of its holders and waiters in the last snapshot that had any, each named as in the cross-node waits",
         remedy: "Give each node its own directories (creates and deletes in one shared directory serialise the cluster), keep a file's writers on one node, mount with noatime. The inode number is the glock number; `find MOUNT -inum N` names it.",
     },
     Code {
@@ -282,7 +282,7 @@ pub static CODES: [Code; 13] = [
         severity: Severity::Warning,
         means: "Nodes contend for resource groups (allocation): when the filesystem is nearly full, every node searches the same few resource groups with free blocks.",
         threshold: "a resource group glock with waiters or remote demotes over `--hot-demotes`, and (when known) the filesystem over 90% full",
-        evidence: "the rgrp glocks, their waiters, and `statfs` in `gfs2_sysfs.N`",
+        evidence: "the rgrp glocks, the glocks lines of their holders and waiters, and `statfs` in `gfs2_sysfs.N`",
         remedy: "Free space or grow the filesystem (gfs2_grow after growing the device); a filesystem made with more, smaller resource groups (mkfs.gfs2 -r) spreads allocation better.",
     },
     Code {
@@ -819,9 +819,10 @@ impl Rules<'_> {
                     ),
                 ));
             }
-            for h in c.holders.iter().chain(&c.waiters).take(6) {
-                f.evidence
-                    .push(Evidence::about("last snapshot".into(), h.clone()));
+            let held = c.holders.iter().map(|h| format!("held by {h}"));
+            let waiting = c.waiters.iter().map(|w| format!("waiting {w}"));
+            for (who, at) in held.chain(waiting).zip(&c.cites).take(6) {
+                f.evidence.push(cite(at, &who));
             }
             if rgrp {
                 match &full {

@@ -253,14 +253,14 @@ pub fn analyze(
             counts: &t.counts,
         })
         .collect();
-    let contended = contended::analyze(f, &counts, times, holds, o.sort);
-    let (hold_wait, hold_wait_types) = hold_wait_rows(times, o.limit);
     let node_by_id: HashMap<u64, String> = caps
         .nodes
         .iter()
         .filter_map(|n| Some((n.nodeid?, n.node.clone())))
         .collect();
     let resolver = owners::Resolver::new(caps, dlm, &node_by_id).with_holds(holds);
+    let contended = contended::analyze(f, &counts, times, holds, &resolver, o.sort);
+    let (hold_wait, hold_wait_types) = hold_wait_rows(times, o.limit);
     let cross::Waits {
         cross_node,
         local: local_waits,

@@ -72,7 +72,9 @@ pub struct Party {
     /// The call site the glocks file printed for it.
     pub caller: Option<String>,
     /// Where the pid comes from: `glocks`, `fdinfo` (`fdlocks.N`), `locks` (`/proc/locks`),
-    /// `dlm`, `glockfd`, `plocks` (`dlm_tool plocks`), or `none`.
+    /// `dlm`, `glockfd`, `plocks` (`dlm_tool plocks`); `node` for a GL_NOPID holder or
+    /// waiter of a glock that is not an flock's (an iopen glock of a cached inode, the
+    /// journal): the node's, with no process behind it; else `none`.
     pub source: &'static str,
     /// The lines that say so (`NODE/FILE:LINE`).
     pub cites: Vec<String>,
@@ -83,6 +85,26 @@ pub fn process(pid: i64, comm: Option<&str>) -> String {
     match comm {
         Some(c) => format!("pid {pid} [{c}]"),
         None => format!("pid {pid}"),
+    }
+}
+
+/// A holder or waiter in words, as every part of the analysis names one: `pid 866 [flock]`,
+/// with `(from dlm)` when a source other than the glocks file names it (`source` as in
+/// [`Party::source`]); `no process (GL_NOPID)` for a hold of the node's own (source
+/// `node`), `pid ?` when no source names the process.
+pub fn named(pid: Option<i64>, comm: Option<&str>, source: &str) -> String {
+    match (pid, source) {
+        (Some(p), "glocks") => process(p, comm),
+        (Some(p), s) => format!("{} (from {s})", process(p, comm)),
+        (None, "node") => "no process (GL_NOPID)".to_string(),
+        (None, _) => "pid ? (no source names the process)".to_string(),
+    }
+}
+
+impl Party {
+    /// In words: see [`named`].
+    pub fn named(&self) -> String {
+        named(self.pid, self.comm.as_deref(), self.source)
     }
 }
 
@@ -646,6 +668,7 @@ impl<'a> Resolver<'a> {
         }
         let id = h.glock;
         if id.gltype != 6 {
+            p.source = "node";
             return p;
         }
         let (node, snap) = (h.at.node.as_str(), h.at.snapshot);

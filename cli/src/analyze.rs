@@ -5,6 +5,7 @@ use std::io::{self, Write};
 
 use analysis::contended::Contended;
 use analysis::handoff::{DlmLatency, HandoffSummary};
+use analysis::owners::named;
 use analysis::slow::{SlowGlock, SlowType};
 use analysis::{self as analyze, HoldWait, Options, Report, Snapshots, SortBy, StormOptions};
 use bundle::Captures;
@@ -128,19 +129,6 @@ pub fn run(a: &AnalyzeArgs, color: clikit::Color) -> io::Result<()> {
     out.flush()?;
     clikit::diag::report(diagnostics);
     Ok(())
-}
-
-/// A resolved process: `pid 866 [flock] (from dlm)`; the source is named when it is not
-/// the glocks file itself.
-fn who(pid: Option<i64>, comm: Option<&str>, source: &str) -> String {
-    let base = match pid {
-        Some(p) => analyze::owners::process(p, comm),
-        None => "pid ? (no source names the process)".to_string(),
-    };
-    match (pid, source) {
-        (Some(_), "glocks") | (None, _) => base,
-        (Some(_), s) => format!("{base} (from {s})"),
-    }
 }
 
 fn ns128(v: u128) -> String {
@@ -430,9 +418,9 @@ fn waits(out: &mut impl Write, rows: &[analysis::cross::CrossNode]) -> io::Resul
             c.glock,
             c.gltype,
             c.waiter_node,
-            who(c.waiter_pid, c.waiter_comm.as_deref(), c.waiter_source),
+            named(c.waiter_pid, c.waiter_comm.as_deref(), c.waiter_source),
             c.holder_node,
-            who(c.holder_pid, c.holder_comm.as_deref(), c.holder_source),
+            named(c.holder_pid, c.holder_comm.as_deref(), c.holder_source),
             c.seen_in_snapshots,
             c.evidence.join(" and ")
         )?;
@@ -483,7 +471,7 @@ fn stuck(out: &mut impl Write, r: &Report, paint: clikit::Paint) -> io::Result<(
             paint.bad("STUCK"),
             w.node,
             w.glock,
-            who(w.pid, w.comm.as_deref(), w.pid_source),
+            named(w.pid, w.comm.as_deref(), w.pid_source),
             w.caller,
             w.state,
             w.first_snapshot,
@@ -497,7 +485,7 @@ fn stuck(out: &mut impl Write, r: &Report, paint: clikit::Paint) -> io::Result<(
             paint.warn("slow"),
             w.node,
             w.glock,
-            who(w.pid, w.comm.as_deref(), w.pid_source),
+            named(w.pid, w.comm.as_deref(), w.pid_source),
             w.caller,
             w.snapshots,
             w.first_snapshot,

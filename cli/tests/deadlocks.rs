@@ -316,6 +316,7 @@ fn family(dir: &Path) {
         assert!(!in_cycles.contains(&t1.flock_glock(f)), "{f}");
     }
     orphans(dir, &v, &t1);
+    contended_names_whom_part_5_names(dir, &v);
     slow_and_stuck(dir, &t1);
     plain_copies(dir, &cycles);
     top_shows_posix_waits(dir, &cycles[3].1);
@@ -562,6 +563,78 @@ fn orphans(dir: &Path, v: &Value, t1: &Truth) {
         };
         assert!(ps.contains_key(&pid), "{r}");
     }
+}
+
+/// glk analyze's contended flock glocks: every holder and waiter of the last snapshot that
+/// had any is a process (GL_NOPID holders from 6.1 on, ended takers before, are named as
+/// part 5 names them), cited at its `H:` line; in the capture's last snapshot, alive in the
+/// job's own `ps` at 50 s with the glock's file open; where the glock has both a holder and
+/// a waiter, they are the two sides of a part 5 row of that snapshot.
+fn contended_names_whom_part_5_names(dir: &Path, v: &Value) {
+    let late = [truth(dir, "50s", "n1"), truth(dir, "50s", "n2")];
+    let rows: Vec<&Value> = elements(&v["cross_node"])
+        .chain(elements(&v["local_waits"]))
+        .collect();
+    let (mut named, mut last) = (0, 0);
+    for c in elements(&v["contended"]) {
+        let glock = c["glock"].as_str().unwrap();
+        if !glock.starts_with("6/") {
+            continue;
+        }
+        let parties = elements(&c["holders"])
+            .map(|h| ("holder", h))
+            .chain(elements(&c["waiters"]).map(|w| ("waiter", w)));
+        let (mut sides, mut snapshot) = (Vec::new(), None);
+        for ((role, words), cite) in parties.zip(elements(&c["cites"])) {
+            let words = words.as_str().unwrap();
+            let (node, rest) = words.split_once(' ').unwrap();
+            let pid: i64 = rest
+                .strip_prefix("pid ")
+                .and_then(|r| r.split(' ').next())
+                .and_then(|p| p.parse().ok())
+                .unwrap_or_else(|| panic!("{glock}: {words}"));
+            // The cited line is this party's H: line.
+            let (file, line) = cite.as_str().unwrap().rsplit_once(':').unwrap();
+            let (cited_node, n) = file.split_once("/glocks.").unwrap();
+            assert_eq!(cited_node, node, "{glock}: {words}");
+            assert!(snapshot.is_none_or(|s| s == n), "{glock}: two snapshots");
+            snapshot = Some(n);
+            let text = read(&dir.join("capture").join(file));
+            let h = text
+                .lines()
+                .nth(line.parse::<usize>().unwrap() - 1)
+                .unwrap();
+            let caller = h.rsplit_once("] ").map(|(_, c)| c).unwrap_or_default();
+            assert!(
+                h.starts_with(" H: ") && words.ends_with(caller),
+                "{cite}: {h}"
+            );
+            if n == "2" {
+                let t = &late[usize::from(node == "n2")];
+                assert!(t.ps.contains_key(&pid), "{glock}: {words}: ended");
+                assert!(t.open[&pid].contains(glock), "{glock}: {words}");
+                last += 1;
+            }
+            sides.push((role, node, pid));
+            named += 1;
+        }
+        if let ([("holder", hn, hp), ("waiter", wn, wp)], Some(n)) = (&sides[..], snapshot) {
+            let n: u64 = n.parse().unwrap();
+            let row = rows.iter().find(|r| {
+                r["glock"] == glock
+                    && r["waiter_node"] == *wn
+                    && r["waiter_pid"] == *wp
+                    && r["snapshots"].as_array().unwrap().contains(&n.into())
+            });
+            let row = row.unwrap_or_else(|| panic!("{glock}: no part 5 row for {wn} {wp}"));
+            let holder = (row["holder_node"].as_str(), row["holder_pid"].as_i64());
+            assert_eq!(holder, (Some(*hn), Some(*hp)), "{glock}");
+        }
+    }
+    assert!(
+        named >= 20 && last >= 16,
+        "{named} parties named, {last} in the last snapshot"
+    );
 }
 
 /// glk doctor: the plain wait is stuck (38 s of snapshots, and the DLM queue age in the
