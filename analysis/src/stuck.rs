@@ -18,7 +18,7 @@ pub fn is_stuck(waited_secs: f64, after: f64) -> bool {
     waited_secs >= after
 }
 
-use glockparse::{DlmMode, GlockId};
+use glockparse::{DlmMode, GlockId, GlockType};
 
 use super::GlockMap;
 use traceparse::Gfs2Event;
@@ -75,7 +75,7 @@ pub struct Unbalanced {
     /// The node.
     pub node: String,
     /// The glock.
-    pub glock: String,
+    pub glock: GlockId,
     /// Holders queued.
     pub queued: u64,
     /// Holders dequeued.
@@ -121,8 +121,13 @@ pub struct Report {
     pub progressed: Vec<Wait>,
     /// Glock types whose count only grows.
     pub growing: Vec<Growth>,
-    /// Glocks with holders queued but not dequeued by the end of the trace.
+    /// Glocks with holders queued but not dequeued by the end of the trace, the glocks of
+    /// other types before the iopen glocks.
     pub unbalanced: Vec<Unbalanced>,
+    /// Per node, how many of `unbalanced` are iopen glocks: every inode in a node's cache
+    /// keeps its iopen glock queued from lookup to eviction, so these are the inodes looked
+    /// up during the trace and still cached at its end, not leaks.
+    pub iopen_held: BTreeMap<String, u64>,
     /// Glocks with trace events, and how many of them were freed during the trace.
     pub glocks_seen_in_traces: usize,
     /// Of those, glocks freed (`glock_put`) during the trace.
@@ -242,10 +247,10 @@ fn growing(glock_types: &BTreeMap<(String, u32), BTreeMap<String, u64>>) -> Vec<
 /// The queue/dequeue balance of each traced glock, and the glocks seen and freed.
 fn balance(traces: &[(&str, &NodeBalance, usize)], r: &mut Report) {
     // Queue/dequeue balance per node and glock, in (node, glock) order.
-    let mut bal: BTreeMap<(&str, String), &Balance> = BTreeMap::new();
+    let mut bal: BTreeMap<(&str, GlockId), &Balance> = BTreeMap::new();
     for (node, b, _) in traces {
         for (g, x) in &b.per_glock {
-            bal.insert((node, g.to_string()), x);
+            bal.insert((node, *g), x);
         }
         r.glocks_put_in_traces += b.put.len();
     }
@@ -261,9 +266,12 @@ fn balance(traces: &[(&str, &NodeBalance, usize)], r: &mut Report) {
     {
         let (q, d) = (*q, *d);
         if q > d {
+            if glock.glock_type() == GlockType::Iopen {
+                *r.iopen_held.entry(node.to_string()).or_default() += 1;
+            }
             r.unbalanced.push(Unbalanced {
                 node: node.to_string(),
-                glock: glock.to_string(),
+                glock,
                 queued: q,
                 dequeued: d,
                 balance: q as i64 - d as i64,
@@ -275,8 +283,11 @@ fn balance(traces: &[(&str, &NodeBalance, usize)], r: &mut Report) {
             });
         }
     }
-    r.unbalanced
-        .sort_by(|a, b| b.balance.cmp(&a.balance).then(a.glock.cmp(&b.glock)));
+    let key = |u: &Unbalanced| {
+        let iopen = u.glock.glock_type() == GlockType::Iopen;
+        (iopen, std::cmp::Reverse(u.balance), u.glock.to_string())
+    };
+    r.unbalanced.sort_by_cached_key(key);
 }
 
 /// Queues, dequeues, and the balance per pid.

@@ -100,6 +100,17 @@ fn unbalanced_glocks_are_the_queues_left_without_a_dequeue() {
                 })
                 .collect();
         assert_eq!(got, want, "{rel}");
+        // The iopen glocks, counted per node, come after the others.
+        let mut iopen: BTreeMap<String, u64> = BTreeMap::new();
+        for (node, ..) in want.iter().filter(|(_, g, ..)| g.starts_with("5/")) {
+            *iopen.entry(node.clone()).or_default() += 1;
+        }
+        let held = &r["stuck_and_leaks"]["iopen_held"];
+        assert_eq!(held, &serde_json::json!(iopen), "{rel}");
+        let kinds: Vec<bool> = elements(&r["stuck_and_leaks"]["unbalanced"])
+            .map(|u| str_of(u, "glock").starts_with("5/"))
+            .collect();
+        assert!(kinds.is_sorted(), "{rel}: an iopen glock before another");
     }
 }
 
