@@ -322,6 +322,73 @@ fn both_nodes_name_the_holder_of_a_waited_lock() {
     assert_eq!(doc["glocks"].as_array().unwrap().len(), 524);
 }
 
+/// A node's request is never blocked by its own lock. Each node's files are read one after
+/// the other, so the master's dump can be of another moment than the waiting node's: on a
+/// glock handed back and forth every few tens of milliseconds (the hand-off captures) it
+/// can show the waiter's own lock granted already. Every pair of the two nodes' snapshots
+/// is read; `handoff-6.12`'s third has the case (before the fix: n2 waiting for node 2 pid
+/// 335 on 2/2239).
+#[test]
+fn a_request_never_waits_for_its_own_node() {
+    for (dir, snapshots) in [
+        ("real/handoff-6.1", 4),
+        ("real/handoff-6.12", 4),
+        ("real/dlm2-6.1", 6),
+    ] {
+        for i in 0..snapshots {
+            let (n1, n2) = (
+                p(&format!("{dir}/n1/glocks.{i}")),
+                p(&format!("{dir}/n2/glocks.{i}")),
+            );
+            let out = glk(&["top", "--json", "--limit", "0", &n1, &n2]);
+            assert!(out.status.success(), "{dir} {i}");
+            for g in json_docs(&out)[0]["glocks"].as_array().unwrap() {
+                let source = g["source"].as_str().unwrap();
+                let own = if source == n1 { 1 } else { 2 };
+                for b in g["dlm"]["blockers"].as_array().into_iter().flatten() {
+                    assert_ne!(b["node"], own, "{source} {}: {b}", g["glock"]);
+                }
+            }
+        }
+    }
+    // That wait is in the master's queue, and n1's glocks file names who holds the glock.
+    let (n1, n2) = (
+        p("real/handoff-6.12/n1/glocks.3"),
+        p("real/handoff-6.12/n2/glocks.3"),
+    );
+    let out = glk(&["top", "--json", "--limit", "0", &n1, &n2]);
+    let doc = &json_docs(&out)[0];
+    let mut waits = doc["glocks"].as_array().unwrap().iter();
+    let w = waits
+        .find(|g| g["glock"] == "2/2239" && g["source"] == n2.as_str())
+        .unwrap();
+    assert_eq!(w["waits_for"], "DLM queue on node 1");
+    assert_eq!(w["held_elsewhere"][0]["node"], "n1");
+    assert_eq!(w["held_elsewhere"][0]["pid"], 751);
+}
+
+/// Alone, a node knows another node's blocking lock only from the master's dump, whose pid
+/// is the process that last asked the DLM for it: the text says so under the glock, and
+/// says nothing once the holding node's file is read too.
+#[test]
+fn alone_a_node_says_the_dlm_pid_is_not_the_holder() {
+    let (n1, n2) = (
+        p("real/handoff-6.12/n1/glocks.3"),
+        p("real/handoff-6.12/n2/glocks.3"),
+    );
+    let hint = "(pid 335 is the process that last asked the DLM for node 2's lock, not \
+                necessarily its holder now: node 2's glocks file names the holder";
+    let alone = String::from_utf8(glk(&["top", "--once", "--limit", "0", &n1]).stdout).unwrap();
+    assert!(
+        alone.contains("node 2 pid 335 EX") && alone.contains(hint),
+        "{alone}"
+    );
+    let both = glk(&["top", "--once", "--limit", "0", &n1, &n2]).stdout;
+    assert!(!String::from_utf8(both)
+        .unwrap()
+        .contains("pid 335 is the process"));
+}
+
 #[test]
 fn top_and_doctor_judge_stuck_by_one_rule_and_one_default() {
     // n1's DLM lock on 6/4101d has waited 59 s in its dump: stuck under the shared default

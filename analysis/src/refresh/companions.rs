@@ -637,13 +637,17 @@ impl Context {
             return None;
         }
         let master_view = self.master_view(node, Some(own));
-        // The request itself is waiting or converting, never granted, so it is not
-        // among the granted locks that block it.
+        // A node has one DLM lock per glock, so no lock of its own blocks its request.
+        // The master's dump may be of another moment than this node's (another node's
+        // files, read a little earlier or later): there this node's lock can show granted
+        // already, or still, and is not a blocker.
+        let mine = |l: &OwnedLock| l.owner.is_some() && l.owner == node.nodeid();
         let blockers = master_view
             .map(|mv| {
                 mv.locks(glock)
                     .iter()
                     .filter(|l| l.status == LockStatus::Granted && l.grmode.blocks(own.requested()))
+                    .filter(|l| !mine(l))
                     .cloned()
                     .collect()
             })

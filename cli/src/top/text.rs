@@ -203,10 +203,18 @@ fn glock(
         )?;
         if let Blocker::Granted(locks) = &v.blocker {
             for l in locks {
-                if let (Some(asked), Some(n)) = (l.asked_not_holding(), l.lock.owner) {
+                let Some(n) = l.lock.owner else { continue };
+                if let Some(asked) = l.asked_not_holding() {
                     writeln!(
                         out,
                         "    (the master's dump names pid {asked} for node {n}'s lock: the process that last asked the DLM for it, not the holder)"
+                    )?;
+                } else if l.holder.is_none() && !snap.ctx.peers(input).any(|(_, id)| id == Some(n))
+                {
+                    writeln!(
+                        out,
+                        "    (pid {} is the process that last asked the DLM for node {n}'s lock, not necessarily its holder now: node {n}'s glocks file names the holder; give it too, or use --cluster)",
+                        l.lock.pid
                     )?;
                 }
             }
