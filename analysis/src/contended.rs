@@ -179,14 +179,19 @@ pub fn analyze(
         };
         key(b).cmp(&key(a)).then(a.glock.cmp(&b.glock))
     });
-    describe(f, traces, &mut list);
-    name_parties(&mut list, holds, owners);
+    let idx: HashMap<GlockId, usize> = list.iter().enumerate().map(|(i, (g, _))| (*g, i)).collect();
+    describe(f, traces, &idx, &mut list);
+    name_parties(holds, owners, &idx, &mut list);
     list.into_iter().map(|(_, c)| c).collect()
 }
 
-/// Nodes and object of the listed glocks.
-fn describe(f: &Snapshots, traces: &[NodeCounts], list: &mut [(GlockId, Contended)]) {
-    let idx: HashMap<GlockId, usize> = list.iter().enumerate().map(|(i, (g, _))| (*g, i)).collect();
+/// Nodes and object of the listed glocks (`idx`: each one's place in `list`).
+fn describe(
+    f: &Snapshots,
+    traces: &[NodeCounts],
+    idx: &HashMap<GlockId, usize>,
+    list: &mut [(GlockId, Contended)],
+) {
     for g in &f.glocks {
         if let Some(&k) = idx.get(&g.glock) {
             let c = &mut list[k].1;
@@ -216,8 +221,12 @@ fn describe(f: &Snapshots, traces: &[NodeCounts], list: &mut [(GlockId, Contende
 
 /// Holders and waiters of the listed glocks in the last snapshot (per glock) that had any,
 /// each named by `owners` and cited.
-fn name_parties(list: &mut [(GlockId, Contended)], holds: &[Hold], owners: &Resolver) {
-    let idx: HashMap<GlockId, usize> = list.iter().enumerate().map(|(i, (g, _))| (*g, i)).collect();
+fn name_parties(
+    holds: &[Hold],
+    owners: &Resolver,
+    idx: &HashMap<GlockId, usize>,
+    list: &mut [(GlockId, Contended)],
+) {
     let mut last: HashMap<GlockId, u32> = HashMap::new();
     for h in holds.iter().filter(|h| idx.contains_key(&h.glock)) {
         let e = last.entry(h.glock).or_insert(h.at.snapshot);
@@ -241,6 +250,7 @@ fn name_parties(list: &mut [(GlockId, Contended)], holds: &[Hold], owners: &Reso
             c.waiters.push(who);
             c.cites.push(cite);
         } else {
+            // The holders' lines come before the waiters'.
             c.holders.push(who);
             c.cites.insert(c.holders.len() - 1, cite);
         }

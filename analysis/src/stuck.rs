@@ -283,6 +283,8 @@ fn balance(traces: &[(&str, &NodeBalance, usize)], r: &mut Report) {
             });
         }
     }
+    // Other glocks first, then the largest balance; ties by the glock's text, the order
+    // the reports have always had.
     let key = |u: &Unbalanced| {
         let iopen = u.glock.glock_type() == GlockType::Iopen;
         (iopen, std::cmp::Reverse(u.balance), u.glock.to_string())
