@@ -209,13 +209,14 @@ fn glock(
                         out,
                         "    (the master's dump names pid {asked} for node {n}'s lock: the process that last asked the DLM for it, not the holder)"
                     )?;
-                } else if l.holder.is_none() && !snap.ctx.peers(input).any(|(_, id)| id == Some(n))
-                {
-                    writeln!(
-                        out,
-                        "    (pid {} is the process that last asked the DLM for node {n}'s lock, not necessarily its holder now: node {n}'s glocks file names the holder; give it too, or use --cluster)",
-                        l.lock.pid
-                    )?;
+                } else if l.holder.is_none() {
+                    let pid = l.lock.pid;
+                    let lead = format!("    (pid {pid} is the process that last asked the DLM for node {n}'s lock, not necessarily its holder now");
+                    if snap.ctx.peers(input).any(|(_, id)| id == Some(n)) {
+                        writeln!(out, "{lead}: node {n}'s glocks file, read a moment apart, shows no holder of it)")?;
+                    } else {
+                        writeln!(out, "{lead}: node {n}'s glocks file names the holder; give it too, or use --cluster)")?;
+                    }
                 }
             }
         }
