@@ -889,9 +889,13 @@ impl Rules<'_> {
             }
             f.nodes.sort();
             f.nodes.dedup();
+            // A remote demote is another node's doing: one node captured is half the pair.
+            let between = match &f.nodes[..] {
+                [one] => format!("{one} and a node not captured"),
+                all => all.join(", "),
+            };
             f.title = self.caveat(format!(
-                "demote storm on {g} between {}{}{}",
-                f.nodes.join(", "),
+                "demote storm on {g} between {between}{}{}",
                 if demotes > 0 {
                     format!(": {demotes} remote demotes in bursts")
                 } else {

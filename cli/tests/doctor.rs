@@ -431,3 +431,28 @@ fn a_lab_deadlock_with_its_real_surroundings() {
         assert!(cols[10].parse::<u64>().unwrap() > 30_000_000, "{line}");
     }
 }
+
+/// A remote demote is another node's doing: a storm seen in one node's capture is between
+/// that node and one not captured, and the title says so; with both nodes, it names both.
+#[test]
+fn a_storm_seen_from_one_node_names_the_node_not_captured() {
+    let storm = |v: &serde_json::Value| {
+        elements(&v["findings"])
+            .find(|f| f["code"] == "GLK-DEMOTE-STORM" && f["glocks"][0] == "2/2239")
+            .map(|f| f["title"].as_str().unwrap().to_string())
+            .unwrap()
+    };
+    let dir = testdata::path("real/handoff-6.12");
+    let (one, _) = doctor(&dir.join("n1"), &[]);
+    let title = storm(&one);
+    assert!(
+        title.starts_with("demote storm on 2/2239 between n1 and a node not captured: "),
+        "{title}"
+    );
+    let (both, _) = doctor(&dir, &[]);
+    let title = storm(&both);
+    assert!(
+        title.starts_with("demote storm on 2/2239 between n1, n2: "),
+        "{title}"
+    );
+}
