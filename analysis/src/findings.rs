@@ -787,9 +787,14 @@ impl Rules<'_> {
             );
             f.glocks.push(c.glock.clone());
             f.nodes = c.nodes.clone();
-            let object = c.object.clone().unwrap_or_else(|| c.gltype.clone());
+            // `(dir, 3864 bytes)` where a glocks file shows the inode.
+            let object = c
+                .object
+                .as_ref()
+                .map(|o| format!(" ({o})"))
+                .unwrap_or_default();
             f.title = self.caveat(format!(
-                "{} {} ({object}) is shared: {} remote demotes on {}{}",
+                "{} {}{object} is shared: {} remote demotes on {}{}",
                 c.gltype,
                 c.glock,
                 c.remote_demotes,

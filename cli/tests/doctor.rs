@@ -456,3 +456,41 @@ fn a_storm_seen_from_one_node_names_the_node_not_captured() {
         "{title}"
     );
 }
+
+/// Where no glocks file shows the inode behind a hot glock (its `I:` line), the title names
+/// the glock alone: `inode 2/2239 is shared`, not `inode 2/2239 (inode) is shared`.
+#[test]
+fn a_hot_glock_without_its_inode_is_named_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    copy_capture("real/handoff-6.12", root);
+    for n in ["n1", "n2"] {
+        for e in std::fs::read_dir(root.join(n)).unwrap().flatten() {
+            let name = e.file_name().into_string().unwrap();
+            if name.starts_with("glocks.") {
+                let text = std::fs::read_to_string(e.path()).unwrap();
+                let kept: String = text
+                    .split_inclusive('\n')
+                    .filter(|l| !l.starts_with(" I:"))
+                    .collect();
+                assert!(kept.len() < text.len(), "{name}: no I: line");
+                std::fs::write(e.path(), kept).unwrap();
+            }
+        }
+    }
+    let (v, _) = doctor(root, &[]);
+    let hot = elements(&v["findings"])
+        .find(|f| f["code"] == "GLK-HOT-GLOCK" && f["glocks"][0] == "2/2239")
+        .unwrap();
+    let title = hot["title"].as_str().unwrap();
+    assert!(title.starts_with("inode 2/2239 is shared: "), "{title}");
+    let (v, _) = doctor(&testdata::path("real/handoff-6.12"), &[]);
+    let hot = elements(&v["findings"])
+        .find(|f| f["code"] == "GLK-HOT-GLOCK" && f["glocks"][0] == "2/2239")
+        .unwrap();
+    let title = hot["title"].as_str().unwrap();
+    assert!(
+        title.starts_with("inode 2/2239 (dir, 3864 bytes) is shared: "),
+        "{title}"
+    );
+}
