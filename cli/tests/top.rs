@@ -326,7 +326,7 @@ fn both_nodes_name_the_holder_of_a_waited_lock() {
 /// the other, so the master's dump can be of another moment than the waiting node's: on a
 /// glock handed back and forth every few tens of milliseconds (the hand-off captures) it
 /// can show the waiter's own lock granted already. Every pair of the two nodes' snapshots
-/// is read; `handoff-6.12`'s third has the case (before the fix: n2 waiting for node 2 pid
+/// is read; `handoff-6.12`'s `glocks.3` has the case (before the fix: n2 waiting for node 2 pid
 /// 335 on 2/2239).
 #[test]
 fn a_request_never_waits_for_its_own_node() {
