@@ -11,7 +11,7 @@ use analysis::{self as analyze, HoldWait, Options, Report, Snapshots, SortBy, St
 use bundle::Captures;
 use clikit::args::{AnalyzeArgs, Sort};
 use clikit::fmt::nanos;
-use glockparse::{Diagnostics, GlockType};
+use glockparse::Diagnostics;
 
 use crate::table::{self, Cell, Column, Show};
 
@@ -517,10 +517,7 @@ fn stuck(out: &mut impl Write, r: &Report, paint: clikit::Paint) -> io::Result<(
             per_node.join(", ")
         )?;
     }
-    let others = s
-        .unbalanced
-        .iter()
-        .filter(|u| u.glock.glock_type() != GlockType::Iopen);
+    let others = s.unbalanced.iter().filter(|u| !u.is_iopen());
     for u in others {
         writeln!(
             out,
