@@ -242,9 +242,10 @@ fn name_parties(
         if h.role == Role::Queued {
             continue;
         }
-        let party = owners.party(h);
+        let mut party = owners.party(h);
         let who = format!("{} {} {} {}", h.at.node, party.named(), h.state, h.caller);
-        let cite = owners.cite_hold(h);
+        // The holder line's own cite, which the party holds first.
+        let cite = party.cites.swap_remove(0);
         let c = &mut list[k].1;
         if h.role == Role::Waiter {
             c.waiters.push(who);

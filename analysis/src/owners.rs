@@ -639,7 +639,8 @@ impl<'a> Resolver<'a> {
         }
     }
 
-    /// Who a holder line of a glocks snapshot is.
+    /// Who a holder line of a glocks snapshot is. Its first cite is that line itself
+    /// ([`Resolver::cite_hold`]), the lines that name the process follow.
     pub fn party(&self, h: &Hold) -> Party {
         let mut p = Party {
             node: h.at.node.clone(),

@@ -64,7 +64,12 @@ impl GrantedLock {
     /// The DLM's pid, where another process is known to hold the glock.
     pub fn asked_not_holding(&self) -> Option<u64> {
         let holder = self.holder?;
-        (i64::try_from(self.lock.pid).ok() != Some(holder)).then_some(self.lock.pid)
+        (self.asked() != Some(holder)).then_some(self.lock.pid)
+    }
+
+    /// The DLM's pid as holders' pids are kept (None past `i64::MAX`, which no pid is).
+    fn asked(&self) -> Option<i64> {
+        i64::try_from(self.lock.pid).ok()
     }
 }
 
@@ -251,8 +256,7 @@ fn name_holders(blocker: &mut Blocker, there: &[HolderThere]) {
             .filter(|t| t.nodeid.is_some() && t.nodeid == l.lock.owner)
             .filter_map(|t| t.pid)
             .collect();
-        let asked = i64::try_from(l.lock.pid).ok();
-        l.holder = match asked {
+        l.holder = match l.asked() {
             Some(p) if holders.contains(&p) => Some(p),
             _ => holders.first().copied(),
         };
