@@ -298,7 +298,7 @@ pub fn refuse_existing(dest: &Path) -> io::Result<()> {
         return Err(io::Error::new(
             io::ErrorKind::AlreadyExists,
             format!(
-                "{}: a capture of this node is there already; choose another -o",
+                "{}: a capture of this node is there already; choose another output",
                 dest.display()
             ),
         ));

@@ -120,14 +120,28 @@ fn one_filesystem_asked(a: &DoctorArgs) -> std::io::Result<()> {
     ))
 }
 
+/// Why an option given makes sense only with `glk doctor live`, if one was given.
+fn live_only_options(a: &DoctorArgs, c: &cluster::ClusterArgs) -> Option<&'static str> {
+    if c.on() {
+        Some(
+            "--cluster and --nodes go with `glk doctor live` (captures already hold every \
+             node they have)",
+        )
+    } else if a.keep.is_some() {
+        Some("--keep goes with `glk doctor live` (it keeps the capture that live takes)")
+    } else {
+        None
+    }
+}
+
 /// `glk doctor live`: a capture of this node for `--for` seconds (default 6: 3 snapshots,
-/// at the start, the middle and the end, and gfs2 and dlm events throughout) into a
-/// private temporary directory, which the doctor then reads with the same options, naming
-/// hot inodes by path; the directory is removed afterwards.
+/// at the start, the middle and the end, and gfs2 and dlm events throughout) into
+/// `--keep`, else a private temporary directory removed afterwards, which the doctor then
+/// reads with the same options, naming hot inodes by path.
 fn doctor_live(a: &DoctorArgs, c: &cluster::ClusterArgs) -> std::io::Result<doctor::Verdict> {
     one_filesystem_asked(a)?;
     let dir = tempfile::Builder::new().prefix("glk-doctor-").tempdir()?;
-    let out = dir.path().join("capture");
+    let out = a.keep.clone().unwrap_or_else(|| dir.path().join("capture"));
     let secs = a.live_secs;
     let whom = if c.on() { "every node" } else { "this node" };
     eprintln!("glk: capturing {whom} for {secs} s (3 snapshots, gfs2 and dlm events)...");
@@ -147,7 +161,14 @@ fn doctor_live(a: &DoctorArgs, c: &cluster::ClusterArgs) -> std::io::Result<doct
     let mut a = a.clone();
     a.captures = vec![out];
     a.resolve_paths = true;
-    doctor::run(&a)
+    let verdict = doctor::run(&a)?;
+    if a.keep.is_none() {
+        eprintln!(
+            "glk: the capture read is removed now; --keep DIR keeps it, with the files the \
+             evidence cites"
+        );
+    }
+    Ok(verdict)
 }
 
 fn main() -> ExitCode {
@@ -162,11 +183,10 @@ fn main() -> ExitCode {
         Command::Exporter(a) => exporter::run(a),
         Command::Doctor(DoctorCli { doctor: a, cluster }) => {
             let live = a.captures.len() == 1 && a.captures[0].as_os_str() == "live";
-            if cluster.on() && !live {
+            if let Some(why) = live_only_options(a, cluster).filter(|_| !live) {
                 return clikit::exit(Err(std::io::Error::new(
                     std::io::ErrorKind::InvalidInput,
-                    "--cluster and --nodes go with `glk doctor live` (captures already hold \
-                     every node they have)",
+                    why,
                 )));
             }
             match if live {

@@ -491,3 +491,28 @@ fn a_hot_glock_without_its_inode_is_named_alone() {
     let object = "inode 2/2239 (dir, 3864 bytes) is shared: ";
     assert!(with.starts_with(object), "{with}");
 }
+
+/// `--keep` and `--nodes` act on the capture that `live` takes; with captures given they
+/// are refused, naming the option, and nothing is written where `--keep` points.
+#[test]
+fn options_of_live_are_refused_with_captures() {
+    let dir = tempfile::tempdir().unwrap();
+    let keep = dir.path().join("kept");
+    let fixture = testdata::path("real/handoff-6.12");
+    let refused = |extra: &[&std::ffi::OsStr]| {
+        let o = Command::new(env!("CARGO_BIN_EXE_glk"))
+            .arg("doctor")
+            .arg(&fixture)
+            .args(extra)
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(1), "{extra:?}");
+        assert!(o.stdout.is_empty(), "{extra:?}");
+        String::from_utf8_lossy(&o.stderr).into_owned()
+    };
+    let err = refused(&["--keep".as_ref(), keep.as_os_str()]);
+    assert!(err.contains("--keep goes with `glk doctor live`"), "{err}");
+    assert!(!keep.exists());
+    let err = refused(&["--nodes".as_ref(), "n2".as_ref()]);
+    assert!(err.contains("--cluster and --nodes go with"), "{err}");
+}

@@ -118,6 +118,11 @@ pub struct DoctorArgs {
     /// DLM queue age: watch at least --stuck-after to judge it stuck.
     #[arg(long = "for", value_name = "SECS", default_value_t = 6.0, value_parser = crate::args::seconds)]
     pub live_secs: f64,
+    /// With `live`: keep the capture in DIR (or pack it into FILE.tar.zst) instead of
+    /// removing it, so that the files the evidence cites can be read and sent on; `glk
+    /// doctor DIR` reads it again.
+    #[arg(long, value_name = "DIR|FILE.tar.zst")]
+    pub keep: Option<PathBuf>,
 }
 
 /// `glk report`.
