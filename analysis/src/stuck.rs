@@ -6,7 +6,7 @@
 //!   (the queue/dequeue balance, as the systemtap ref-leak method), and glocks freed
 //!   (`glock_put`) versus seen.
 
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 /// The default threshold of the stuck rule, in seconds, on every command that judges stuck.
 pub const STUCK_AFTER_SECS: f64 = 30.0;
@@ -84,6 +84,15 @@ pub struct Unbalanced {
     pub balance: i64,
     /// Pids whose queues were not matched by a dequeue.
     pub pids: Vec<i64>,
+    /// Who held it in the node's last glocks snapshot, each named as the contended glocks
+    /// name theirs (`no process (GL_NOPID) SH gfs2_fill_super+0x811/0xd80 [gfs2]`): the
+    /// call site tells the filesystem's own holds, taken at mount for as long as it is
+    /// mounted, from a process's. Empty when that snapshot shows none.
+    pub holders: Vec<String>,
+    /// Who waited for it there, in the same words.
+    pub waiters: Vec<String>,
+    /// The `H:` line (`NODE/FILE:LINE`) of each of `holders`, then of each of `waiters`.
+    pub cites: Vec<String>,
 }
 
 impl Unbalanced {
@@ -154,6 +163,7 @@ pub fn analyze(
     waits(holds, glock_types, res, &mut r);
     r.growing = growing(glock_types);
     balance(traces, &mut r);
+    name_holders(&mut r.unbalanced, holds, glock_types, res);
     r
 }
 
@@ -285,6 +295,9 @@ fn balance(traces: &[(&str, &NodeBalance, usize)], r: &mut Report) {
                     .filter(|(_, n)| **n > 0)
                     .map(|(p, _)| *p)
                     .collect(),
+                holders: Vec::new(),
+                waiters: Vec::new(),
+                cites: Vec::new(),
             };
             if u.is_iopen() {
                 *r.iopen_held.entry(u.node.clone()).or_default() += 1;
@@ -302,6 +315,48 @@ fn balance(traces: &[(&str, &NodeBalance, usize)], r: &mut Report) {
         )
     };
     r.unbalanced.sort_by_cached_key(key);
+}
+
+/// The holders and waiters of each unbalanced glock in its node's last snapshot, named by
+/// `res` and cited, the holders' lines first.
+fn name_holders(
+    unbalanced: &mut [Unbalanced],
+    holds: &[Hold],
+    glock_types: &BTreeMap<(String, u32), BTreeMap<String, u64>>,
+    res: &Resolver,
+) {
+    // Keys in (node, snapshot) order: the last one of each node wins.
+    let last: BTreeMap<&str, u32> = glock_types.keys().map(|(n, s)| (n.as_str(), *s)).collect();
+    let index: HashMap<(&str, GlockId), usize> = unbalanced
+        .iter()
+        .enumerate()
+        .map(|(i, u)| ((u.node.as_str(), u.glock), i))
+        .collect();
+    let mut named: Vec<(usize, Role, String, String)> = Vec::new();
+    for h in holds.iter().filter(|h| h.role != Role::Queued) {
+        let node = h.at.node.as_str();
+        if last.get(node) != Some(&h.at.snapshot) {
+            continue;
+        }
+        let Some(&i) = index.get(&(node, h.glock)) else {
+            continue;
+        };
+        let mut party = res.party(h);
+        // The holder line's own cite, which the party holds first.
+        let cite = party.cites.swap_remove(0);
+        let who = format!("{} {} {}", party.named(), h.state, h.caller);
+        named.push((i, h.role, who, cite));
+    }
+    for (i, role, who, cite) in named {
+        let u = &mut unbalanced[i];
+        if role == Role::Waiter {
+            u.waiters.push(who);
+            u.cites.push(cite);
+        } else {
+            u.holders.push(who);
+            u.cites.insert(u.holders.len() - 1, cite);
+        }
+    }
 }
 
 /// Queues, dequeues, and the balance per pid.

@@ -521,11 +521,34 @@ fn stuck(out: &mut impl Write, r: &Report, paint: clikit::Paint) -> io::Result<(
     for u in others {
         writeln!(
             out,
-            "queued, not dequeued at trace end: {} {} {} of {} (pids {:?})",
-            u.node, u.glock, u.balance, u.queued, u.pids
+            "queued, not dequeued at trace end: {} {} {} of {} (pids {:?}){}",
+            u.node,
+            u.glock,
+            u.balance,
+            u.queued,
+            u.pids,
+            in_last_snapshot(u)
         )?;
     }
     Ok(())
+}
+
+/// `; in n1's last snapshot: held by … (n1/glocks.6:12)` for each holder and waiter of an
+/// unbalanced glock that its node's last snapshot shows, or nothing.
+fn in_last_snapshot(u: &analyze::stuck::Unbalanced) -> String {
+    let roles = u
+        .holders
+        .iter()
+        .map(|w| ("held by", w))
+        .chain(u.waiters.iter().map(|w| ("waiting", w)));
+    let parties: Vec<String> = roles
+        .zip(&u.cites)
+        .map(|((role, who), cite)| format!("{role} {who} ({cite})"))
+        .collect();
+    if parties.is_empty() {
+        return String::new();
+    }
+    format!("; in {}'s last snapshot: {}", u.node, parties.join(", "))
 }
 
 /// Section 8: the cluster clock, DLM latency by master, hand-offs and demote causes.

@@ -111,7 +111,86 @@ fn unbalanced_glocks_are_the_queues_left_without_a_dequeue() {
             .map(|u| str_of(u, "glock").starts_with("5/"))
             .collect();
         assert!(kinds.is_sorted(), "{rel}: an iopen glock before another");
+        // Each names the holders, then the waiters, of its node's last glocks file.
+        let last: BTreeMap<String, LastSnapshot> = nodes(rel)
+            .into_iter()
+            .map(|n| (n.clone(), last_snapshot(rel, &n)))
+            .collect();
+        for u in elements(&r["stuck_and_leaks"]["unbalanced"]) {
+            let (node, glock) = (str_of(u, "node"), str_of(u, "glock"));
+            let snap = &last[&node];
+            let lines = snap.lines.get(&glock).map(Vec::as_slice).unwrap_or(&[]);
+            let mut want_cites = Vec::new();
+            let mut want = (Vec::new(), Vec::new());
+            for flag in ['H', 'W'] {
+                for (n, flags, state, caller) in lines.iter().filter(|l| l.1.contains(flag)) {
+                    assert!(!(flag == 'W' && flags.contains('H')), "{node} {glock} {n}");
+                    want_cites.push(format!("{node}/{}:{n}", snap.file));
+                    let side = if flag == 'H' {
+                        &mut want.0
+                    } else {
+                        &mut want.1
+                    };
+                    side.push((state.clone(), caller.clone()));
+                }
+            }
+            let cites: Vec<String> = elements(&u["cites"])
+                .map(|c| c.as_str().unwrap().to_string())
+                .collect();
+            assert_eq!(cites, want_cites, "{rel} {node} {glock}");
+            for (key, want) in [("holders", &want.0), ("waiters", &want.1)] {
+                let got: Vec<&str> = elements(&u[key]).map(|h| h.as_str().unwrap()).collect();
+                assert_eq!(got.len(), want.len(), "{rel} {node} {glock} {key}");
+                for (g, (state, caller)) in got.iter().zip(want) {
+                    assert!(g.ends_with(&format!(" {state} {caller}")), "{g}");
+                }
+            }
+        }
     }
+}
+
+/// A node's last glocks file: its name, and per glock its holder lines (line number,
+/// flags, state, call site), by plain splitting.
+struct LastSnapshot {
+    file: String,
+    lines: BTreeMap<String, Vec<(usize, String, String, String)>>,
+}
+
+/// The `glocks.N` of `rel/node` with the largest N.
+fn last_snapshot(rel: &str, node: &str) -> LastSnapshot {
+    let dir = testdata::path(&format!("{rel}/{node}"));
+    let n = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            name.strip_prefix("glocks.")?.parse::<u32>().ok()
+        })
+        .max()
+        .unwrap();
+    let file = format!("glocks.{n}");
+    let text = common::fixture_text(&format!("{rel}/{node}/{file}"));
+    let mut lines: BTreeMap<String, Vec<_>> = BTreeMap::new();
+    let mut glock = String::new();
+    for (i, l) in text.lines().enumerate() {
+        if let Some(rest) = l.strip_prefix("G:") {
+            glock = after(rest, "n:")
+                .parse::<glockparse::GlockId>()
+                .unwrap()
+                .to_string();
+        } else if let Some(rest) = l.trim_start().strip_prefix("H:") {
+            // ` H: s:SH f:H e:0 p:426 [mount] gfs2_fill_super+0x811/0xd80 [gfs2]`
+            let caller = rest.split_once("] ").unwrap().1.to_string();
+            let line = (
+                i + 1,
+                after(rest, "f:").to_string(),
+                after(rest, "s:").to_string(),
+                caller,
+            );
+            lines.entry(glock.clone()).or_default().push(line);
+        }
+    }
+    LastSnapshot { file, lines }
 }
 
 #[test]
