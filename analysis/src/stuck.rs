@@ -84,6 +84,9 @@ pub struct Unbalanced {
     pub balance: i64,
     /// Pids whose queues were not matched by a dequeue.
     pub pids: Vec<i64>,
+    /// The same processes in words, with the command each queued under in the trace
+    /// (`pid 426 [mount]`).
+    pub queued_by: Vec<String>,
     /// Who held it in the node's last glocks snapshot, each named as the contended glocks
     /// name theirs (`no process (GL_NOPID) SH gfs2_fill_super+0x811/0xd80 [gfs2]`): the
     /// call site tells the filesystem's own holds, taken at mount for as long as it is
@@ -266,11 +269,13 @@ fn growing(glock_types: &BTreeMap<(String, u32), BTreeMap<String, u64>>) -> Vec<
 fn balance(traces: &[(&str, &NodeBalance, usize)], r: &mut Report) {
     // Queue/dequeue balance per node and glock, in (node, glock) order.
     let mut bal: BTreeMap<(&str, GlockId), &Balance> = BTreeMap::new();
+    let mut queuers: HashMap<&str, &Queuers> = HashMap::new();
     for (node, b, _) in traces {
         for (g, x) in &b.per_glock {
             bal.insert((node, *g), x);
         }
         r.glocks_put_in_traces += b.put.len();
+        queuers.insert(node, &b.queuers);
     }
     r.glocks_seen_in_traces = traces.iter().map(|(_, _, seen)| seen).sum();
     for (
@@ -284,17 +289,23 @@ fn balance(traces: &[(&str, &NodeBalance, usize)], r: &mut Report) {
     {
         let (q, d) = (*q, *d);
         if q > d {
+            let pids: Vec<i64> = pids
+                .iter()
+                .filter(|(_, n)| **n > 0)
+                .map(|(p, _)| *p)
+                .collect();
+            let comm = |p: i64| queuers.get(node).and_then(|q| q.comm(p));
             let u = Unbalanced {
                 node: node.to_string(),
                 glock,
                 queued: q,
                 dequeued: d,
                 balance: q as i64 - d as i64,
-                pids: pids
+                queued_by: pids
                     .iter()
-                    .filter(|(_, n)| **n > 0)
-                    .map(|(p, _)| *p)
+                    .map(|p| super::owners::process(*p, comm(*p).as_deref()))
                     .collect(),
+                pids,
                 holders: Vec::new(),
                 waiters: Vec::new(),
                 cites: Vec::new(),
@@ -373,6 +384,52 @@ pub struct NodeBalance {
     per_glock: GlockMap<Balance>,
     /// Glocks freed (`glock_put`).
     put: HashSet<GlockId>,
+    /// The command of each pid that queued a holder.
+    pub queuers: Queuers,
+}
+
+/// The command of each pid that queued a holder, as the last `gfs2_glock_queue … queue`
+/// line of that pid names it (the trace line's prefix, `mount-426`): the one source that
+/// still names a process that has ended, such as the mount whose holds the filesystem
+/// keeps while it is mounted.
+#[derive(Default)]
+pub struct Queuers {
+    comms: HashMap<i64, Box<[u8]>>,
+    /// The pid and command last seen, which most lines repeat.
+    last: Option<(i64, [u8; 16], u8)>,
+}
+
+impl Queuers {
+    /// `pid` queued a holder under the command `comm`.
+    pub fn saw(&mut self, pid: i64, comm: &[u8]) {
+        // `<...>`: the tracer had no command cached for the pid.
+        if comm == b"<...>" {
+            return;
+        }
+        if let Some((p, c, n)) = &self.last {
+            if *p == pid && c[..usize::from(*n)] == *comm {
+                return;
+            }
+        }
+        self.comms.insert(pid, comm.into());
+        let mut c = [0u8; 16];
+        let n = comm.len().min(16);
+        c[..n].copy_from_slice(&comm[..n]);
+        // A command longer than the kernel's 16 bytes is never taken for the last one.
+        self.last = (comm.len() <= 16).then_some((pid, c, n as u8));
+    }
+
+    /// Adds what `later` saw, which read after these lines.
+    pub fn merge(&mut self, later: Queuers) {
+        self.comms.extend(later.comms);
+        self.last = None;
+    }
+
+    /// The command `pid` last queued a holder under, quoted for a terminal.
+    pub fn comm(&self, pid: i64) -> Option<String> {
+        let c = self.comms.get(&pid)?;
+        Some(glockparse::quote::plain(c).into_owned())
+    }
 }
 
 impl NodeBalance {
@@ -394,5 +451,33 @@ impl NodeBalance {
             }
             _ => {}
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Queuers;
+
+    #[test]
+    fn a_queuer_is_named_by_its_last_known_command() {
+        let mut q = Queuers::default();
+        q.saw(426, b"mount");
+        q.saw(426, b"mount");
+        // The same pid after an exec, then a line whose command the tracer had not cached.
+        q.saw(500, b"sh");
+        q.saw(500, b"flock");
+        q.saw(500, b"<...>");
+        q.saw(7, b"ev\x1b[2Jil");
+        assert_eq!(q.comm(426).as_deref(), Some("mount"));
+        assert_eq!(q.comm(500).as_deref(), Some("flock"));
+        assert_eq!(q.comm(7).as_deref(), Some("ev\\x1b[2Jil"));
+        assert_eq!(q.comm(8), None);
+        // A later file's lines win over an earlier one's.
+        let mut later = Queuers::default();
+        later.saw(426, b"umount");
+        q.merge(later);
+        assert_eq!(q.comm(426).as_deref(), Some("umount"));
+        q.saw(426, b"mount");
+        assert_eq!(q.comm(426).as_deref(), Some("mount"));
     }
 }

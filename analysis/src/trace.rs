@@ -174,19 +174,26 @@ impl NodeTrace {
 }
 
 /// Calls `f` with every gfs2 and dlm event of the filesystem `fs` names and every clock
-/// marker of `path` (time, pid, event); bad lines go to `diag` with their line. Returns
-/// false when `f` does, and the lines read.
+/// marker of `path` (time, pid, event), and tells `queuers` the command of each holder
+/// queued; bad lines go to `diag` with their line. Returns false when `f` does, and the
+/// lines read.
 fn each_event(
     path: &std::path::Path,
     fs: FsIds,
     diag: &mut Diagnostics,
+    queuers: &mut stuck::Queuers,
     mut f: impl FnMut(u64, i64, &Ev) -> bool,
 ) -> io::Result<(bool, u64)> {
     let mut ok = true;
     let lines = traceparse::reader::for_each_decoded(path, diag, |d| {
         let (line, ev) = match d {
             _ if !fs.keeps(&d) => return ok,
-            Decoded::Gfs2 { line, event, .. } => (line, Ev::Gfs2(event)),
+            Decoded::Gfs2 { line, event, .. } => {
+                if let Gfs2Event::GlockQueue { queue: true, .. } = event {
+                    queuers.saw(line.pid, line.comm);
+                }
+                (line, Ev::Gfs2(event))
+            }
             Decoded::Dlm { line, event } => (line, Ev::Dlm(event)),
             Decoded::Other(line)
                 if line.event == b"tracing_mark_write" || line.event == b"print" =>
@@ -223,14 +230,16 @@ fn each_event_pipelined(
     path: &std::path::Path,
     fs: FsIds,
     diag: &mut Diagnostics,
+    queuers: &mut stuck::Queuers,
     mut f: impl FnMut(u64, i64, &Ev) -> bool,
 ) -> io::Result<(bool, u64)> {
     let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<(u64, i64, Ev)>>(4);
     std::thread::scope(|s| {
         let decoder = s.spawn(move || {
             let mut d = Diagnostics::default();
+            let mut q = stuck::Queuers::default();
             let mut batch = Vec::with_capacity(BATCH);
-            let r = each_event(path, fs, &mut d, |ts, pid, e| {
+            let r = each_event(path, fs, &mut d, &mut q, |ts, pid, e| {
                 if !e.wanted() {
                     return true;
                 }
@@ -245,7 +254,7 @@ fn each_event_pipelined(
             if !batch.is_empty() {
                 let _ = tx.send(batch);
             }
-            r.map(|(_, n)| (d, n))
+            r.map(|(_, n)| (d, q, n))
         });
         let mut ok = true;
         'batches: for b in &rx {
@@ -257,10 +266,11 @@ fn each_event_pipelined(
             }
         }
         drop(rx);
-        let (d, n) = decoder
+        let (d, q, n) = decoder
             .join()
             .map_err(|_| io::Error::other("trace decoding thread panicked"))??;
         diag.merge(&d);
+        queuers.merge(q);
         Ok((ok, n))
     })
 }
@@ -275,6 +285,7 @@ fn read_node(
 ) -> io::Result<(NodeTrace, Diagnostics)> {
     let mut t = NodeTrace::new(node);
     let mut diag = Diagnostics::default();
+    let mut queuers = stuck::Queuers::default();
     let mut in_order = true;
     for p in traces {
         let feed = |ts, pid, e: &Ev| {
@@ -282,9 +293,9 @@ fn read_node(
             t.add(ts, pid, e)
         };
         let (ok, lines) = if pipelined {
-            each_event_pipelined(p, fs, &mut diag, feed)?
+            each_event_pipelined(p, fs, &mut diag, &mut queuers, feed)?
         } else {
-            each_event(p, fs, &mut diag, feed)?
+            each_event(p, fs, &mut diag, &mut queuers, feed)?
         };
         t.lines += lines;
         if !ok {
@@ -298,9 +309,10 @@ fn read_node(
         t = NodeTrace::new(node);
         t.sorted_in_memory = true;
         diag = Diagnostics::default();
+        queuers = stuck::Queuers::default();
         let mut all: Vec<(u64, i64, Ev)> = Vec::new();
         for p in traces {
-            let (_, lines) = each_event(p, fs, &mut diag, |ts, pid, e| {
+            let (_, lines) = each_event(p, fs, &mut diag, &mut queuers, |ts, pid, e| {
                 if e.wanted() {
                     all.push((ts, pid, *e));
                 }
@@ -313,6 +325,7 @@ fn read_node(
             t.add(*ts, *pid, e);
         }
     }
+    t.balance.queuers = queuers;
     t.finish();
     Ok((t, diag))
 }

@@ -521,12 +521,12 @@ fn stuck(out: &mut impl Write, r: &Report, paint: clikit::Paint) -> io::Result<(
     for u in others {
         writeln!(
             out,
-            "queued, not dequeued at trace end: {} {} {} of {} (pids {:?}){}",
+            "queued, not dequeued at trace end: {} {} {} of {} (queued by {}){}",
             u.node,
             u.glock,
             u.balance,
             u.queued,
-            u.pids,
+            u.queued_by.join(", "),
             in_last_snapshot(u)
         )?;
     }

@@ -111,6 +111,34 @@ fn unbalanced_glocks_are_the_queues_left_without_a_dequeue() {
             .map(|u| str_of(u, "glock").starts_with("5/"))
             .collect();
         assert!(kinds.is_sorted(), "{rel}: an iopen glock before another");
+        // Each names the command that queued it: that of the pid's last queue line.
+        let mut comm_of: BTreeMap<(String, String), String> = BTreeMap::new();
+        for (node, lines) in events(rel, "gfs2_glock_queue") {
+            for l in lines
+                .iter()
+                .filter(|l| l.split_whitespace().rev().nth(1) == Some("queue"))
+            {
+                let task = l.split(" [").next().unwrap().trim();
+                let (comm, pid) = task.rsplit_once('-').unwrap();
+                if comm != "<...>" {
+                    comm_of.insert((node.clone(), pid.to_string()), comm.to_string());
+                }
+            }
+        }
+        for u in elements(&r["stuck_and_leaks"]["unbalanced"]) {
+            let node = str_of(u, "node");
+            let want: Vec<String> = elements(&u["pids"])
+                .map(|p| {
+                    let pid = p.as_i64().unwrap().to_string();
+                    match comm_of.get(&(node.clone(), pid.clone())) {
+                        Some(c) => format!("pid {pid} [{c}]"),
+                        None => format!("pid {pid}"),
+                    }
+                })
+                .collect();
+            assert!(!want.is_empty(), "{rel} {node}: no pid");
+            assert_eq!(u["queued_by"], serde_json::json!(want), "{rel} {node}");
+        }
         // Each names the holders, then the waiters, of its node's last glocks file.
         let last: BTreeMap<String, LastSnapshot> = nodes(rel)
             .into_iter()
