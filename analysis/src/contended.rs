@@ -11,8 +11,8 @@ use glockparse::GlockId;
 
 use super::hold_wait::Times;
 use super::GlockMap;
-use crate::owners::Resolver;
-use crate::snapshots::{Hold, Role, Snapshots};
+use crate::owners::{Parties, Resolver};
+use crate::snapshots::{Hold, Snapshots};
 
 /// Ranking of the contended list.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -52,13 +52,10 @@ pub struct Contended {
     pub nodes: Vec<String>,
     /// The inode or rgrp behind it (`dir, 2048 bytes`), from the glocks snapshots.
     pub object: Option<String>,
-    /// Who held, from the last snapshot that had holders or waiters: `node process state
-    /// caller`, the process named as the cross-node waits name it ([`crate::owners::named`]).
-    pub holders: Vec<String>,
-    /// Who waited, from the same snapshot, in the same words.
-    pub waiters: Vec<String>,
-    /// The `H:` line (`NODE/FILE:LINE`) of each of `holders`, then of each of `waiters`.
-    pub cites: Vec<String>,
+    /// Who held and who waited, from the last snapshot that had holders or waiters, each
+    /// after its node, named as the cross-node waits name them ([`crate::owners::named`]).
+    #[serde(flatten)]
+    pub parties: Parties,
 }
 
 /// One node's counts of one glock's events.
@@ -127,9 +124,7 @@ pub fn analyze(
         waits: 0,
         nodes: Vec::new(),
         object: None,
-        holders: Vec::new(),
-        waiters: Vec::new(),
-        cites: Vec::new(),
+        parties: Parties::default(),
     };
     for t in traces {
         for (g, c) in t.counts {
@@ -239,21 +234,6 @@ fn name_parties(
         if last.get(&h.glock) != Some(&h.at.snapshot) {
             continue;
         }
-        if h.role == Role::Queued {
-            continue;
-        }
-        let mut party = owners.party(h);
-        let who = format!("{} {} {} {}", h.at.node, party.named(), h.state, h.caller);
-        // The holder line's own cite, which the party holds first.
-        let cite = party.cites.swap_remove(0);
-        let c = &mut list[k].1;
-        if h.role == Role::Waiter {
-            c.waiters.push(who);
-            c.cites.push(cite);
-        } else {
-            // The holders' lines come before the waiters'.
-            c.holders.push(who);
-            c.cites.insert(c.holders.len() - 1, cite);
-        }
+        list[k].1.parties.add(&format!("{} ", h.at.node), h, owners);
     }
 }

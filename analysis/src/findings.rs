@@ -824,10 +824,8 @@ impl Rules<'_> {
                     ),
                 ));
             }
-            let held = c.holders.iter().map(|h| format!("held by {h}"));
-            let waiting = c.waiters.iter().map(|w| format!("waiting {w}"));
-            for (who, at) in held.chain(waiting).zip(&c.cites).take(6) {
-                f.evidence.push(cite(at, &who));
+            for (role, who, at) in c.parties.each().take(6) {
+                f.evidence.push(cite(at, &format!("{role} {who}")));
             }
             if rgrp {
                 match &full {

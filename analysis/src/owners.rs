@@ -101,6 +101,52 @@ pub fn named(pid: Option<i64>, comm: Option<&str>, source: &str) -> String {
     }
 }
 
+/// Who held and who waited for a glock in one glocks snapshot, in words, and the `H:` line
+/// of each: the parties of a contended glock, or of one left queued at a trace's end.
+#[derive(Debug, Clone, Default, serde::Serialize, PartialEq)]
+pub struct Parties {
+    /// Who held: `process state caller` ([`named`]), after the node where a list spans
+    /// nodes (`n1 pid 866 [flock] EX __do_sys_flock+0x11c/0x1e0`).
+    pub holders: Vec<String>,
+    /// Who waited, in the same words.
+    pub waiters: Vec<String>,
+    /// The `H:` line (`NODE/FILE:LINE`) of each of `holders`, then of each of `waiters`.
+    pub cites: Vec<String>,
+}
+
+impl Parties {
+    /// Adds the holder or waiter `h`, named by `res` after `prefix` (a holder queued behind
+    /// others, neither granted nor waiting, is left out).
+    pub fn add(&mut self, prefix: &str, h: &Hold, res: &Resolver) {
+        if h.role == Role::Queued {
+            return;
+        }
+        let mut party = res.party(h);
+        // The holder line's own cite, which the party holds first.
+        let cite = party.cites.swap_remove(0);
+        let who = format!("{prefix}{} {} {}", party.named(), h.state, h.caller);
+        match h.role {
+            Role::Waiter => {
+                self.waiters.push(who);
+                self.cites.push(cite);
+            }
+            Role::Holder | Role::Queued => {
+                self.holders.push(who);
+                self.cites.insert(self.holders.len() - 1, cite);
+            }
+        }
+    }
+
+    /// Each party with its role (`held by`, `waiting`) and its line, holders first.
+    pub fn each(&self) -> impl Iterator<Item = (&'static str, &str, &str)> {
+        let held = self.holders.iter().map(|w| ("held by", w.as_str()));
+        let waiting = self.waiters.iter().map(|w| ("waiting", w.as_str()));
+        held.chain(waiting)
+            .zip(&self.cites)
+            .map(|((role, who), cite)| (role, who, cite.as_str()))
+    }
+}
+
 impl Party {
     /// In words: see [`named`].
     pub fn named(&self) -> String {

@@ -25,7 +25,7 @@ use traceparse::Gfs2Event;
 
 use serde::Serialize;
 
-use super::owners::Resolver;
+use super::owners::{Parties, Resolver};
 use crate::snapshots::{Hold, Role};
 
 /// A waiter seen in the snapshots.
@@ -87,15 +87,12 @@ pub struct Unbalanced {
     /// The same processes in words, with the command each queued under in the trace
     /// (`pid 426 [mount]`).
     pub queued_by: Vec<String>,
-    /// Who held it in the node's last glocks snapshot, each named as the contended glocks
-    /// name theirs (`no process (GL_NOPID) SH gfs2_fill_super+0x811/0xd80 [gfs2]`): the
-    /// call site tells the filesystem's own holds, taken at mount for as long as it is
-    /// mounted, from a process's. Empty when that snapshot shows none.
-    pub holders: Vec<String>,
-    /// Who waited for it there, in the same words.
-    pub waiters: Vec<String>,
-    /// The `H:` line (`NODE/FILE:LINE`) of each of `holders`, then of each of `waiters`.
-    pub cites: Vec<String>,
+    /// Who held and who waited for it in the node's last glocks snapshot, named as the
+    /// contended glocks name theirs (`no process (GL_NOPID) SH gfs2_fill_super+0x811/0xd80
+    /// [gfs2]`): with `queued_by`, what tells the filesystem's own holds, taken at mount
+    /// for as long as it is mounted, from a process's. Empty when that snapshot shows none.
+    #[serde(flatten)]
+    pub parties: Parties,
 }
 
 impl Unbalanced {
@@ -306,9 +303,7 @@ fn balance(traces: &[(&str, &NodeBalance, usize)], r: &mut Report) {
                     .map(|p| super::owners::process(*p, comm(*p).as_deref()))
                     .collect(),
                 pids,
-                holders: Vec::new(),
-                waiters: Vec::new(),
-                cites: Vec::new(),
+                parties: Parties::default(),
             };
             if u.is_iopen() {
                 *r.iopen_held.entry(u.node.clone()).or_default() += 1;
@@ -343,30 +338,18 @@ fn name_holders(
         .enumerate()
         .map(|(i, u)| ((u.node.as_str(), u.glock), i))
         .collect();
-    let mut named: Vec<(usize, Role, String, String)> = Vec::new();
-    for h in holds.iter().filter(|h| h.role != Role::Queued) {
+    let mut named: Vec<(usize, &Hold)> = Vec::new();
+    for h in holds {
         let node = h.at.node.as_str();
         if last.get(node) != Some(&h.at.snapshot) {
             continue;
         }
-        let Some(&i) = index.get(&(node, h.glock)) else {
-            continue;
-        };
-        let mut party = res.party(h);
-        // The holder line's own cite, which the party holds first.
-        let cite = party.cites.swap_remove(0);
-        let who = format!("{} {} {}", party.named(), h.state, h.caller);
-        named.push((i, h.role, who, cite));
-    }
-    for (i, role, who, cite) in named {
-        let u = &mut unbalanced[i];
-        if role == Role::Waiter {
-            u.waiters.push(who);
-            u.cites.push(cite);
-        } else {
-            u.holders.push(who);
-            u.cites.insert(u.holders.len() - 1, cite);
+        if let Some(&i) = index.get(&(node, h.glock)) {
+            named.push((i, h));
         }
+    }
+    for (i, h) in named {
+        unbalanced[i].parties.add("", h, res);
     }
 }
 

@@ -343,11 +343,8 @@ fn contended(out: &mut impl Write, r: &Report) -> io::Result<()> {
     table::text_head(out, &CONTENDED)?;
     for c in &r.contended {
         table::text_row(out, &CONTENDED, c)?;
-        for h in &c.holders {
-            writeln!(out, "    held by  {h}")?;
-        }
-        for w in &c.waiters {
-            writeln!(out, "    waiting  {w}")?;
+        for (role, who, _) in c.parties.each() {
+            writeln!(out, "    {role:<8} {who}")?;
         }
     }
     Ok(())
@@ -536,14 +533,10 @@ fn stuck(out: &mut impl Write, r: &Report, paint: clikit::Paint) -> io::Result<(
 /// `; in n1's last snapshot: held by … (n1/glocks.6:12)` for each holder and waiter of an
 /// unbalanced glock that its node's last snapshot shows, or nothing.
 fn in_last_snapshot(u: &analyze::stuck::Unbalanced) -> String {
-    let roles = u
-        .holders
-        .iter()
-        .map(|w| ("held by", w))
-        .chain(u.waiters.iter().map(|w| ("waiting", w)));
-    let parties: Vec<String> = roles
-        .zip(&u.cites)
-        .map(|((role, who), cite)| format!("{role} {who} ({cite})"))
+    let parties: Vec<String> = u
+        .parties
+        .each()
+        .map(|(role, who, cite)| format!("{role} {who} ({cite})"))
         .collect();
     if parties.is_empty() {
         return String::new();
