@@ -173,19 +173,34 @@ impl NodeTrace {
     }
 }
 
+/// What reading traces yields besides their events: the bad lines, and the command of
+/// each pid that queued a holder.
+#[derive(Default)]
+struct Aside {
+    diag: Diagnostics,
+    queuers: stuck::Queuers,
+}
+
+impl Aside {
+    /// Adds what a later read set aside.
+    fn merge(&mut self, later: Aside) {
+        self.diag.merge(&later.diag);
+        self.queuers.merge(later.queuers);
+    }
+}
+
 /// Calls `f` with every gfs2 and dlm event of the filesystem `fs` names and every clock
-/// marker of `path` (time, pid, event), and tells `queuers` the command of each holder
-/// queued; bad lines go to `diag` with their line. Returns false when `f` does, and the
-/// lines read.
-fn each_event(
+/// marker of `path` (time, pid, event), and sets aside bad lines (with their line) and the
+/// command of each holder queued. Returns false when `f` does, and the lines read.
+fn decode(
     path: &std::path::Path,
     fs: FsIds,
-    diag: &mut Diagnostics,
-    queuers: &mut stuck::Queuers,
+    aside: &mut Aside,
     mut f: impl FnMut(u64, i64, &Ev) -> bool,
 ) -> io::Result<(bool, u64)> {
     let mut ok = true;
-    let lines = traceparse::reader::for_each_decoded(path, diag, |d| {
+    let queuers = &mut aside.queuers;
+    let lines = traceparse::reader::for_each_decoded(path, &mut aside.diag, |d| {
         let (line, ev) = match d {
             _ if !fs.keeps(&d) => return ok,
             Decoded::Gfs2 { line, event, .. } => {
@@ -223,23 +238,25 @@ fn each_event(
 /// Events decoded per batch handed from the decoding thread to the state machines.
 const BATCH: usize = 4096;
 
-/// [`each_event`] on two threads: one reads and decodes `path`, this one runs `f` on the
-/// events, a few batches behind. For a core that would otherwise be idle (fewer nodes than
-/// cores).
-fn each_event_pipelined(
+/// [`decode`], on this thread, or `pipelined` on two: one reads and decodes `path`, this
+/// one runs `f` on the events, a few batches behind (for a core that would otherwise be
+/// idle: fewer nodes than cores).
+fn each_event(
     path: &std::path::Path,
     fs: FsIds,
-    diag: &mut Diagnostics,
-    queuers: &mut stuck::Queuers,
+    aside: &mut Aside,
+    pipelined: bool,
     mut f: impl FnMut(u64, i64, &Ev) -> bool,
 ) -> io::Result<(bool, u64)> {
+    if !pipelined {
+        return decode(path, fs, aside, f);
+    }
     let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<(u64, i64, Ev)>>(4);
     std::thread::scope(|s| {
         let decoder = s.spawn(move || {
-            let mut d = Diagnostics::default();
-            let mut q = stuck::Queuers::default();
+            let mut a = Aside::default();
             let mut batch = Vec::with_capacity(BATCH);
-            let r = each_event(path, fs, &mut d, &mut q, |ts, pid, e| {
+            let r = decode(path, fs, &mut a, |ts, pid, e| {
                 if !e.wanted() {
                     return true;
                 }
@@ -254,7 +271,7 @@ fn each_event_pipelined(
             if !batch.is_empty() {
                 let _ = tx.send(batch);
             }
-            r.map(|(_, n)| (d, q, n))
+            r.map(|(_, n)| (a, n))
         });
         let mut ok = true;
         'batches: for b in &rx {
@@ -266,11 +283,10 @@ fn each_event_pipelined(
             }
         }
         drop(rx);
-        let (d, q, n) = decoder
+        let (a, n) = decoder
             .join()
             .map_err(|_| io::Error::other("trace decoding thread panicked"))??;
-        diag.merge(&d);
-        queuers.merge(q);
+        aside.merge(a);
         Ok((ok, n))
     })
 }
@@ -284,19 +300,14 @@ fn read_node(
     progress: &AtomicU64,
 ) -> io::Result<(NodeTrace, Diagnostics)> {
     let mut t = NodeTrace::new(node);
-    let mut diag = Diagnostics::default();
-    let mut queuers = stuck::Queuers::default();
+    let mut aside = Aside::default();
     let mut in_order = true;
     for p in traces {
         let feed = |ts, pid, e: &Ev| {
             progress.fetch_add(1, Ordering::Relaxed);
             t.add(ts, pid, e)
         };
-        let (ok, lines) = if pipelined {
-            each_event_pipelined(p, fs, &mut diag, &mut queuers, feed)?
-        } else {
-            each_event(p, fs, &mut diag, &mut queuers, feed)?
-        };
+        let (ok, lines) = each_event(p, fs, &mut aside, pipelined, feed)?;
         t.lines += lines;
         if !ok {
             in_order = false;
@@ -308,11 +319,10 @@ fn read_node(
         // their order in the files).
         t = NodeTrace::new(node);
         t.sorted_in_memory = true;
-        diag = Diagnostics::default();
-        queuers = stuck::Queuers::default();
+        aside = Aside::default();
         let mut all: Vec<(u64, i64, Ev)> = Vec::new();
         for p in traces {
-            let (_, lines) = each_event(p, fs, &mut diag, &mut queuers, |ts, pid, e| {
+            let (_, lines) = decode(p, fs, &mut aside, |ts, pid, e| {
                 if e.wanted() {
                     all.push((ts, pid, *e));
                 }
@@ -325,9 +335,9 @@ fn read_node(
             t.add(*ts, *pid, e);
         }
     }
-    t.balance.queuers = queuers;
+    t.balance.queuers = aside.queuers;
     t.finish();
-    Ok((t, diag))
+    Ok((t, aside.diag))
 }
 
 /// Called now and then with the events read so far per node, and once at the end (`true`).
