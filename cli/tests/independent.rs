@@ -81,7 +81,12 @@ fn queue_counts(rel: &str) -> BTreeMap<(String, String), (u64, u64)> {
 
 #[test]
 fn unbalanced_glocks_are_the_queues_left_without_a_dequeue() {
-    for rel in ["real/dlm2-6.1", "real/handoff-6.12", "real/dlmev612"] {
+    for rel in [
+        "real/dlm2-6.1",
+        "real/handoff-6.12",
+        "real/dlmev612",
+        "real/mount-holds-5.10",
+    ] {
         let want: BTreeSet<(String, String, u64, u64)> = queue_counts(rel)
             .into_iter()
             .filter(|(_, (q, d))| q > d)
@@ -175,6 +180,43 @@ fn unbalanced_glocks_are_the_queues_left_without_a_dequeue() {
             }
         }
     }
+}
+
+/// A trace that began before `mount` (5.10): every glock left queued that is not an iopen
+/// glock was queued by the mount (its pid as the job recorded it, `$!`), and is held in the
+/// last snapshot by that pid, which has ended.
+#[test]
+fn the_mounts_own_holds_are_named_for_the_mount() {
+    let rel = "real/mount-holds-5.10";
+    let r = report(rel);
+    let mut per_node: BTreeMap<String, usize> = BTreeMap::new();
+    for u in elements(&r["stuck_and_leaks"]["unbalanced"]) {
+        let (node, glock) = (str_of(u, "node"), str_of(u, "glock"));
+        if glock.starts_with("5/") {
+            continue;
+        }
+        let pid = common::fixture_text(&format!("{rel}/{node}/mount.pid"));
+        let pid = pid.trim();
+        assert_eq!(
+            u["queued_by"],
+            serde_json::json!([format!("pid {pid} [mount]")]),
+            "{node} {glock}"
+        );
+        let holders: Vec<&str> = elements(&u["holders"])
+            .map(|h| h.as_str().unwrap())
+            .collect();
+        assert_eq!(holders.len(), 1, "{node} {glock}");
+        let ended = format!("pid {pid} [(ended)] ");
+        assert!(
+            holders[0].starts_with(&ended),
+            "{node} {glock}: {}",
+            holders[0]
+        );
+        *per_node.entry(node).or_default() += 1;
+    }
+    // The live lock, the jindex, the node's journal and its system inodes, on each node.
+    assert_eq!(per_node.len(), 2, "{per_node:?}");
+    assert!(per_node.values().all(|n| *n >= 4), "{per_node:?}");
 }
 
 /// A node's last glocks file: its name, and per glock its holder lines (line number,
