@@ -137,6 +137,12 @@ impl Parties {
         }
     }
 
+    /// Each party in words with its line: `held by pid 866 [flock] EX … (n1/glocks.2:12)`.
+    pub fn cited(&self) -> impl Iterator<Item = String> + '_ {
+        self.each()
+            .map(|(role, who, cite)| format!("{role} {who} ({cite})"))
+    }
+
     /// Each party with its role (`held by`, `waiting`) and its line, holders first.
     pub fn each(&self) -> impl Iterator<Item = (&'static str, &str, &str)> {
         let held = self.holders.iter().map(|w| ("held by", w.as_str()));

@@ -136,7 +136,7 @@ fn ns128(v: u128) -> String {
 }
 
 /// `1. CONTENDED GLOCKS`, and `glk report`'s table of them.
-pub(crate) const CONTENDED: [Column<Contended>; 11] = [
+pub(crate) const CONTENDED: [Column<Contended>; 12] = [
     Column::left("GLOCK", "glock", 16, |c: &Contended| Cell::text(&c.glock)),
     Column::left("TYPE", "type", 6, |c: &Contended| Cell::text(&c.gltype)),
     Column::right("RMT-DEM", "remote demotes", 8, |c: &Contended| {
@@ -174,6 +174,14 @@ pub(crate) const CONTENDED: [Column<Contended>; 11] = [
     Column::left("", "object", 0, |c: &Contended| {
         Cell::text(c.object.clone().unwrap_or_default())
     })
+    .only(Show::Html),
+    // The text has them on lines of their own under the row.
+    Column::left(
+        "",
+        "held by, waiting (last snapshot with any)",
+        0,
+        |c: &Contended| Cell::text(c.parties.cited().collect::<Vec<_>>().join("\n")),
+    )
     .only(Show::Html),
 ];
 
@@ -533,11 +541,7 @@ fn stuck(out: &mut impl Write, r: &Report, paint: clikit::Paint) -> io::Result<(
 /// `; in n1's last snapshot: held by … (n1/glocks.6:12)` for each holder and waiter of an
 /// unbalanced glock that its node's last snapshot shows, or nothing.
 fn in_last_snapshot(u: &analyze::stuck::Unbalanced) -> String {
-    let parties: Vec<String> = u
-        .parties
-        .each()
-        .map(|(role, who, cite)| format!("{role} {who} ({cite})"))
-        .collect();
+    let parties: Vec<String> = u.parties.cited().collect();
     if parties.is_empty() {
         return String::new();
     }

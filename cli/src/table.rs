@@ -7,7 +7,8 @@ use std::io::{self, Write};
 
 use crate::svg::esc;
 
-/// One cell: its text, and for numbers and durations the value the HTML table sorts by.
+/// One cell: its text (a text cell may have several lines, HTML only), and for numbers and
+/// durations the value the HTML table sorts by.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Cell {
     /// What is shown.
@@ -192,7 +193,9 @@ pub fn html<'a, T: 'a>(
                     );
                 }
                 None => {
-                    let _ = write!(out, "<td>{}</td>", esc(&cell.text));
+                    // A text cell's lines stay lines.
+                    let lines: Vec<String> = cell.text.split('\n').map(esc).collect();
+                    let _ = write!(out, "<td>{}</td>", lines.join("<br>"));
                 }
             }
         }
@@ -234,5 +237,18 @@ mod tests {
             "{h}"
         );
         assert!(!h.contains("note"), "{h}");
+    }
+
+    #[test]
+    fn a_cells_lines_stay_lines_in_html_only_escaped() {
+        const LINES: [Column<Row>; 1] = [Column::left("", "who", 0, |r: &Row| {
+            Cell::text(format!("held by {}\nwaiting <x>\x1b", r.0))
+        })];
+        let mut h = String::new();
+        html(&mut h, "t", &LINES, &[Row("a&b", 1)]);
+        assert!(
+            h.contains("<td>held by a&amp;b<br>waiting &lt;x&gt;\u{fffd}</td>"),
+            "{h}"
+        );
     }
 }

@@ -6,6 +6,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+mod common;
+
 const COLOURS: [[u8; 3]; 4] = [
     [0x00, 0x72, 0xb2],
     [0xd5, 0x5e, 0x00],
@@ -277,4 +279,59 @@ fn tables_sort_in_the_browser() {
             assert!(v.first() < v.last());
         }
     }
+}
+
+/// The contended table names who held and who waited for each glock, as `glk analyze`
+/// does under each row, with each party's `H:` line, one party per line.
+#[test]
+fn contended_glocks_show_who_held_and_waited() {
+    let (_dir, path) = testdata::scratch_file("r.html");
+    let fixture = "real/flock-deadlock-6.12/deadlock";
+    let html = report(fixture, &path);
+    let dir = testdata::path(fixture);
+    let analyzed = common::glk_json(&[
+        std::ffi::OsStr::new("analyze"),
+        dir.as_os_str(),
+        std::ffi::OsStr::new("--json"),
+    ]);
+    let table = html.split("id=\"table-contended\"").nth(1).unwrap();
+    let table = table.split("</table>").next().unwrap();
+    assert!(table.contains("<th>held by, waiting (last snapshot with any)</th>"));
+    let rows: Vec<&str> = table.split("<tr>").skip(2).collect();
+    let contended = analyzed["contended"].as_array().unwrap();
+    assert_eq!(rows.len(), contended.len());
+    let mut named = 0;
+    for (row, c) in rows.iter().zip(contended) {
+        let cell = row
+            .split("<td>")
+            .last()
+            .unwrap()
+            .split("</td>")
+            .next()
+            .unwrap();
+        let mut want = Vec::new();
+        for (key, role) in [("holders", "held by"), ("waiters", "waiting")] {
+            for who in common::elements(&c[key]) {
+                want.push(format!("{role} {}", who.as_str().unwrap()));
+            }
+        }
+        let cites = common::elements(&c["cites"]).map(|x| x.as_str().unwrap());
+        let want: Vec<String> = want
+            .iter()
+            .zip(cites)
+            .map(|(w, at)| escaped(&format!("{w} ({at})")))
+            .collect();
+        assert_eq!(cell, want.join("<br>"), "{}", c["glock"]);
+        named += want.len();
+    }
+    assert!(named >= 4, "{named} parties");
+}
+
+/// `s` escaped as HTML text, by the five characters HTML gives a meaning.
+fn escaped(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+        .replace('\'', "&#39;")
 }
