@@ -118,22 +118,21 @@ impl Parties {
     /// Adds the holder or waiter `h`, named by `res` after `prefix` (a holder queued behind
     /// others, neither granted nor waiting, is left out).
     pub fn add(&mut self, prefix: &str, h: &Hold, res: &Resolver) {
-        if h.role == Role::Queued {
-            return;
-        }
+        let holds = match h.role {
+            Role::Holder => true,
+            Role::Waiter => false,
+            Role::Queued => return,
+        };
         let mut party = res.party(h);
         // The holder line's own cite, which the party holds first.
         let cite = party.cites.swap_remove(0);
         let who = format!("{prefix}{} {} {}", party.named(), h.state, h.caller);
-        match h.role {
-            Role::Waiter => {
-                self.waiters.push(who);
-                self.cites.push(cite);
-            }
-            Role::Holder | Role::Queued => {
-                self.holders.push(who);
-                self.cites.insert(self.holders.len() - 1, cite);
-            }
+        if holds {
+            self.holders.push(who);
+            self.cites.insert(self.holders.len() - 1, cite);
+        } else {
+            self.waiters.push(who);
+            self.cites.push(cite);
         }
     }
 

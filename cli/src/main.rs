@@ -140,8 +140,15 @@ fn live_only_options(a: &DoctorArgs, c: &cluster::ClusterArgs) -> Option<&'stati
 /// reads with the same options, naming hot inodes by path.
 fn doctor_live(a: &DoctorArgs, c: &cluster::ClusterArgs) -> std::io::Result<doctor::Verdict> {
     one_filesystem_asked(a)?;
-    let dir = tempfile::Builder::new().prefix("glk-doctor-").tempdir()?;
-    let out = a.keep.clone().unwrap_or_else(|| dir.path().join("capture"));
+    // Removed when dropped, after the doctor has read it.
+    let temp;
+    let out = match &a.keep {
+        Some(keep) => keep.clone(),
+        None => {
+            temp = tempfile::Builder::new().prefix("glk-doctor-").tempdir()?;
+            temp.path().join("capture")
+        }
+    };
     let secs = a.live_secs;
     let whom = if c.on() { "every node" } else { "this node" };
     eprintln!("glk: capturing {whom} for {secs} s (3 snapshots, gfs2 and dlm events)...");

@@ -12,6 +12,8 @@
 #    does the text say when a pid shown is only the DLM's?
 #  - Both nodes: `glk doctor live --json --for 6` (doctor.json, doctor.rc), then `glk
 #    capture --count 2 --interval 4 --trace 8 -o cap` (capture.txt) for analyze on the host.
+#  - n1, after: `glk doctor live --cluster --json --for 6 --keep cluster-cap`
+#    (doctor-cluster.json, .err, .rc): both nodes' capture kept, every cited file in it.
 #  - Truth: ps at the end (ps.txt), /proc/locks (locks.txt), inodes.txt.
 . /mnt/share/cluster.sh
 lab_network
@@ -50,6 +52,10 @@ fi
 lab_barrier tops
 glk doctor live --json --for 6 > $OUT/doctor.json 2> $OUT/doctor.err; echo $? > $OUT/doctor.rc
 glk capture --count 2 --interval 4 --trace 8 -o $OUT/cap > $OUT/capture.txt 2>&1; echo "rc=$?" >> $OUT/capture.txt
+lab_barrier captured
+if [ $N = n1 ]; then
+  glk doctor live --cluster --json --for 6 --keep $OUT/cluster-cap > $OUT/doctor-cluster.json 2> $OUT/doctor-cluster.err; echo $? > $OUT/doctor-cluster.rc
+fi
 ps -eo pid,ppid,stat,wchan:32,comm,args > $OUT/ps.txt
 cat /proc/locks > $OUT/locks.txt
 touch /tmp/stop-writers; wait $A; wait $B
