@@ -214,7 +214,7 @@ fn the_mounts_own_holds_are_named_for_the_mount() {
         );
         *per_node.entry(node).or_default() += 1;
     }
-    // The live lock, the jindex, the node's journal and its system inodes, on each node.
+    // The live lock, the node's journal inode and journal glock, and its system inodes.
     assert_eq!(per_node.len(), 2, "{per_node:?}");
     assert!(per_node.values().all(|n| *n >= 4), "{per_node:?}");
 }
