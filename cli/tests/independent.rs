@@ -274,14 +274,11 @@ fn dlm2_unbalanced_glocks_are_iopen_glocks_still_held_at_the_end() {
     assert_eq!(unbalanced.len(), 1012);
     let mut held: BTreeSet<(String, String)> = BTreeSet::new();
     for node in nodes("real/dlm2-6.1") {
-        let text = common::fixture_text(&format!("real/dlm2-6.1/{node}/glocks.5"));
-        let mut glock = String::new();
-        for l in text.lines() {
-            if let Some(rest) = l.strip_prefix("G:") {
-                glock = after(rest, "n:").to_string();
-            } else if l.trim_start().starts_with("H:") && after(l, "f:").contains('H') {
-                let id: glockparse::GlockId = glock.parse().unwrap();
-                held.insert((node.clone(), id.to_string()));
+        let last = last_snapshot("real/dlm2-6.1", &node);
+        assert_eq!(last.file, "glocks.5");
+        for (glock, lines) in last.lines {
+            if lines.iter().any(|(_, flags, ..)| flags.contains('H')) {
+                held.insert((node.clone(), glock));
             }
         }
     }
