@@ -258,7 +258,9 @@ pub fn analyze(
         .iter()
         .filter_map(|n| Some((n.nodeid?, n.node.clone())))
         .collect();
-    let resolver = owners::Resolver::new(caps, dlm, &node_by_id).with_holds(holds);
+    let resolver = owners::Resolver::new(caps, dlm, &node_by_id)
+        .with_holds(holds)
+        .with_queuers(traces.iter().map(|t| (t.node.as_str(), &t.balance.queuers)));
     let contended = contended::analyze(f, &counts, times, holds, &resolver, o.sort);
     let (hold_wait, hold_wait_types) = hold_wait_rows(times, o.limit);
     let cross::Waits {

@@ -4,6 +4,9 @@
 //!   an flock holder whose process has ended (`p:228 [(ended)]` before 6.1, where flock
 //!   holders keep the pid of the process that took the lock): the lock is the open file's,
 //!   held by the live process that fdinfo shows holding it through that file (`fdlocks.N`);
+//! * any other holder whose process had ended (`p:174 [(ended)]`, such as the mount's own
+//!   holds) stays that pid, with the command the node's trace saw it queue a holder under
+//!   when the trace began early enough (`queued as mount in the trace`);
 //! * a GL_NOPID holder (`p:0 [(none)]` on 6.1+, `p:-1` before) of an flock glock (type 6)
 //!   belongs to the process fdinfo shows holding the flock through an open file, else to
 //!   the process `/proc/locks` shows holding the flock on that inode, else to
@@ -78,6 +81,9 @@ pub struct Party {
     pub source: &'static str,
     /// The lines that say so (`NODE/FILE:LINE`).
     pub cites: Vec<String>,
+    /// Of a process the glocks file says had ended (`p:174 [(ended)]`), the command the
+    /// node's trace saw that pid queue a holder under ([`Queuers`]), when it did.
+    pub queued_as: Option<String>,
 }
 
 /// A process in words: `pid 866 [flock]`, or `pid 866` when its comm is not known.
@@ -153,9 +159,14 @@ impl Parties {
 }
 
 impl Party {
-    /// In words: see [`named`].
+    /// In words: see [`named`], then the command an ended process queued under, when the
+    /// trace knows it: `pid 174 [(ended)] (queued as mount in the trace)`.
     pub fn named(&self) -> String {
-        named(self.pid, self.comm.as_deref(), self.source)
+        let who = named(self.pid, self.comm.as_deref(), self.source);
+        match &self.queued_as {
+            Some(c) => format!("{who} (queued as {c} in the trace)"),
+            None => who,
+        }
     }
 }
 
@@ -188,6 +199,9 @@ pub struct Resolver<'a> {
     local_waiters: HashMap<(String, u32, GlockId), (i64, String)>,
     /// Where several processes could be that waiter: each of them, with its glockfd line.
     candidates: HashMap<(String, u32, GlockId), Vec<(i64, String)>>,
+    /// Each node's traces: the command each pid queued a holder under
+    /// ([`Resolver::with_queuers`]).
+    queuers: HashMap<&'a str, &'a Queuers>,
     /// Problems reading the process tables and lock lists.
     pub diagnostics: Diagnostics,
 }
@@ -211,6 +225,7 @@ impl<'a> Resolver<'a> {
             node_by_id,
             local_waiters: HashMap::new(),
             candidates: HashMap::new(),
+            queuers: HashMap::new(),
             diagnostics: Diagnostics::default(),
         };
         for n in &caps.nodes {
@@ -331,6 +346,7 @@ impl<'a> Resolver<'a> {
             caller: None,
             source: "plocks",
             cites: vec![self.cite(dumped_by, snap, FileKind::Plocks, lock.line)],
+            queued_as: None,
         };
         self.name(&mut p, snap, i64::from(lock.pid), Vec::new());
         p
@@ -428,6 +444,7 @@ impl<'a> Resolver<'a> {
             caller: None,
             source,
             cites,
+            queued_as: None,
         })
     }
 
@@ -473,6 +490,21 @@ impl<'a> Resolver<'a> {
             .and_then(|m| m.get(&glock))
             .and_then(|m| m.get(node))
             .map_or(&[], Vec::as_slice)
+    }
+
+    /// Adds each node's trace readings (node, the commands its pids queued holders
+    /// under), which name the processes that glocks files show only as `(ended)`.
+    pub fn with_queuers(
+        mut self,
+        traces: impl IntoIterator<Item = (&'a str, &'a Queuers)>,
+    ) -> Self {
+        self.queuers.extend(traces);
+        self
+    }
+
+    /// The command `pid` queued a holder under in `node`'s traces.
+    fn queued_as(&self, node: &str, pid: i64) -> Option<String> {
+        self.queuers.get(node)?.comm(pid)
     }
 
     /// The live process named as holding an flock glock: by fdinfo ([`Resolver::fd_holder`]),
@@ -598,6 +630,7 @@ impl<'a> Resolver<'a> {
                 caller: Some(h.caller.to_string()).filter(|c| !c.is_empty()),
                 source: "glockfd?",
                 cites: vec![self.cite_hold(h), cite.clone()],
+                queued_as: None,
             })
             .collect()
     }
@@ -700,6 +733,7 @@ impl<'a> Resolver<'a> {
             caller: Some(h.caller.to_string()).filter(|c| !c.is_empty()),
             source: "none",
             cites: vec![self.cite_hold(h)],
+            queued_as: None,
         };
         if glockparse::record::names_a_process(h.pid, &h.comm) {
             p.pid = Some(h.pid);
@@ -715,6 +749,8 @@ impl<'a> Resolver<'a> {
                 p.comm = None;
                 p.source = "fdinfo";
                 self.name(&mut p, h.at.snapshot, pid, vec![cite]);
+            } else if glockparse::record::has_ended(&h.comm) {
+                p.queued_as = self.queued_as(&p.node, h.pid);
             }
             return p;
         }
@@ -753,5 +789,77 @@ impl<'a> Resolver<'a> {
             self.name(&mut p, snap, pid, vec![cite]);
         }
         p
+    }
+}
+
+/// The command of each pid that queued a holder, as the last `gfs2_glock_queue … queue`
+/// line of that pid names it (the trace line's prefix, `mount-426`): the one source that
+/// still names a process that has ended, such as the mount whose holds the filesystem
+/// keeps while it is mounted.
+#[derive(Default)]
+pub struct Queuers {
+    comms: HashMap<i64, Box<[u8]>>,
+    /// The pid and command last seen, which most lines repeat.
+    last: Option<(i64, [u8; 16], u8)>,
+}
+
+impl Queuers {
+    /// `pid` queued a holder under the command `comm`.
+    pub fn saw(&mut self, pid: i64, comm: &[u8]) {
+        // `<...>`: the tracer had no command cached for the pid.
+        if comm == b"<...>" {
+            return;
+        }
+        if let Some((p, c, n)) = &self.last {
+            if *p == pid && c[..usize::from(*n)] == *comm {
+                return;
+            }
+        }
+        self.comms.insert(pid, comm.into());
+        let mut c = [0u8; 16];
+        let n = comm.len().min(16);
+        c[..n].copy_from_slice(&comm[..n]);
+        // A command longer than the kernel's 16 bytes is never taken for the last one.
+        self.last = (comm.len() <= 16).then_some((pid, c, n as u8));
+    }
+
+    /// Adds what `later` saw, which read after these lines.
+    pub fn merge(&mut self, later: Queuers) {
+        self.comms.extend(later.comms);
+        self.last = None;
+    }
+
+    /// The command `pid` last queued a holder under, quoted for a terminal.
+    pub fn comm(&self, pid: i64) -> Option<String> {
+        let c = self.comms.get(&pid)?;
+        Some(glockparse::quote::plain(c).into_owned())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Queuers;
+
+    #[test]
+    fn a_queuer_is_named_by_its_last_known_command() {
+        let mut q = Queuers::default();
+        q.saw(426, b"mount");
+        q.saw(426, b"mount");
+        // The same pid after an exec, then a line whose command the tracer had not cached.
+        q.saw(500, b"sh");
+        q.saw(500, b"flock");
+        q.saw(500, b"<...>");
+        q.saw(7, b"ev\x1b[2Jil");
+        assert_eq!(q.comm(426).as_deref(), Some("mount"));
+        assert_eq!(q.comm(500).as_deref(), Some("flock"));
+        assert_eq!(q.comm(7).as_deref(), Some("ev\\x1b[2Jil"));
+        assert_eq!(q.comm(8), None);
+        // A later file's lines win over an earlier one's.
+        let mut later = Queuers::default();
+        later.saw(426, b"umount");
+        q.merge(later);
+        assert_eq!(q.comm(426).as_deref(), Some("umount"));
+        q.saw(426, b"mount");
+        assert_eq!(q.comm(426).as_deref(), Some("mount"));
     }
 }

@@ -25,7 +25,7 @@ use traceparse::Gfs2Event;
 
 use serde::Serialize;
 
-use super::owners::{Parties, Resolver};
+use super::owners::{Parties, Queuers, Resolver};
 use crate::snapshots::{Hold, Role};
 
 /// A waiter seen in the snapshots.
@@ -371,50 +371,6 @@ pub struct NodeBalance {
     pub queuers: Queuers,
 }
 
-/// The command of each pid that queued a holder, as the last `gfs2_glock_queue … queue`
-/// line of that pid names it (the trace line's prefix, `mount-426`): the one source that
-/// still names a process that has ended, such as the mount whose holds the filesystem
-/// keeps while it is mounted.
-#[derive(Default)]
-pub struct Queuers {
-    comms: HashMap<i64, Box<[u8]>>,
-    /// The pid and command last seen, which most lines repeat.
-    last: Option<(i64, [u8; 16], u8)>,
-}
-
-impl Queuers {
-    /// `pid` queued a holder under the command `comm`.
-    pub fn saw(&mut self, pid: i64, comm: &[u8]) {
-        // `<...>`: the tracer had no command cached for the pid.
-        if comm == b"<...>" {
-            return;
-        }
-        if let Some((p, c, n)) = &self.last {
-            if *p == pid && c[..usize::from(*n)] == *comm {
-                return;
-            }
-        }
-        self.comms.insert(pid, comm.into());
-        let mut c = [0u8; 16];
-        let n = comm.len().min(16);
-        c[..n].copy_from_slice(&comm[..n]);
-        // A command longer than the kernel's 16 bytes is never taken for the last one.
-        self.last = (comm.len() <= 16).then_some((pid, c, n as u8));
-    }
-
-    /// Adds what `later` saw, which read after these lines.
-    pub fn merge(&mut self, later: Queuers) {
-        self.comms.extend(later.comms);
-        self.last = None;
-    }
-
-    /// The command `pid` last queued a holder under, quoted for a terminal.
-    pub fn comm(&self, pid: i64) -> Option<String> {
-        let c = self.comms.get(&pid)?;
-        Some(glockparse::quote::plain(c).into_owned())
-    }
-}
-
 impl NodeBalance {
     /// Feeds one event of `glock`.
     pub fn add(&mut self, pid: i64, glock: GlockId, e: &Gfs2Event) {
@@ -434,33 +390,5 @@ impl NodeBalance {
             }
             _ => {}
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::Queuers;
-
-    #[test]
-    fn a_queuer_is_named_by_its_last_known_command() {
-        let mut q = Queuers::default();
-        q.saw(426, b"mount");
-        q.saw(426, b"mount");
-        // The same pid after an exec, then a line whose command the tracer had not cached.
-        q.saw(500, b"sh");
-        q.saw(500, b"flock");
-        q.saw(500, b"<...>");
-        q.saw(7, b"ev\x1b[2Jil");
-        assert_eq!(q.comm(426).as_deref(), Some("mount"));
-        assert_eq!(q.comm(500).as_deref(), Some("flock"));
-        assert_eq!(q.comm(7).as_deref(), Some("ev\\x1b[2Jil"));
-        assert_eq!(q.comm(8), None);
-        // A later file's lines win over an earlier one's.
-        let mut later = Queuers::default();
-        later.saw(426, b"umount");
-        q.merge(later);
-        assert_eq!(q.comm(426).as_deref(), Some("umount"));
-        q.saw(426, b"mount");
-        assert_eq!(q.comm(426).as_deref(), Some("mount"));
     }
 }

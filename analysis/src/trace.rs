@@ -178,7 +178,7 @@ impl NodeTrace {
 #[derive(Default)]
 struct Aside {
     diag: Diagnostics,
-    queuers: stuck::Queuers,
+    queuers: crate::owners::Queuers,
 }
 
 impl Aside {

@@ -117,19 +117,7 @@ fn unbalanced_glocks_are_the_queues_left_without_a_dequeue() {
             .collect();
         assert!(kinds.is_sorted(), "{rel}: an iopen glock before another");
         // Each names the command that queued it: that of the pid's last queue line.
-        let mut comm_of: BTreeMap<(String, String), String> = BTreeMap::new();
-        for (node, lines) in events(rel, "gfs2_glock_queue") {
-            for l in lines
-                .iter()
-                .filter(|l| l.split_whitespace().rev().nth(1) == Some("queue"))
-            {
-                let task = l.split(" [").next().unwrap().trim();
-                let (comm, pid) = task.rsplit_once('-').unwrap();
-                if comm != "<...>" {
-                    comm_of.insert((node.clone(), pid.to_string()), comm.to_string());
-                }
-            }
-        }
+        let comm_of = queue_comms(rel);
         for u in elements(&r["stuck_and_leaks"]["unbalanced"]) {
             let node = str_of(u, "node");
             let want: Vec<String> = elements(&u["pids"])
@@ -144,42 +132,87 @@ fn unbalanced_glocks_are_the_queues_left_without_a_dequeue() {
             assert!(!want.is_empty(), "{rel} {node}: no pid");
             assert_eq!(u["queued_by"], serde_json::json!(want), "{rel} {node}");
         }
-        // Each names the holders, then the waiters, of its node's last glocks file.
-        let last: BTreeMap<String, LastSnapshot> = nodes(rel)
-            .into_iter()
-            .map(|n| (n.clone(), last_snapshot(rel, &n)))
-            .collect();
-        for u in elements(&r["stuck_and_leaks"]["unbalanced"]) {
-            let (node, glock) = (str_of(u, "node"), str_of(u, "glock"));
-            let snap = &last[&node];
-            let lines = snap.lines.get(&glock).map(Vec::as_slice).unwrap_or(&[]);
-            let mut want_cites = Vec::new();
-            let mut want = (Vec::new(), Vec::new());
-            for flag in ['H', 'W'] {
-                for (n, flags, state, caller) in lines.iter().filter(|l| l.1.contains(flag)) {
-                    assert!(!(flag == 'W' && flags.contains('H')), "{node} {glock} {n}");
-                    want_cites.push(format!("{node}/{}:{n}", snap.file));
-                    let side = if flag == 'H' {
-                        &mut want.0
-                    } else {
-                        &mut want.1
-                    };
-                    side.push((state.clone(), caller.clone()));
-                }
+        parties_are_the_last_snapshots(rel, &r, &comm_of);
+    }
+}
+
+/// Each unbalanced glock of `r` names the holders, then the waiters, of its node's last
+/// glocks file, a process that had ended by the command in `comm_of`.
+fn parties_are_the_last_snapshots(
+    rel: &str,
+    r: &serde_json::Value,
+    comm_of: &BTreeMap<(String, String), String>,
+) {
+    let last: BTreeMap<String, LastSnapshot> = nodes(rel)
+        .into_iter()
+        .map(|n| (n.clone(), last_snapshot(rel, &n)))
+        .collect();
+    for u in elements(&r["stuck_and_leaks"]["unbalanced"]) {
+        let (node, glock) = (str_of(u, "node"), str_of(u, "glock"));
+        let snap = &last[&node];
+        let lines = snap.lines.get(&glock).map(Vec::as_slice).unwrap_or(&[]);
+        let mut want_cites = Vec::new();
+        let mut want = (Vec::new(), Vec::new());
+        for flag in ['H', 'W'] {
+            for h in lines.iter().filter(|h| h.flags.contains(flag)) {
+                assert!(
+                    !(flag == 'W' && h.flags.contains('H')),
+                    "{node} {glock} {h:?}"
+                );
+                want_cites.push(format!("{node}/{}:{}", snap.file, h.line));
+                let side = if flag == 'H' {
+                    &mut want.0
+                } else {
+                    &mut want.1
+                };
+                side.push(h);
             }
-            let cites: Vec<String> = elements(&u["cites"])
-                .map(|c| c.as_str().unwrap().to_string())
-                .collect();
-            assert_eq!(cites, want_cites, "{rel} {node} {glock}");
-            for (key, want) in [("holders", &want.0), ("waiters", &want.1)] {
-                let got: Vec<&str> = elements(&u[key]).map(|h| h.as_str().unwrap()).collect();
-                assert_eq!(got.len(), want.len(), "{rel} {node} {glock} {key}");
-                for (g, (state, caller)) in got.iter().zip(want) {
-                    assert!(g.ends_with(&format!(" {state} {caller}")), "{g}");
+        }
+        let cites: Vec<String> = elements(&u["cites"])
+            .map(|c| c.as_str().unwrap().to_string())
+            .collect();
+        assert_eq!(cites, want_cites, "{rel} {node} {glock}");
+        for (key, want) in [("holders", &want.0), ("waiters", &want.1)] {
+            let got: Vec<&str> = elements(&u[key]).map(|h| h.as_str().unwrap()).collect();
+            assert_eq!(got.len(), want.len(), "{rel} {node} {glock} {key}");
+            for (g, h) in got.iter().zip(want) {
+                assert!(g.ends_with(&format!(" {} {}", h.state, h.caller)), "{g}");
+                // A process the glocks file says had ended is named by the command its
+                // pid last queued a holder under in the trace, when it did.
+                let queued_as = (h.comm == "(ended)")
+                    .then(|| comm_of.get(&(node.clone(), h.pid.clone())))
+                    .flatten();
+                match queued_as {
+                    Some(c) => assert!(
+                        g.starts_with(&format!(
+                            "pid {} [(ended)] (queued as {c} in the trace) ",
+                            h.pid
+                        )),
+                        "{rel} {node} {glock}: {g}"
+                    ),
+                    None => assert!(!g.contains(" (queued as "), "{rel} {node}: {g}"),
                 }
             }
         }
     }
+}
+
+/// (node, pid) → the command of that pid's last `gfs2_glock_queue … queue` line.
+fn queue_comms(rel: &str) -> BTreeMap<(String, String), String> {
+    let mut comm_of = BTreeMap::new();
+    for (node, lines) in events(rel, "gfs2_glock_queue") {
+        for l in lines
+            .iter()
+            .filter(|l| l.split_whitespace().rev().nth(1) == Some("queue"))
+        {
+            let task = l.split(" [").next().unwrap().trim();
+            let (comm, pid) = task.rsplit_once('-').unwrap();
+            if comm != "<...>" {
+                comm_of.insert((node.clone(), pid.to_string()), comm.to_string());
+            }
+        }
+    }
+    comm_of
 }
 
 /// A trace that began before `mount` (5.10): every glock left queued that is not an iopen
@@ -206,7 +239,7 @@ fn the_mounts_own_holds_are_named_for_the_mount() {
             .map(|h| h.as_str().unwrap())
             .collect();
         assert_eq!(holders.len(), 1, "{node} {glock}");
-        let ended = format!("pid {pid} [(ended)] ");
+        let ended = format!("pid {pid} [(ended)] (queued as mount in the trace) ");
         assert!(
             holders[0].starts_with(&ended),
             "{node} {glock}: {}",
@@ -219,11 +252,21 @@ fn the_mounts_own_holds_are_named_for_the_mount() {
     assert!(per_node.values().all(|n| *n >= 4), "{per_node:?}");
 }
 
-/// A node's last glocks file: its name, and per glock its holder lines (line number,
-/// flags, state, call site), by plain splitting.
+/// A node's last glocks file: its name, and per glock its holder lines, by plain splitting.
 struct LastSnapshot {
     file: String,
-    lines: BTreeMap<String, Vec<(usize, String, String, String)>>,
+    lines: BTreeMap<String, Vec<HolderLine>>,
+}
+
+/// ` H: s:SH f:H e:0 p:426 [mount] gfs2_fill_super+0x811/0xd80 [gfs2]`, split.
+#[derive(Debug)]
+struct HolderLine {
+    line: usize,
+    flags: String,
+    state: String,
+    pid: String,
+    comm: String,
+    caller: String,
 }
 
 /// The `glocks.N` of `rel/node` with the largest N.
@@ -249,14 +292,15 @@ fn last_snapshot(rel: &str, node: &str) -> LastSnapshot {
                 .unwrap()
                 .to_string();
         } else if let Some(rest) = l.trim_start().strip_prefix("H:") {
-            // ` H: s:SH f:H e:0 p:426 [mount] gfs2_fill_super+0x811/0xd80 [gfs2]`
-            let caller = rest.split_once("] ").unwrap().1.to_string();
-            let line = (
-                i + 1,
-                after(rest, "f:").to_string(),
-                after(rest, "s:").to_string(),
-                caller,
-            );
+            let (head, caller) = rest.split_once("] ").unwrap();
+            let line = HolderLine {
+                line: i + 1,
+                flags: after(rest, "f:").to_string(),
+                state: after(rest, "s:").to_string(),
+                pid: after(rest, "p:").to_string(),
+                comm: head.split_once(" [").unwrap().1.to_string(),
+                caller: caller.to_string(),
+            };
             lines.entry(glock.clone()).or_default().push(line);
         }
     }
@@ -277,7 +321,7 @@ fn dlm2_unbalanced_glocks_are_iopen_glocks_still_held_at_the_end() {
         let last = last_snapshot("real/dlm2-6.1", &node);
         assert_eq!(last.file, "glocks.5");
         for (glock, lines) in last.lines {
-            if lines.iter().any(|(_, flags, ..)| flags.contains('H')) {
+            if lines.iter().any(|h| h.flags.contains('H')) {
                 held.insert((node.clone(), glock));
             }
         }
