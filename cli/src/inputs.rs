@@ -182,17 +182,20 @@ pub fn resolve(paths: &[PathBuf], kinds: &[FileKind], only: Option<&str>) -> io:
 /// directory, the `gfs2/` directory of them all, or the debugfs root; of filesystem
 /// `only` where given.
 fn live_in(dir: &Path, kinds: &[FileKind], only: Option<&str>) -> io::Result<Vec<Input>> {
-    let fs_dirs = if live_files(dir, kinds).is_empty() {
-        let gfs2 = dir.join("gfs2");
-        bundle::subdirs(if gfs2.is_dir() { &gfs2 } else { dir })?
-    } else {
-        vec![dir.to_path_buf()]
-    };
     let place = format!("in {}", dir.display());
-    let found: Vec<Input> = of_filesystem(&fs_dirs, only, &place)?
-        .into_iter()
-        .flat_map(|d| live_files(d, kinds))
-        .collect();
+    let here = live_files(dir, kinds);
+    let found: Vec<Input> = if here.is_empty() {
+        let gfs2 = dir.join("gfs2");
+        let fs_dirs = bundle::subdirs(if gfs2.is_dir() { &gfs2 } else { dir })?;
+        of_filesystem(&fs_dirs, only, &place)?
+            .into_iter()
+            .flat_map(|d| live_files(d, kinds))
+            .collect()
+    } else {
+        // A filesystem's own directory: read once, kept when it is the one asked for.
+        of_filesystem(&[dir.to_path_buf()], only, &place)?;
+        here
+    };
     if found.is_empty() {
         let names: Vec<&str> = kinds.iter().map(|k| k.name()).collect();
         return Err(io::Error::new(
@@ -348,6 +351,57 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.ends_with("in /x (there: none)"), "{e}");
+    }
+
+    #[test]
+    fn live_files_are_found_from_any_debugfs_level_of_the_filesystem_asked_for() {
+        let root = tempfile::tempdir().unwrap();
+        for (fs, files) in [
+            ("lab:data", &["glocks"][..]),
+            ("lab:gfs", &["glocks", "glstats"]),
+        ] {
+            let d = root.path().join("gfs2").join(fs);
+            std::fs::create_dir_all(&d).unwrap();
+            for f in files {
+                std::fs::write(d.join(f), "").unwrap();
+            }
+        }
+        let found = |dir: &Path, only| {
+            live_in(dir, &[FileKind::Glocks], only).map(|v| {
+                v.into_iter()
+                    .map(|i| {
+                        assert!(i.live);
+                        i.path.strip_prefix(root.path()).unwrap().to_path_buf()
+                    })
+                    .collect::<Vec<_>>()
+            })
+        };
+        let gfs = root.path().join("gfs2/lab:gfs");
+        for dir in [root.path(), &root.path().join("gfs2")] {
+            assert_eq!(
+                found(dir, None).unwrap(),
+                [
+                    Path::new("gfs2/lab:data/glocks"),
+                    Path::new("gfs2/lab:gfs/glocks")
+                ]
+            );
+            assert_eq!(
+                found(dir, Some("gfs")).unwrap(),
+                [Path::new("gfs2/lab:gfs/glocks")]
+            );
+        }
+        for only in [None, Some("gfs"), Some("lab:gfs")] {
+            assert_eq!(
+                found(&gfs, only).unwrap(),
+                [Path::new("gfs2/lab:gfs/glocks")]
+            );
+        }
+        let e = found(&gfs, Some("data")).unwrap_err().to_string();
+        assert!(
+            e.starts_with("--fs \"data\": no such GFS2 filesystem in "),
+            "{e}"
+        );
+        assert!(e.ends_with("(there: lab:gfs)"), "{e}");
     }
 
     #[test]
