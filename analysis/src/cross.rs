@@ -115,8 +115,26 @@ pub struct Step {
     pub owner: String,
     /// The glock it waits for.
     pub waits_for: String,
-    /// Lines that show this wait and who holds the lock.
-    pub evidence: Vec<String>,
+    /// Lines that show this wait and who holds the lock, each with what it shows.
+    pub evidence: Vec<Cited>,
+}
+
+/// A line cited for a step of a cycle (`NODE/FILE:LINE`), and what it shows: the wait, the
+/// hold it waits for, or a lock the waiter holds through an ancestor. Written as its cite
+/// alone in JSON.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Cited {
+    /// `NODE/FILE:LINE`.
+    pub cite: String,
+    /// What the line shows: `pid 395 [flock] on n1 waits for 6/4101d`,
+    /// `pid 376 [flock] on n2 holds 6/4101d`.
+    pub shows: String,
+}
+
+impl Serialize for Cited {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.cite)
+    }
 }
 
 /// A deadlock cycle of the wait-for graph: each step waits for the next, the last for the first.
@@ -176,6 +194,13 @@ impl<T> Default for Sides<T> {
 /// Picks the waiters or the holders of a glock's snapshot sides.
 type Pick = for<'s, 'h> fn(&'s Sides<&'h Hold>) -> &'s Vec<&'h Hold>;
 
+/// Which side of a wait a cited line shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Side {
+    Waiter,
+    Holder,
+}
+
 /// An edge of the wait-for graph: `from` waits for `glock`, held by `to`.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 struct Edge {
@@ -184,9 +209,11 @@ struct Edge {
     glock: String,
     snapshot: u32,
     from_comm: Option<String>,
-    cites: Vec<String>,
+    /// The waiter's lines, then the holder's.
+    cites: Vec<(Side, String)>,
     /// `from` is one of several processes that may be the waiter ([`Resolver::candidates`]).
     guess: bool,
+    to_comm: Option<String>,
 }
 
 /// Row key: glock, waiter (node, pid), holder (node, pid).
@@ -205,8 +232,12 @@ impl Builder {
         if w.node == h.node && (w.pid == h.pid || w.pid.is_none() || h.pid.is_none()) {
             return;
         }
-        let mut cites: Vec<String> = w.cites.iter().chain(&h.cites).cloned().collect();
-        unique(&mut cites);
+        let sided = |side, p: &Party| -> Vec<(Side, String)> {
+            p.cites.iter().map(|c| (side, c.clone())).collect()
+        };
+        let mut cites = sided(Side::Waiter, w);
+        cites.extend(sided(Side::Holder, h));
+        unique_by(&mut cites, |(_, c)| c.clone());
         // A candidate waiter makes an edge for the graph, never a row.
         let guess = w.source == "glockfd?";
         if !guess {
@@ -228,8 +259,8 @@ impl Builder {
             a.snapshots.insert(snap);
             a.evidence.insert(source);
             let c = a.cites.entry(snap).or_default();
-            c.extend(cites.iter().cloned());
-            unique(c);
+            c.extend(cites.iter().map(|(_, cite)| cite.clone()));
+            unique_by(c, String::clone);
         }
         self.edges.insert(Edge {
             from: Owner::of(w),
@@ -239,14 +270,15 @@ impl Builder {
             from_comm: w.comm.clone(),
             cites,
             guess,
+            to_comm: h.comm.clone(),
         });
     }
 }
 
-/// Drops repeats, keeping the first of each in order.
-fn unique(v: &mut Vec<String>) {
+/// Drops repeats (by `key`), keeping the first of each in order.
+fn unique_by<T>(v: &mut Vec<T>, key: impl Fn(&T) -> String) {
     let mut seen = BTreeSet::new();
-    v.retain(|x| seen.insert(x.clone()));
+    v.retain(|x| seen.insert(key(x)));
 }
 
 /// Whether granted lock `g` keeps waiting lock `w` waiting ([`glockparse::DlmMode::blocks`]).
@@ -731,7 +763,18 @@ impl<'e> Graph<'e> {
             let e = ce.edge;
             let lead = owners[*from];
             key.push((lead.clone(), e.glock.clone()));
-            let mut evidence = e.cites.clone();
+            let (waits, holds) = sides_in_words(e);
+            let mut evidence: Vec<Cited> = e
+                .cites
+                .iter()
+                .map(|(side, cite)| Cited {
+                    cite: cite.clone(),
+                    shows: match side {
+                        Side::Waiter => waits.clone(),
+                        Side::Holder => holds.clone(),
+                    },
+                })
+                .collect();
             let owner = match lead {
                 Owner::Node { node } => {
                     confidence = "possible";
@@ -750,7 +793,10 @@ impl<'e> Graph<'e> {
                     for m in members.get(from).into_iter().flatten() {
                         for (_, text, cite) in inherited.get(m).into_iter().flatten() {
                             notes.push(text.clone());
-                            evidence.extend(cite.clone());
+                            evidence.extend(cite.iter().map(|c| Cited {
+                                cite: c.clone(),
+                                shows: format!("{who}: {text}"),
+                            }));
                             if confidence == "certain" {
                                 confidence = "likely";
                             }
@@ -774,7 +820,7 @@ impl<'e> Graph<'e> {
                 confidence = "possible";
                 why.push(guessed(e));
             }
-            unique(&mut evidence);
+            unique_by(&mut evidence, |c| c.cite.clone());
             let (pid, comm) = match &e.from {
                 Owner::Process { pid, .. } => (Some(*pid), e.from_comm.clone()),
                 Owner::Node { .. } => (None, None),
@@ -800,6 +846,19 @@ impl<'e> Graph<'e> {
         };
         (key, f)
     }
+}
+
+/// An edge's wait and the hold it waits for, in words: `pid 395 [flock] on n1 waits for
+/// 6/4101d`, `pid 376 [flock] on n2 holds 6/4101d`.
+fn sides_in_words(e: &Edge) -> (String, String) {
+    let named = |o: &Owner, comm: &Option<String>| match o {
+        Owner::Process { pid, node } => format!("{} on {node}", process(*pid, comm.as_deref())),
+        Owner::Node { node } => format!("node {node} (no process known)"),
+    };
+    (
+        format!("{} waits for {}", named(&e.from, &e.from_comm), e.glock),
+        format!("{} holds {}", named(&e.to, &e.to_comm), e.glock),
+    )
 }
 
 /// Why a wait whose waiter is one of several candidates makes a cycle only possible.
@@ -917,6 +976,7 @@ mod tests {
             from_comm: None,
             cites: Vec::new(),
             guess: false,
+            to_comm: None,
         }
     }
 
@@ -1149,6 +1209,7 @@ mod tests {
             from_comm: None,
             cites: Vec::new(),
             guess: false,
+            to_comm: None,
         };
         // n1's pid 1 waits for a lock held by no known process on n2; n2's pid 2 waits for
         // pid 1's lock.

@@ -234,7 +234,7 @@ pub static CODES: [Code; 13] = [
         severity: Severity::Critical,
         means: "A wait-for cycle across processes and nodes: nothing in it can progress by itself.",
         threshold: "any cycle in the wait-for graph (part 6 of glk analyze), over glocks and POSIX (fcntl) locks, with edges across nodes and on one node",
-        evidence: "the glocks, DLM, /proc/locks, glockfd, plocks and process-table lines of every step",
+        evidence: "the glocks, DLM, /proc/locks, glockfd, plocks and process-table lines of every step, each saying what it shows: the wait (`pid 257 [flock] on n1 waits for 6/223b`), the hold it waits for (`pid 243 [flock] on n2 holds 6/223b`), or a lock the waiter holds through an ancestor (`pid 229 [flock]: pid 220 [flock], its ancestor, holds 6/223a`)",
         remedy: "End one process of the cycle (the one whose work is cheapest to redo); then fix the lock order: take the locks in one global order (e.g. by inode number) on every node.",
     },
     Code {
@@ -576,10 +576,8 @@ impl Rules<'_> {
                 f.nodes.push(s.node.clone());
                 f.pids.extend(s.pid);
                 glocks.insert(s.waits_for.clone());
-                for e in &s.evidence {
-                    f.evidence
-                        .push(cite(e, &format!("{} waits for {}", s.owner, s.waits_for)));
-                }
+                f.evidence
+                    .extend(s.evidence.iter().map(|e| cite(&e.cite, &e.shows)));
             }
             f.glocks = glocks.into_iter().collect();
             f.nodes.dedup();

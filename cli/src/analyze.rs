@@ -447,7 +447,8 @@ fn cycles(out: &mut impl Write, r: &Report, paint: clikit::Paint) -> io::Result<
         )?;
         for s in &c.steps {
             writeln!(out, "  {}: {} waits for {}", s.node, s.owner, s.waits_for)?;
-            writeln!(out, "      {}", s.evidence.join(" "))?;
+            let cites: Vec<&str> = s.evidence.iter().map(|e| e.cite.as_str()).collect();
+            writeln!(out, "      {}", cites.join(" "))?;
         }
         writeln!(out, "  ... held by the first step: back to the start")
     })

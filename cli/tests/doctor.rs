@@ -104,6 +104,139 @@ fn a_deadlock_is_critical_with_its_evidence() {
     assert_eq!(doctor(&root, &["--fail-on", "critical"]).1, 0);
 }
 
+/// Each line a deadlock cites shows what its evidence says of it (`pid 257 [flock] on n1
+/// waits for 6/223b`, `pid 243 [flock] on n2 holds 6/223b`, `pid 229 [flock]: pid 220
+/// [flock], its ancestor, holds 6/223a`), read from the line by plain splitting: a glocks
+/// `H:` line waiting or granted under that glock, a DLM lock of that pid waiting or
+/// granted on that resource, that process in the process table (its ancestor above it),
+/// that pid's flock on that inode in `/proc/locks`.
+#[test]
+fn each_line_a_deadlock_cites_shows_what_it_says() {
+    for (rel, ancestors) in [
+        ("real/flock-deadlock-6.12/deadlock", false),
+        ("real/doctor-deadlock-6.12", false),
+        ("real/cluster-mode-5.10", true),
+    ] {
+        let root = testdata::path(rel);
+        let (v, _) = doctor(&root, &[]);
+        let f = common::find(&v["findings"], "code", "GLK-DEADLOCK");
+        let mut said = std::collections::BTreeMap::new();
+        for e in elements(&f["evidence"]) {
+            let what = line_shows(&root, e);
+            *said.entry(what).or_insert(0) += 1;
+        }
+        let want = if ancestors { 3 } else { 2 };
+        assert_eq!(said.len(), want, "{rel}: {said:?}");
+    }
+}
+
+/// Checks that the line `e` cites shows what `e` says; returns which kind of saying it is.
+fn line_shows(root: &Path, e: &serde_json::Value) -> &'static str {
+    let shows = e["shows"].as_str().unwrap();
+    let source = Path::new(e["source"].as_str().unwrap());
+    let line = cited_by(root, e);
+    let fields: Vec<&str> = line.split_whitespace().collect();
+    let node_dir = root.join(source.parent().unwrap());
+    let node = std::fs::read_to_string(node_dir.join("node")).unwrap();
+    let kind = source.file_name().unwrap().to_str().unwrap();
+    let kind = kind.split('.').next().unwrap();
+    // `WAITER: ANCESTOR, its ancestor, holds G`: the waiter's process-table line, whose
+    // parent chain reaches the ancestor.
+    if let Some((waiter, ancestor)) = shows.split_once(": ") {
+        assert_eq!(kind, "procs", "{e}");
+        assert_eq!(fields[0], pid_in(waiter), "{e}: {line}");
+        let parents: std::collections::HashMap<String, String> =
+            std::fs::read_to_string(root.join(source))
+                .unwrap()
+                .lines()
+                .filter(|l| !l.starts_with('#') && !l.starts_with('\t'))
+                .map(|l| {
+                    let w: Vec<&str> = l.split('\t').collect();
+                    (w[0].to_string(), w[2].to_string())
+                })
+                .collect();
+        let mut p = fields[0].to_string();
+        let want = pid_in(ancestor);
+        while p != want {
+            p = parents
+                .get(&p)
+                .unwrap_or_else(|| panic!("{e}: no ancestor {want}"))
+                .clone();
+        }
+        return "ancestor";
+    }
+    // `pid P [COMM] on NODE waits for G` or `… holds G`.
+    let (who, glock) = shows
+        .split_once(" waits for ")
+        .map(|(w, g)| (w, (g, false)))
+        .or_else(|| shows.split_once(" holds ").map(|(w, g)| (w, (g, true))))
+        .unwrap_or_else(|| panic!("{e}"));
+    let (glock, holds) = glock;
+    let pid = pid_in(who);
+    let on = who.rsplit_once(" on ").unwrap().1;
+    let (gltype, number) = glock.split_once('/').unwrap();
+    match kind {
+        "glocks" => {
+            assert_eq!(on, node.trim(), "{e}");
+            let flags = fields.iter().find_map(|f| f.strip_prefix("f:")).unwrap();
+            assert!(flags.contains(if holds { 'H' } else { 'W' }), "{e}: {line}");
+            let text = std::fs::read_to_string(root.join(source)).unwrap();
+            let n = e["line"].as_u64().unwrap() as usize;
+            let g = text
+                .lines()
+                .take(n)
+                .filter(|l| l.starts_with("G:"))
+                .last()
+                .unwrap();
+            let id = g
+                .split(" n:")
+                .nth(1)
+                .unwrap()
+                .split_whitespace()
+                .next()
+                .unwrap();
+            let id: glockparse::GlockId = id.parse().unwrap();
+            assert_eq!(id.to_string(), glock, "{e}: {g}");
+        }
+        "dlm_locks" => {
+            // id nodeid remid pid xid exflags flags sts grmode rqmode time_ms r_nodeid r_len r_name
+            assert_eq!(fields[3], pid, "{e}: {line}");
+            assert_eq!(fields[7] == "2", holds, "{e}: {line}");
+            let name: Vec<&str> = line.split('"').nth(1).unwrap().split_whitespace().collect();
+            assert_eq!(name, [gltype, number], "{e}: {line}");
+        }
+        "procs" => {
+            assert_eq!(on, node.trim(), "{e}");
+            assert_eq!(fields[0], pid, "{e}: {line}");
+        }
+        "locks" => {
+            // 1: FLOCK  ADVISORY  WRITE 376 fe:00:266269 0 EOF
+            assert!(holds, "{e}");
+            assert_eq!(on, node.trim(), "{e}");
+            assert_eq!(
+                (fields[1], fields[4]),
+                ("FLOCK", pid.as_str()),
+                "{e}: {line}"
+            );
+            let ino = fields[5].rsplit(':').next().unwrap();
+            let ino = u64::from_str_radix(number, 16).unwrap().to_string() == ino;
+            assert!(ino, "{e}: {line}");
+        }
+        other => panic!("{e}: a deadlock cites {other}"),
+    }
+    if holds {
+        "holds"
+    } else {
+        "waits"
+    }
+}
+
+/// The pid of `pid 257 [flock] on n1` (or of `pid 257`).
+fn pid_in(who: &str) -> String {
+    let rest = who.strip_prefix("pid ").unwrap_or_else(|| panic!("{who}"));
+    rest.split(' ').next().unwrap().to_string()
+}
+
 #[test]
 fn a_stuck_flock_waiter_names_its_holder() {
     let root = testdata::path("real/flock-deadlock-6.12/wait");
