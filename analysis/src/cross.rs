@@ -61,8 +61,9 @@ pub struct CrossNode {
     pub snapshots: Vec<u32>,
     /// `glocks`, `dlm`, or both.
     pub evidence: Vec<String>,
-    /// The lines that show the wait in the first snapshot it was seen in (`NODE/FILE:LINE`).
-    pub cites: Vec<String>,
+    /// The lines that show the wait in the first snapshot it was seen in (`NODE/FILE:LINE`),
+    /// the waiter's first, each with what it shows.
+    pub cites: Vec<Cited>,
 }
 
 /// An owner in the wait-for graph.
@@ -119,9 +120,9 @@ pub struct Step {
     pub evidence: Vec<Cited>,
 }
 
-/// A line cited for a step of a cycle (`NODE/FILE:LINE`), and what it shows: the wait, the
-/// hold it waits for, or a lock the waiter holds through an ancestor. Written as its cite
-/// alone in JSON.
+/// A line cited for a wait or a step of a cycle (`NODE/FILE:LINE`), and what it shows:
+/// the wait, the hold it waits for, or a lock the waiter holds through an ancestor. Written
+/// as its cite alone in JSON.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Cited {
     /// `NODE/FILE:LINE`.
@@ -172,8 +173,8 @@ struct Acc {
     holder: Option<Party>,
     snapshots: BTreeSet<u32>,
     evidence: BTreeSet<&'static str>,
-    /// The lines that show the wait, per snapshot.
-    cites: BTreeMap<u32, Vec<String>>,
+    /// The lines that show the wait, per snapshot, each with the side it shows.
+    cites: BTreeMap<u32, Vec<(Side, String)>>,
 }
 
 /// Waiters and granted holders of one glock at one moment.
@@ -259,8 +260,8 @@ impl Builder {
             a.snapshots.insert(snap);
             a.evidence.insert(source);
             let c = a.cites.entry(snap).or_default();
-            c.extend(cites.iter().map(|(_, cite)| cite.clone()));
-            unique_by(c, String::clone);
+            c.extend(cites.iter().cloned());
+            unique_by(c, |(_, cite)| cite.clone());
         }
         self.edges.insert(Edge {
             from: Owner::of(w),
@@ -430,6 +431,21 @@ fn cross_rows(rows: BTreeMap<RowKey, Acc>) -> Vec<CrossNode> {
     rows.into_iter()
         .filter_map(|((glock, ..), a)| {
             let (w, h) = (a.waiter?, a.holder?);
+            let (waits, holds) = (
+                format!("{} waits for {glock}", in_words(&w.node, w.pid, &w.comm)),
+                format!("{} holds {glock}", in_words(&h.node, h.pid, &h.comm)),
+            );
+            let cites = a.cites.into_values().next().unwrap_or_default();
+            let cites = cites
+                .into_iter()
+                .map(|(side, cite)| Cited {
+                    cite,
+                    shows: match side {
+                        Side::Waiter => waits.clone(),
+                        Side::Holder => holds.clone(),
+                    },
+                })
+                .collect();
             Some(CrossNode {
                 gltype: gltype(&glock),
                 glock,
@@ -446,7 +462,7 @@ fn cross_rows(rows: BTreeMap<RowKey, Acc>) -> Vec<CrossNode> {
                 seen_in_snapshots: a.snapshots.len(),
                 snapshots: a.snapshots.into_iter().collect(),
                 evidence: a.evidence.into_iter().map(str::to_string).collect(),
-                cites: a.cites.into_values().next().unwrap_or_default(),
+                cites,
             })
         })
         .collect()
@@ -852,13 +868,21 @@ impl<'e> Graph<'e> {
 /// 6/4101d`, `pid 376 [flock] on n2 holds 6/4101d`.
 fn sides_in_words(e: &Edge) -> (String, String) {
     let named = |o: &Owner, comm: &Option<String>| match o {
-        Owner::Process { pid, node } => format!("{} on {node}", process(*pid, comm.as_deref())),
-        Owner::Node { node } => format!("node {node} (no process known)"),
+        Owner::Process { pid, node } => in_words(node, Some(*pid), comm),
+        Owner::Node { node } => in_words(node, None, &None),
     };
     (
         format!("{} waits for {}", named(&e.from, &e.from_comm), e.glock),
         format!("{} holds {}", named(&e.to, &e.to_comm), e.glock),
     )
+}
+
+/// One side of a wait in words: `pid 395 [flock] on n1`, or `node n1 (no process known)`.
+fn in_words(node: &str, pid: Option<i64>, comm: &Option<String>) -> String {
+    match pid {
+        Some(pid) => format!("{} on {node}", process(pid, comm.as_deref())),
+        None => format!("node {node} (no process known)"),
+    }
 }
 
 /// Why a wait whose waiter is one of several candidates makes a cycle only possible.
@@ -1191,7 +1215,13 @@ mod tests {
         assert_eq!(rows.len(), 1, "{rows:?}");
         assert_eq!((rows[0].waiter_pid, rows[0].waiter_source), (None, "none"));
         assert_eq!((rows[0].holder_pid, rows[0].holder_source), (None, "none"));
-        assert_eq!(rows[0].cites, ["n1/dlm_locks.0:1"]);
+        let cited: Vec<(&str, &str)> = rows[0]
+            .cites
+            .iter()
+            .map(|c| (c.cite.as_str(), c.shows.as_str()))
+            .collect();
+        let waits = "node n2 (no process known) waits for 2/99";
+        assert_eq!(cited, [("n1/dlm_locks.0:1", waits)]);
     }
 
     #[test]

@@ -242,7 +242,7 @@ pub static CODES: [Code; 13] = [
         severity: Severity::Error,
         means: "A process has waited for a glock, behind a holder on another node or on its own, for longer than the threshold, and still waits in the last snapshot.",
         threshold: "the snapshots' clock: seen waiting in 2+ consecutive snapshots through the last, spanning at least `--stuck-after` (default 30 s), whatever node holds the glock; or the DLM queue age: its DLM lock waiting that long in one dump (a wait behind a holder on the same node sends no DLM request, so only the snapshots' clock can judge it); the title says which clock",
-        evidence: "the waiter's glocks lines in the first and last snapshot; the lines that name its holder in the last (another node's or its own); the DLM dump lines of the waiting lock",
+        evidence: "the waiter's glocks lines in the first and last snapshot; the lines of the wait and of its holder in the last (another node's or its own), each saying which it shows (`pid 238 [flock] on n2 waits for 6/223a`, `pid 244 [flock] on n1 holds 6/223a`); the DLM dump lines of the waiting lock",
         remedy: "Look at who holds the glock (the title names the holder and its node) and why it does not release: a holder in D state (its kernel stack is in procs.N), a holder waiting for another lock (see GLK-DEADLOCK), or a slow node.",
     },
     Code {
@@ -638,12 +638,8 @@ impl Rules<'_> {
                 "still waiting".into(),
             ));
             for x in holders {
-                let shows = if x.holder_node == w.node {
-                    "the holder on the same node"
-                } else {
-                    "the holder on another node"
-                };
-                f.evidence.extend(x.cites.iter().map(|c| cite(c, shows)));
+                f.evidence
+                    .extend(x.cites.iter().map(|c| cite(&c.cite, &c.shows)));
                 f.nodes.push(x.holder_node.clone());
                 f.pids.extend(x.holder_pid);
             }
@@ -742,7 +738,7 @@ impl Rules<'_> {
             f.evidence.push(evidence);
             for x in holders {
                 f.evidence
-                    .extend(x.cites.iter().map(|c| cite(c, "the wait and who holds it")));
+                    .extend(x.cites.iter().map(|c| cite(&c.cite, &c.shows)));
                 if !f.nodes.contains(&x.holder_node) {
                     f.nodes.push(x.holder_node.clone());
                 }

@@ -429,7 +429,8 @@ fn waits(out: &mut impl Write, rows: &[analysis::cross::CrossNode]) -> io::Resul
             c.seen_in_snapshots,
             c.evidence.join(" and ")
         )?;
-        writeln!(out, "{:<23} {}", "", c.cites.join(" "))
+        let cites: Vec<&str> = c.cites.iter().map(|x| x.cite.as_str()).collect();
+        writeln!(out, "{:<23} {}", "", cites.join(" "))
     })
 }
 

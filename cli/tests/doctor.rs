@@ -104,29 +104,47 @@ fn a_deadlock_is_critical_with_its_evidence() {
     assert_eq!(doctor(&root, &["--fail-on", "critical"]).1, 0);
 }
 
-/// Each line a deadlock cites shows what its evidence says of it (`pid 257 [flock] on n1
-/// waits for 6/223b`, `pid 243 [flock] on n2 holds 6/223b`, `pid 229 [flock]: pid 220
-/// [flock], its ancestor, holds 6/223a`), read from the line by plain splitting: a glocks
-/// `H:` line waiting or granted under that glock, a DLM lock of that pid waiting or
-/// granted on that resource, that process in the process table (its ancestor above it),
-/// that pid's flock on that inode in `/proc/locks`.
+/// Each line a deadlock or a stuck wait cites shows what its evidence says of it
+/// (`pid 257 [flock] on n1 waits for 6/223b`, `pid 243 [flock] on n2 holds 6/223b`,
+/// `pid 229 [flock]: pid 220 [flock], its ancestor, holds 6/223a`), read from the line by
+/// plain splitting: a glocks `H:` line waiting or granted under that glock, a DLM lock of
+/// that pid waiting or granted on that resource, that process in the process table (its
+/// ancestor above it), that pid's flock on that inode in `/proc/locks`.
 #[test]
-fn each_line_a_deadlock_cites_shows_what_it_says() {
-    for (rel, ancestors) in [
-        ("real/flock-deadlock-6.12/deadlock", false),
-        ("real/doctor-deadlock-6.12", false),
-        ("real/cluster-mode-5.10", true),
+fn each_line_a_wait_cites_shows_what_it_says() {
+    for (rel, extra, code, ancestors) in [
+        (
+            "real/flock-deadlock-6.12/deadlock",
+            &[][..],
+            "GLK-DEADLOCK",
+            false,
+        ),
+        ("real/doctor-deadlock-6.12", &[], "GLK-DEADLOCK", false),
+        ("real/cluster-mode-5.10", &[], "GLK-DEADLOCK", true),
+        ("real/doctor-deadlock-6.12", &[], "GLK-STUCK-WAITER", false),
+        (
+            "real/flock-deadlock-6.12/wait",
+            &["--stuck-secs", "2"],
+            "GLK-STUCK-WAITER",
+            false,
+        ),
     ] {
         let root = testdata::path(rel);
-        let (v, _) = doctor(&root, &[]);
-        let f = common::find(&v["findings"], "code", "GLK-DEADLOCK");
+        let (v, _) = doctor(&root, extra);
         let mut said = std::collections::BTreeMap::new();
-        for e in elements(&f["evidence"]) {
-            let what = line_shows(&root, e);
-            *said.entry(what).or_insert(0) += 1;
+        for f in elements(&v["findings"]).filter(|f| f["code"] == code) {
+            // The stuck rule's own lines (`waiting EX at …`, `still waiting`, `DLM lock
+            // waiting 59 s`) say no party.
+            let parties = elements(&f["evidence"]).filter(|e| {
+                let shows = e["shows"].as_str().unwrap();
+                shows.contains(" waits for ") || shows.contains(" holds ")
+            });
+            for e in parties {
+                *said.entry(line_shows(&root, e)).or_insert(0) += 1;
+            }
         }
         let want = if ancestors { 3 } else { 2 };
-        assert_eq!(said.len(), want, "{rel}: {said:?}");
+        assert_eq!(said.len(), want, "{rel} {code}: {said:?}");
     }
 }
 
