@@ -1,6 +1,8 @@
 //! Stuck or slow, and leaks (the statedump method):
 //! * a waiter seen in consecutive snapshots up to the node's last one never progressed
-//!   (stuck); one that disappeared before the end was slow but moved;
+//!   (stuck); one that disappeared before the end was slow but moved; one seen waiting in
+//!   the node's last snapshot alone (the only one, or not in the one before) cannot be
+//!   judged either way: it is still waiting;
 //! * glock counts per type that only grow across 3 or more snapshots;
 //! * from traces, per glock: holders queued but not dequeued by the end of the trace
 //!   (the queue/dequeue balance, as the systemtap ref-leak method), and glocks freed
@@ -52,8 +54,9 @@ pub struct Wait {
     pub last_snapshot: u32,
     /// Snapshots it was seen waiting in.
     pub snapshots: usize,
-    /// `stuck`: still waiting in the node's last snapshot after at least two;
-    /// `progressed`: gone before the end.
+    /// `stuck`: waiting in each of the node's snapshots from `first_snapshot` through its
+    /// last, at least two; `waiting`: in the node's last snapshot but not the one before
+    /// (or in its only one), too few to judge; `progressed`: gone before the end.
     pub verdict: &'static str,
 }
 
@@ -134,6 +137,10 @@ pub struct Report {
     pub stuck: Vec<Wait>,
     /// DLM locks waiting in each node's last dump, oldest first.
     pub dlm_waits: Vec<DlmWait>,
+    /// Waiters in a node's last snapshot alone (its only one, or not in the one before):
+    /// still waiting, not yet judged stuck or slow (`dlm_waits` has the DLM queue age of
+    /// a wait for another node).
+    pub waiting: Vec<Wait>,
     /// Waiters gone before the last snapshot: slow, but they moved.
     pub progressed: Vec<Wait>,
     /// Glock types whose count only grows.
@@ -190,44 +197,40 @@ fn waits(
             .0
             .insert(h.at.snapshot);
     }
-    for ((node, glock, pid, caller), (s, h, who)) in seen {
+    for ((node, glock, pid, caller), (seen_in, h, who)) in seen {
         let all: Vec<u32> = snaps
             .get(node)
             .map(|x| x.iter().copied().collect())
             .unwrap_or_default();
-        let (first, last) = (
-            *s.first().expect("non-empty"),
-            *s.last().expect("non-empty"),
-        );
-        // Consecutive in the node's snapshot list?
-        let span: Vec<u32> = all
-            .iter()
-            .copied()
-            .filter(|x| *x >= first && *x <= last)
-            .collect();
-        let consecutive = span.len() == s.len();
-        let at_end = all.last() == Some(&last);
-        let w = Wait {
+        let wait = |verdict, snapshots: &[u32]| Wait {
             node: node.to_string(),
-            glock,
+            glock: glock.clone(),
             pid,
-            comm: who.comm,
+            comm: who.comm.clone(),
             pid_source: who.source,
             caller: caller.to_string(),
             state: h.state.to_string(),
-            first_snapshot: first,
-            last_snapshot: last,
-            snapshots: s.len(),
-            verdict: if at_end && consecutive && s.len() >= 2 {
-                "stuck"
-            } else {
-                "progressed"
-            },
+            first_snapshot: snapshots[0],
+            last_snapshot: snapshots[snapshots.len() - 1],
+            snapshots: snapshots.len(),
+            verdict,
         };
-        if w.verdict == "stuck" {
-            r.stuck.push(w);
-        } else {
-            r.progressed.push(w);
+        // The run of the node's snapshots through its last in which it waited throughout:
+        // the wait going on at the end. Snapshots before that run saw a wait that ended.
+        let run = all.iter().rev().take_while(|x| seen_in.contains(x)).count();
+        let (before, through_end) = all.split_at(all.len() - run);
+        let ended: Vec<u32> = before
+            .iter()
+            .copied()
+            .filter(|x| seen_in.contains(x))
+            .collect();
+        if !ended.is_empty() {
+            r.progressed.push(wait("progressed", &ended));
+        }
+        match run {
+            0 => {}
+            1 => r.waiting.push(wait("waiting", through_end)),
+            _ => r.stuck.push(wait("stuck", through_end)),
         }
     }
 }

@@ -485,6 +485,20 @@ fn stuck(out: &mut impl Write, r: &Report, paint: clikit::Paint) -> io::Result<(
             w.last_snapshot
         )?;
     }
+    for w in &s.waiting {
+        writeln!(
+            out,
+            "{} {} {} {} {} waiting for {} in snapshot {}, the node's last, alone: too few \
+             snapshots to tell stuck from slow",
+            paint.warn("waiting"),
+            w.node,
+            w.glock,
+            named(w.pid, w.comm.as_deref(), w.pid_source),
+            w.caller,
+            w.state,
+            w.last_snapshot
+        )?;
+    }
     for w in &s.progressed {
         writeln!(
             out,

@@ -549,3 +549,101 @@ fn slow_dlm_outliers_have_a_p99_ten_times_their_types_median() {
         assert_eq!(got, want, "{rel}");
     }
 }
+
+/// Each waiter of the glocks files (a `W` holder line), judged by the snapshots through the
+/// node's last, by plain splitting: waiting in each of the node's last two or more
+/// snapshots is `stuck` (from the first of that run); in its last alone (the only one, or
+/// not in the one before) `waiting`, not judged; in snapshots before those, `progressed`
+/// (a wait that ended). One waiter is its node, glock, pid and call site.
+#[test]
+fn waiters_are_judged_by_the_run_of_snapshots_through_the_last() {
+    type Verdicts = BTreeSet<(String, String, String, u64, u64)>;
+    let mut verdicts = BTreeSet::new();
+    for rel in [
+        "real/dlm2-6.1",
+        "real/flock-deadlock-6.12/wait",
+        "real/flock-deadlock-6.12/deadlock",
+        "real/deadlock-family-6.12/capture",
+        "real/deadlock-family-5.10/capture",
+        "real/deadlock-family-6.12/plain-12s",
+        "real/handoff-6.12",
+        "real/handoff-6.1",
+    ] {
+        let mut want = Verdicts::new();
+        for node in nodes(rel) {
+            let mut seen: BTreeMap<(String, String, String), BTreeSet<u64>> = BTreeMap::new();
+            let snaps = glocks_snapshots(rel, &node);
+            for (n, text) in &snaps {
+                let mut glock = String::new();
+                for l in text.lines() {
+                    if let Some(rest) = l.strip_prefix("G:") {
+                        let id: glockparse::GlockId = after(rest, "n:").parse().unwrap();
+                        glock = id.to_string();
+                    } else if let Some(rest) = l.trim_start().strip_prefix("H:") {
+                        if !after(rest, "f:").contains('W') {
+                            continue;
+                        }
+                        let caller = rest.split_once("] ").unwrap().1.to_string();
+                        let key = (glock.clone(), after(rest, "p:").to_string(), caller);
+                        seen.entry(key).or_default().insert(*n);
+                    }
+                }
+            }
+            let all: Vec<u64> = snaps.keys().copied().collect();
+            for ((glock, _, _), s) in seen {
+                let run = all.iter().rev().take_while(|x| s.contains(x)).count();
+                let (before, through) = all.split_at(all.len() - run);
+                let ended: Vec<u64> = before.iter().filter(|x| s.contains(x)).copied().collect();
+                if let (Some(a), Some(b)) = (ended.first(), ended.last()) {
+                    want.insert((node.clone(), glock.clone(), "progressed".into(), *a, *b));
+                }
+                let verdict = match run {
+                    0 => continue,
+                    1 => "waiting",
+                    _ => "stuck",
+                };
+                let (a, b) = (through[0], through[run - 1]);
+                want.insert((node.clone(), glock, verdict.into(), a, b));
+            }
+        }
+        let r = report(rel);
+        let s = &r["stuck_and_leaks"];
+        let got: Verdicts = ["stuck", "waiting", "progressed"]
+            .iter()
+            .flat_map(|k| elements(&s[*k]))
+            .map(|w| {
+                (
+                    str_of(w, "node"),
+                    str_of(w, "glock"),
+                    str_of(w, "verdict"),
+                    u64_of(w, "first_snapshot"),
+                    u64_of(w, "last_snapshot"),
+                )
+            })
+            .collect();
+        assert_eq!(got, want, "{rel}");
+        for k in ["stuck", "waiting", "progressed"] {
+            assert!(elements(&s[k]).all(|w| w["verdict"] == *k), "{rel} {k}");
+        }
+        verdicts.extend(want.into_iter().map(|w| w.2));
+    }
+    assert_eq!(verdicts.len(), 3, "{verdicts:?}");
+}
+
+/// The glocks snapshots of `rel/node`: N → text.
+fn glocks_snapshots(rel: &str, node: &str) -> BTreeMap<u64, String> {
+    std::fs::read_dir(testdata::path(&format!("{rel}/{node}")))
+        .unwrap()
+        .flatten()
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            // `glocks.N` (plain or compressed) of a capture; a plain copy's `glocks` is one
+            // snapshot, 0.
+            let n = match name.strip_prefix("glocks")? {
+                "" => 0,
+                rest => rest.strip_prefix('.')?.split('.').next()?.parse().ok()?,
+            };
+            Some((n, common::fixture_text(&format!("{rel}/{node}/{name}"))))
+        })
+        .collect()
+}
