@@ -278,7 +278,7 @@ pub fn analyze(
         .map(|t| (t.node.as_str(), &t.balance, t.counts.len()))
         .collect();
     let mut stuck_and_leaks = stuck::analyze(holds, &glock_counts, &balances, &resolver);
-    stuck_and_leaks.dlm_waits = cut(dlm_waits(dlm), o.limit);
+    stuck_and_leaks.dlm_waits = cut(dlm_waits(dlm, &resolver), o.limit);
     stuck_and_leaks.unbalanced = cut(stuck_and_leaks.unbalanced, o.limit);
     let demotes: Vec<(&str, &storms::NodeDemotes)> = traces
         .iter()
@@ -346,7 +346,7 @@ fn causality(
 
 /// The DLM locks of each node's last lock dump that wait for a grant or a conversion,
 /// longest wait first.
-fn dlm_waits(dlm: &[snapshots::Dlm]) -> Vec<stuck::DlmWait> {
+fn dlm_waits(dlm: &[snapshots::Dlm], res: &owners::Resolver) -> Vec<stuck::DlmWait> {
     let mut last_dump: HashMap<&str, u32> = HashMap::new();
     for d in dlm.iter().filter(|d| d.glock.is_some()) {
         let e = last_dump.entry(d.at.node.as_str()).or_insert(d.at.snapshot);
@@ -367,6 +367,7 @@ fn dlm_waits(dlm: &[snapshots::Dlm]) -> Vec<stuck::DlmWait> {
                 grmode: d.granted(),
                 age_us: d.age_us,
                 line: d.line,
+                cite: res.cite_dlm(d),
             })
         })
         .collect();

@@ -128,6 +128,8 @@ pub struct DlmWait {
     pub age_us: u64,
     /// Its line in the dump.
     pub line: u64,
+    /// That line, `NODE/FILE:LINE`.
+    pub cite: String,
 }
 
 /// Stuck and slow waiters, growth and leaks.
@@ -156,6 +158,21 @@ pub struct Report {
     pub glocks_seen_in_traces: usize,
     /// Of those, glocks freed (`glock_put`) during the trace.
     pub glocks_put_in_traces: usize,
+}
+
+impl Report {
+    /// The DLM request of waiter `w` (still waiting in its node's last snapshot), whose
+    /// node has DLM node id `nodeid`, as the last dump that has held it longest shows it
+    /// (the requesting node's and the master's dumps both list it): the same glock, asked
+    /// by that node and pid.
+    pub fn dlm_wait_of(&self, w: &Wait, nodeid: Option<u64>) -> Option<&DlmWait> {
+        self.dlm_waits
+            .iter()
+            .filter(|d| d.glock.to_string() == w.glock)
+            .filter(|d| nodeid.is_some() && d.owner_nodeid == nodeid)
+            .filter(|d| w.pid.is_some_and(|p| u64::try_from(p) == Ok(d.pid)))
+            .max_by_key(|d| d.age_us)
+    }
 }
 
 /// Waiters across snapshots (stuck or progressed), glock counts that only grow, and the

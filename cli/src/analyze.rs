@@ -455,6 +455,34 @@ fn cycles(out: &mut impl Write, r: &Report, paint: clikit::Paint) -> io::Result<
     })
 }
 
+/// `; its DLM request has waited 73.0s (n2/gfs_locks:4)` for a waiter whose DLM request a
+/// last lock dump shows (the one clock a single snapshot has), else nothing.
+fn dlm_age(r: &Report, w: &analyze::stuck::Wait) -> String {
+    let nodeid = r
+        .nodes
+        .iter()
+        .find(|n| n.node == w.node)
+        .and_then(|n| n.nodeid);
+    r.stuck_and_leaks
+        .dlm_wait_of(w, nodeid)
+        .map(|d| {
+            format!(
+                "; its DLM request has waited {} ({})",
+                clikit::fmt::micros(d.age_us),
+                d.cite
+            )
+        })
+        .unwrap_or_default()
+}
+
+/// The node with DLM node id `id`, by name where the inputs name it: `n1`, else `nodeid 3`.
+fn node_named(r: &Report, id: u64) -> String {
+    r.nodes
+        .iter()
+        .find(|n| n.nodeid == Some(id))
+        .map_or_else(|| format!("nodeid {id}"), |n| n.node.clone())
+}
+
 /// Writes each of `items` with `write`, or `none` when there are none.
 fn each_or_none<W: Write, T>(
     out: &mut W,
@@ -469,12 +497,19 @@ fn each_or_none<W: Write, T>(
 
 /// 7. Stuck and slow waiters, growth and leaks.
 fn stuck(out: &mut impl Write, r: &Report, paint: clikit::Paint) -> io::Result<()> {
-    let s = &r.stuck_and_leaks;
     writeln!(out, "7. STUCK OR SLOW, AND LEAKS")?;
+    waiters(out, r, paint)?;
+    leaks(out, r)
+}
+
+/// Part 7's waiters: stuck, still waiting, the DLM locks waiting in the last dumps, and
+/// the waits that ended.
+fn waiters(out: &mut impl Write, r: &Report, paint: clikit::Paint) -> io::Result<()> {
+    let s = &r.stuck_and_leaks;
     for w in &s.stuck {
         writeln!(
             out,
-            "{}  {} {} {} {} waiting for {} in snapshots {}..{}",
+            "{}  {} {} {} {} waiting for {} in snapshots {}..{}{}",
             paint.bad("STUCK"),
             w.node,
             w.glock,
@@ -482,21 +517,40 @@ fn stuck(out: &mut impl Write, r: &Report, paint: clikit::Paint) -> io::Result<(
             w.caller,
             w.state,
             w.first_snapshot,
-            w.last_snapshot
+            w.last_snapshot,
+            dlm_age(r, w)
         )?;
     }
     for w in &s.waiting {
         writeln!(
             out,
             "{} {} {} {} {} waiting for {} in snapshot {}, the node's last, alone: too few \
-             snapshots to tell stuck from slow",
+             snapshots to tell stuck from slow{}",
             paint.warn("waiting"),
             w.node,
             w.glock,
             named(w.pid, w.comm.as_deref(), w.pid_source),
             w.caller,
             w.state,
-            w.last_snapshot
+            w.last_snapshot,
+            dlm_age(r, w)
+        )?;
+    }
+    for d in &s.dlm_waits {
+        let asker = d
+            .owner_nodeid
+            .map_or("a node".to_string(), |id| node_named(r, id));
+        writeln!(
+            out,
+            "DLM wait {} {} asked by {asker} pid {}: {} in the queue ({})",
+            d.glock,
+            match (d.rqmode, d.grmode) {
+                (Some(rq), Some(gr)) => format!("{rq} (converting from {gr})"),
+                (rq, _) => rq.map_or("?", |m| m.as_str()).to_string(),
+            },
+            d.pid,
+            clikit::fmt::micros(d.age_us),
+            d.cite
         )?;
     }
     for w in &s.progressed {
@@ -513,6 +567,13 @@ fn stuck(out: &mut impl Write, r: &Report, paint: clikit::Paint) -> io::Result<(
             w.last_snapshot
         )?;
     }
+    Ok(())
+}
+
+/// Part 7's leaks: glock counts that only grow, and holders queued but not dequeued by the
+/// end of the traces.
+fn leaks(out: &mut impl Write, r: &Report) -> io::Result<()> {
+    let s = &r.stuck_and_leaks;
     for g in &s.growing {
         writeln!(
             out,

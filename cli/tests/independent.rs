@@ -647,3 +647,63 @@ fn glocks_snapshots(rel: &str, node: &str) -> BTreeMap<u64, String> {
         })
         .collect()
 }
+
+/// Each DLM lock waiting in a node's last dump cites its line (pid, a status other than
+/// granted, the glock's resource, the age in microseconds), and part 7's text gives each
+/// waiter still waiting at the end the longest age any last dump shows for its request
+/// (same glock, node id and pid).
+#[test]
+fn dlm_waits_cite_their_lines_and_age_the_waiters() {
+    for rel in [
+        "real/doctor-deadlock-6.12",
+        "real/flock-deadlock-6.12/deadlock",
+    ] {
+        let r = report(rel);
+        let s = &r["stuck_and_leaks"];
+        let waits: Vec<&serde_json::Value> = elements(&s["dlm_waits"]).collect();
+        assert!(!waits.is_empty(), "{rel}");
+        for d in &waits {
+            let cite = str_of(d, "cite");
+            let (file, n) = cite.rsplit_once(':').unwrap();
+            let text = common::fixture_text(&format!("{rel}/{file}"));
+            let line = text.lines().nth(n.parse::<usize>().unwrap() - 1).unwrap();
+            // id nodeid remid pid xid exflags flags sts grmode rqmode time_ms r_nodeid r_len r_name
+            let f: Vec<&str> = line.split_whitespace().collect();
+            assert_eq!(f[3], d["pid"].to_string(), "{cite}: {line}");
+            assert_ne!(f[7], "2", "{cite}: {line}");
+            assert_eq!(f[10], d["age_us"].to_string(), "{cite}: {line}");
+            let name: Vec<&str> = line.split('"').nth(1).unwrap().split_whitespace().collect();
+            assert_eq!(format!("{}/{}", name[0], name[1]), str_of(d, "glock"));
+        }
+        let nodeid: BTreeMap<String, u64> = elements(&r["nodes"])
+            .map(|n| (str_of(n, "node"), u64_of(n, "nodeid")))
+            .collect();
+        let out = common::glk_text(&[
+            std::ffi::OsStr::new("analyze"),
+            testdata::path(rel).as_os_str(),
+        ]);
+        let mut aged = 0;
+        for w in elements(&s["stuck"]).chain(elements(&s["waiting"])) {
+            let (node, glock) = (str_of(w, "node"), str_of(w, "glock"));
+            let longest = waits
+                .iter()
+                .filter(|d| str_of(d, "glock") == glock && d["pid"] == w["pid"])
+                .filter(|d| d["owner_nodeid"] == nodeid[&node])
+                .max_by_key(|d| u64_of(d, "age_us"));
+            let line = out
+                .lines()
+                .find(|l| l.contains(&format!(" {node} {glock} pid {} ", w["pid"])))
+                .unwrap_or_else(|| panic!("{rel}: no line for {w}"));
+            match longest {
+                Some(d) => {
+                    let cite = format!(" ({})", str_of(d, "cite"));
+                    assert!(line.contains("; its DLM request has waited "), "{line}");
+                    assert!(line.ends_with(&cite), "{line}");
+                    aged += 1;
+                }
+                None => assert!(!line.contains("its DLM request"), "{line}"),
+            }
+        }
+        assert!(aged >= 2, "{rel}");
+    }
+}

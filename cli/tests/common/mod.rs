@@ -30,12 +30,17 @@ pub fn inodes(path: &std::path::Path) -> std::collections::BTreeMap<String, u64>
 
 /// `glk ARGS`, which must succeed, and its standard output as one JSON document.
 pub fn glk_json<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> serde_json::Value {
+    serde_json::from_str(&glk_text(args)).unwrap()
+}
+
+/// `glk ARGS`, which must succeed, and its standard output.
+pub fn glk_text<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> String {
     let o = std::process::Command::new(env!("CARGO_BIN_EXE_glk"))
         .args(args)
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    serde_json::from_slice(&o.stdout).unwrap()
+    String::from_utf8(o.stdout).unwrap()
 }
 
 /// The element of JSON array `v` whose `key` is `want` (panics naming them when none is).
