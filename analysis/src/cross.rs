@@ -214,6 +214,7 @@ struct Edge {
     cites: Vec<(Side, String)>,
     /// `from` is one of several processes that may be the waiter ([`Resolver::candidates`]).
     guess: bool,
+    /// The holder's command, for the words of its lines.
     to_comm: Option<String>,
 }
 
@@ -436,16 +437,7 @@ fn cross_rows(rows: BTreeMap<RowKey, Acc>) -> Vec<CrossNode> {
                 format!("{} holds {glock}", in_words(&h.node, h.pid, &h.comm)),
             );
             let cites = a.cites.into_values().next().unwrap_or_default();
-            let cites = cites
-                .into_iter()
-                .map(|(side, cite)| Cited {
-                    cite,
-                    shows: match side {
-                        Side::Waiter => waits.clone(),
-                        Side::Holder => holds.clone(),
-                    },
-                })
-                .collect();
+            let cites = in_words_each(&cites, &waits, &holds);
             Some(CrossNode {
                 gltype: gltype(&glock),
                 glock,
@@ -780,17 +772,7 @@ impl<'e> Graph<'e> {
             let lead = owners[*from];
             key.push((lead.clone(), e.glock.clone()));
             let (waits, holds) = sides_in_words(e);
-            let mut evidence: Vec<Cited> = e
-                .cites
-                .iter()
-                .map(|(side, cite)| Cited {
-                    cite: cite.clone(),
-                    shows: match side {
-                        Side::Waiter => waits.clone(),
-                        Side::Holder => holds.clone(),
-                    },
-                })
-                .collect();
+            let mut evidence = in_words_each(&e.cites, &waits, &holds);
             let owner = match lead {
                 Owner::Node { node } => {
                     confidence = "possible";
@@ -875,6 +857,22 @@ fn sides_in_words(e: &Edge) -> (String, String) {
         format!("{} waits for {}", named(&e.from, &e.from_comm), e.glock),
         format!("{} holds {}", named(&e.to, &e.to_comm), e.glock),
     )
+}
+
+/// Each of `cites` with what it shows: `waits` for the waiter's lines, `holds` for the
+/// holder's.
+fn in_words_each(cites: &[(Side, String)], waits: &str, holds: &str) -> Vec<Cited> {
+    cites
+        .iter()
+        .map(|(side, cite)| Cited {
+            cite: cite.clone(),
+            shows: match side {
+                Side::Waiter => waits,
+                Side::Holder => holds,
+            }
+            .to_string(),
+        })
+        .collect()
 }
 
 /// One side of a wait in words: `pid 395 [flock] on n1`, or `node n1 (no process known)`.

@@ -52,7 +52,8 @@ pub struct Wait {
     pub first_snapshot: u32,
     /// The last.
     pub last_snapshot: u32,
-    /// Snapshots it was seen waiting in.
+    /// Snapshots it was seen waiting in: for `stuck` and `waiting` those of the run through
+    /// the node's last; for `progressed` those before it.
     pub snapshots: usize,
     /// `stuck`: waiting in each of the node's snapshots from `first_snapshot` through its
     /// last, at least two; `waiting`: in the node's last snapshot but not the one before
@@ -175,8 +176,8 @@ impl Report {
     }
 }
 
-/// Waiters across snapshots (stuck or progressed), glock counts that only grow, and the
-/// queue/dequeue balance of each traced glock.
+/// Waiters across snapshots (stuck, still waiting or progressed), glock counts that only
+/// grow, and the queue/dequeue balance of each traced glock.
 pub fn analyze(
     holds: &[Hold],
     glock_types: &BTreeMap<(String, u32), BTreeMap<String, u64>>,
@@ -191,8 +192,8 @@ pub fn analyze(
     r
 }
 
-/// The waiters of the snapshots, each stuck (still waiting in the node's last of 2+
-/// consecutive snapshots) or progressed.
+/// The waiters of the snapshots: stuck (waiting in each of the node's last 2+ snapshots),
+/// still waiting (in its last alone), and progressed (in snapshots before those).
 fn waits(
     holds: &[Hold],
     glock_types: &BTreeMap<(String, u32), BTreeMap<String, u64>>,

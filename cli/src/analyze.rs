@@ -455,7 +455,7 @@ fn cycles(out: &mut impl Write, r: &Report, paint: clikit::Paint) -> io::Result<
     })
 }
 
-/// `; its DLM request has waited 73.0s (n2/gfs_locks:4)` for a waiter whose DLM request a
+/// `; its DLM request has waited 1m12s (n2/gfs_locks:4)` for a waiter whose DLM request a
 /// last lock dump shows (the one clock a single snapshot has), else nothing.
 fn dlm_age(r: &Report, w: &analyze::stuck::Wait) -> String {
     let nodeid = r

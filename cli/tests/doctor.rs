@@ -184,12 +184,13 @@ fn line_shows(root: &Path, e: &serde_json::Value) -> &'static str {
         return "ancestor";
     }
     // `pid P [COMM] on NODE waits for G` or `… holds G`.
-    let (who, glock) = shows
-        .split_once(" waits for ")
-        .map(|(w, g)| (w, (g, false)))
-        .or_else(|| shows.split_once(" holds ").map(|(w, g)| (w, (g, true))))
-        .unwrap_or_else(|| panic!("{e}"));
-    let (glock, holds) = glock;
+    let (who, glock, holds) = match shows.split_once(" waits for ") {
+        Some((who, glock)) => (who, glock, false),
+        None => {
+            let (who, glock) = shows.split_once(" holds ").unwrap_or_else(|| panic!("{e}"));
+            (who, glock, true)
+        }
+    };
     let pid = pid_in(who);
     let on = who.rsplit_once(" on ").unwrap().1;
     let (gltype, number) = glock.split_once('/').unwrap();
@@ -240,7 +241,7 @@ fn line_shows(root: &Path, e: &serde_json::Value) -> &'static str {
             let ino = u64::from_str_radix(number, 16).unwrap().to_string() == ino;
             assert!(ino, "{e}: {line}");
         }
-        other => panic!("{e}: a deadlock cites {other}"),
+        other => panic!("{e}: a wait cites {other}"),
     }
     if holds {
         "holds"
