@@ -271,6 +271,7 @@ fn send_capture(c: &AgentCapture, out: &mut impl Write) -> io::Result<()> {
                 debugfs: Some(root(&c.place)?),
                 node_name: Some(cluster::nodes::dir_name(&c.place.name)),
                 cluster: Default::default(),
+                announce: None,
             })
         });
     match result {

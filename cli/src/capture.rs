@@ -41,6 +41,19 @@ pub struct CaptureArgs {
     pub node_name: Option<String>,
     #[command(flatten)]
     pub cluster: crate::cluster::ClusterArgs,
+    /// A line for stderr once the output is known to be free, as the capture starts
+    /// (`glk doctor live` says what it captures; a refused output says only why).
+    #[arg(skip)]
+    pub announce: Option<String>,
+}
+
+impl CaptureArgs {
+    /// Says [`CaptureArgs::announce`], if any.
+    pub fn announce(&self) {
+        if let Some(line) = &self.announce {
+            eprintln!("{line}");
+        }
+    }
 }
 
 /// How many snapshots, how far apart, and what is traced alongside: the same for a capture
@@ -365,6 +378,7 @@ pub fn run(a: &CaptureArgs) -> io::Result<()> {
             })
         })
         .collect::<io::Result<Vec<NodeDir>>>()?;
+    a.announce();
     let dirs: Vec<PathBuf> = node_dirs.iter().map(|d| d.path().to_path_buf()).collect();
     for (f, d) in fss.iter().zip(&dirs) {
         write_node_files(d, &node, &f.table)?;

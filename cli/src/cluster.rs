@@ -414,6 +414,7 @@ pub fn capture(a: &crate::capture::CaptureArgs) -> io::Result<()> {
     let nodes = c.members()?;
     let (out, staging) = crate::capture::staging(&a.output)?;
     refuse_existing(&out, &nodes)?;
+    a.announce();
     let args = agent_capture_args(a);
     let fleet_args = move |n: &Node| {
         let mut v = vec!["capture".to_string()];

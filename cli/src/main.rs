@@ -151,7 +151,6 @@ fn doctor_live(a: &DoctorArgs, c: &cluster::ClusterArgs) -> std::io::Result<doct
     };
     let secs = a.live_secs;
     let whom = if c.on() { "every node" } else { "this node" };
-    eprintln!("glk: capturing {whom} for {secs} s (3 snapshots, gfs2 and dlm events)...");
     capture::run(&capture::CaptureArgs {
         fs: a.filesystem.only().map(str::to_string),
         sampling: capture::Sampling {
@@ -164,6 +163,9 @@ fn doctor_live(a: &DoctorArgs, c: &cluster::ClusterArgs) -> std::io::Result<doct
         debugfs: None,
         node_name: None,
         cluster: c.clone(),
+        announce: Some(format!(
+            "glk: capturing {whom} for {secs} s (3 snapshots, gfs2 and dlm events)..."
+        )),
     })?;
     let mut a = a.clone();
     a.captures = vec![out];
