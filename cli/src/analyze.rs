@@ -525,7 +525,7 @@ fn waiters(out: &mut impl Write, r: &Report, paint: clikit::Paint) -> io::Result
         writeln!(
             out,
             "{} {} {} {} {} waiting for {} in snapshot {}, the node's last, alone: too few \
-             snapshots to tell stuck from slow{}",
+             snapshots to judge it by{}",
             paint.warn("waiting"),
             w.node,
             w.glock,
