@@ -502,8 +502,9 @@ impl<'a> Resolver<'a> {
         self
     }
 
-    /// The command `pid` queued a holder under in `node`'s traces.
-    fn queued_as(&self, node: &str, pid: i64) -> Option<String> {
+    /// The command `pid` queued a holder under in `node`'s traces
+    /// ([`Resolver::with_queuers`]).
+    pub fn queued_as(&self, node: &str, pid: i64) -> Option<String> {
         self.queuers.get(node)?.comm(pid)
     }
 

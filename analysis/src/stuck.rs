@@ -187,7 +187,7 @@ pub fn analyze(
     let mut r = Report::default();
     waits(holds, glock_types, res, &mut r);
     r.growing = growing(glock_types);
-    balance(traces, &mut r);
+    balance(traces, res, &mut r);
     name_holders(&mut r.unbalanced, holds, glock_types, res);
     r
 }
@@ -283,17 +283,16 @@ fn growing(glock_types: &BTreeMap<(String, u32), BTreeMap<String, u64>>) -> Vec<
     out
 }
 
-/// The queue/dequeue balance of each traced glock, and the glocks seen and freed.
-fn balance(traces: &[(&str, &NodeBalance, usize)], r: &mut Report) {
+/// The queue/dequeue balance of each traced glock, each pid named by the command `res`
+/// knows it queued under, and the glocks seen and freed.
+fn balance(traces: &[(&str, &NodeBalance, usize)], res: &Resolver, r: &mut Report) {
     // Queue/dequeue balance per node and glock, in (node, glock) order.
     let mut bal: BTreeMap<(&str, GlockId), &Balance> = BTreeMap::new();
-    let mut queuers: HashMap<&str, &Queuers> = HashMap::new();
     for (node, b, _) in traces {
         for (g, x) in &b.per_glock {
             bal.insert((node, *g), x);
         }
         r.glocks_put_in_traces += b.put.len();
-        queuers.insert(node, &b.queuers);
     }
     r.glocks_seen_in_traces = traces.iter().map(|(_, _, seen)| seen).sum();
     for (
@@ -312,7 +311,6 @@ fn balance(traces: &[(&str, &NodeBalance, usize)], r: &mut Report) {
                 .filter(|(_, n)| **n > 0)
                 .map(|(p, _)| *p)
                 .collect();
-            let comm = |p: i64| queuers.get(node).and_then(|q| q.comm(p));
             let u = Unbalanced {
                 node: node.to_string(),
                 glock,
@@ -321,7 +319,7 @@ fn balance(traces: &[(&str, &NodeBalance, usize)], r: &mut Report) {
                 balance: q as i64 - d as i64,
                 queued_by: pids
                     .iter()
-                    .map(|p| super::owners::process(*p, comm(*p).as_deref()))
+                    .map(|p| super::owners::process(*p, res.queued_as(node, *p).as_deref()))
                     .collect(),
                 pids,
                 parties: Parties::default(),
