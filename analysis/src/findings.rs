@@ -673,26 +673,16 @@ impl Rules<'_> {
     /// the wait), stuck even when the capture is too short to see it in several snapshots; a
     /// wait already found is one more piece of evidence.
     fn stuck_dlm_waits(&self, out: &mut Vec<Finding>) {
-        let name_of = |id: u64| {
-            self.caps
-                .nodes
-                .iter()
-                .find(|n| n.nodeid == Some(id))
-                .map_or_else(|| format!("node {id}"), |n| n.node.clone())
-        };
         for w in &self.r.stuck_and_leaks.dlm_waits {
             let secs = w.age_us as f64 / 1e6;
             if !crate::stuck::is_stuck(secs, self.t.stuck_after) {
                 continue;
             }
-            let owner = w.owner_nodeid.map_or_else(|| w.node.clone(), name_of);
+            let owner = w
+                .owner_nodeid
+                .map_or_else(|| w.node.clone(), |id| self.r.node_named(id));
             let glock = w.glock.to_string();
-            let evidence = Evidence {
-                source: self.caps.cite_file(&w.node, w.snapshot, FileKind::DlmLocks),
-                line: Some(w.line),
-                time: None,
-                shows: format!("DLM lock waiting {secs:.0} s"),
-            };
+            let evidence = cite(&w.cite, &format!("DLM lock waiting {secs:.0} s"));
             // The same wait seen before (in the snapshots, or in another node's dump: the
             // master lists other nodes' locks): one more piece of evidence; the title of a
             // wait found by the snapshots' clock also gives the DLM's, once.

@@ -187,6 +187,17 @@ pub struct Report {
     pub diagnostics: glockparse::Diagnostics,
 }
 
+impl Report {
+    /// The node with DLM node id `id`, by the name the inputs give it: `n1`, else `node 3`
+    /// (a node no input captured, named in another node's lock dump).
+    pub fn node_named(&self, id: u64) -> String {
+        self.nodes
+            .iter()
+            .find(|n| n.nodeid == Some(id))
+            .map_or_else(|| format!("node {id}"), |n| n.node.clone())
+    }
+}
+
 fn cut<T>(mut v: Vec<T>, limit: usize) -> Vec<T> {
     if limit > 0 {
         v.truncate(limit);

@@ -475,14 +475,6 @@ fn dlm_age(r: &Report, w: &analyze::stuck::Wait) -> String {
         .unwrap_or_default()
 }
 
-/// The node with DLM node id `id`, by name where the inputs name it: `n1`, else `nodeid 3`.
-fn node_named(r: &Report, id: u64) -> String {
-    r.nodes
-        .iter()
-        .find(|n| n.nodeid == Some(id))
-        .map_or_else(|| format!("nodeid {id}"), |n| n.node.clone())
-}
-
 /// Writes each of `items` with `write`, or `none` when there are none.
 fn each_or_none<W: Write, T>(
     out: &mut W,
@@ -539,7 +531,7 @@ fn waiters(out: &mut impl Write, r: &Report, paint: clikit::Paint) -> io::Result
     for d in &s.dlm_waits {
         let asker = d
             .owner_nodeid
-            .map_or("a node".to_string(), |id| node_named(r, id));
+            .map_or("a node".to_string(), |id| r.node_named(id));
         writeln!(
             out,
             "DLM wait {} {} asked by {asker} pid {}: {} in the queue ({})",
