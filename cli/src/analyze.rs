@@ -429,8 +429,7 @@ fn waits(out: &mut impl Write, rows: &[analysis::cross::CrossNode]) -> io::Resul
             c.seen_in_snapshots,
             c.evidence.join(" and ")
         )?;
-        let cites: Vec<&str> = c.cites.iter().map(|x| x.cite.as_str()).collect();
-        writeln!(out, "{:<23} {}", "", cites.join(" "))
+        writeln!(out, "{:<23} {}", "", joined(&c.cites))
     })
 }
 
@@ -448,11 +447,16 @@ fn cycles(out: &mut impl Write, r: &Report, paint: clikit::Paint) -> io::Result<
         )?;
         for s in &c.steps {
             writeln!(out, "  {}: {} waits for {}", s.node, s.owner, s.waits_for)?;
-            let cites: Vec<&str> = s.evidence.iter().map(|e| e.cite.as_str()).collect();
-            writeln!(out, "      {}", cites.join(" "))?;
+            writeln!(out, "      {}", joined(&s.evidence))?;
         }
         writeln!(out, "  ... held by the first step: back to the start")
     })
+}
+
+/// The lines cited, as `NODE/FILE:LINE` after one another.
+fn joined(cites: &[analysis::cross::Cited]) -> String {
+    let cites: Vec<&str> = cites.iter().map(|c| c.cite.as_str()).collect();
+    cites.join(" ")
 }
 
 /// `; its DLM request has waited 1m12s (n2/gfs_locks:4)` for a waiter whose DLM request a
