@@ -271,18 +271,15 @@ struct HolderLine {
 
 /// The `glocks.N` of `rel/node` with the largest N.
 fn last_snapshot(rel: &str, node: &str) -> LastSnapshot {
-    let dir = testdata::path(&format!("{rel}/{node}"));
-    let n = std::fs::read_dir(&dir)
-        .unwrap()
-        .flatten()
-        .filter_map(|e| {
-            let name = e.file_name().to_string_lossy().into_owned();
-            name.strip_prefix("glocks.")?.parse::<u32>().ok()
-        })
-        .max()
-        .unwrap();
-    let file = format!("glocks.{n}");
-    let text = common::fixture_text(&format!("{rel}/{node}/{file}"));
+    let (_, (file, text)) = glocks_snapshots(rel, node).pop_last().unwrap();
+    LastSnapshot {
+        file,
+        lines: holder_lines(&text),
+    }
+}
+
+/// A glocks file's holder lines per glock, by plain splitting.
+fn holder_lines(text: &str) -> BTreeMap<String, Vec<HolderLine>> {
     let mut lines: BTreeMap<String, Vec<_>> = BTreeMap::new();
     let mut glock = String::new();
     for (i, l) in text.lines().enumerate() {
@@ -304,7 +301,7 @@ fn last_snapshot(rel: &str, node: &str) -> LastSnapshot {
             lines.entry(glock.clone()).or_default().push(line);
         }
     }
-    LastSnapshot { file, lines }
+    lines
 }
 
 #[test]
@@ -573,18 +570,10 @@ fn waiters_are_judged_by_the_run_of_snapshots_through_the_last() {
         for node in nodes(rel) {
             let mut seen: BTreeMap<(String, String, String), BTreeSet<u64>> = BTreeMap::new();
             let snaps = glocks_snapshots(rel, &node);
-            for (n, text) in &snaps {
-                let mut glock = String::new();
-                for l in text.lines() {
-                    if let Some(rest) = l.strip_prefix("G:") {
-                        let id: glockparse::GlockId = after(rest, "n:").parse().unwrap();
-                        glock = id.to_string();
-                    } else if let Some(rest) = l.trim_start().strip_prefix("H:") {
-                        if !after(rest, "f:").contains('W') {
-                            continue;
-                        }
-                        let caller = rest.split_once("] ").unwrap().1.to_string();
-                        let key = (glock.clone(), after(rest, "p:").to_string(), caller);
+            for (n, (_, text)) in &snaps {
+                for (glock, lines) in holder_lines(text) {
+                    for h in lines.into_iter().filter(|h| h.flags.contains('W')) {
+                        let key = (glock.clone(), h.pid, h.caller);
                         seen.entry(key).or_default().insert(*n);
                     }
                 }
@@ -630,8 +619,8 @@ fn waiters_are_judged_by_the_run_of_snapshots_through_the_last() {
     assert_eq!(verdicts.len(), 3, "{verdicts:?}");
 }
 
-/// The glocks snapshots of `rel/node`: N → text.
-fn glocks_snapshots(rel: &str, node: &str) -> BTreeMap<u64, String> {
+/// The glocks snapshots of `rel/node`: N → the file's name and text.
+fn glocks_snapshots(rel: &str, node: &str) -> BTreeMap<u64, (String, String)> {
     std::fs::read_dir(testdata::path(&format!("{rel}/{node}")))
         .unwrap()
         .flatten()
@@ -643,7 +632,8 @@ fn glocks_snapshots(rel: &str, node: &str) -> BTreeMap<u64, String> {
                 "" => 0,
                 rest => rest.strip_prefix('.')?.split('.').next()?.parse().ok()?,
             };
-            Some((n, common::fixture_text(&format!("{rel}/{node}/{name}"))))
+            let text = common::fixture_text(&format!("{rel}/{node}/{name}"));
+            Some((n, (name, text)))
         })
         .collect()
 }
