@@ -152,7 +152,9 @@ fn each_line_a_wait_cites_shows_what_it_says() {
 fn line_shows(root: &Path, e: &serde_json::Value) -> &'static str {
     let shows = e["shows"].as_str().unwrap();
     let source = Path::new(e["source"].as_str().unwrap());
-    let line = cited_by(root, e);
+    let n = e["line"].as_u64().unwrap() as usize;
+    let text = std::fs::read_to_string(root.join(source)).unwrap();
+    let line = text.lines().nth(n - 1).unwrap();
     let fields: Vec<&str> = line.split_whitespace().collect();
     let node_dir = root.join(source.parent().unwrap());
     let node = std::fs::read_to_string(node_dir.join("node")).unwrap();
@@ -163,23 +165,20 @@ fn line_shows(root: &Path, e: &serde_json::Value) -> &'static str {
     if let Some((waiter, ancestor)) = shows.split_once(": ") {
         assert_eq!(kind, "procs", "{e}");
         assert_eq!(fields[0], pid_in(waiter), "{e}: {line}");
-        let parents: std::collections::HashMap<String, String> =
-            std::fs::read_to_string(root.join(source))
-                .unwrap()
-                .lines()
-                .filter(|l| !l.starts_with('#') && !l.starts_with('\t'))
-                .map(|l| {
-                    let w: Vec<&str> = l.split('\t').collect();
-                    (w[0].to_string(), w[2].to_string())
-                })
-                .collect();
-        let mut p = fields[0].to_string();
+        let parents: std::collections::HashMap<&str, &str> = text
+            .lines()
+            .filter(|l| !l.starts_with('#') && !l.starts_with('\t'))
+            .map(|l| {
+                let w: Vec<&str> = l.split('\t').collect();
+                (w[0], w[2])
+            })
+            .collect();
+        let mut p = fields[0];
         let want = pid_in(ancestor);
         while p != want {
             p = parents
-                .get(&p)
-                .unwrap_or_else(|| panic!("{e}: no ancestor {want}"))
-                .clone();
+                .get(p)
+                .unwrap_or_else(|| panic!("{e}: no ancestor {want}"));
         }
         return "ancestor";
     }
@@ -199,8 +198,6 @@ fn line_shows(root: &Path, e: &serde_json::Value) -> &'static str {
             assert_eq!(on, node.trim(), "{e}");
             let flags = fields.iter().find_map(|f| f.strip_prefix("f:")).unwrap();
             assert!(flags.contains(if holds { 'H' } else { 'W' }), "{e}: {line}");
-            let text = std::fs::read_to_string(root.join(source)).unwrap();
-            let n = e["line"].as_u64().unwrap() as usize;
             let g = text
                 .lines()
                 .take(n)
