@@ -510,13 +510,6 @@ impl Health {
     }
 }
 
-/// Seconds between two snapshots of a node, when both have times.
-fn span_secs(caps: &Captures, node: &str, first: u32, last: u32) -> Option<f64> {
-    let n = caps.nodes.iter().find(|n| n.node == node)?;
-    let t = |i: u32| n.snapshots.iter().find(|s| s.index == i)?.time_unix;
-    Some(t(last)? - t(first)?)
-}
-
 /// Every finding, most severe first (ties in the order of [`CODES`]).
 pub fn findings(
     r: &Report,
@@ -596,16 +589,15 @@ impl Rules<'_> {
         out
     }
 
-    /// GLK-STUCK-WAITER: waiters seen across snapshots spanning the threshold, still waiting in the last.
+    /// GLK-STUCK-WAITER: the stuck waiters judged by the snapshots' clock (seen waiting in
+    /// snapshots spanning the threshold through the last); those judged by the DLM queue
+    /// age alone are [`Rules::stuck_dlm_waits`]'.
     fn stuck_waiters(&self, out: &mut Vec<Finding>) {
         for w in &self.r.stuck_and_leaks.stuck {
-            let Some(secs) = span_secs(self.caps, &w.node, w.first_snapshot, w.last_snapshot)
+            let (Some(crate::stuck::Clock::Snapshots), Some(secs)) = (w.judged_by, w.span_secs)
             else {
                 continue;
             };
-            if !crate::stuck::is_stuck(secs, self.t.stuck_after) {
-                continue;
-            }
             let mut f = finding(FindingCode::StuckWaiter, String::new());
             f.glocks.push(w.glock.clone());
             f.nodes.push(w.node.clone());

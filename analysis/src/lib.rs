@@ -39,7 +39,7 @@ pub use snapshots::Snapshots;
 pub use storms::StormOptions;
 
 /// What the analyses are asked for.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy)]
 pub struct Options {
     /// Ranking of the contended glocks.
     pub sort: SortBy,
@@ -47,6 +47,21 @@ pub struct Options {
     pub limit: usize,
     /// What makes a demote storm.
     pub storms: StormOptions,
+    /// Seconds of waiting that make a waiter stuck ([`stuck::is_stuck`]).
+    pub stuck_after: f64,
+}
+
+impl Default for Options {
+    /// The commands' defaults: ranked by demotes, every entry, the default storm and
+    /// stuck thresholds.
+    fn default() -> Options {
+        Options {
+            sort: SortBy::default(),
+            limit: 0,
+            storms: StormOptions::default(),
+            stuck_after: stuck::STUCK_AFTER_SECS,
+        }
+    }
 }
 
 /// One node of the input.
@@ -288,8 +303,19 @@ pub fn analyze(
         .iter()
         .map(|t| (t.node.as_str(), &t.balance, t.counts.len()))
         .collect();
-    let mut stuck_and_leaks = stuck::analyze(holds, &glock_counts, &balances, &resolver);
-    stuck_and_leaks.dlm_waits = cut(dlm_waits(dlm, &resolver), o.limit);
+    let waits = dlm_waits(dlm, &resolver);
+    let clocks = stuck::Clocks {
+        snapshot_times: snapshot_times(caps),
+        dlm_waits: &waits,
+        nodeids: caps
+            .nodes
+            .iter()
+            .filter_map(|n| Some((n.node.as_str(), n.nodeid?)))
+            .collect(),
+        stuck_after: o.stuck_after,
+    };
+    let mut stuck_and_leaks = stuck::analyze(holds, &glock_counts, &balances, &resolver, &clocks);
+    stuck_and_leaks.dlm_waits = cut(waits, o.limit);
     stuck_and_leaks.unbalanced = cut(stuck_and_leaks.unbalanced, o.limit);
     let demotes: Vec<(&str, &storms::NodeDemotes)> = traces
         .iter()
@@ -353,6 +379,18 @@ fn causality(
     causality.handoff_summary = cut(causality.handoff_summary, limit);
     causality.demote_causes = cut(causality.demote_causes, limit);
     (causality, matched)
+}
+
+/// When each snapshot of each node was taken, where its `time.N` says.
+fn snapshot_times(caps: &Captures) -> HashMap<(&str, u32), f64> {
+    caps.nodes
+        .iter()
+        .flat_map(|n| {
+            n.snapshots
+                .iter()
+                .filter_map(|s| Some(((n.node.as_str(), s.index), s.time_unix?)))
+        })
+        .collect()
 }
 
 /// The DLM locks of each node's last lock dump that wait for a grant or a conversion,

@@ -1,8 +1,9 @@
 //! Stuck or slow, and leaks (the statedump method):
-//! * a waiter seen in consecutive snapshots up to the node's last one never progressed
-//!   (stuck); one that disappeared before the end was slow but moved; one seen waiting in
-//!   the node's last snapshot alone (the only one, or not in the one before) cannot be
-//!   judged either way: it is still waiting;
+//! * a waiter still waiting in the node's last snapshot is stuck once it has waited at least
+//!   the threshold ([`is_stuck`]) by the best clock there is: the span of the run of
+//!   snapshots through the last that saw it waiting (their `time.N`), or its DLM request's
+//!   queue age in the last lock dumps; under the threshold, or with no clock, it is still
+//!   waiting; a waiter seen only in snapshots before that run was slow but moved;
 //! * glock counts per type that only grow across 3 or more snapshots;
 //! * from traces, per glock: holders queued but not dequeued by the end of the trace
 //!   (the queue/dequeue balance, as the systemtap ref-leak method), and glocks freed
@@ -53,12 +54,62 @@ pub struct Wait {
     /// The last.
     pub last_snapshot: u32,
     /// Snapshots it was seen waiting in: for `stuck` and `waiting` those of the run through
-    /// the node's last; for `progressed` those before it.
+    /// the node's last (each of the node's snapshots from `first_snapshot` on); for
+    /// `progressed` those before it.
     pub snapshots: usize,
-    /// `stuck`: waiting in each of the node's snapshots from `first_snapshot` through its
-    /// last, at least two; `waiting`: in the node's last snapshot but not the one before
-    /// (or in its only one), too few to judge; `progressed`: gone before the end.
+    /// Seconds from `first_snapshot` to `last_snapshot` by the snapshots' clock (their
+    /// `time.N`): how long it was seen waiting, at the least. `None` when it was seen in one
+    /// snapshot, or a snapshot has no time.
+    pub span_secs: Option<f64>,
+    /// For `stuck` and `waiting`: how long its DLM request has waited, in µs, as the last
+    /// dump that has held it longest shows it (the same glock, node id and pid: the asking
+    /// node's and the master's dumps both list it). `None`: no dump lists it (a wait behind
+    /// a holder on the same node sends no DLM request).
+    pub dlm_age_us: Option<u64>,
+    /// That dump's line, `NODE/FILE:LINE`.
+    pub dlm_cite: Option<String>,
+    /// For `stuck`: the clock by which it has waited at least the threshold, the
+    /// snapshots' when both have.
+    pub judged_by: Option<Clock>,
+    /// `stuck`: still waiting in the node's last snapshot, and waited at least the
+    /// threshold; `waiting`: still waiting, under the threshold so far or with no clock to
+    /// tell; `progressed`: gone before the end.
     pub verdict: &'static str,
+}
+
+/// What tells how long a waiter has waited.
+#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Clock {
+    /// The span of the snapshots that saw it waiting (their `time.N`).
+    Snapshots,
+    /// Its DLM request's queue age in a lock dump.
+    Dlm,
+}
+
+impl Wait {
+    /// How long it has waited at the least, by the longer of its two clocks (`None`:
+    /// neither tells).
+    pub fn waited_secs(&self) -> Option<f64> {
+        let dlm = self.dlm_age_us.map(|us| us as f64 / 1e6);
+        match (self.span_secs, dlm) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// The one stuck rule applied to a wait still going on at the end: the clock by which
+    /// it has waited at least `after` seconds, the snapshots' first.
+    fn judge(&self, after: f64) -> Option<Clock> {
+        let by = |secs: Option<f64>| secs.is_some_and(|s| is_stuck(s, after));
+        if by(self.span_secs) {
+            Some(Clock::Snapshots)
+        } else if by(self.dlm_age_us.map(|us| us as f64 / 1e6)) {
+            Some(Clock::Dlm)
+        } else {
+            None
+        }
+    }
 }
 
 /// A glock type whose count only grows on a node.
@@ -136,13 +187,15 @@ pub struct DlmWait {
 /// Stuck and slow waiters, growth and leaks.
 #[derive(Debug, Clone, Serialize, PartialEq, Default)]
 pub struct Report {
-    /// Waiters still waiting in the last of 2+ consecutive snapshots.
+    /// The threshold that judged `stuck`, in seconds.
+    pub stuck_after_secs: f64,
+    /// Waiters still waiting in the node's last snapshot that have waited at least
+    /// `stuck_after_secs`.
     pub stuck: Vec<Wait>,
     /// DLM locks waiting in each node's last dump, oldest first.
     pub dlm_waits: Vec<DlmWait>,
-    /// Waiters in a node's last snapshot alone (its only one, or not in the one before):
-    /// still waiting, not yet judged stuck or slow (`dlm_waits` has the DLM queue age of
-    /// a wait for another node).
+    /// Waiters still waiting in the node's last snapshot, under the threshold so far or
+    /// with no clock to tell.
     pub waiting: Vec<Wait>,
     /// Waiters gone before the last snapshot: slow, but they moved.
     pub progressed: Vec<Wait>,
@@ -161,43 +214,71 @@ pub struct Report {
     pub glocks_put_in_traces: usize,
 }
 
-impl Report {
-    /// The DLM request of waiter `w` (still waiting in its node's last snapshot), whose
-    /// node has DLM node id `nodeid`, as the last dump that has held it longest shows it
-    /// (the requesting node's and the master's dumps both list it): the same glock, asked
-    /// by that node and pid.
-    pub fn dlm_wait_of(&self, w: &Wait, nodeid: Option<u64>) -> Option<&DlmWait> {
+/// The clocks of the stuck rule and its threshold: when each snapshot was taken, the DLM
+/// locks waiting in the last dumps, and each node's DLM node id (to find its requests
+/// there).
+pub struct Clocks<'a> {
+    /// `time.N` of each (node, snapshot), seconds since the epoch.
+    pub snapshot_times: HashMap<(&'a str, u32), f64>,
+    /// The DLM locks waiting in each node's last dump.
+    pub dlm_waits: &'a [DlmWait],
+    /// Each node's DLM node id.
+    pub nodeids: HashMap<&'a str, u64>,
+    /// The threshold, in seconds.
+    pub stuck_after: f64,
+}
+
+impl Clocks<'_> {
+    /// Seconds between two snapshots of `node`, when both have times and are two.
+    fn span(&self, node: &str, first: u32, last: u32) -> Option<f64> {
+        if first == last {
+            return None;
+        }
+        let t = |i| self.snapshot_times.get(&(node, i)).copied();
+        Some(t(last)? - t(first)?)
+    }
+
+    /// The DLM request of the wait of `pid` for `glock` on `node`, as the last dump that
+    /// has held it longest shows it: the same glock, asked by that node and pid.
+    fn dlm_wait_of(&self, node: &str, glock: &str, pid: Option<i64>) -> Option<&DlmWait> {
+        let nodeid = self.nodeids.get(node)?;
+        let pid = u64::try_from(pid?).ok()?;
         self.dlm_waits
             .iter()
-            .filter(|d| d.glock.to_string() == w.glock)
-            .filter(|d| nodeid.is_some() && d.owner_nodeid == nodeid)
-            .filter(|d| w.pid.is_some_and(|p| u64::try_from(p) == Ok(d.pid)))
+            .filter(|d| d.owner_nodeid == Some(*nodeid) && d.pid == pid)
+            .filter(|d| d.glock.to_string() == glock)
             .max_by_key(|d| d.age_us)
     }
 }
 
-/// Waiters across snapshots (stuck, still waiting or progressed), glock counts that only
-/// grow, and the queue/dequeue balance of each traced glock.
+/// Waiters across snapshots (stuck, still waiting or progressed) judged by `clocks`, glock
+/// counts that only grow, and the queue/dequeue balance of each traced glock.
 pub fn analyze(
     holds: &[Hold],
     glock_types: &BTreeMap<(String, u32), BTreeMap<String, u64>>,
     traces: &[(&str, &NodeBalance, usize)],
     res: &Resolver,
+    clocks: &Clocks<'_>,
 ) -> Report {
-    let mut r = Report::default();
-    waits(holds, glock_types, res, &mut r);
+    let mut r = Report {
+        stuck_after_secs: clocks.stuck_after,
+        ..Report::default()
+    };
+    waits(holds, glock_types, res, clocks, &mut r);
     r.growing = growing(glock_types);
     balance(traces, res, &mut r);
     name_holders(&mut r.unbalanced, holds, glock_types, res);
     r
 }
 
-/// The waiters of the snapshots: stuck (waiting in each of the node's last 2+ snapshots),
-/// still waiting (in its last alone), and progressed (in snapshots before those).
+/// The waiters of the snapshots: those waiting in the run of the node's snapshots through
+/// its last, stuck or still waiting by `clocks`; those seen in snapshots before that run,
+/// progressed.
 fn waits(
     holds: &[Hold],
     glock_types: &BTreeMap<(String, u32), BTreeMap<String, u64>>,
     res: &Resolver,
+    clocks: &Clocks<'_>,
     r: &mut Report,
 ) {
     // Snapshots per node.
@@ -220,18 +301,25 @@ fn waits(
             .get(node)
             .map(|x| x.iter().copied().collect())
             .unwrap_or_default();
-        let wait = |verdict, snapshots: &[u32]| Wait {
-            node: node.to_string(),
-            glock: glock.clone(),
-            pid,
-            comm: who.comm.clone(),
-            pid_source: who.source,
-            caller: caller.to_string(),
-            state: h.state.to_string(),
-            first_snapshot: snapshots[0],
-            last_snapshot: snapshots[snapshots.len() - 1],
-            snapshots: snapshots.len(),
-            verdict,
+        let wait = |verdict, snapshots: &[u32]| {
+            let (first, last) = (snapshots[0], snapshots[snapshots.len() - 1]);
+            Wait {
+                node: node.to_string(),
+                glock: glock.clone(),
+                pid,
+                comm: who.comm.clone(),
+                pid_source: who.source,
+                caller: caller.to_string(),
+                state: h.state.to_string(),
+                first_snapshot: first,
+                last_snapshot: last,
+                snapshots: snapshots.len(),
+                span_secs: clocks.span(node, first, last),
+                dlm_age_us: None,
+                dlm_cite: None,
+                judged_by: None,
+                verdict,
+            }
         };
         // The run of the node's snapshots through its last in which it waited throughout:
         // the wait going on at the end. Snapshots before that run saw a wait that ended.
@@ -245,10 +333,20 @@ fn waits(
         if !ended.is_empty() {
             r.progressed.push(wait("progressed", &ended));
         }
-        match run {
-            0 => {}
-            1 => r.waiting.push(wait("waiting", through_end)),
-            _ => r.stuck.push(wait("stuck", through_end)),
+        if run == 0 {
+            continue;
+        }
+        let mut w = wait("waiting", through_end);
+        if let Some(d) = clocks.dlm_wait_of(node, &glock, pid) {
+            w.dlm_age_us = Some(d.age_us);
+            w.dlm_cite = Some(d.cite.clone());
+        }
+        w.judged_by = w.judge(clocks.stuck_after);
+        if w.judged_by.is_some() {
+            w.verdict = "stuck";
+            r.stuck.push(w);
+        } else {
+            r.waiting.push(w);
         }
     }
 }

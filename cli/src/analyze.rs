@@ -97,6 +97,7 @@ pub fn run(a: &AnalyzeArgs, color: clikit::Color) -> io::Result<()> {
             min_demotes: a.storm_min.max(1),
             ..StormOptions::default()
         },
+        stuck_after: a.stuck.stuck_after,
     };
     let report = loaded.analyze(&o);
     let Loaded {
@@ -459,24 +460,37 @@ fn joined(cites: &[analysis::cross::Cited]) -> String {
     cites.join(" ")
 }
 
+/// Where and how long a waiter still waiting at the end was seen: `in snapshots 0..2 (6.00s
+/// by the snapshots' clock)`, or `in snapshot 0, the node's last, alone`.
+fn seen_waiting(w: &analyze::stuck::Wait) -> String {
+    if w.snapshots < 2 {
+        return format!("in snapshot {}, the node's last, alone", w.last_snapshot);
+    }
+    let span = w.span_secs.map_or_else(
+        || " (the snapshots have no times)".to_string(),
+        |s| format!(" ({} by the snapshots' clock)", secs(s)),
+    );
+    format!(
+        "in snapshots {}..{}{span}",
+        w.first_snapshot, w.last_snapshot
+    )
+}
+
 /// `; its DLM request has waited 1m12s (n2/gfs_locks:4)` for a waiter whose DLM request a
-/// last lock dump shows (the one clock a single snapshot has), else nothing.
-fn dlm_age(r: &Report, w: &analyze::stuck::Wait) -> String {
-    let nodeid = r
-        .nodes
-        .iter()
-        .find(|n| n.node == w.node)
-        .and_then(|n| n.nodeid);
-    r.stuck_and_leaks
-        .dlm_wait_of(w, nodeid)
-        .map(|d| {
-            format!(
-                "; its DLM request has waited {} ({})",
-                clikit::fmt::micros(d.age_us),
-                d.cite
-            )
-        })
-        .unwrap_or_default()
+/// last lock dump shows, else nothing.
+fn dlm_age(w: &analyze::stuck::Wait) -> String {
+    match (w.dlm_age_us, &w.dlm_cite) {
+        (Some(us), Some(cite)) => format!(
+            "; its DLM request has waited {} ({cite})",
+            clikit::fmt::micros(us)
+        ),
+        _ => String::new(),
+    }
+}
+
+/// Seconds as part 7 says them (`6.00s`, `1m12s`).
+fn secs(s: f64) -> String {
+    clikit::fmt::micros((s.max(0.0) * 1e6) as u64)
 }
 
 /// Writes each of `items` with `write`, or `none` when there are none.
@@ -505,31 +519,40 @@ fn waiters(out: &mut impl Write, r: &Report, paint: clikit::Paint) -> io::Result
     for w in &s.stuck {
         writeln!(
             out,
-            "{}  {} {} {} {} waiting for {} in snapshots {}..{}{}",
+            "{}  {} {} {} {} waiting for {} {}{}",
             paint.bad("STUCK"),
             w.node,
             w.glock,
             named(w.pid, w.comm.as_deref(), w.pid_source),
             w.caller,
             w.state,
-            w.first_snapshot,
-            w.last_snapshot,
-            dlm_age(r, w)
+            seen_waiting(w),
+            dlm_age(w)
         )?;
     }
     for w in &s.waiting {
+        let judged = if w.waited_secs().is_some() {
+            format!(", under --stuck-after {}", s.stuck_after_secs)
+        } else if w.snapshots < 2 {
+            ": nothing tells how long it has waited (one snapshot, and no DLM request of it \
+             in the last dumps)"
+                .to_string()
+        } else {
+            ": nothing tells how long it has waited (the snapshots have no times, and no DLM \
+             request of it in the last dumps)"
+                .to_string()
+        };
         writeln!(
             out,
-            "{} {} {} {} {} waiting for {} in snapshot {}, the node's last, alone: too few \
-             snapshots to judge it by{}",
+            "{} {} {} {} {} waiting for {} {}{judged}{}",
             paint.warn("waiting"),
             w.node,
             w.glock,
             named(w.pid, w.comm.as_deref(), w.pid_source),
             w.caller,
             w.state,
-            w.last_snapshot,
-            dlm_age(r, w)
+            seen_waiting(w),
+            dlm_age(w)
         )?;
     }
     for d in &s.dlm_waits {

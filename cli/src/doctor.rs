@@ -92,6 +92,7 @@ pub fn run(a: &DoctorArgs) -> io::Result<Verdict> {
             min_demotes: a.storm_min.max(1),
             ..StormOptions::default()
         },
+        stuck_after: a.stuck.stuck_after,
         ..Options::default()
     };
     let report = loaded.analyze(&o);

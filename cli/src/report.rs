@@ -8,7 +8,7 @@ use std::io::{self, Write};
 
 use analysis::findings::{self, Finding, Thresholds};
 use analysis::snapshots::{Role, Snapshots};
-use analysis::{self as analyze, Options, Report, StormOptions};
+use analysis::{self as analyze, Options, Report};
 use bundle::Captures;
 use clikit::args::ReportArgs;
 
@@ -436,8 +436,7 @@ pub fn run(a: &ReportArgs) -> io::Result<()> {
     // The whole analysis, as glk doctor sees it (the same findings); tables are cut to
     // --limit rows when written.
     let o = Options {
-        limit: 0,
-        storms: StormOptions::default(),
+        stuck_after: a.stuck.stuck_after,
         ..Options::default()
     };
     let report = loaded.analyze(&o);
@@ -448,7 +447,11 @@ pub fn run(a: &ReportArgs) -> io::Result<()> {
         folded,
         diagnostics: diag,
     } = &loaded;
-    let fs = findings::findings(&report, caps, traces, diag, &Thresholds::default());
+    let t = Thresholds {
+        stuck_after: a.stuck.stuck_after,
+        ..Thresholds::default()
+    };
+    let fs = findings::findings(&report, caps, traces, diag, &t);
     let inputs: Vec<String> = a.captures.iter().map(|p| p.display().to_string()).collect();
     let page = html(&Page {
         report: &report,

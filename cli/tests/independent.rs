@@ -547,14 +547,15 @@ fn slow_dlm_outliers_have_a_p99_ten_times_their_types_median() {
     }
 }
 
-/// Each waiter of the glocks files (a `W` holder line), judged by the snapshots through the
-/// node's last, by plain splitting: waiting in each of the node's last two or more
-/// snapshots is `stuck` (from the first of that run); in its last alone (the only one, or
-/// not in the one before) `waiting`, not judged; in snapshots before those, `progressed`
-/// (a wait that ended). One waiter is its node, glock, pid and call site.
+/// Each waiter of the glocks files (a `W` holder line), judged by plain splitting as the
+/// README's part 7 says: a waiter in the run of the node's snapshots through its last is
+/// `stuck` once it has waited at least `--stuck-after` by the snapshots' clock (the `time.N`
+/// of the run's first and last) or by its DLM request's queue age (the longest a last dump
+/// gives a waiting lock of its node, glock and pid), `waiting` otherwise; the snapshots
+/// before that run saw a wait that ended, `progressed`. One waiter is its node, glock, pid
+/// and call site; a holder line without a pid (`p:0`, flocks on 6.12) is the DLM lock's.
 #[test]
-fn waiters_are_judged_by_the_run_of_snapshots_through_the_last() {
-    type Verdicts = BTreeSet<(String, String, String, u64, u64)>;
+fn waiters_are_judged_by_the_one_stuck_rule() {
     let mut verdicts = BTreeSet::new();
     for rel in [
         "real/dlm2-6.1",
@@ -563,60 +564,154 @@ fn waiters_are_judged_by_the_run_of_snapshots_through_the_last() {
         "real/deadlock-family-6.12/capture",
         "real/deadlock-family-5.10/capture",
         "real/deadlock-family-6.12/plain-12s",
+        "real/deadlock-family-6.12/plain-50s",
+        "real/doctor-deadlock-6.12",
         "real/handoff-6.12",
         "real/handoff-6.1",
     ] {
-        let mut want = Verdicts::new();
-        for node in nodes(rel) {
-            let mut seen: BTreeMap<(String, String, String), BTreeSet<u64>> = BTreeMap::new();
-            let snaps = glocks_snapshots(rel, &node);
-            for (n, (_, text)) in &snaps {
-                for (glock, lines) in holder_lines(text) {
-                    for h in lines.into_iter().filter(|h| h.flags.contains('W')) {
-                        let key = (glock.clone(), h.pid, h.caller);
-                        seen.entry(key).or_default().insert(*n);
-                    }
+        for after in [None, Some(5.0), Some(0.5)] {
+            let threshold = after.unwrap_or(30.0);
+            let r = match after {
+                None => report(rel),
+                Some(a) => {
+                    let args = ["analyze", "--json", "--limit", "0", "--stuck-after"];
+                    let mut args: Vec<std::ffi::OsString> = args.map(Into::into).to_vec();
+                    args.push(a.to_string().into());
+                    args.push(testdata::path(rel).into());
+                    common::glk_json(&args)
                 }
+            };
+            let nodeid: BTreeMap<String, u64> = elements(&r["nodes"])
+                .filter(|n| n["nodeid"].is_u64())
+                .map(|n| (str_of(n, "node"), u64_of(n, "nodeid")))
+                .collect();
+            let dlm = last_dlm_waits(rel, &nodeid);
+            let want: Verdicts = nodes(rel)
+                .iter()
+                .flat_map(|node| judged(rel, node, nodeid.get(node), &dlm, threshold))
+                .collect();
+            let s = &r["stuck_and_leaks"];
+            assert_eq!(s["stuck_after_secs"], threshold, "{rel}");
+            let got: Verdicts = ["stuck", "waiting", "progressed"]
+                .iter()
+                .flat_map(|k| elements(&s[*k]))
+                .map(|w| {
+                    (
+                        str_of(w, "node"),
+                        str_of(w, "glock"),
+                        str_of(w, "verdict"),
+                        u64_of(w, "first_snapshot"),
+                        u64_of(w, "last_snapshot"),
+                    )
+                })
+                .collect();
+            assert_eq!(got, want, "{rel} --stuck-after {threshold}");
+            for k in ["stuck", "waiting", "progressed"] {
+                assert!(elements(&s[k]).all(|w| w["verdict"] == *k), "{rel} {k}");
             }
-            let all: Vec<u64> = snaps.keys().copied().collect();
-            for ((glock, _, _), s) in seen {
-                let run = all.iter().rev().take_while(|x| s.contains(x)).count();
-                let (before, through) = all.split_at(all.len() - run);
-                let ended: Vec<u64> = before.iter().filter(|x| s.contains(x)).copied().collect();
-                if let (Some(a), Some(b)) = (ended.first(), ended.last()) {
-                    want.insert((node.clone(), glock.clone(), "progressed".into(), *a, *b));
-                }
-                let verdict = match run {
-                    0 => continue,
-                    1 => "waiting",
-                    _ => "stuck",
-                };
-                let (a, b) = (through[0], through[run - 1]);
-                want.insert((node.clone(), glock, verdict.into(), a, b));
-            }
+            verdicts.extend(want.into_iter().map(|w| (threshold.to_string(), w.2)));
         }
-        let r = report(rel);
-        let s = &r["stuck_and_leaks"];
-        let got: Verdicts = ["stuck", "waiting", "progressed"]
-            .iter()
-            .flat_map(|k| elements(&s[*k]))
-            .map(|w| {
-                (
-                    str_of(w, "node"),
-                    str_of(w, "glock"),
-                    str_of(w, "verdict"),
-                    u64_of(w, "first_snapshot"),
-                    u64_of(w, "last_snapshot"),
-                )
-            })
-            .collect();
-        assert_eq!(got, want, "{rel}");
-        for k in ["stuck", "waiting", "progressed"] {
-            assert!(elements(&s[k]).all(|w| w["verdict"] == *k), "{rel} {k}");
-        }
-        verdicts.extend(want.into_iter().map(|w| w.2));
     }
-    assert_eq!(verdicts.len(), 3, "{verdicts:?}");
+    // Each verdict occurs at the default threshold and at each other.
+    for threshold in ["30", "5", "0.5"] {
+        let at = verdicts.iter().filter(|v| v.0 == threshold).count();
+        assert_eq!(at, 3, "--stuck-after {threshold}: {verdicts:?}");
+    }
+}
+
+/// Waiters' verdicts: (node, glock, verdict, first snapshot, last snapshot).
+type Verdicts = BTreeSet<(String, String, String, u64, u64)>;
+
+/// The verdicts of the waiters of `rel/node` by the rule above, with `nodeid` its DLM node
+/// id, `dlm` the waiting locks of every node's last dump ([`last_dlm_waits`]).
+fn judged(
+    rel: &str,
+    node: &str,
+    nodeid: Option<&u64>,
+    dlm: &[(u64, String, String, u64)],
+    threshold: f64,
+) -> Verdicts {
+    let mut seen: BTreeMap<(String, String, String), BTreeSet<u64>> = BTreeMap::new();
+    let snaps = glocks_snapshots(rel, node);
+    for (n, (_, text)) in &snaps {
+        for (glock, lines) in holder_lines(text) {
+            for h in lines.into_iter().filter(|h| h.flags.contains('W')) {
+                let key = (glock.clone(), h.pid, h.caller);
+                seen.entry(key).or_default().insert(*n);
+            }
+        }
+    }
+    let dir = testdata::path(&format!("{rel}/{node}"));
+    let time = |n: u64| {
+        let t = std::fs::read_to_string(dir.join(format!("time.{n}")));
+        t.ok().map(|t| t.trim().parse::<f64>().unwrap())
+    };
+    let all: Vec<u64> = snaps.keys().copied().collect();
+    let mut out = Verdicts::new();
+    for ((glock, pid, _), s) in seen {
+        let run = all.iter().rev().take_while(|x| s.contains(x)).count();
+        let (before, through) = all.split_at(all.len() - run);
+        let ended: Vec<u64> = before.iter().filter(|x| s.contains(x)).copied().collect();
+        if let (Some(a), Some(b)) = (ended.first(), ended.last()) {
+            out.insert((node.into(), glock.clone(), "progressed".into(), *a, *b));
+        }
+        if run == 0 {
+            continue;
+        }
+        let (a, b) = (through[0], through[run - 1]);
+        let span = match (run, time(a), time(b)) {
+            (2.., Some(ta), Some(tb)) => Some(tb - ta),
+            _ => None,
+        };
+        let age = nodeid.and_then(|id| {
+            dlm.iter()
+                .filter(|d| d.0 == *id && d.1 == glock && (pid == "0" || d.2 == pid))
+                .map(|d| d.3 as f64 / 1e6)
+                .reduce(f64::max)
+        });
+        let stuck = [span, age].into_iter().flatten().any(|w| w >= threshold);
+        let verdict = if stuck { "stuck" } else { "waiting" };
+        out.insert((node.into(), glock, verdict.into(), a, b));
+    }
+    out
+}
+
+/// The DLM locks waiting (a status other than granted, 2) in each node's last lock dump,
+/// by plain splitting: (the asking node's id, the glock, the pid, µs in the queue). A
+/// master copy (flags `0x10000`) is asked by the dump's `nodeid`; any other lock by the
+/// dumping node.
+fn last_dlm_waits(rel: &str, nodeid: &BTreeMap<String, u64>) -> Vec<(u64, String, String, u64)> {
+    let mut out = Vec::new();
+    for node in nodes(rel) {
+        let dir = testdata::path(&format!("{rel}/{node}"));
+        let last = std::fs::read_dir(&dir)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|name| name == "dlm_locks" || name.starts_with("dlm_locks."))
+            .max_by_key(|name| name.rsplit('.').next().unwrap().parse::<u64>().unwrap_or(0));
+        let Some(last) = last else { continue };
+        let text = common::fixture_text(&format!("{rel}/{node}/{last}"));
+        // id nodeid remid pid xid exflags flags sts grmode rqmode time_ms r_nodeid r_len r_name
+        for line in text.lines().skip(1) {
+            let f: Vec<&str> = line.split_whitespace().collect();
+            if f[7] == "2" {
+                continue;
+            }
+            let master_copy = u64::from_str_radix(f[6], 16).unwrap() & 0x10000 != 0;
+            let asker = match master_copy {
+                true => f[1].parse().unwrap(),
+                false => match nodeid.get(&node) {
+                    Some(id) => *id,
+                    None => continue,
+                },
+            };
+            let name: Vec<&str> = line.split('"').nth(1).unwrap().split_whitespace().collect();
+            let glock = format!("{}/{}", name[0], name[1]);
+            out.push((asker, glock, f[3].to_string(), f[10].parse().unwrap()));
+        }
+    }
+    out
 }
 
 /// The glocks snapshots of `rel/node`: N → the file's name and text.

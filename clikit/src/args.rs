@@ -56,6 +56,9 @@ pub struct AnalyzeArgs {
     /// Remote demotes within one window that make a storm.
     #[arg(long, default_value_t = 5)]
     pub storm_min: u64,
+    /// When a waiter is stuck.
+    #[command(flatten)]
+    pub stuck: StuckArgs,
     /// One JSON document instead of text.
     #[arg(long)]
     pub json: bool,
@@ -140,6 +143,9 @@ pub struct ReportArgs {
     /// Rows per table (0: all).
     #[arg(long, default_value_t = 50)]
     pub limit: usize,
+    /// When a waiter is stuck.
+    #[command(flatten)]
+    pub stuck: StuckArgs,
 }
 
 /// `glk export`.
@@ -255,7 +261,8 @@ pub enum FleetPeriod {
 }
 
 /// The threshold of the one stuck rule ([`analysis::stuck::is_stuck`]), with one name and
-/// one default on every command that judges stuck (`glk top`, `glk doctor`).
+/// one default on every command that judges stuck (`glk analyze`, `glk doctor`, `glk
+/// report`, `glk top`, `glk exporter`).
 #[derive(Debug, Clone, Copy, clap::Args)]
 pub struct StuckArgs {
     /// A waiter that has waited at least this many seconds is stuck: its age from the DLM
