@@ -4,6 +4,7 @@
 use std::io::{self, Write};
 
 use analysis::contended::Contended;
+use analysis::findings::{self, Finding, Thresholds};
 use analysis::handoff::{DlmLatency, HandoffSummary};
 use analysis::owners::named;
 use analysis::slow::{SlowGlock, SlowType};
@@ -31,6 +32,18 @@ impl Loaded {
         let r = analyze::analyze(&self.snapshots, &self.traces, &self.folded, &self.caps, o);
         self.diagnostics.merge(&r.diagnostics);
         r
+    }
+
+    /// Runs every analysis and the findings on it, as `glk doctor` and `glk report` see
+    /// them: the threshold of the one stuck rule is `t`'s, for part 7 and the findings alike
+    /// (`o`'s is not read).
+    pub fn diagnose(&mut self, o: Options, t: &Thresholds) -> (Report, Vec<Finding>) {
+        let report = self.analyze(&Options {
+            stuck_after: t.stuck_after,
+            ..o
+        });
+        let fs = findings::findings(&report, &self.caps, &self.traces, &self.diagnostics, t);
+        (report, fs)
     }
 }
 
@@ -476,6 +489,27 @@ fn seen_waiting(w: &analyze::stuck::Wait) -> String {
     )
 }
 
+/// A line of part 7 for a waiter still waiting at the end: `label`, the waiter, where and
+/// how long it was seen waiting, `judged`, and its DLM request's age.
+fn still_waiting(
+    out: &mut impl Write,
+    label: String,
+    w: &analyze::stuck::Wait,
+    judged: &str,
+) -> io::Result<()> {
+    writeln!(
+        out,
+        "{label} {} {} {} {} waiting for {} {}{judged}{}",
+        w.node,
+        w.glock,
+        named(w.pid, w.comm.as_deref(), w.pid_source),
+        w.caller,
+        w.state,
+        seen_waiting(w),
+        dlm_age(w)
+    )
+}
+
 /// `; its DLM request has waited 1m12s (n2/gfs_locks:4)` for a waiter whose DLM request a
 /// last lock dump shows, else nothing.
 fn dlm_age(w: &analyze::stuck::Wait) -> String {
@@ -517,18 +551,7 @@ fn stuck(out: &mut impl Write, r: &Report, paint: clikit::Paint) -> io::Result<(
 fn waiters(out: &mut impl Write, r: &Report, paint: clikit::Paint) -> io::Result<()> {
     let s = &r.stuck_and_leaks;
     for w in &s.stuck {
-        writeln!(
-            out,
-            "{}  {} {} {} {} waiting for {} {}{}",
-            paint.bad("STUCK"),
-            w.node,
-            w.glock,
-            named(w.pid, w.comm.as_deref(), w.pid_source),
-            w.caller,
-            w.state,
-            seen_waiting(w),
-            dlm_age(w)
-        )?;
+        still_waiting(out, format!("{} ", paint.bad("STUCK")), w, "")?;
     }
     for w in &s.waiting {
         let judged = if w.waited_secs().is_some() {
@@ -542,18 +565,7 @@ fn waiters(out: &mut impl Write, r: &Report, paint: clikit::Paint) -> io::Result
              request of it in the last dumps)"
                 .to_string()
         };
-        writeln!(
-            out,
-            "{} {} {} {} {} waiting for {} {}{judged}{}",
-            paint.warn("waiting"),
-            w.node,
-            w.glock,
-            named(w.pid, w.comm.as_deref(), w.pid_source),
-            w.caller,
-            w.state,
-            seen_waiting(w),
-            dlm_age(w)
-        )?;
+        still_waiting(out, paint.warn("waiting"), w, &judged)?;
     }
     for d in &s.dlm_waits {
         let asker = d

@@ -4,7 +4,7 @@
 use std::io::{self, Write};
 use std::path::Path;
 
-use analysis::findings::{self, Finding, FindingCode, Severity, Thresholds};
+use analysis::findings::{Finding, FindingCode, Severity, Thresholds};
 use analysis::{self as analyze, Options, StormOptions};
 use bundle::Captures;
 use clikit::args::{DoctorArgs, FailOn};
@@ -86,29 +86,25 @@ fn resolve_paths(fs: &mut [Finding], caps: &Captures) {
 pub fn run(a: &DoctorArgs) -> io::Result<Verdict> {
     let mut loaded = load_for_analysis(&a.captures, a.filesystem.only())?;
     let o = Options {
-        limit: 0,
         storms: StormOptions {
             window_ns: (a.storm_window * 1e9) as u64,
             min_demotes: a.storm_min.max(1),
             ..StormOptions::default()
         },
-        stuck_after: a.stuck.stuck_after,
         ..Options::default()
     };
-    let report = loaded.analyze(&o);
-    let Loaded {
-        caps,
-        traces,
-        diagnostics: diag,
-        ..
-    } = &loaded;
     let t = Thresholds {
         stuck_after: a.stuck.stuck_after,
         hot_demotes: a.hot_demotes,
         slow_dlm_ms: a.slow_dlm_ms,
         ..Thresholds::default()
     };
-    let mut fs = findings::findings(&report, caps, traces, diag, &t);
+    let (report, mut fs) = loaded.diagnose(o, &t);
+    let Loaded {
+        caps,
+        diagnostics: diag,
+        ..
+    } = &loaded;
     if a.resolve_paths {
         resolve_paths(&mut fs, caps);
     }

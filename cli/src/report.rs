@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::io::{self, Write};
 
-use analysis::findings::{self, Finding, Thresholds};
+use analysis::findings::{Finding, Thresholds};
 use analysis::snapshots::{Role, Snapshots};
 use analysis::{self as analyze, Options, Report};
 use bundle::Captures;
@@ -435,11 +435,11 @@ pub fn run(a: &ReportArgs) -> io::Result<()> {
     let mut loaded = load_for_analysis(&a.captures, a.filesystem.only())?;
     // The whole analysis, as glk doctor sees it (the same findings); tables are cut to
     // --limit rows when written.
-    let o = Options {
+    let t = Thresholds {
         stuck_after: a.stuck.stuck_after,
-        ..Options::default()
+        ..Thresholds::default()
     };
-    let report = loaded.analyze(&o);
+    let (report, fs) = loaded.diagnose(Options::default(), &t);
     let Loaded {
         caps,
         snapshots,
@@ -447,11 +447,6 @@ pub fn run(a: &ReportArgs) -> io::Result<()> {
         folded,
         diagnostics: diag,
     } = &loaded;
-    let t = Thresholds {
-        stuck_after: a.stuck.stuck_after,
-        ..Thresholds::default()
-    };
-    let fs = findings::findings(&report, caps, traces, diag, &t);
     let inputs: Vec<String> = a.captures.iter().map(|p| p.display().to_string()).collect();
     let page = html(&Page {
         report: &report,
