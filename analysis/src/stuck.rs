@@ -57,9 +57,10 @@ pub struct Wait {
     /// the node's last (each of the node's snapshots from `first_snapshot` on); for
     /// `progressed` those before it.
     pub snapshots: usize,
-    /// Seconds from `first_snapshot` to `last_snapshot` by the snapshots' clock (their
-    /// `time.N`): how long it was seen waiting, at the least. `None` when it was seen in one
-    /// snapshot, or a snapshot has no time.
+    /// For `stuck` and `waiting`: seconds from `first_snapshot` to `last_snapshot` by the
+    /// snapshots' clock (their `time.N`), how long it was seen waiting, at the least. `None`
+    /// when it was seen in one snapshot, or a snapshot has no time, and for `progressed`
+    /// (its snapshots need not follow one another: two waits may have ended).
     pub span_secs: Option<f64>,
     /// For `stuck` and `waiting`: how long its DLM request has waited, in µs, as the last
     /// dump that has held it longest shows it (the same glock, node id and pid: the asking
@@ -301,25 +302,22 @@ fn waits(
             .get(node)
             .map(|x| x.iter().copied().collect())
             .unwrap_or_default();
-        let wait = |verdict, snapshots: &[u32]| {
-            let (first, last) = (snapshots[0], snapshots[snapshots.len() - 1]);
-            Wait {
-                node: node.to_string(),
-                glock: glock.clone(),
-                pid,
-                comm: who.comm.clone(),
-                pid_source: who.source,
-                caller: caller.to_string(),
-                state: h.state.to_string(),
-                first_snapshot: first,
-                last_snapshot: last,
-                snapshots: snapshots.len(),
-                span_secs: clocks.span(node, first, last),
-                dlm_age_us: None,
-                dlm_cite: None,
-                judged_by: None,
-                verdict,
-            }
+        let wait = |verdict, snapshots: &[u32]| Wait {
+            node: node.to_string(),
+            glock: glock.clone(),
+            pid,
+            comm: who.comm.clone(),
+            pid_source: who.source,
+            caller: caller.to_string(),
+            state: h.state.to_string(),
+            first_snapshot: snapshots[0],
+            last_snapshot: snapshots[snapshots.len() - 1],
+            snapshots: snapshots.len(),
+            span_secs: None,
+            dlm_age_us: None,
+            dlm_cite: None,
+            judged_by: None,
+            verdict,
         };
         // The run of the node's snapshots through its last in which it waited throughout:
         // the wait going on at the end. Snapshots before that run saw a wait that ended.
@@ -337,6 +335,7 @@ fn waits(
             continue;
         }
         let mut w = wait("waiting", through_end);
+        w.span_secs = clocks.span(node, w.first_snapshot, w.last_snapshot);
         if let Some(d) = clocks.dlm_wait_of(node, &glock, pid) {
             w.dlm_age_us = Some(d.age_us);
             w.dlm_cite = Some(d.cite.clone());

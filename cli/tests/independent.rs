@@ -554,6 +554,7 @@ fn slow_dlm_outliers_have_a_p99_ten_times_their_types_median() {
 /// gives a waiting lock of its node, glock and pid), `waiting` otherwise; the snapshots
 /// before that run saw a wait that ended, `progressed`. One waiter is its node, glock, pid
 /// and call site; a holder line without a pid (`p:0`, flocks on 6.12) is the DLM lock's.
+/// The report must give each waiter's span and DLM age as found here, too.
 #[test]
 fn waiters_are_judged_by_the_one_stuck_rule() {
     let mut verdicts = BTreeSet::new();
@@ -602,6 +603,8 @@ fn waiters_are_judged_by_the_one_stuck_rule() {
                         str_of(w, "verdict"),
                         u64_of(w, "first_snapshot"),
                         u64_of(w, "last_snapshot"),
+                        w["span_secs"].as_f64().map(|s| (s * 1e3).round() as i64),
+                        w["dlm_age_us"].as_u64(),
                     )
                 })
                 .collect();
@@ -619,8 +622,9 @@ fn waiters_are_judged_by_the_one_stuck_rule() {
     }
 }
 
-/// Waiters' verdicts: (node, glock, verdict, first snapshot, last snapshot).
-type Verdicts = BTreeSet<(String, String, String, u64, u64)>;
+/// Waiters' verdicts: (node, glock, verdict, first snapshot, last snapshot, the snapshots'
+/// span in ms, the DLM age in µs).
+type Verdicts = BTreeSet<(String, String, String, u64, u64, Option<i64>, Option<u64>)>;
 
 /// The verdicts of the waiters of `rel/node` by the rule above, with `nodeid` its DLM node
 /// id, `dlm` the waiting locks of every node's last dump ([`last_dlm_waits`]).
@@ -653,7 +657,8 @@ fn judged(
         let (before, through) = all.split_at(all.len() - run);
         let ended: Vec<u64> = before.iter().filter(|x| s.contains(x)).copied().collect();
         if let (Some(a), Some(b)) = (ended.first(), ended.last()) {
-            out.insert((node.into(), glock.clone(), "progressed".into(), *a, *b));
+            let verdict = "progressed".into();
+            out.insert((node.into(), glock.clone(), verdict, *a, *b, None, None));
         }
         if run == 0 {
             continue;
@@ -663,15 +668,17 @@ fn judged(
             (2.., Some(ta), Some(tb)) => Some(tb - ta),
             _ => None,
         };
-        let age = nodeid.and_then(|id| {
+        let age_us = nodeid.and_then(|id| {
             dlm.iter()
                 .filter(|d| d.0 == *id && d.1 == glock && (pid == "0" || d.2 == pid))
-                .map(|d| d.3 as f64 / 1e6)
-                .reduce(f64::max)
+                .map(|d| d.3)
+                .max()
         });
+        let age = age_us.map(|us| us as f64 / 1e6);
         let stuck = [span, age].into_iter().flatten().any(|w| w >= threshold);
         let verdict = if stuck { "stuck" } else { "waiting" };
-        out.insert((node.into(), glock, verdict.into(), a, b));
+        let span_ms = span.map(|s| (s * 1e3).round() as i64);
+        out.insert((node.into(), glock, verdict.into(), a, b, span_ms, age_us));
     }
     out
 }
