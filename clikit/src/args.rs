@@ -265,9 +265,9 @@ pub enum FleetPeriod {
 /// report`, `glk top`, `glk exporter`).
 #[derive(Debug, Clone, Copy, clap::Args)]
 pub struct StuckArgs {
-    /// A waiter that has waited at least this many seconds is stuck: its age from the DLM
-    /// lock dump when its request waits in the DLM, else from the snapshots (or, live, the
-    /// refreshes) that saw it waiting. `--stuck-secs` is the same option.
+    /// A waiter that has waited at least this many seconds is stuck, by the longer of its
+    /// clocks: its DLM request's age in the lock dump, and how long the snapshots (or,
+    /// live, the refreshes) have seen it waiting. `--stuck-secs` is the same option.
     #[arg(
         long = "stuck-after",
         alias = "stuck-secs",
