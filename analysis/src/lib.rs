@@ -307,11 +307,6 @@ pub fn analyze(
     let clocks = stuck::Clocks {
         snapshot_times: snapshot_times(caps),
         dlm_waits: &waits,
-        nodeids: caps
-            .nodes
-            .iter()
-            .filter_map(|n| Some((n.node.as_str(), n.nodeid?)))
-            .collect(),
         stuck_after: o.stuck_after,
     };
     let mut stuck_and_leaks = stuck::analyze(holds, &glock_counts, &balances, &resolver, &clocks);

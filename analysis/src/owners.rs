@@ -336,9 +336,8 @@ impl<'a> Resolver<'a> {
     pub fn plock_party(&self, dumped_by: &str, snap: u32, lock: &Plock) -> Party {
         let node = u64::try_from(lock.nodeid)
             .ok()
-            .and_then(|id| self.node_by_id.get(&id))
-            .cloned()
-            .unwrap_or_else(|| format!("node {}", lock.nodeid));
+            .and_then(|id| self.node_of_id(id))
+            .map_or_else(|| format!("node {}", lock.nodeid), str::to_string);
         let mut p = Party {
             node,
             pid: None,
@@ -354,7 +353,11 @@ impl<'a> Resolver<'a> {
 
     /// The node that owns a DLM lock, by name.
     pub fn owner_node(&self, d: &Dlm) -> Option<&'a str> {
-        let id = d.owner?;
+        self.node_of_id(d.owner?)
+    }
+
+    /// The node whose DLM node id is `id`, by the name its capture gives it.
+    pub fn node_of_id(&self, id: u64) -> Option<&'a str> {
         self.node_by_id.get(&id).map(String::as_str)
     }
 

@@ -92,11 +92,15 @@ impl Wait {
     /// How long it has waited at the least, by the longer of its two clocks (`None`:
     /// neither tells).
     pub fn waited_secs(&self) -> Option<f64> {
-        let dlm = self.dlm_age_us.map(|us| us as f64 / 1e6);
-        match (self.span_secs, dlm) {
+        match (self.span_secs, self.dlm_secs()) {
             (Some(a), Some(b)) => Some(a.max(b)),
             (a, b) => a.or(b),
         }
+    }
+
+    /// Its DLM request's age, in seconds.
+    fn dlm_secs(&self) -> Option<f64> {
+        self.dlm_age_us.map(|us| us as f64 / 1e6)
     }
 
     /// The one stuck rule applied to a wait still going on at the end: the clock by which
@@ -105,7 +109,7 @@ impl Wait {
         let by = |secs: Option<f64>| secs.is_some_and(|s| is_stuck(s, after));
         if by(self.span_secs) {
             Some(Clock::Snapshots)
-        } else if by(self.dlm_age_us.map(|us| us as f64 / 1e6)) {
+        } else if by(self.dlm_secs()) {
             Some(Clock::Dlm)
         } else {
             None
@@ -215,22 +219,20 @@ pub struct Report {
     pub glocks_put_in_traces: usize,
 }
 
-/// The clocks of the stuck rule and its threshold: when each snapshot was taken, the DLM
-/// locks waiting in the last dumps, and each node's DLM node id (to find its requests
-/// there).
+/// The clocks of the stuck rule and its threshold: when each snapshot was taken, and the
+/// DLM locks waiting in the last dumps.
 pub struct Clocks<'a> {
     /// `time.N` of each (node, snapshot), seconds since the epoch.
     pub snapshot_times: HashMap<(&'a str, u32), f64>,
     /// The DLM locks waiting in each node's last dump.
     pub dlm_waits: &'a [DlmWait],
-    /// Each node's DLM node id.
-    pub nodeids: HashMap<&'a str, u64>,
     /// The threshold, in seconds.
     pub stuck_after: f64,
 }
 
 impl Clocks<'_> {
-    /// Seconds between two snapshots of `node`, when both have times and are two.
+    /// Seconds from snapshot `first` of `node` to its snapshot `last`, when they are two
+    /// and both have times.
     fn span(&self, node: &str, first: u32, last: u32) -> Option<f64> {
         if first == last {
             return None;
@@ -240,13 +242,21 @@ impl Clocks<'_> {
     }
 
     /// The DLM request of the wait of `pid` for `glock` on `node`, as the last dump that
-    /// has held it longest shows it: the same glock, asked by that node and pid.
-    fn dlm_wait_of(&self, node: &str, glock: &str, pid: Option<i64>) -> Option<&DlmWait> {
-        let nodeid = self.nodeids.get(node)?;
+    /// has held it longest shows it: the same glock, asked by that node (named by `res`)
+    /// and pid.
+    fn dlm_wait_of(
+        &self,
+        res: &Resolver,
+        node: &str,
+        glock: &str,
+        pid: Option<i64>,
+    ) -> Option<&DlmWait> {
         let pid = u64::try_from(pid?).ok()?;
         self.dlm_waits
             .iter()
-            .filter(|d| d.owner_nodeid == Some(*nodeid) && d.pid == pid)
+            .filter(|d| {
+                d.pid == pid && d.owner_nodeid.and_then(|id| res.node_of_id(id)) == Some(node)
+            })
             .filter(|d| d.glock.to_string() == glock)
             .max_by_key(|d| d.age_us)
     }
@@ -336,7 +346,7 @@ fn waits(
         }
         let mut w = wait("waiting", through_end);
         w.span_secs = clocks.span(node, w.first_snapshot, w.last_snapshot);
-        if let Some(d) = clocks.dlm_wait_of(node, &glock, pid) {
+        if let Some(d) = clocks.dlm_wait_of(res, node, &glock, pid) {
             w.dlm_age_us = Some(d.age_us);
             w.dlm_cite = Some(d.cite.clone());
         }
