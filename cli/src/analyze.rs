@@ -554,15 +554,11 @@ fn waiters(out: &mut impl Write, r: &Report, paint: clikit::Paint) -> io::Result
         still_waiting(out, format!("{} ", paint.bad("STUCK")), w, "")?;
     }
     for w in &s.waiting {
+        // Where the snapshots cannot tell, `seen_waiting` has said why.
         let judged = if w.waited_secs().is_some() {
             format!(", under --stuck-after {}", s.stuck_after_secs)
-        } else if w.snapshots < 2 {
-            ": nothing tells how long it has waited (one snapshot, and no DLM request of it \
-             in the last dumps)"
-                .to_string()
         } else {
-            ": nothing tells how long it has waited (the snapshots have no times, and no DLM \
-             request of it in the last dumps)"
+            ": nothing tells how long it has waited (no DLM request of it in the last dumps)"
                 .to_string()
         };
         still_waiting(out, paint.warn("waiting"), w, &judged)?;
