@@ -336,9 +336,15 @@ fn dlm2_unbalanced_glocks_are_iopen_glocks_still_held_at_the_end() {
 
 /// `glk analyze --json --limit 0` of any directory.
 fn report_of(dir: &std::path::Path) -> serde_json::Value {
+    report_with(dir, &[])
+}
+
+/// `glk analyze --json --limit 0 EXTRA...` of any directory.
+fn report_with(dir: &std::path::Path, extra: &[&str]) -> serde_json::Value {
     let args = [std::ffi::OsStr::new("analyze"), dir.as_os_str()];
     let limits = ["--json", "--limit", "0"].map(std::ffi::OsStr::new);
-    common::glk_json(&[&args[..], &limits[..]].concat())
+    let extra: Vec<&std::ffi::OsStr> = extra.iter().map(std::ffi::OsStr::new).collect();
+    common::glk_json(&[&args[..], &limits[..], &extra[..]].concat())
 }
 
 /// Per node directory of `dir` (or `dir` itself, node ""): glock types whose `G:` count
@@ -574,13 +580,7 @@ fn waiters_are_judged_by_the_one_stuck_rule() {
             let threshold = after.unwrap_or(30.0);
             let r = match after {
                 None => report(rel),
-                Some(a) => {
-                    let args = ["analyze", "--json", "--limit", "0", "--stuck-after"];
-                    let mut args: Vec<std::ffi::OsString> = args.map(Into::into).to_vec();
-                    args.push(a.to_string().into());
-                    args.push(testdata::path(rel).into());
-                    common::glk_json(&args)
-                }
+                Some(a) => report_with(&testdata::path(rel), &["--stuck-after", &a.to_string()]),
             };
             let nodeid: BTreeMap<String, u64> = elements(&r["nodes"])
                 .filter(|n| n["nodeid"].is_u64())
@@ -713,12 +713,21 @@ fn last_dlm_waits(rel: &str, nodeid: &BTreeMap<String, u64>) -> Vec<(u64, String
                     None => continue,
                 },
             };
-            let name: Vec<&str> = line.split('"').nth(1).unwrap().split_whitespace().collect();
-            let glock = format!("{}/{}", name[0], name[1]);
-            out.push((asker, glock, f[3].to_string(), f[10].parse().unwrap()));
+            out.push((
+                asker,
+                dlm_resource(line),
+                f[3].to_string(),
+                f[10].parse().unwrap(),
+            ));
         }
     }
     out
+}
+
+/// The glock a DLM dump line's resource names: `"       6           60818"` → `6/60818`.
+fn dlm_resource(line: &str) -> String {
+    let name: Vec<&str> = line.split('"').nth(1).unwrap().split_whitespace().collect();
+    format!("{}/{}", name[0], name[1])
 }
 
 /// The glocks snapshots of `rel/node`: N → the file's name and text.
@@ -764,8 +773,7 @@ fn dlm_waits_cite_their_lines_and_age_the_waiters() {
             assert_eq!(f[3], d["pid"].to_string(), "{cite}: {line}");
             assert_ne!(f[7], "2", "{cite}: {line}");
             assert_eq!(f[10], d["age_us"].to_string(), "{cite}: {line}");
-            let name: Vec<&str> = line.split('"').nth(1).unwrap().split_whitespace().collect();
-            assert_eq!(format!("{}/{}", name[0], name[1]), str_of(d, "glock"));
+            assert_eq!(dlm_resource(line), str_of(d, "glock"), "{cite}: {line}");
         }
         let nodeid: BTreeMap<String, u64> = elements(&r["nodes"])
             .map(|n| (str_of(n, "node"), u64_of(n, "nodeid")))
