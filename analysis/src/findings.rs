@@ -318,11 +318,12 @@ impl FindingCode {
     }
 }
 
-/// The thresholds of the findings that have one.
+/// The thresholds of the findings that have one, but for the stuck threshold: that is the
+/// analysis's ([`crate::Options::stuck_after`]), which the report carries
+/// ([`crate::stuck::Report::stuck_after_secs`]) so that part 7 and the findings judge
+/// by one value.
 #[derive(Debug, Clone, Copy)]
 pub struct Thresholds {
-    /// Seconds of waiting that make a waiter stuck ([`crate::stuck::is_stuck`]).
-    pub stuck_after: f64,
     /// Remote demotes (summed over nodes) that make a glock hot.
     pub hot_demotes: u64,
     /// Unblocked remote DLM requests slower than this (p50, ms) make a master slow.
@@ -334,7 +335,6 @@ pub struct Thresholds {
 impl Default for Thresholds {
     fn default() -> Thresholds {
         Thresholds {
-            stuck_after: crate::stuck::STUCK_AFTER_SECS,
             hot_demotes: 20,
             slow_dlm_ms: 10.0,
             full_fraction: 0.9,
@@ -510,7 +510,8 @@ impl Health {
     }
 }
 
-/// Every finding, most severe first (ties in the order of [`CODES`]).
+/// Every finding, most severe first (ties in the order of [`CODES`]); a waiter is stuck by
+/// the threshold `r` was analysed with.
 pub fn findings(
     r: &Report,
     caps: &Captures,
@@ -667,7 +668,7 @@ impl Rules<'_> {
     fn stuck_dlm_waits(&self, out: &mut Vec<Finding>) {
         for w in &self.r.stuck_and_leaks.dlm_waits {
             let secs = w.age_us as f64 / 1e6;
-            if !crate::stuck::is_stuck(secs, self.t.stuck_after) {
+            if !crate::stuck::is_stuck(secs, self.r.stuck_and_leaks.stuck_after_secs) {
                 continue;
             }
             let owner = w

@@ -35,13 +35,9 @@ impl Loaded {
     }
 
     /// Runs every analysis and the findings on it, as `glk doctor` and `glk report` see
-    /// them: the threshold of the one stuck rule is `t`'s, for part 7 and the findings alike
-    /// (`o`'s is not read).
-    pub fn diagnose(&mut self, o: Options, t: &Thresholds) -> (Report, Vec<Finding>) {
-        let report = self.analyze(&Options {
-            stuck_after: t.stuck_after,
-            ..o
-        });
+    /// them: `o`'s stuck threshold judges part 7 and the findings alike.
+    pub fn diagnose(&mut self, o: &Options, t: &Thresholds) -> (Report, Vec<Finding>) {
+        let report = self.analyze(o);
         let fs = findings::findings(&report, &self.caps, &self.traces, &self.diagnostics, t);
         (report, fs)
     }

@@ -91,15 +91,15 @@ pub fn run(a: &DoctorArgs) -> io::Result<Verdict> {
             min_demotes: a.storm_min.max(1),
             ..StormOptions::default()
         },
+        stuck_after: a.stuck.stuck_after,
         ..Options::default()
     };
     let t = Thresholds {
-        stuck_after: a.stuck.stuck_after,
         hot_demotes: a.hot_demotes,
         slow_dlm_ms: a.slow_dlm_ms,
         ..Thresholds::default()
     };
-    let (report, mut fs) = loaded.diagnose(o, &t);
+    let (report, mut fs) = loaded.diagnose(&o, &t);
     let Loaded {
         caps,
         diagnostics: diag,

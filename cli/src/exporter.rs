@@ -83,8 +83,8 @@ pub fn run(a: &ExporterArgs) -> io::Result<()> {
     let cfg = Config {
         debugfs,
         sysfs: a.sysfs.clone(),
+        stuck_after: a.stuck.stuck_after,
         thresholds: Thresholds {
-            stuck_after: a.stuck.stuck_after,
             hot_demotes: a.hot_demotes,
             ..Thresholds::default()
         },

@@ -435,11 +435,11 @@ pub fn run(a: &ReportArgs) -> io::Result<()> {
     let mut loaded = load_for_analysis(&a.captures, a.filesystem.only())?;
     // The whole analysis, as glk doctor sees it (the same findings); tables are cut to
     // --limit rows when written.
-    let t = Thresholds {
+    let o = Options {
         stuck_after: a.stuck.stuck_after,
-        ..Thresholds::default()
+        ..Options::default()
     };
-    let (report, fs) = loaded.diagnose(Options::default(), &t);
+    let (report, fs) = loaded.diagnose(&o, &Thresholds::default());
     let Loaded {
         caps,
         snapshots,

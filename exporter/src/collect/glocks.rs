@@ -144,7 +144,7 @@ impl Collector for Glocks {
         let lockspaces: Vec<String> = fss.iter().map(|f| f.lockspace.clone()).collect();
         let reader = self.reader_for(fss);
         let (snap, ages) = reader.take(&sel, true)?;
-        let verdicts = verdict::judge(&snap, &ages, t.stuck_after);
+        let verdicts = verdict::judge(&snap, &ages, self.cfg.stuck_after);
         let mut judged: Vec<Judged> = tables.iter().map(|_| Judged::default()).collect();
         for (s, v) in snap.shown.iter().zip(&verdicts) {
             let j = &mut judged[s.input];

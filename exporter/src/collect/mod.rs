@@ -23,7 +23,10 @@ pub struct Config {
     pub debugfs: PathBuf,
     /// The sysfs root (`/sys`).
     pub sysfs: PathBuf,
-    /// The findings' thresholds (the stuck threshold is `glk doctor`'s `--stuck-after`).
+    /// Seconds of waiting that make a waiter stuck (`--stuck-after`,
+    /// [`analysis::stuck::is_stuck`]).
+    pub stuck_after: f64,
+    /// The other findings' thresholds.
     pub thresholds: Thresholds,
     /// Waiting glocks judged per filesystem at most (the longest waits first): bounds the
     /// memory a pathological glocks file can take.
