@@ -6,7 +6,9 @@
 # /dev/vda2; both nodes mount both (/gfs, /data). On lab:gfs, a two-node flock deadlock
 # (n1 holds A and waits for B, n2 holds B and waits for A; they never end). On lab:data,
 # both nodes append to data/hot over and over: its inode glock goes back and forth, and
-# nothing waits for long. Each node captures (glk capture --count 3 --interval 3 --trace
+# nothing waits for long. They append to gfs/hot as well, the first file of lab:gfs as
+# data/hot is of lab:data: the two filesystems are alike, so the two files have the same
+# inode number and glock (2/...), and a trace holds both devices' DLM round trips of it. Each node captures (glk capture --count 3 --interval 3 --trace
 # 8: DIR/lab_data/NODE and DIR/lab_gfs/NODE, the trace beside the first) and runs
 # gfs2_lockcapture once; inodes.txt has the files' inode numbers. Then on n1, saved in
 # $OUT/runs as G-WHAT.out, .err and .rc:
@@ -27,10 +29,13 @@
 #   top-caps-gfs       glk top --once --json --limit 0 --fs gfs on both nodes' captures
 #   top-cluster-gfs, stats-cluster-data    glk top --cluster --fs gfs and glk stats
 #               --cluster --fs data (over ssh: n2's agent)
+#   stats-trace, stats-trace-json    glk stats --trace of both nodes' traces (both
+#               filesystems' events, kept apart by device), text and --json --limit 0
 #   old         glk-old analyze --json on both nodes' captures (when share/glk-old is there)
 # Expected: no --fs names both filesystems and reads neither; --fs gfs has the flock waiters
 # stuck and none of lab:data's glocks, --fs data has data/hot's inode glock contended, no
-# stuck waiter, and no lab:gfs glock in its traces.
+# stuck waiter, and no lab:gfs glock in its traces; stats --trace has the hot glock once per
+# device, each with its device's gfs2_glock_lock_time lines.
 . /mnt/share/cluster.sh
 lab_network
 lab_cluster
@@ -59,13 +64,13 @@ done
 cp $S/glk /usr/bin/glk; chmod +x /usr/bin/glk
 lab_ssh
 lab_barrier mounted
-if [ $N = n1 ]; then mkdir -p /gfs/shared; touch /gfs/shared/A /gfs/shared/B /data/hot; touch $S/mark.files; fi
+if [ $N = n1 ]; then touch /gfs/hot /data/hot; mkdir -p /gfs/shared; touch /gfs/shared/A /gfs/shared/B; touch $S/mark.files; fi
 lab_wait files
-ls -li /gfs/shared /data > $OUT/inodes.txt
+ls -li /gfs /gfs/shared /data > $OUT/inodes.txt
 if [ $N = n1 ]; then flock -x /gfs/shared/A sh -c 'sleep 4; flock -x /gfs/shared/B true' & fi
 if [ $N = n2 ]; then flock -x /gfs/shared/B sh -c 'sleep 4; flock -x /gfs/shared/A true' & fi
 ( end=$(($(date +%s) + 40)); i=0
-  while [ $(date +%s) -lt $end ]; do i=$((i+1)); echo "$N $i" >> /data/hot; done
+  while [ $(date +%s) -lt $end ]; do i=$((i+1)); echo "$N $i" >> /data/hot; echo "$N $i" >> /gfs/hot; done
   echo $i > $OUT/appends.txt ) &
 sleep 8
 glk capture --count 3 --interval 3 --trace 8 -o $OUT/capture > $OUT/capture.log 2>&1; echo $? > $OUT/capture.rc
@@ -97,6 +102,9 @@ if [ $N = n1 ]; then
   run glk-top-live-nosuch glk top --once --fs lab:nosuch
   run glk-stats-live-data glk stats --json --limit 0 --fs data
   run glk-top-caps-gfs glk top --once --json --limit 0 --fs gfs $CAPS
+  TRACES="$OUT/capture/lab_data/n1/trace_pipe.txt $S/out-$TAG-n2/capture/lab_data/n2/trace_pipe.txt"
+  run glk-stats-trace glk stats --limit 0 $(for t in $TRACES; do echo --trace $t; done)
+  run glk-stats-trace-json glk stats --json --limit 0 $(for t in $TRACES; do echo --trace $t; done)
   run glk-top-cluster-gfs glk top --cluster --once --json --limit 0 --fs gfs
   run glk-stats-cluster-data glk stats --cluster --json --limit 0 --fs data
   if [ -f $S/glk-old ]; then
