@@ -71,22 +71,7 @@ pub struct Folded {
 impl Folded {
     fn absorb(&mut self, t: &mut NodeTrace) {
         self.hold_wait.absorb(&mut t.hold_wait);
-        for (g, h) in t.lock_times.per_glock.drain() {
-            match self.lock_times.per_glock.entry(g) {
-                std::collections::hash_map::Entry::Occupied(mut o) => o.get_mut().merge(&h),
-                std::collections::hash_map::Entry::Vacant(v) => {
-                    v.insert(h);
-                }
-            }
-        }
-        for (ty, h) in std::mem::take(&mut t.lock_times.per_type) {
-            match self.lock_times.per_type.entry(ty) {
-                std::collections::btree_map::Entry::Occupied(mut o) => o.get_mut().merge(&h),
-                std::collections::btree_map::Entry::Vacant(v) => {
-                    v.insert(h);
-                }
-            }
-        }
+        self.lock_times.absorb(std::mem::take(&mut t.lock_times));
     }
 }
 

@@ -192,3 +192,132 @@ fn not_a_stats_file_is_named() {
     assert!(!o.status.success());
     assert!(String::from_utf8_lossy(&o.stderr).contains("neither a glstats nor an sbstats file"));
 }
+
+/// Each `--trace` file is read apart, as one node's: a reply is classified by its own
+/// trace's previous reply and state change, never by another node's. So two nodes' traces
+/// read together give what each gives alone, added up: the classification counts, and each
+/// glock's samples. On the 6.12 hand-off capture, reading n2's replies against n1's last
+/// ones classified 15 of them by another node's statistics.
+#[test]
+fn each_trace_is_read_apart() {
+    let traces = [
+        p("real/dlmev612/n1/trace_pipe.txt.xz"),
+        p("real/dlmev612/n2/trace_pipe.txt.xz"),
+    ];
+    let one = |t: &str| stats(&["--trace", t, "--limit", "0"]);
+    let alone = [one(&traces[0]), one(&traces[1])];
+    let both = stats(&["--trace", &traces[0], "--trace", &traces[1], "--limit", "0"]);
+    for k in [
+        "classified_by_stats",
+        "classified_by_flags",
+        "unclassified",
+        "negative_tdiff",
+    ] {
+        let sum: u64 = alone.iter().map(|v| v["trace"][k].as_u64().unwrap()).sum();
+        assert_eq!(both["trace"][k].as_u64().unwrap(), sum, "{k}");
+    }
+    let samples = |v: &serde_json::Value, class: &str| {
+        let mut m = std::collections::BTreeMap::<(String, String), u64>::new();
+        for g in elements(&v["trace"]["glocks"]) {
+            let key = (g["dev"].to_string(), g["glock"].to_string());
+            *m.entry(key).or_default() += g[class]["count"].as_u64().unwrap();
+        }
+        m
+    };
+    for class in ["all", "blocking", "nonblocking"] {
+        let mut sum = samples(&alone[0], class);
+        for (k, n) in samples(&alone[1], class) {
+            *sum.entry(k).or_default() += n;
+        }
+        assert_eq!(samples(&both, class), sum, "{class}");
+    }
+    assert!(both["trace"]["classified_by_stats"].as_u64().unwrap() > 0);
+    assert_eq!(both["trace"]["devs"], serde_json::json!(["254,0"]));
+}
+
+/// Two alike GFS2 filesystems of the same nodes, whose hot files are one inode number, so
+/// the nodes' traces hold two filesystems' glock `2/1231`. `stats --trace` keeps each
+/// filesystem's apart by the device its events name: each (device, glock) has exactly its
+/// own `gfs2_glock_lock_time` lines, and each device's round trips are those `glk analyze
+/// --fs` finds for the filesystem mounted on it (from the captures' mountinfo, a route of
+/// its own).
+#[test]
+fn two_filesystems_are_kept_apart_by_device() {
+    let dir = "real/two-filesystems-6.12";
+    let traces: Vec<String> = ["n1", "n2"]
+        .iter()
+        .map(|n| p(&format!("{dir}/{n}/lab_data/{n}/trace_pipe.txt.xz")))
+        .collect();
+    let mut raw = std::collections::BTreeMap::<(String, String), u64>::new();
+    for n in ["n1", "n2"] {
+        let text = testdata::text(&format!("{dir}/{n}/lab_data/{n}/trace_pipe.txt.xz"));
+        for l in text.lines() {
+            if let Some(body) = l.split("gfs2_glock_lock_time: ").nth(1) {
+                let dev = body.split(' ').next().unwrap().to_string();
+                *raw.entry((dev, common::glock_of_gfs2(l))).or_default() += 1;
+            }
+        }
+    }
+    let v = stats(&["--trace", &traces[0], "--trace", &traces[1], "--limit", "0"]);
+    let tr = &v["trace"];
+    let got: std::collections::BTreeMap<(String, String), u64> = elements(&tr["glocks"])
+        .map(|g| {
+            let key = (common::str_of(g, "dev"), common::str_of(g, "glock"));
+            (key, g["all"]["count"].as_u64().unwrap())
+        })
+        .collect();
+    assert_eq!(got, raw);
+    // The same glock on both devices.
+    let hot: Vec<&(String, String)> = raw.keys().filter(|(_, g)| g == "2/1231").collect();
+    assert_eq!(hot.len(), 2, "{raw:?}");
+    // Each device's, as glk analyze reads its filesystem alone.
+    let mountinfo = testdata::text(&format!("{dir}/n1/lab_gfs/n1/mountinfo"));
+    let mut devs = Vec::new();
+    for l in mountinfo.lines().filter(|l| l.contains(" - gfs2 ")) {
+        let w: Vec<&str> = l.split(' ').collect();
+        let (dev, fs) = (w[2].replace(':', ","), w[4].trim_start_matches('/'));
+        let a = common::glk_json(&[
+            "analyze",
+            "--json",
+            "--limit",
+            "0",
+            "--fs",
+            fs,
+            &p(&format!("{dir}/n1")),
+            &p(&format!("{dir}/n2")),
+        ]);
+        let mine: Vec<&serde_json::Value> = elements(&tr["types"])
+            .filter(|t| common::str_of(t, "dev") == dev)
+            .collect();
+        let theirs: Vec<&serde_json::Value> = elements(&a["slow_dlm_types"]).collect();
+        assert_eq!(mine.len(), theirs.len(), "{fs}");
+        for (m, t) in mine.iter().zip(&theirs) {
+            assert_eq!(m["type"], t["type"], "{fs}");
+            for (k, class) in [("count", "all"), ("blocking_count", "blocking")] {
+                assert_eq!(m[class]["count"], t[k], "{fs} {k}");
+            }
+            assert_eq!(m["nonblocking"]["count"], t["nonblocking_count"], "{fs}");
+            for k in ["p50_ns", "p99_ns", "max_ns"] {
+                assert_eq!(m["all"][k], t[k], "{fs} {k}");
+            }
+        }
+        devs.push(dev);
+    }
+    devs.sort();
+    assert_eq!(tr["devs"], serde_json::json!(devs));
+    assert_eq!(devs.len(), 2);
+    // The text names each row's device.
+    let text = common::glk_text(&["stats", "--trace", &traces[0], "--trace", &traces[1]]);
+    for dev in &devs {
+        let n = raw[&(dev.clone(), "2/1231".to_string())];
+        let row = format!("2/1231 {dev} all {n} ");
+        assert!(
+            text.lines().any(|l| l
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ")
+                .starts_with(&row)),
+            "{row}: {text}"
+        );
+    }
+}

@@ -10,11 +10,15 @@
 //! the glock's next `gfs2_glock_state_change` decides, since finish_xmote runs right after
 //! the reply with the same bit. Unlock replies (`status -65538`) are non-blocking
 //! (gdlm_put_lock clears the bit). What stays undecided counts only in `all`.
+//!
+//! Both rules follow one glock of one node's filesystem: a trace of several filesystems
+//! (their glock numbers overlap) or several nodes' traces are read as [`ByDevice`] does,
+//! one [`LockTimes`] per trace and device, folded together when each trace ends.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{btree_map, hash_map, BTreeMap, HashMap};
 
 use glockparse::{GlockId, GlockType};
-use traceparse::{Gfs2Event, LockTime};
+use traceparse::{Dev, Gfs2Event, LockTime};
 
 /// `-DLM_EUNLOCK`: the reply to an unlock (which never blocks).
 pub const DLM_EUNLOCK: i64 = -65538;
@@ -166,12 +170,90 @@ impl LockTimes {
         self.pending.len()
     }
 
-    /// Glocks by p99 of all their samples, slowest first (ties by id).
-    pub fn slowest(&self, n: usize) -> Vec<(GlockId, &Hists)> {
-        let mut v: Vec<(GlockId, &Hists)> = self.per_glock.iter().map(|(g, h)| (*g, h)).collect();
-        v.sort_by_cached_key(|(g, h)| (std::cmp::Reverse(h.all.distribution().p99_ns), *g));
+    /// Adds the samples and counts of `o`, another trace's, finished ([`LockTimes::finish`]):
+    /// the same glock's samples go into one set.
+    pub fn absorb(&mut self, o: LockTimes) {
+        for (g, h) in o.per_glock {
+            match self.per_glock.entry(g) {
+                hash_map::Entry::Occupied(mut mine) => mine.get_mut().merge(&h),
+                hash_map::Entry::Vacant(v) => {
+                    v.insert(h);
+                }
+            }
+        }
+        for (ty, h) in o.per_type {
+            match self.per_type.entry(ty) {
+                btree_map::Entry::Occupied(mut mine) => mine.get_mut().merge(&h),
+                btree_map::Entry::Vacant(v) => {
+                    v.insert(h);
+                }
+            }
+        }
+        self.negative += o.negative;
+        self.by_stats += o.by_stats;
+        self.by_flags += o.by_flags;
+        self.unclassified += o.unclassified;
+    }
+
+    /// Whether it holds nothing: no sample, no negative tdiff.
+    pub fn is_empty(&self) -> bool {
+        self.per_type.is_empty() && self.negative == 0
+    }
+}
+
+/// The round trips of traces that may hold several filesystems, one [`LockTimes`] per
+/// device as the events name it. Each trace is fed apart and ended
+/// ([`ByDevice::end_trace`]): a reply is classified by its own glock's previous reply and
+/// next state change, in its own trace and filesystem; then the trace's sets join those of
+/// the same device.
+#[derive(Default)]
+pub struct ByDevice {
+    /// The finished sets, by device: traces of several nodes fold into one where their
+    /// events name the filesystem's device alike.
+    pub devices: BTreeMap<Dev, LockTimes>,
+    /// The sets of the trace being read.
+    reading: BTreeMap<Dev, LockTimes>,
+}
+
+impl ByDevice {
+    /// Feeds one event of the trace being read, of the filesystem on `dev` (events
+    /// [`LockTimes::add`] ignores are ignored here too).
+    pub fn add(&mut self, dev: Dev, ev: &Gfs2Event) {
+        if matches!(
+            ev,
+            Gfs2Event::GlockLockTime(_) | Gfs2Event::GlockStateChange { .. }
+        ) {
+            self.reading.entry(dev).or_default().add(ev);
+        }
+    }
+
+    /// The `n` glocks with the slowest p99 of all their samples, of every device, slowest
+    /// first (ties by glock, then device).
+    pub fn slowest(&self, n: usize) -> Vec<(Dev, GlockId, &Hists)> {
+        let mut v: Vec<(Dev, GlockId, &Hists)> = self
+            .devices
+            .iter()
+            .flat_map(|(d, lt)| lt.per_glock.iter().map(move |(g, h)| (*d, *g, h)))
+            .collect();
+        v.sort_by_cached_key(|(d, g, h)| (std::cmp::Reverse(h.all.distribution().p99_ns), *g, *d));
         v.truncate(n);
         v
+    }
+
+    /// A count summed over the devices (`by_stats`, `unclassified`, ...).
+    pub fn total(&self, count: fn(&LockTimes) -> u64) -> u64 {
+        self.devices.values().map(count).sum()
+    }
+
+    /// Ends the trace being read: its samples still waiting for a state change are
+    /// recorded ([`LockTimes::finish`]), and its sets join the finished ones.
+    pub fn end_trace(&mut self) {
+        for (dev, mut lt) in std::mem::take(&mut self.reading) {
+            lt.finish();
+            if !lt.is_empty() {
+                self.devices.entry(dev).or_default().absorb(lt);
+            }
+        }
     }
 }
 
@@ -205,5 +287,71 @@ mod tests {
             .map(|h| h.all.distribution().count)
             .sum();
         assert_eq!(all, 100_000);
+    }
+
+    /// A reply of glock 2/7 with this smoothed non-blocking round trip.
+    fn reply(srtt: i64) -> Gfs2Event {
+        let mut e = lock_time(7, 1_000);
+        if let Gfs2Event::GlockLockTime(lt) = &mut e {
+            lt.stats.srtt = srtt;
+        }
+        e
+    }
+
+    const DEV_A: Dev = Dev {
+        major: 254,
+        minor: 1,
+    };
+    const DEV_B: Dev = Dev {
+        major: 254,
+        minor: 2,
+    };
+
+    #[test]
+    fn one_glock_number_on_two_devices_is_two_glocks() {
+        let mut t = ByDevice::default();
+        t.add(DEV_A, &reply(100));
+        // Another filesystem's glock of the same number: its statistics are its own, so
+        // the reply is not classified against the first device's.
+        t.add(DEV_B, &reply(200));
+        t.add(DEV_A, &reply(150));
+        t.end_trace();
+        let a = &t.devices[&DEV_A];
+        let b = &t.devices[&DEV_B];
+        assert_eq!((a.by_stats, a.unclassified), (1, 1));
+        assert_eq!((b.by_stats, b.unclassified), (0, 1));
+        assert_eq!(t.total(|l| l.by_stats + l.unclassified), 3);
+        let slowest = t.slowest(10);
+        let glocks: Vec<(Dev, u64)> = slowest
+            .iter()
+            .map(|(d, _, h)| (*d, h.all.distribution().count))
+            .collect();
+        assert_eq!(glocks, [(DEV_A, 2), (DEV_B, 1)]);
+    }
+
+    #[test]
+    fn each_trace_is_classified_by_its_own_replies() {
+        let mut t = ByDevice::default();
+        t.add(DEV_A, &reply(100));
+        t.end_trace();
+        // Another node's trace: its first reply of the glock has no previous reply to be
+        // compared with (the first trace's is another node's), and waits for a state
+        // change that does not come.
+        t.add(DEV_A, &reply(150));
+        t.end_trace();
+        let a = &t.devices[&DEV_A];
+        assert_eq!((a.by_stats, a.by_flags, a.unclassified), (0, 0, 2));
+        assert_eq!(a.per_glock[&GlockId::new(2, 7)].all.distribution().count, 2);
+        // Events other than replies and state changes make no set.
+        t.add(
+            DEV_B,
+            &Gfs2Event::GlockPut {
+                glock: GlockId::new(2, 7),
+                state: glockparse::DlmMode::NL,
+                flags: Default::default(),
+            },
+        );
+        t.end_trace();
+        assert_eq!(t.devices.len(), 1);
     }
 }

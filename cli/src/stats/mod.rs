@@ -7,7 +7,7 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use bundle::{FileKind, Sniffed};
-use gfs2stats::lock_time::LockTimes;
+use gfs2stats::lock_time::ByDevice;
 use gfs2stats::metrics::{self, Delta};
 use gfs2stats::{glstats, sbstats, GlStat, SbStats};
 use glockparse::Diagnostics;
@@ -48,8 +48,9 @@ pub struct StatsArgs {
     /// Counter increases between two glstats snapshots (files or capture snapshots).
     #[arg(long, num_args = 2, value_names = ["OLD", "NEW"])]
     pub delta: Option<Vec<PathBuf>>,
-    /// tdiff distributions from gfs2_glock_lock_time events in saved trace text (every
-    /// filesystem's events: --fs does not apply to them).
+    /// tdiff distributions from gfs2_glock_lock_time events in saved trace text: every
+    /// filesystem's events, each apart by its device (--fs does not apply to them; glk
+    /// analyze --fs reads one filesystem's from captures).
     #[arg(long)]
     pub trace: Vec<PathBuf>,
     /// Show sbstats per CPU, not only combined.
@@ -78,7 +79,8 @@ pub struct Report {
     pub glstats: Vec<GlFile>,
     pub sbstats: Vec<SbFile>,
     pub delta: Option<(f64, Vec<Delta>)>,
-    pub trace: Option<LockTimes>,
+    /// The traces' round trips by device (None without `--trace`).
+    pub trace: Option<ByDevice>,
     pub diagnostics: Diagnostics,
 }
 
@@ -196,18 +198,18 @@ pub fn build(args: &StatsArgs) -> io::Result<Report> {
     let trace = if args.trace.is_empty() {
         None
     } else {
-        let mut lt = LockTimes::default();
+        let mut lt = ByDevice::default();
         for p in &args.trace {
             bundle::live::refuse_trace_pipe(p)?;
             // Bad lines, and an end the file could not be read to, are diagnostics.
             traceparse::reader::for_each_decoded(p, &mut diagnostics, |d| {
-                if let traceparse::Decoded::Gfs2 { event, .. } = d {
-                    lt.add(&event);
+                if let traceparse::Decoded::Gfs2 { dev, event, .. } = d {
+                    lt.add(dev, &event);
                 }
                 true
             })?;
+            lt.end_trace();
         }
-        lt.finish();
         Some(lt)
     };
     Ok(Report {

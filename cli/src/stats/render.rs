@@ -7,6 +7,7 @@ use gfs2stats::metrics;
 use gfs2stats::{GlStat, Stat};
 use glockparse::GlockId;
 use serde_json::{json, Value};
+use traceparse::Dev;
 
 use super::{ranked, Report, StatsArgs};
 use crate::inputs::label;
@@ -24,13 +25,21 @@ fn pct(v: Option<f64>) -> String {
     v.map_or_else(|| "-".into(), |v| format!("{:.0}%", v * 100.0))
 }
 
-fn dist_row(out: &mut impl Write, name: &str, kind: &str, d: Distribution) -> io::Result<()> {
+/// One row of a distribution table; `dev` is the DEV column's cell where the table has one.
+fn dist_row(
+    out: &mut impl Write,
+    name: &str,
+    dev: Option<&str>,
+    kind: &str,
+    d: Distribution,
+) -> io::Result<()> {
     if d.count == 0 {
         return Ok(());
     }
+    let dev = dev.map_or_else(String::new, |d| format!("{d:<9} "));
     writeln!(
         out,
-        "{name:<18} {kind:<13} {:>7} {:>9} {:>9} {:>9} {:>9}",
+        "{name:<18} {dev}{kind:<13} {:>7} {:>9} {:>9} {:>9} {:>9}",
         d.count,
         nanos(d.p50_ns),
         nanos(d.p90_ns),
@@ -39,10 +48,27 @@ fn dist_row(out: &mut impl Write, name: &str, kind: &str, d: Distribution) -> io
     )
 }
 
-fn hists_rows(out: &mut impl Write, name: &str, h: &Hists) -> io::Result<()> {
-    dist_row(out, name, "all", distribution(&h.all))?;
-    dist_row(out, "", "blocking", distribution(&h.blocking))?;
-    dist_row(out, "", "non-blocking", distribution(&h.nonblocking))
+/// The all, blocking and non-blocking rows of one glock or type; `dev` as [`dist_row`]'s.
+fn hists_rows(out: &mut impl Write, name: &str, dev: Option<&str>, h: &Hists) -> io::Result<()> {
+    let blank = dev.map(|_| "");
+    dist_row(out, name, dev, "all", distribution(&h.all))?;
+    dist_row(out, "", blank, "blocking", distribution(&h.blocking))?;
+    dist_row(out, "", blank, "non-blocking", distribution(&h.nonblocking))
+}
+
+/// The header of a distribution table, with a DEV column where the traces hold several
+/// devices.
+fn dist_header(out: &mut impl Write, first: &str, several: bool) -> io::Result<()> {
+    let dev = if several {
+        format!("{:<9} ", "DEV")
+    } else {
+        String::new()
+    };
+    writeln!(
+        out,
+        "{first:<18} {dev}{:<13} {:>7} {:>9} {:>9} {:>9} {:>9}",
+        "REQUESTS", "COUNT", "P50", "P90", "P99", "MAX"
+    )
 }
 
 pub fn text(out: &mut impl Write, r: &Report, args: &StatsArgs) -> io::Result<()> {
@@ -221,39 +247,53 @@ fn delta_text(out: &mut impl Write, r: &Report, args: &StatsArgs) -> io::Result<
     Ok(())
 }
 
-/// DLM round trips from the traces' `gfs2_glock_lock_time` events.
+/// DLM round trips from the traces' `gfs2_glock_lock_time` events; where they hold several
+/// filesystems, each row names its device (DEV).
 fn trace_text(out: &mut impl Write, r: &Report, args: &StatsArgs) -> io::Result<()> {
-    if let Some(lt) = &r.trace {
-        writeln!(out, "DLM ROUND TRIPS from gfs2_glock_lock_time (tdiff)")?;
+    let Some(t) = &r.trace else {
+        return Ok(());
+    };
+    let several = t.devices.len() > 1;
+    let cell = |d: Dev| several.then(|| d.to_string());
+    writeln!(out, "DLM ROUND TRIPS from gfs2_glock_lock_time (tdiff)")?;
+    if several {
+        let devs: Vec<String> = t.devices.keys().map(Dev::to_string).collect();
         writeln!(
             out,
-            "{:<18} {:<13} {:>7} {:>9} {:>9} {:>9} {:>9}",
-            "TYPE", "REQUESTS", "COUNT", "P50", "P90", "P99", "MAX"
-        )?;
-        for (t, h) in &lt.per_type {
-            hists_rows(out, &t.name(), h)?;
-        }
-        writeln!(out)?;
-        writeln!(
-            out,
-            "{:<18} {:<13} {:>7} {:>9} {:>9} {:>9} {:>9}",
-            "GLOCK (by p99)", "REQUESTS", "COUNT", "P50", "P90", "P99", "MAX"
-        )?;
-        let n = if args.limit == 0 {
-            usize::MAX
-        } else {
-            args.limit
-        };
-        for (g, h) in lt.slowest(n) {
-            hists_rows(out, &g.to_string(), h)?;
-        }
-        writeln!(
-            out,
-            "(classified by stats pair: {}, by the next state change's flags: {}, unclassified: {}, negative tdiff skipped: {})",
-            lt.by_stats, lt.by_flags, lt.unclassified, lt.negative
+            "{} devices (filesystems) in the traces: {}; each row is of its DEV (glock \
+             numbers repeat between filesystems)",
+            devs.len(),
+            devs.join(", ")
         )?;
     }
-    Ok(())
+    dist_header(out, "TYPE", several)?;
+    for (d, lt) in &t.devices {
+        for (ty, h) in &lt.per_type {
+            hists_rows(out, &ty.name(), cell(*d).as_deref(), h)?;
+        }
+    }
+    writeln!(out)?;
+    dist_header(out, "GLOCK (by p99)", several)?;
+    for (d, g, h) in t.slowest(shown(args.limit)) {
+        hists_rows(out, &g.to_string(), cell(d).as_deref(), h)?;
+    }
+    writeln!(
+        out,
+        "(classified by stats pair: {}, by the next state change's flags: {}, unclassified: {}, negative tdiff skipped: {})",
+        t.total(|l| l.by_stats),
+        t.total(|l| l.by_flags),
+        t.total(|l| l.unclassified),
+        t.total(|l| l.negative)
+    )
+}
+
+/// Entries shown for `--limit` (0: all).
+fn shown(limit: usize) -> usize {
+    if limit == 0 {
+        usize::MAX
+    } else {
+        limit
+    }
 }
 
 fn jhists(h: &Hists) -> Value {
@@ -281,12 +321,13 @@ fn jglock(s: &GlStat, source: &std::path::Path) -> Value {
     })
 }
 
-fn jtrace_glock(g: GlockId, h: &Hists) -> Value {
+fn jtrace_glock(dev: Dev, g: GlockId, h: &Hists) -> Value {
     let mut v = jhists(h);
     let a = distribution(&h.all);
     let o = v.as_object_mut().expect("object");
     o.insert("glock".into(), json!(g.to_string()));
     o.insert("type".into(), json!(g.glock_type().name()));
+    o.insert("dev".into(), json!(dev.to_string()));
     // The headline figures at the top level too.
     o.insert("count".into(), json!(a.count));
     o.insert("p50_ns".into(), json!(a.p50_ns));
@@ -331,19 +372,21 @@ pub fn json(out: &mut impl Write, r: &Report, args: &StatsArgs) -> io::Result<()
             })).collect::<Vec<_>>(),
         })
     });
-    let trace = r.trace.as_ref().map(|lt| {
-        let n = if args.limit == 0 { usize::MAX } else { args.limit };
+    let trace = r.trace.as_ref().map(|t| {
         json!({
-            "types": lt.per_type.iter().map(|(t, h)| {
+            "devs": t.devices.keys().map(Dev::to_string).collect::<Vec<_>>(),
+            "types": t.devices.iter().flat_map(|(d, lt)| lt.per_type.iter().map(move |(ty, h)| {
                 let mut v = jhists(h);
-                v.as_object_mut().expect("object").insert("type".into(), json!(t.name()));
+                let o = v.as_object_mut().expect("object");
+                o.insert("type".into(), json!(ty.name()));
+                o.insert("dev".into(), json!(d.to_string()));
                 v
-            }).collect::<Vec<_>>(),
-            "glocks": lt.slowest(n).into_iter().map(|(g, h)| jtrace_glock(g, h)).collect::<Vec<_>>(),
-            "classified_by_stats": lt.by_stats,
-            "classified_by_flags": lt.by_flags,
-            "unclassified": lt.unclassified,
-            "negative_tdiff": lt.negative,
+            })).collect::<Vec<_>>(),
+            "glocks": t.slowest(shown(args.limit)).into_iter().map(|(d, g, h)| jtrace_glock(d, g, h)).collect::<Vec<_>>(),
+            "classified_by_stats": t.total(|l| l.by_stats),
+            "classified_by_flags": t.total(|l| l.by_flags),
+            "unclassified": t.total(|l| l.unclassified),
+            "negative_tdiff": t.total(|l| l.negative),
         })
     });
     let doc = json!({
