@@ -155,6 +155,81 @@ fn offline_dlm_events_in_jsonl_text_and_summary() {
     }
 }
 
+/// A trace of two alike filesystems, whose hot files are one glock number: `--summary`
+/// counts each glock per filesystem, as the events name it: the gfs2 events' by device,
+/// the dlm events' by lockspace. Checked against the raw lines, split by hand.
+#[test]
+fn summary_counts_a_glock_per_filesystem() {
+    let rel = "real/two-filesystems-6.12/n1/lab_data/n1/trace_pipe.txt.xz";
+    // (FS, glock) → queue, dequeue, promote, state changes, DLM replies, blocking ASTs.
+    let mut want: BTreeMap<(String, String), [u64; 6]> = BTreeMap::new();
+    for l in testdata::text(rel).lines() {
+        let Some((_, body)) = l.split_once(": ").and_then(|(_, r)| r.split_once(": ")) else {
+            continue;
+        };
+        let event = l.split(": ").nth(1).unwrap().rsplit(' ').next().unwrap();
+        let (column, fs, glock) = match event {
+            "dlm_bast" => {
+                let ls = body.split(' ').next().unwrap().to_string();
+                let hex = body.split("res_name=").nth(1).unwrap();
+                let name: Vec<u8> = (0..hex.len())
+                    .step_by(2)
+                    .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap())
+                    .collect();
+                let name = String::from_utf8(name).unwrap();
+                let w: Vec<&str> = name.split_whitespace().collect();
+                (5, ls, format!("{}/{}", w[0], w[1]))
+            }
+            "gfs2_glock_queue"
+            | "gfs2_promote"
+            | "gfs2_glock_state_change"
+            | "gfs2_glock_lock_time" => {
+                let column = match event {
+                    "gfs2_glock_queue" if body.contains(" dequeue ") => 1,
+                    "gfs2_glock_queue" => 0,
+                    "gfs2_promote" => 2,
+                    "gfs2_glock_state_change" => 3,
+                    _ => 4,
+                };
+                let dev = body.split(' ').next().unwrap().to_string();
+                (column, dev, common::glock_of_gfs2(l))
+            }
+            _ => continue,
+        };
+        want.entry((fs, glock)).or_default()[column] += 1;
+    }
+    let o = trace_file(&testdata::path(rel), &[], &["--summary"]);
+    assert!(o.status.success());
+    let text = String::from_utf8_lossy(&o.stdout);
+    let mut got: BTreeMap<(String, String), [u64; 6]> = BTreeMap::new();
+    let mut rows = text
+        .lines()
+        .skip_while(|l| !l.starts_with("GLOCK "))
+        .skip(1);
+    for l in rows.by_ref().take_while(|l| l.contains('/')) {
+        let w: Vec<&str> = l.split_whitespace().collect();
+        assert_eq!(w.len(), 13, "{l}");
+        let n = |i: usize| w[i].parse::<u64>().unwrap();
+        let counts = [n(4), n(5), n(6), n(7), n(10), n(12)];
+        got.insert((w[1].to_string(), w[0].to_string()), counts);
+    }
+    assert!(text.contains("Several filesystems"), "{text}");
+    // Every row shown is its filesystem's glock, counted as the lines count it (rows of
+    // glocks with other events only count none of these).
+    assert!(got.len() >= 6, "{text}");
+    for (k, counts) in &got {
+        assert_eq!(want.get(k).copied().unwrap_or_default(), *counts, "{k:?}");
+    }
+    // The hot glock: once per device and once per lockspace.
+    let hot: Vec<&String> = got
+        .keys()
+        .filter(|(_, g)| g == "2/1231")
+        .map(|k| &k.0)
+        .collect();
+    assert_eq!(hot.len(), 4, "{hot:?}");
+    assert_eq!(hot.iter().filter(|fs| fs.starts_with("ls_id=")).count(), 2);
+}
+
 #[test]
 fn offline_txt_keeps_lines_as_read_and_bad_lines_are_reported() {
     let scratch = tmp("txt");

@@ -4,7 +4,32 @@ use std::collections::{BTreeMap, HashMap};
 use std::io::{self, Write};
 
 use glockparse::GlockId;
-use traceparse::{Decoded, DlmEvent, Gfs2Event, DLM_EVENTS, GFS2_EVENTS};
+use traceparse::{Decoded, Dev, DlmEvent, Gfs2Event, DLM_EVENTS, GFS2_EVENTS};
+
+/// The filesystem a glock's events are of, as they name it: gfs2 events by its device,
+/// dlm events by its lockspace. Glock numbers repeat between filesystems (each has its own
+/// root inode `2/…`), so a glock is counted per filesystem.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Space {
+    /// A gfs2 event's device.
+    Dev(Dev),
+    /// A dlm event's lockspace id (`ls_id`; None for an event that names none).
+    Lockspace(Option<u32>),
+}
+
+impl std::fmt::Display for Space {
+    /// `254,1` as gfs2 events print a device, `ls_id=N` as dlm events print a lockspace.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Space::Dev(d) => write!(f, "{d}"),
+            Space::Lockspace(Some(id)) => write!(f, "ls_id={id}"),
+            Space::Lockspace(None) => f.write_str("-"),
+        }
+    }
+}
+
+/// One glock of one filesystem.
+type Key = (Space, GlockId);
 
 /// Per-glock counts of the locking events.
 #[derive(Debug, Default, Clone, serde::Serialize)]
@@ -46,20 +71,20 @@ pub struct Summary {
     per_dlm: [u64; DLM_EVENTS.len()],
     /// Other events (and undecodable gfs2 bodies) by name.
     per_other: BTreeMap<String, u64>,
-    per_glock: HashMap<GlockId, GlockCounts, foldhash::fast::RandomState>,
+    per_glock: HashMap<Key, GlockCounts, foldhash::fast::RandomState>,
     /// Counts of the glock of the latest events, not yet in `per_glock`: three events in
     /// four name the glock of the event before (queue, promote, dequeue...), which then
     /// costs no hash lookup.
-    run: Option<(GlockId, GlockCounts)>,
+    run: Option<(Key, GlockCounts)>,
 }
 
 impl Summary {
     pub fn add(&mut self, d: &Decoded<'_>) {
         match d {
-            Decoded::Gfs2 { event, .. } => {
+            Decoded::Gfs2 { event, dev, .. } => {
                 self.per_gfs2[event.index()] += 1;
                 let Some(g) = event.glock() else { return };
-                let c = self.counts(g);
+                let c = self.counts((Space::Dev(*dev), g));
                 c.events += 1;
                 match event {
                     Gfs2Event::GlockQueue { queue: true, .. } => c.queue += 1,
@@ -78,7 +103,7 @@ impl Summary {
             Decoded::Dlm { event, .. } => {
                 self.per_dlm[event.index()] += 1;
                 let Some(g) = event.glock() else { return };
-                let c = self.counts(g);
+                let c = self.counts((Space::Lockspace(event.ls_id()), g));
                 c.events += 1;
                 if let DlmEvent::Bast { .. } = event {
                     c.bast += 1;
@@ -96,12 +121,12 @@ impl Summary {
         }
     }
 
-    /// The counts of glock `g`, which becomes the glock of the run.
+    /// The counts of glock `k`, which becomes the glock of the run.
     #[inline]
-    fn counts(&mut self, g: GlockId) -> &mut GlockCounts {
-        if self.run.as_ref().is_none_or(|(id, _)| *id != g) {
+    fn counts(&mut self, k: Key) -> &mut GlockCounts {
+        if self.run.as_ref().is_none_or(|(id, _)| *id != k) {
             self.settle();
-            self.run = Some((g, GlockCounts::default()));
+            self.run = Some((k, GlockCounts::default()));
         }
         let (_, c) = self.run.as_mut().expect("the run was just set");
         c
@@ -149,14 +174,39 @@ impl Summary {
         m
     }
 
-    /// Glocks by number of events, most first (ties by id). Call [`Summary::settle`]
-    /// first.
-    pub fn top_glocks(&self, n: usize) -> Vec<(GlockId, &GlockCounts)> {
-        let mut v: Vec<(GlockId, &GlockCounts)> =
-            self.per_glock.iter().map(|(g, c)| (*g, c)).collect();
-        v.sort_by(|a, b| b.1.events.cmp(&a.1.events).then(a.0.cmp(&b.0)));
-        v.truncate(n);
-        v
+    /// The glocks counted, the most events first (ties by id, then filesystem), each with
+    /// its filesystem, and whether the trace holds several: where it holds one device and
+    /// one lockspace (one filesystem, as a trace mostly does), a glock's gfs2 and dlm
+    /// events are one row with no filesystem named. Call [`Summary::settle`] first.
+    pub fn glocks(&self) -> (Vec<(Option<Space>, GlockId, GlockCounts)>, bool) {
+        let (mut v, several) = self.rows();
+        v.sort_by(|a, b| {
+            (b.2.events.cmp(&a.2.events))
+                .then(a.1.cmp(&b.1))
+                .then(a.0.cmp(&b.0))
+        });
+        (v, several)
+    }
+
+    /// [`Summary::glocks`], unsorted.
+    fn rows(&self) -> (Vec<(Option<Space>, GlockId, GlockCounts)>, bool) {
+        let mut spaces: Vec<Space> = self.per_glock.keys().map(|(s, _)| *s).collect();
+        spaces.sort_unstable();
+        spaces.dedup();
+        let devs = spaces.iter().filter(|s| matches!(s, Space::Dev(_))).count();
+        let several = devs > 1 || spaces.len() - devs > 1;
+        if several {
+            let rows = self.per_glock.iter();
+            return (
+                rows.map(|((s, g), c)| (Some(*s), *g, c.clone())).collect(),
+                true,
+            );
+        }
+        let mut one: HashMap<GlockId, GlockCounts> = HashMap::new();
+        for ((_, g), c) in &self.per_glock {
+            one.entry(*g).or_default().merge(c);
+        }
+        (one.into_iter().map(|(g, c)| (None, g, c)).collect(), false)
     }
 
     /// The summary as text (call [`Summary::settle`] first).
@@ -166,10 +216,20 @@ impl Summary {
             writeln!(out, "{e:<28} {n:>10}")?;
         }
         writeln!(out)?;
+        let (rows, several) = self.glocks();
+        let fs = |s: Option<&str>| s.map_or_else(String::new, |s| format!("{s:<17} "));
+        if several {
+            writeln!(
+                out,
+                "Several filesystems: each glock is counted per filesystem, as its events \
+                 name it (FS: gfs2 events by device, dlm events by lockspace)"
+            )?;
+        }
         writeln!(
             out,
-            "{:<18} {:<7} {:>8} {:>7} {:>7} {:>7} {:>7} {:>8} {:>8} {:>7} {:>5} {:>6}",
+            "{:<18} {}{:<7} {:>8} {:>7} {:>7} {:>7} {:>7} {:>8} {:>8} {:>7} {:>5} {:>6}",
             "GLOCK",
+            fs(several.then_some("FS")),
             "TYPE",
             "EVENTS",
             "QUEUE",
@@ -182,11 +242,12 @@ impl Summary {
             "PUT",
             "BAST"
         )?;
-        for (g, c) in self.top_glocks(top) {
+        for (s, g, c) in rows.iter().take(top) {
             writeln!(
                 out,
-                "{:<18} {:<7} {:>8} {:>7} {:>7} {:>7} {:>7} {:>8} {:>8} {:>7} {:>5} {:>6}",
+                "{:<18} {}{:<7} {:>8} {:>7} {:>7} {:>7} {:>7} {:>8} {:>8} {:>7} {:>5} {:>6}",
                 g.to_string(),
+                fs(s.map(|s| s.to_string()).as_deref()),
                 g.glock_type().name(),
                 c.events,
                 c.queue,
@@ -200,8 +261,8 @@ impl Summary {
                 c.bast
             )?;
         }
-        if self.per_glock.len() > top {
-            writeln!(out, "({} glocks in all)", self.per_glock.len())?;
+        if rows.len() > top {
+            writeln!(out, "({} glocks in all)", rows.len())?;
         }
         Ok(())
     }
@@ -244,13 +305,17 @@ mod tests {
         assert!(want.len() > 10, "{}", want.len());
         a.merge(b);
         a.settle();
-        let got: HashMap<GlockId, (u64, u64)> = a
-            .per_glock
+        let (rows, several) = a.glocks();
+        assert!(!several);
+        let got: HashMap<GlockId, (u64, u64)> = rows
             .iter()
-            .map(|(g, c)| (*g, (c.events, c.bast)))
+            .map(|(s, g, c)| {
+                assert_eq!(*s, None);
+                (*g, (c.events, c.bast))
+            })
             .collect();
         assert_eq!(got, want);
         let busiest = want.values().map(|w| w.0).max().unwrap();
-        assert_eq!(a.top_glocks(1)[0].1.events, busiest);
+        assert_eq!(rows[0].2.events, busiest);
     }
 }
