@@ -20,7 +20,7 @@ use bundle::filesystems::FsIds;
 use bundle::Captures;
 use gfs2stats::lock_time::LockTimes;
 use glockparse::Diagnostics;
-use traceparse::{Decoded, DlmEvent, Gfs2Event};
+use traceparse::{Decoded, Dev, DlmEvent, Gfs2Event};
 
 use super::clock::Mark;
 use super::{contended, handoff, hold_wait, storms, stuck};
@@ -164,6 +164,8 @@ impl NodeTrace {
 struct Aside {
     diag: Diagnostics,
     queuers: crate::owners::Queuers,
+    /// The devices the gfs2 events kept name, in the order first seen.
+    devices: Vec<Dev>,
 }
 
 impl Aside {
@@ -171,6 +173,17 @@ impl Aside {
     fn merge(&mut self, later: Aside) {
         self.diag.merge(&later.diag);
         self.queuers.merge(later.queuers);
+        for d in later.devices {
+            saw_device(&mut self.devices, d);
+        }
+    }
+}
+
+/// Notes device `d` among `devices` (a handful at most: one per filesystem).
+#[inline]
+fn saw_device(devices: &mut Vec<Dev>, d: Dev) {
+    if devices.last() != Some(&d) && !devices.contains(&d) {
+        devices.push(d);
     }
 }
 
@@ -185,10 +198,14 @@ fn decode(
 ) -> io::Result<(bool, u64)> {
     let mut ok = true;
     let queuers = &mut aside.queuers;
+    let devices = &mut aside.devices;
     let lines = traceparse::reader::for_each_decoded(path, &mut aside.diag, |d| {
         let (line, ev) = match d {
             _ if !fs.keeps(&d) => return ok,
-            Decoded::Gfs2 { line, event, .. } => {
+            Decoded::Gfs2 {
+                line, event, dev, ..
+            } => {
+                saw_device(devices, dev);
                 if let Gfs2Event::GlockQueue { queue: true, .. } = event {
                     queuers.saw(line.pid, line.comm);
                 }
@@ -320,9 +337,34 @@ fn read_node(
             t.add(*ts, *pid, e);
         }
     }
+    several_filesystems(node, traces, &aside.devices)?;
     t.balance.queuers = aside.queuers;
     t.finish();
     Ok((t, aside.diag))
+}
+
+/// An error where a node's traces, read whole because nothing says which filesystem they
+/// are of, hold the gfs2 events of several devices: glock numbers repeat between
+/// filesystems (each has its own root inode), so their glocks cannot be told apart.
+fn several_filesystems(node: &str, traces: &[PathBuf], devices: &[Dev]) -> io::Result<()> {
+    if devices.len() < 2 {
+        return Ok(());
+    }
+    let mut devs: Vec<String> = devices.iter().map(Dev::to_string).collect();
+    devs.sort();
+    let files: Vec<String> = traces.iter().map(|p| p.display().to_string()).collect();
+    Err(io::Error::new(
+        io::ErrorKind::InvalidInput,
+        format!(
+            "{node}: {} holds the gfs2 events of {} GFS2 filesystems (devices {}), and \
+             nothing says which to read: glock numbers repeat between filesystems, so their \
+             glocks would be counted as one. A capture by glk capture --trace keeps the \
+             node's mount table, which names each filesystem's device: analyze it with --fs",
+            files.join(", "),
+            devs.len(),
+            devs.join(", ")
+        ),
+    ))
 }
 
 /// Called now and then with the events read so far per node, and once at the end (`true`).

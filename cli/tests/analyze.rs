@@ -557,3 +557,60 @@ fn a_capture_compressed_file_by_file_reads_as_it_was() {
     let was = top(&fixture, &["n1/glocks.4", "n2/glocks.4"]);
     assert!(was.contains("\"held_elsewhere\""), "{was:.300}");
 }
+
+/// A trace that names no filesystem but holds the gfs2 events of two (a node with two
+/// GFS2 filesystems, traced whole) is refused by every command that analyses it, naming
+/// the node, the file and both devices: glock numbers repeat between filesystems (here
+/// the two hot files are both glock 2/1231), so its glocks cannot be told apart. With the
+/// node's capture, whose mount table names each filesystem's device, `--fs` reads one.
+#[test]
+fn a_trace_of_two_filesystems_alone_is_refused() {
+    let dir = "real/two-filesystems-6.12";
+    let trace = testdata::path(&format!("{dir}/n1/lab_data/n1/trace_pipe.txt.xz"));
+    for cmd in [
+        &["analyze"][..],
+        &["doctor"],
+        &["report", "-o", "/dev/null"],
+    ] {
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_glk"))
+            .args(cmd)
+            .arg(&trace)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{cmd:?}: {err}");
+        assert!(o.stdout.is_empty(), "{cmd:?}");
+        for want in [
+            "n1: ",
+            &trace.display().to_string(),
+            "2 GFS2 filesystems (devices 254,1, 254,2)",
+        ] {
+            assert!(err.contains(want), "{cmd:?}: {want}: {err}");
+        }
+    }
+    // Beside its capture, the trace is read for one filesystem: its events of the other
+    // device are left out.
+    let capture = |fs: &str| {
+        common::glk_json(&[
+            "analyze",
+            "--json",
+            "--limit",
+            "0",
+            "--fs",
+            fs,
+            &testdata::path(&format!("{dir}/n1")).display().to_string(),
+        ])
+    };
+    let text = testdata::text(&format!("{dir}/n1/lab_data/n1/trace_pipe.txt.xz"));
+    for (fs, dev) in [("gfs", "254,1"), ("data", "254,2")] {
+        let v = capture(fs);
+        let replies = text
+            .lines()
+            .filter(|l| l.contains(&format!("gfs2_glock_lock_time: {dev} ")))
+            .count() as u64;
+        let counted: u64 = common::elements(&v["slow_dlm_types"])
+            .map(|t| common::u64_of(t, "count"))
+            .sum();
+        assert_eq!(counted, replies, "{fs}");
+    }
+}
