@@ -170,7 +170,9 @@ pub struct ExportArgs {
     /// capture exported again replaces its own files).
     #[arg(long, value_name = "DIR", requires = "cluster")]
     pub dataset: Option<PathBuf>,
-    /// The cluster the captures belong to (with --dataset).
+    /// The cluster the captures belong to (with --dataset): one name per filesystem, such
+    /// as its lock table CLUSTER:FS, since glock numbers repeat between filesystems and
+    /// glk fleet counts a cluster's glocks of one number as one.
     #[arg(long, value_name = "NAME", requires = "dataset")]
     pub cluster: Option<String>,
 }
