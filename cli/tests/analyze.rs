@@ -590,20 +590,9 @@ fn a_trace_of_two_filesystems_alone_is_refused() {
     }
     // Beside its capture, the trace is read for one filesystem: its events of the other
     // device are left out.
-    let capture = |fs: &str| {
-        common::glk_json(&[
-            "analyze",
-            "--json",
-            "--limit",
-            "0",
-            "--fs",
-            fs,
-            &testdata::path(&format!("{dir}/n1")).display().to_string(),
-        ])
-    };
     let text = testdata::text(&format!("{dir}/n1/lab_data/n1/trace_pipe.txt.xz"));
     for (fs, dev) in [("gfs", "254,1"), ("data", "254,2")] {
-        let v = capture(fs);
+        let v = common::analyze_fs(fs, &[format!("{dir}/n1")]);
         let replies = text
             .lines()
             .filter(|l| l.contains(&format!("gfs2_glock_lock_time: {dev} ")))

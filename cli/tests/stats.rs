@@ -276,16 +276,7 @@ fn two_filesystems_are_kept_apart_by_device() {
     for l in mountinfo.lines().filter(|l| l.contains(" - gfs2 ")) {
         let w: Vec<&str> = l.split(' ').collect();
         let (dev, fs) = (w[2].replace(':', ","), w[4].trim_start_matches('/'));
-        let a = common::glk_json(&[
-            "analyze",
-            "--json",
-            "--limit",
-            "0",
-            "--fs",
-            fs,
-            &p(&format!("{dir}/n1")),
-            &p(&format!("{dir}/n2")),
-        ]);
+        let a = common::analyze_fs(fs, &[format!("{dir}/n1"), format!("{dir}/n2")]);
         let mine: Vec<&serde_json::Value> = elements(&tr["types"])
             .filter(|t| common::str_of(t, "dev") == dev)
             .collect();

@@ -29,6 +29,11 @@
 #   top-caps-gfs       glk top --once --json --limit 0 --fs gfs on both nodes' captures
 #   top-cluster-gfs, stats-cluster-data    glk top --cluster --fs gfs and glk stats
 #               --cluster --fs data (over ssh: n2's agent)
+#   trace-live  first of all, while both nodes append to both hot files again: glk trace
+#               --events gfs2,dlm --summary --duration 8 --output runs/trace-live.txt (both
+#               filesystems' events; tracing_on.txt and instances.txt after it), then
+#               analyze-trace (glk analyze of that trace alone: refused, it names no
+#               filesystem) and stats-trace-live (glk stats --trace of it)
 #   stats-trace, stats-trace-json    glk stats --trace of both nodes' traces (both
 #               filesystems' events, kept apart by device), text and --json --limit 0
 #   old         glk-old analyze --json on both nodes' captures (when share/glk-old is there)
@@ -78,11 +83,18 @@ timeout 300 gfs2_lockcapture -y -q -r 1 -s 1 -o $OUT/lockcapture > $OUT/lockcapt
 cat /proc/locks > $OUT/proc-locks.txt
 find $OUT/capture $OUT/lockcapture > $OUT/listing.txt 2>&1
 lab_barrier captured
+# Both nodes append to both hot files again for 15 s, for n1's live trace below.
+( end=$(($(date +%s) + 15))
+  while [ $(date +%s) -lt $end ]; do echo "$N" >> /data/hot; echo "$N" >> /gfs/hot; done ) &
 if [ $N = n1 ]; then
   R=$OUT/runs; mkdir -p $R
   CAPS="$OUT/capture $S/out-$TAG-n2/capture"
   LOCKCAPS="$(ls -d $OUT/lockcapture/* $S/out-$TAG-n2/lockcapture/* | head -2)"
   run() { w=$1; shift; timeout 120 "$@" > $R/$w.out 2> $R/$w.err; echo $? > $R/$w.rc; }
+  run glk-trace-live glk trace --events gfs2,dlm --summary --duration 8 --output $R/trace-live.txt
+  cat /sys/kernel/tracing/tracing_on > $R/tracing_on.txt 2>&1; ls /sys/kernel/tracing/instances > $R/instances.txt 2>&1
+  run glk-analyze-trace glk analyze $R/trace-live.txt
+  run glk-stats-trace-live glk stats --trace $R/trace-live.txt
   run glk-both glk analyze $CAPS
   run glk-gfs glk analyze --json --limit 0 --fs gfs $CAPS
   run glk-data glk analyze --json --limit 0 --fs data $CAPS

@@ -33,6 +33,16 @@ pub fn glk_json<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> serde_json::Value {
     serde_json::from_str(&glk_text(args)).unwrap()
 }
 
+/// `glk analyze --json --limit 0 --fs FS` of the fixtures `rels`, which must succeed.
+pub fn analyze_fs(fs: &str, rels: &[String]) -> serde_json::Value {
+    let mut args: Vec<std::ffi::OsString> = ["analyze", "--json", "--limit", "0", "--fs", fs]
+        .iter()
+        .map(Into::into)
+        .collect();
+    args.extend(rels.iter().map(|r| testdata::path(r).into_os_string()));
+    glk_json(&args)
+}
+
 /// `glk ARGS`, which must succeed, and its standard output.
 pub fn glk_text<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> String {
     let o = std::process::Command::new(env!("CARGO_BIN_EXE_glk"))
