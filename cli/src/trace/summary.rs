@@ -8,22 +8,41 @@ use traceparse::{Decoded, Dev, DlmEvent, Gfs2Event, DLM_EVENTS, GFS2_EVENTS};
 
 /// The filesystem a glock's events are of, as they name it: gfs2 events by its device,
 /// dlm events by its lockspace. Glock numbers repeat between filesystems (each has its own
-/// root inode `2/…`), so a glock is counted per filesystem.
+/// root inode `2/…`), so a glock is counted per filesystem. One word, as the per-event
+/// glock key is compared and hashed on every event: a device is `major << 32 | minor`
+/// (majors have 12 bits), a lockspace has the top bit set, and the next for an id.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Space {
+pub struct Space(u64);
+
+/// [`Space`]'s bit of a lockspace.
+const LOCKSPACE: u64 = 1 << 63;
+/// [`Space`]'s bit of a lockspace with an id.
+const WITH_ID: u64 = 1 << 62;
+
+impl Space {
     /// A gfs2 event's device.
-    Dev(Dev),
+    fn dev(d: Dev) -> Space {
+        Space(u64::from(d.major & 0x3fff_ffff) << 32 | u64::from(d.minor))
+    }
+
     /// A dlm event's lockspace id (`ls_id`; None for an event that names none).
-    Lockspace(Option<u32>),
+    fn lockspace(id: Option<u32>) -> Space {
+        Space(LOCKSPACE | id.map_or(0, |id| WITH_ID | u64::from(id)))
+    }
+
+    /// Whether it is a device.
+    fn is_dev(self) -> bool {
+        self.0 & LOCKSPACE == 0
+    }
 }
 
 impl std::fmt::Display for Space {
     /// `254,1` as gfs2 events print a device, `ls_id=N` as dlm events print a lockspace.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Space::Dev(d) => write!(f, "{d}"),
-            Space::Lockspace(Some(id)) => write!(f, "ls_id={id}"),
-            Space::Lockspace(None) => f.write_str("-"),
+        match (self.is_dev(), self.0 & WITH_ID != 0) {
+            (true, _) => write!(f, "{},{}", self.0 >> 32, self.0 & 0xffff_ffff),
+            (false, true) => write!(f, "ls_id={}", self.0 & 0xffff_ffff),
+            (false, false) => f.write_str("-"),
         }
     }
 }
@@ -84,7 +103,7 @@ impl Summary {
             Decoded::Gfs2 { event, dev, .. } => {
                 self.per_gfs2[event.index()] += 1;
                 let Some(g) = event.glock() else { return };
-                let c = self.counts((Space::Dev(*dev), g));
+                let c = self.counts((Space::dev(*dev), g));
                 c.events += 1;
                 match event {
                     Gfs2Event::GlockQueue { queue: true, .. } => c.queue += 1,
@@ -103,7 +122,7 @@ impl Summary {
             Decoded::Dlm { event, .. } => {
                 self.per_dlm[event.index()] += 1;
                 let Some(g) = event.glock() else { return };
-                let c = self.counts((Space::Lockspace(event.ls_id()), g));
+                let c = self.counts((Space::lockspace(event.ls_id()), g));
                 c.events += 1;
                 if let DlmEvent::Bast { .. } = event {
                     c.bast += 1;
@@ -193,7 +212,7 @@ impl Summary {
         let mut spaces: Vec<Space> = self.per_glock.keys().map(|(s, _)| *s).collect();
         spaces.sort_unstable();
         spaces.dedup();
-        let devs = spaces.iter().filter(|s| matches!(s, Space::Dev(_))).count();
+        let devs = spaces.iter().filter(|s| s.is_dev()).count();
         let several = devs > 1 || spaces.len() - devs > 1;
         if several {
             let rows = self.per_glock.iter();
