@@ -212,15 +212,10 @@ fn delta_text(out: &mut impl Write, r: &Report, args: &StatsArgs) -> io::Result<
             "{:<16} {:<7} {:>8} {:>8} {:>10} {:>10}",
             "GLOCK", "TYPE", "+DCNT", "+QCNT", "DCNT/S", "QCNT/S"
         )?;
-        let n = if args.limit == 0 {
-            deltas.len()
-        } else {
-            args.limit
-        };
         for d in deltas
             .iter()
             .filter(|d| d.dcount > 0 || d.qcount > 0)
-            .take(n)
+            .take(shown(args.limit))
         {
             writeln!(
                 out,
