@@ -53,6 +53,18 @@ impl FsIds {
     }
 }
 
+/// The global id dlm_controld gives lockspace `name`, the `ls_id` of its dlm events: the
+/// CRC-32 of `dlm:ls:NAME` with its terminating NUL (dlm_controld's `cpgname_to_crc`,
+/// the zlib CRC-32), which it writes to the kernel's `/sys/kernel/dlm/NAME/id` and
+/// `dlm_tool ls` prints as `id 0x…`.
+pub fn lockspace_global_id(name: &str) -> u32 {
+    let mut h = crc32fast::Hasher::new();
+    h.update(b"dlm:ls:");
+    h.update(name.as_bytes());
+    h.update(&[0]);
+    h.finalize()
+}
+
 /// The id of lockspace `name` in `dlm_tool ls` output (`name NAME` then `id 0xHEX`), as
 /// `cluster.txt` holds it.
 fn lockspace_id(text: &str, name: &str) -> Option<u32> {
@@ -74,7 +86,8 @@ impl NodeCapture {
     /// The ids of the filesystem this capture is of (none when it does not say
     /// which it is): the device of its GFS2 mount in the node's `mountinfo` copy (the one
     /// at the mount point its sysfs state names, else the only GFS2 mount), and its
-    /// lockspace's id in the node's `dlm_tool ls` output.
+    /// lockspace's id in the node's `dlm_tool ls` output, else as dlm_controld derives it
+    /// from the lockspace's name ([`lockspace_global_id`]).
     pub fn fs_ids(&self) -> FsIds {
         let Some(table) = self.fs.as_deref() else {
             return FsIds::default();
@@ -98,7 +111,8 @@ impl NodeCapture {
         let ls_id = self
             .files_of(NodeFile::Cluster)
             .filter_map(|p| crate::read_text(p).ok())
-            .find_map(|text| lockspace_id(&text, lockspace(table)));
+            .find_map(|text| lockspace_id(&text, lockspace(table)))
+            .or_else(|| Some(lockspace_global_id(lockspace(table))));
         FsIds { dev, ls_id }
     }
 }
@@ -212,6 +226,25 @@ mod tests {
         assert_eq!(lockspace_id(ls, "data"), None);
         assert!(names("gfs", "lab:gfs") && names("lab:gfs", "lab:gfs"));
         assert!(!names("lab", "lab:gfs"));
+    }
+
+    /// Every lockspace that `dlm_tool ls` lists in the fixtures (ids that dlm_controld gave
+    /// on kernels 5.10 to 6.12) has the id derived from its name.
+    #[test]
+    fn lockspace_ids_are_derived_from_names_as_dlm_controld_does() {
+        let mut checked = std::collections::BTreeSet::new();
+        for p in testdata::files("real", |n| n == "cluster.txt") {
+            let text = std::fs::read_to_string(&p).unwrap();
+            let listed = text.lines().filter_map(|l| l.strip_prefix("name "));
+            for name in listed.map(str::trim) {
+                let id = lockspace_id(&text, name).unwrap_or_else(|| panic!("{p:?}: {name}"));
+                assert_eq!(lockspace_global_id(name), id, "{p:?}: {name}");
+                checked.insert((name.to_string(), id));
+            }
+        }
+        let names: Vec<&str> = checked.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, ["data", "gfs"], "{checked:x?}");
+        assert_eq!(lockspace_global_id("data"), 2_858_078_307);
     }
 
     #[test]

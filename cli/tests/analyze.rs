@@ -603,3 +603,50 @@ fn a_trace_of_two_filesystems_alone_is_refused() {
         assert_eq!(counted, replies, "{fs}");
     }
 }
+
+/// A capture without `dlm_tool ls` (it can hang with the cluster) still tells one
+/// filesystem's dlm events from the other's: the lockspace id is derived from its name.
+#[test]
+fn a_lockspace_is_known_by_its_name_without_dlm_tool_ls() {
+    let dir = testdata::path("real/two-filesystems-6.12/n1");
+    let tmp = tempfile::tempdir().unwrap();
+    let mut stripped = 0;
+    for fs in ["lab_data", "lab_gfs"] {
+        let to = tmp.path().join(fs).join("n1");
+        std::fs::create_dir_all(&to).unwrap();
+        for e in std::fs::read_dir(dir.join(fs).join("n1")).unwrap() {
+            let p = e.unwrap().path();
+            let mut bytes = std::fs::read(&p).unwrap();
+            if p.ends_with("cluster.txt") {
+                let text = std::str::from_utf8(&bytes).unwrap();
+                let at = text.find("## dlm_tool ls").unwrap();
+                bytes.truncate(at);
+                stripped += 1;
+            }
+            std::fs::write(to.join(p.file_name().unwrap()), bytes).unwrap();
+        }
+    }
+    assert_eq!(stripped, 2);
+    for fs in ["gfs", "data"] {
+        let json = |d: &std::path::Path| {
+            let text = common::glk_text(&[
+                "analyze".as_ref(),
+                "--json".as_ref(),
+                "--limit".as_ref(),
+                "0".as_ref(),
+                "--fs".as_ref(),
+                fs.as_ref(),
+                d.as_os_str(),
+            ]);
+            text.replace(&d.display().to_string(), "DIR")
+        };
+        let (with, without) = (json(&dir), json(tmp.path()));
+        let v: serde_json::Value = serde_json::from_str(&with).unwrap();
+        let basts: u64 = common::elements(&v["demote_causes"])
+            .filter(|c| c["source"] == "dlm_bast")
+            .map(|c| common::u64_of(c, "count"))
+            .sum();
+        assert!(basts > 40, "{fs}: {basts}");
+        assert_eq!(with, without, "{fs}");
+    }
+}

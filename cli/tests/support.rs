@@ -856,10 +856,15 @@ fn two_filesystems() -> tempfile::TempDir {
             std::fs::write(to.join("table"), format!("{fs}\n")).unwrap();
         }
     }
+    // Each copy's lockspace is named as its table says (`a`, `b`), as dlm_tool ls would
+    // list it: lab:a's with the id its trace carries, lab:b's with another.
     for n in ["n1", "n2"] {
+        let ls = "## dlm_tool ls\ndlm lockspaces\nname          a\nid            0x3df8322a\n";
+        std::fs::write(dir.path().join("lab_a").join(n).join("cluster.txt"), ls).unwrap();
         let d = dir.path().join("lab_b").join(n);
         for (file, from, to) in [
             ("mountinfo", " 254:0 ", " 254:16 "),
+            ("cluster.txt", "name          gfs\n", "name          b\n"),
             ("cluster.txt", "0x3df8322a", "0x0badcafe"),
             ("locks.0", " fe:00:", " fe:10:"),
             ("locks.1", " fe:00:", " fe:10:"),
