@@ -11,6 +11,7 @@
 
 use std::collections::BTreeMap;
 use std::io;
+use std::path::Path;
 
 use traceparse::Decoded;
 
@@ -63,6 +64,53 @@ pub fn lockspace_global_id(name: &str) -> u32 {
     h.update(name.as_bytes());
     h.update(&[0]);
     h.finalize()
+}
+
+/// A GFS2 filesystem of a node: its lock table, and the ids its trace events carry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NamedFs {
+    /// Its lock table, `CLUSTER:FS`.
+    pub table: String,
+    /// Its device and lockspace id.
+    pub ids: FsIds,
+}
+
+/// The GFS2 filesystems that the glk capture a saved trace lies in names for the trace's
+/// node: the filesystem of the node directory holding `trace` and, in a capture of several
+/// (`DIR/FS/NODE/`, each `FS` its lock table with `_` for `:`, as `glk capture` writes
+/// it), the node's directories of the others. None where the trace lies in no capture's
+/// node directory that names its filesystem.
+pub fn beside_trace(trace: &Path) -> Vec<NamedFs> {
+    let Some(own) = trace.parent() else {
+        return Vec::new();
+    };
+    let named = |dir: &Path| {
+        let node = crate::node_dir(dir).ok()?;
+        let ids = node.fs_ids();
+        node.fs.map(|table| NamedFs { table, ids })
+    };
+    let Some(first) = named(own) else {
+        return Vec::new();
+    };
+    let layout_name = |table: &str| table.replace(':', "_");
+    let fs_dir = own
+        .parent()
+        .filter(|d| d.file_name() == Some(layout_name(&first.table).as_ref()));
+    let (Some(root), Some(node)) = (fs_dir.and_then(Path::parent), own.file_name()) else {
+        return vec![first];
+    };
+    let mut out = vec![first];
+    for other in crate::subdirs(root).unwrap_or_default() {
+        let dir = other.join(node);
+        if dir == own || !dir.is_dir() {
+            continue;
+        }
+        match named(&dir) {
+            Some(fs) if other.file_name() == Some(layout_name(&fs.table).as_ref()) => out.push(fs),
+            _ => {}
+        }
+    }
+    out
 }
 
 /// The id of lockspace `name` in `dlm_tool ls` output (`name NAME` then `id 0xHEX`), as

@@ -106,9 +106,7 @@ impl Filesystem {
     /// Its device (`MAJOR:MINOR` in sysfs `id`, as `/proc/locks` and mountinfo name it),
     /// when sysfs shows it.
     pub fn device(&self) -> Option<(u32, u32)> {
-        let id = std::fs::read_to_string(self.sysfs().join("id")).ok()?;
-        let (major, minor) = id.trim().split_once(':')?;
-        Some((major.parse().ok()?, minor.parse().ok()?))
+        sysfs_device(&self.sysfs())
     }
 
     /// Its DLM lock dump, `DEBUGFS/dlm/LOCKSPACE_locks` (given the debugfs root).
@@ -157,6 +155,36 @@ pub fn mounted(root: &Path) -> io::Result<Vec<Filesystem>> {
         .collect();
     out.sort_by(|a, b| a.table.cmp(&b.table));
     Ok(out)
+}
+
+/// The GFS2 filesystems mounted now as sysfs `root` (`/sys`) shows them, sorted by lock
+/// table: each directory `ROOT/fs/gfs2/TABLE` with its device (`id`, `MAJOR:MINOR`) and
+/// its DLM lockspace's id (`ROOT/kernel/dlm/LOCKSPACE/id`, as dlm_controld set it; none
+/// for lock_nolock). None where sysfs shows none.
+pub fn named_filesystems(root: &Path) -> Vec<crate::filesystems::NamedFs> {
+    let Ok(dirs) = crate::subdirs(&root.join("fs/gfs2")) else {
+        return Vec::new();
+    };
+    dirs.into_iter()
+        .filter_map(|d| {
+            let table = d.file_name()?.to_str()?.to_string();
+            let dev = sysfs_device(&d);
+            let lockspace = crate::filesystems::lockspace(&table);
+            let ls_id = std::fs::read_to_string(root.join("kernel/dlm").join(lockspace).join("id"))
+                .ok()
+                .and_then(|id| id.trim().parse().ok());
+            let ids = crate::filesystems::FsIds { dev, ls_id };
+            Some(crate::filesystems::NamedFs { table, ids })
+        })
+        .collect()
+}
+
+/// The device of the filesystem of sysfs directory `dir` (`SYSFS/fs/gfs2/TABLE`): its `id`,
+/// `MAJOR:MINOR`.
+fn sysfs_device(dir: &Path) -> Option<(u32, u32)> {
+    let id = std::fs::read_to_string(dir.join("id")).ok()?;
+    let (major, minor) = id.trim().split_once(':')?;
+    Some((major.parse().ok()?, minor.parse().ok()?))
 }
 
 /// The sysfs files of a filesystem (`SYSFS/fs/gfs2/TABLE`) that say whether it can make
@@ -258,6 +286,43 @@ pub fn run_tool(cmd: &[&str], within: std::time::Duration) -> io::Result<Option<
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Each sysfs directory of a GFS2 filesystem, with its device and its lockspace's
+    /// id as the kernel shows them (a sysfs tree laid out as the kernel's); lock_nolock
+    /// has no lockspace.
+    #[test]
+    fn named_filesystems_as_sysfs_shows_them() {
+        use crate::filesystems::{FsIds, NamedFs};
+        let sys = tempfile::tempdir().unwrap();
+        let write = |rel: &str, text: &str| {
+            let p = sys.path().join(rel);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, text).unwrap();
+        };
+        write("fs/gfs2/lab:gfs/id", "254:1\n");
+        write("kernel/dlm/gfs/id", "1039675946\n");
+        write("fs/gfs2/lab:data/id", "254:2\n");
+        write("kernel/dlm/data/id", "2858078307\n");
+        write("kernel/dlm/lvm_global/id", "7\n");
+        write("fs/gfs2/vda3/id", "254:3\n");
+        let got = named_filesystems(sys.path());
+        let fs = |table: &str, dev, ls_id| NamedFs {
+            table: table.into(),
+            ids: FsIds {
+                dev: Some(dev),
+                ls_id,
+            },
+        };
+        assert_eq!(
+            got,
+            [
+                fs("lab:data", (254, 2), Some(2_858_078_307)),
+                fs("lab:gfs", (254, 1), Some(1_039_675_946)),
+                fs("vda3", (254, 3), None),
+            ]
+        );
+        assert!(named_filesystems(&sys.path().join("none")).is_empty());
+    }
 
     #[test]
     fn filesystems_by_table_and_lockspace() {

@@ -158,12 +158,12 @@ fn offline_dlm_events_in_jsonl_text_and_summary() {
 /// A trace of two alike filesystems, whose hot files are one glock number: `--summary`
 /// counts each glock per filesystem, as the events name it: the gfs2 events' by device,
 /// the dlm events' by lockspace. Checked against the raw lines, split by hand.
-#[test]
-fn summary_counts_a_glock_per_filesystem() {
-    let rel = "real/two-filesystems-6.12/n1/lab_data/n1/trace_pipe.txt.xz";
-    // (FS, glock) → queue, dequeue, promote, state changes, DLM replies, blocking ASTs.
+/// The two-filesystems fixture's trace (n1's), each line's counts by hand: (FS, glock) →
+/// queue, dequeue, promote, state changes, DLM replies, blocking ASTs; FS as the events
+/// name it (`254,1`, `ls_id=N`).
+fn two_filesystems_counts() -> BTreeMap<(String, String), [u64; 6]> {
     let mut want: BTreeMap<(String, String), [u64; 6]> = BTreeMap::new();
-    for l in testdata::text(rel).lines() {
+    for l in testdata::text(TWO_FS_TRACE).lines() {
         let Some((_, body)) = l.split_once(": ").and_then(|(_, r)| r.split_once(": ")) else {
             continue;
         };
@@ -198,25 +198,45 @@ fn summary_counts_a_glock_per_filesystem() {
         };
         want.entry((fs, glock)).or_default()[column] += 1;
     }
-    let o = trace_file(&testdata::path(rel), &[], &["--summary"]);
+    want
+}
+
+const TWO_FS_TRACE: &str = "real/two-filesystems-6.12/n1/lab_data/n1/trace_pipe.txt.xz";
+
+/// `glk trace --summary`'s glock rows of a trace of several filesystems: (FS, glock) →
+/// the counts [`two_filesystems_counts`] takes.
+fn summary_rows(trace: &Path) -> BTreeMap<(String, String), [u64; 6]> {
+    let o = trace_file(trace, &[], &["--summary"]);
     assert!(o.status.success());
     let text = String::from_utf8_lossy(&o.stdout);
-    let mut got: BTreeMap<(String, String), [u64; 6]> = BTreeMap::new();
-    let mut rows = text
+    assert!(text.contains("Several filesystems"), "{text}");
+    let mut got = BTreeMap::new();
+    let rows = text
         .lines()
         .skip_while(|l| !l.starts_with("GLOCK "))
         .skip(1);
-    for l in rows.by_ref().take_while(|l| l.contains('/')) {
+    for l in rows.take_while(|l| l.contains('/')) {
         let w: Vec<&str> = l.split_whitespace().collect();
         assert_eq!(w.len(), 13, "{l}");
         let n = |i: usize| w[i].parse::<u64>().unwrap();
         let counts = [n(4), n(5), n(6), n(7), n(10), n(12)];
         got.insert((w[1].to_string(), w[0].to_string()), counts);
     }
-    assert!(text.contains("Several filesystems"), "{text}");
+    got
+}
+
+/// A trace read alone names its filesystems as its events do: each glock is counted per
+/// device and per lockspace.
+#[test]
+fn summary_counts_a_glock_per_filesystem() {
+    let scratch = tmp("two-fs-alone");
+    let alone = scratch.path().join("trace_pipe.txt.xz");
+    std::fs::copy(testdata::path(TWO_FS_TRACE), &alone).unwrap();
+    let want = two_filesystems_counts();
+    let got = summary_rows(&alone);
     // Every row shown is its filesystem's glock, counted as the lines count it (rows of
     // glocks with other events only count none of these).
-    assert!(got.len() >= 6, "{text}");
+    assert!(got.len() >= 6, "{got:?}");
     for (k, counts) in &got {
         assert_eq!(want.get(k).copied().unwrap_or_default(), *counts, "{k:?}");
     }
@@ -228,6 +248,63 @@ fn summary_counts_a_glock_per_filesystem() {
         .collect();
     assert_eq!(hot.len(), 4, "{hot:?}");
     assert_eq!(hot.iter().filter(|fs| fs.starts_with("ls_id=")).count(), 2);
+}
+
+/// A trace in its capture (`DIR/FS/NODE/`) names each filesystem by its lock table, as
+/// the capture maps it: a glock's gfs2 events (by device) and dlm events (by lockspace)
+/// are one row.
+#[test]
+fn summary_names_the_filesystems_of_the_capture() {
+    let node = testdata::path("real/two-filesystems-6.12/n1");
+    // The capture's own word, read by hand: device by mount point (`mountinfo`), mount
+    // point by table (`gfs2_sysfs.0`), lockspace id by name (`dlm_tool ls`).
+    let mut table_of: BTreeMap<String, String> = BTreeMap::new();
+    for fs in ["lab_data", "lab_gfs"] {
+        let dir = node.join(fs).join("n1");
+        let read = |f: &str| std::fs::read_to_string(dir.join(f)).unwrap();
+        let table = read("table").trim().to_string();
+        let sysfs = read("gfs2_sysfs.0");
+        let mount = sysfs
+            .lines()
+            .find_map(|l| l.strip_prefix("mount "))
+            .unwrap();
+        let mountinfo = read("mountinfo");
+        let dev = mountinfo
+            .lines()
+            .map(|l| l.split(' ').collect::<Vec<_>>())
+            .find(|w| w[4] == mount)
+            .map(|w| w[2].replace(':', ","))
+            .unwrap();
+        let cluster = read("cluster.txt");
+        let name = table.split(':').nth(1).unwrap();
+        let mut lines = cluster
+            .lines()
+            .skip_while(|l| l.split_whitespace().nth(1) != Some(name));
+        let id = lines.nth(1).unwrap().split_whitespace().nth(1).unwrap();
+        let id = u32::from_str_radix(id.trim_start_matches("0x"), 16).unwrap();
+        table_of.insert(dev, table.clone());
+        table_of.insert(format!("ls_id={id}"), table);
+    }
+    assert_eq!(table_of.len(), 4, "{table_of:?}");
+    let mut want: BTreeMap<(String, String), [u64; 6]> = BTreeMap::new();
+    for ((fs, g), counts) in two_filesystems_counts() {
+        let w = want.entry((table_of[&fs].clone(), g)).or_default();
+        for (a, b) in w.iter_mut().zip(counts) {
+            *a += b;
+        }
+    }
+    let got = summary_rows(&testdata::path(TWO_FS_TRACE));
+    assert!(got.len() >= 4, "{got:?}");
+    for (k, counts) in &got {
+        assert_eq!(want.get(k).copied().unwrap_or_default(), *counts, "{k:?}");
+    }
+    let hot: Vec<&str> = got
+        .keys()
+        .filter(|(_, g)| g == "2/1231")
+        .map(|k| k.0.as_str())
+        .collect();
+    assert_eq!(hot, ["lab:data", "lab:gfs"]);
+    assert_eq!(got[&("lab:gfs".to_string(), "2/1231".to_string())][5], 48);
 }
 
 #[test]

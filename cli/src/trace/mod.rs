@@ -356,6 +356,9 @@ pub fn run(args: &TraceArgs) -> io::Result<()> {
         return offline(args);
     }
     let mut rec = live(args, true).map_err(io::Error::from)?;
+    if let Some(s) = &mut rec.consumer.tally.summary {
+        s.name(&bundle::live::named_filesystems(Path::new("/sys")));
+    }
     rec.consumer
         .report(Some(rec.lost), &mut io::stdout().lock())?;
     if let Some(sig) = stop::signal() {
@@ -413,7 +416,7 @@ fn offline(args: &TraceArgs) -> io::Result<()> {
         } else {
             None
         };
-        let file = match parallel {
+        let mut file = match parallel {
             Some(t) => t,
             None => {
                 let was = std::mem::replace(&mut c.tally, Tally::new(args.summary));
@@ -427,6 +430,9 @@ fn offline(args: &TraceArgs) -> io::Result<()> {
         if file.events() == 0 && !file.lost_lines.any() && file.diag.errors > 0 {
             let name = path.display().to_string();
             unrecognised.extend(file.diag.recognised(&name, "a trace").err());
+        }
+        if let Some(s) = &mut file.summary {
+            s.name(&bundle::filesystems::beside_trace(path));
         }
         c.tally.merge(file);
     }

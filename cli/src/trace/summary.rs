@@ -7,16 +7,19 @@ use glockparse::GlockId;
 use traceparse::{Decoded, Dev, DlmEvent, Gfs2Event, DLM_EVENTS, GFS2_EVENTS};
 
 /// The filesystem a glock's events are of, as they name it: gfs2 events by its device,
-/// dlm events by its lockspace. Glock numbers repeat between filesystems (each has its own
-/// root inode `2/…`), so a glock is counted per filesystem. One word, as the per-event
-/// glock key is compared and hashed on every event: a device is `major << 32 | minor`
-/// (majors have 12 bits), a lockspace has the top bit set, and the next for an id.
+/// dlm events by its lockspace; or, once [`Summary::name`] knows them, by its lock table.
+/// Glock numbers repeat between filesystems (each has its own root inode `2/…`), so a
+/// glock is counted per filesystem. One word, as the per-event glock key is compared and
+/// hashed on every event: a device is `major << 32 | minor` (majors have 12 bits), a
+/// lockspace has the top bit set, and the next for an id; a named filesystem has only
+/// the next, and its index in [`Summary`]'s tables.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Space(u64);
 
 /// [`Space`]'s bit of a lockspace.
 const LOCKSPACE: u64 = 1 << 63;
-/// [`Space`]'s bit of a lockspace with an id.
+/// [`Space`]'s bit of a lockspace with an id, and without [`LOCKSPACE`], of a filesystem
+/// named by its lock table.
 const WITH_ID: u64 = 1 << 62;
 
 impl Space {
@@ -30,19 +33,31 @@ impl Space {
         Space(LOCKSPACE | id.map_or(0, |id| WITH_ID | u64::from(id)))
     }
 
+    /// The filesystem of lock table `i` of the summary's tables.
+    fn named(i: usize) -> Space {
+        Space(WITH_ID | i as u64)
+    }
+
     /// Whether it is a device.
     fn is_dev(self) -> bool {
-        self.0 & LOCKSPACE == 0
+        self.0 & (LOCKSPACE | WITH_ID) == 0
+    }
+
+    /// Its lock table's index, when it is a named filesystem.
+    fn table(self) -> Option<usize> {
+        (self.0 & (LOCKSPACE | WITH_ID) == WITH_ID).then_some((self.0 & 0xffff_ffff) as usize)
     }
 }
 
 impl std::fmt::Display for Space {
-    /// `254,1` as gfs2 events print a device, `ls_id=N` as dlm events print a lockspace.
+    /// `254,1` as gfs2 events print a device, `ls_id=N` as dlm events print a lockspace
+    /// (a named filesystem's lock table is the summary's: [`Summary::label`]).
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match (self.is_dev(), self.0 & WITH_ID != 0) {
-            (true, _) => write!(f, "{},{}", self.0 >> 32, self.0 & 0xffff_ffff),
-            (false, true) => write!(f, "ls_id={}", self.0 & 0xffff_ffff),
-            (false, false) => f.write_str("-"),
+        match (self.0 & LOCKSPACE != 0, self.0 & WITH_ID != 0) {
+            (false, false) => write!(f, "{},{}", self.0 >> 32, self.0 & 0xffff_ffff),
+            (true, true) => write!(f, "ls_id={}", self.0 & 0xffff_ffff),
+            (true, false) => f.write_str("-"),
+            (false, true) => write!(f, "table #{}", self.0 & 0xffff_ffff),
         }
     }
 }
@@ -95,6 +110,9 @@ pub struct Summary {
     /// four name the glock of the event before (queue, promote, dequeue...), which then
     /// costs no hash lookup.
     run: Option<(Key, GlockCounts)>,
+    /// The lock tables of the named filesystems ([`Summary::name`]), by [`Space::named`]
+    /// index.
+    tables: Vec<String>,
 }
 
 impl Summary {
@@ -158,7 +176,54 @@ impl Summary {
         }
     }
 
-    /// Adds the counts of another part of the same trace (lines decoded elsewhere).
+    /// Counts each glock of a filesystem in `fss` under the filesystem's lock table
+    /// instead of the device and lockspace its events name: a glock's gfs2 and dlm events
+    /// become one count. `fss` are the filesystems of the node that wrote the trace (device
+    /// numbers are a node's own).
+    pub fn name(&mut self, fss: &[bundle::filesystems::NamedFs]) {
+        self.settle();
+        let mut to: HashMap<Space, Space> = HashMap::new();
+        for f in fss {
+            let named = self.table_space(&f.table);
+            if let Some((major, minor)) = f.ids.dev {
+                to.insert(Space::dev(Dev { major, minor }), named);
+            }
+            if let Some(id) = f.ids.ls_id {
+                to.insert(Space::lockspace(Some(id)), named);
+            }
+        }
+        if to.is_empty() {
+            return;
+        }
+        for ((s, g), c) in std::mem::take(&mut self.per_glock) {
+            let s = to.get(&s).copied().unwrap_or(s);
+            self.per_glock.entry((s, g)).or_default().merge(&c);
+        }
+    }
+
+    /// The [`Space`] of the filesystem of lock table `table`.
+    fn table_space(&mut self, table: &str) -> Space {
+        let i = match self.tables.iter().position(|t| t == table) {
+            Some(i) => i,
+            None => {
+                self.tables.push(table.to_string());
+                self.tables.len() - 1
+            }
+        };
+        Space::named(i)
+    }
+
+    /// How a filesystem is shown: its lock table where it is named, else as its events
+    /// name it.
+    pub fn label(&self, s: Space) -> String {
+        match s.table() {
+            Some(i) => self.tables[i].clone(),
+            None => s.to_string(),
+        }
+    }
+
+    /// Adds the counts of another part of the same trace (lines decoded elsewhere), or of
+    /// another trace.
     pub fn merge(&mut self, mut o: Summary) {
         self.settle();
         o.settle();
@@ -171,8 +236,12 @@ impl Summary {
         for (name, n) in o.per_other {
             *self.per_other.entry(name).or_default() += n;
         }
-        for (g, c) in &o.per_glock {
-            self.per_glock.entry(*g).or_default().merge(c);
+        for ((s, g), c) in &o.per_glock {
+            let s = match s.table() {
+                Some(i) => self.table_space(&o.tables[i]),
+                None => *s,
+            };
+            self.per_glock.entry((s, *g)).or_default().merge(c);
         }
     }
 
@@ -194,9 +263,9 @@ impl Summary {
     }
 
     /// The glocks counted, the most events first (ties by id, then filesystem), each with
-    /// its filesystem, and whether the trace holds several: where it holds one device and
-    /// one lockspace (one filesystem, as a trace mostly does), a glock's gfs2 and dlm
-    /// events are one row with no filesystem named. Call [`Summary::settle`] first.
+    /// its filesystem, and whether the trace holds several: where it holds one filesystem
+    /// (as a trace mostly does: one named, or one device and one lockspace), a glock's gfs2
+    /// and dlm events are one row with no filesystem named. Call [`Summary::settle`] first.
     pub fn glocks(&self) -> (Vec<(Option<Space>, GlockId, GlockCounts)>, bool) {
         let (mut v, several) = self.rows();
         v.sort_by(|a, b| {
@@ -212,8 +281,9 @@ impl Summary {
         let mut spaces: Vec<Space> = self.per_glock.keys().map(|(s, _)| *s).collect();
         spaces.sort_unstable();
         spaces.dedup();
+        let named = spaces.iter().filter(|s| s.table().is_some()).count();
         let devs = spaces.iter().filter(|s| s.is_dev()).count();
-        let several = devs > 1 || spaces.len() - devs > 1;
+        let several = named + devs.max(spaces.len() - devs - named) > 1;
         if several {
             let rows = self.per_glock.iter();
             return (
@@ -236,12 +306,37 @@ impl Summary {
         }
         writeln!(out)?;
         let (rows, several) = self.glocks();
-        let fs = |s: Option<&str>| s.map_or_else(String::new, |s| format!("{s:<17} "));
+        let shown = &rows[..rows.len().min(top)];
+        let labels: Vec<Option<String>> =
+            shown.iter().map(|r| r.0.map(|s| self.label(s))).collect();
+        let width = labels
+            .iter()
+            .flatten()
+            .map(String::len)
+            .max()
+            .unwrap_or(0)
+            .max(17);
+        let fs = |s: Option<&str>| s.map_or_else(String::new, |s| format!("{s:<width$} "));
         if several {
+            let named = rows.iter().filter_map(|r| r.0).any(|s| s.table().is_some());
+            let unnamed = rows.iter().filter_map(|r| r.0).any(|s| s.table().is_none());
+            let fs_is = match (named, unnamed) {
+                (false, _) => {
+                    ", as its events name it (FS: gfs2 events by device, dlm events by \
+                     lockspace)"
+                }
+                (true, false) => {
+                    " (FS: its lock table, as the capture or sysfs names the devices and \
+                     lockspaces of the events)"
+                }
+                (true, true) => {
+                    " (FS: its lock table where the capture or sysfs names it, else as its \
+                     events name it: gfs2 events by device, dlm events by lockspace)"
+                }
+            };
             writeln!(
                 out,
-                "Several filesystems: each glock is counted per filesystem, as its events \
-                 name it (FS: gfs2 events by device, dlm events by lockspace)"
+                "Several filesystems: each glock is counted per filesystem{fs_is}"
             )?;
         }
         writeln!(
@@ -261,12 +356,12 @@ impl Summary {
             "PUT",
             "BAST"
         )?;
-        for (s, g, c) in rows.iter().take(top) {
+        for ((_, g, c), label) in shown.iter().zip(&labels) {
             writeln!(
                 out,
                 "{:<18} {}{:<7} {:>8} {:>7} {:>7} {:>7} {:>7} {:>8} {:>8} {:>7} {:>5} {:>6}",
                 g.to_string(),
-                fs(s.map(|s| s.to_string()).as_deref()),
+                fs(label.as_deref()),
                 g.glock_type().name(),
                 c.events,
                 c.queue,
@@ -336,5 +431,58 @@ mod tests {
         assert_eq!(got, want);
         let busiest = want.values().map(|w| w.0).max().unwrap();
         assert_eq!(rows[0].2.events, busiest);
+    }
+
+    /// Halves of a trace named apart, their tables in other orders, merge into the counts
+    /// of the whole trace named at once; a filesystem not named keeps its device.
+    #[test]
+    fn named_halves_merge_by_lock_table() {
+        use bundle::filesystems::{FsIds, NamedFs};
+        let text = testdata::text("real/two-filesystems-6.12/n1/lab_data/n1/trace_pipe.txt.xz");
+        let named = |table: &str, dev, ls_id| NamedFs {
+            table: table.into(),
+            ids: FsIds {
+                dev: Some(dev),
+                ls_id: Some(ls_id),
+            },
+        };
+        let gfs = named("lab:gfs", (254, 1), 0x3df8_322a);
+        let data = named("lab:data", (254, 2), 0xaa5a_d063);
+        let lines: Vec<&str> = text.lines().collect();
+        let summarise = |lines: &[&str], fss: &[NamedFs]| {
+            let mut s = Summary::default();
+            for l in lines {
+                if let Ok(d) = traceparse::decode_line(l.as_bytes()) {
+                    s.add(&d);
+                }
+            }
+            s.name(fss);
+            s
+        };
+        let labelled = |s: &Summary| -> BTreeMap<(String, GlockId), (u64, u64)> {
+            let (rows, several) = s.glocks();
+            assert!(several);
+            rows.iter()
+                .map(|(sp, g, c)| ((s.label(sp.unwrap()), *g), (c.events, c.bast)))
+                .collect()
+        };
+        let whole = summarise(&lines, &[gfs.clone(), data.clone()]);
+        let (a, b) = lines.split_at(lines.len() / 2);
+        let mut halves = summarise(a, &[gfs.clone(), data.clone()]);
+        halves.merge(summarise(b, &[data.clone(), gfs.clone()]));
+        halves.settle();
+        let want = labelled(&whole);
+        assert_eq!(labelled(&halves), want);
+        let hot = GlockId::new(2, 0x1231);
+        assert_eq!(want[&("lab:gfs".to_string(), hot)].1, 48);
+        assert_eq!(want[&("lab:data".to_string(), hot)].1, 46);
+        // lab:data not named: its gfs2 and dlm events stay apart.
+        let one = labelled(&summarise(&lines, std::slice::from_ref(&gfs)));
+        let spaces: Vec<&str> = one
+            .keys()
+            .filter(|(_, g)| *g == hot)
+            .map(|(l, _)| l.as_str())
+            .collect();
+        assert_eq!(spaces, ["254,2", "lab:gfs", "ls_id=2858078307"]);
     }
 }
