@@ -33,7 +33,14 @@
 #               --events gfs2,dlm --summary --duration 8 --output runs/trace-live.txt (both
 #               filesystems' events; tracing_on.txt and instances.txt after it), then
 #               analyze-trace (glk analyze of that trace alone: refused, it names no
-#               filesystem) and stats-trace-live (glk stats --trace of it)
+#               filesystem) and stats-trace-live (glk stats --trace of it); the truth
+#               beside it: sysfs-ids.txt (each /sys/fs/gfs2/TABLE/id), dlm-ids.txt (each
+#               /sys/kernel/dlm/LOCKSPACE/id), dlm_tool_ls.txt
+#   trace-capture, trace-alone    glk trace --summary of this node's captured trace, in
+#               its capture (rows named by lock table) and copied out of it (by device
+#               and lockspace)
+#   data-nols   glk analyze --json --fs data on a copy of the captures whose cluster.txt
+#               has no dlm_tool ls (the lockspace id derived from its name): as data
 #   stats-trace, stats-trace-json    glk stats --trace of both nodes' traces (both
 #               filesystems' events, kept apart by device), text and --json --limit 0
 #   old         glk-old analyze --json on both nodes' captures (when share/glk-old is there)
@@ -95,9 +102,19 @@ if [ $N = n1 ]; then
   cat /sys/kernel/tracing/tracing_on > $R/tracing_on.txt 2>&1; ls /sys/kernel/tracing/instances > $R/instances.txt 2>&1
   run glk-analyze-trace glk analyze $R/trace-live.txt
   run glk-stats-trace-live glk stats --trace $R/trace-live.txt
+  for d in /sys/fs/gfs2/*; do echo "${d##*/} $(cat $d/id)"; done > $R/sysfs-ids.txt 2>&1
+  for d in /sys/kernel/dlm/*; do echo "${d##*/} $(cat $d/id)"; done > $R/dlm-ids.txt 2>&1
+  dlm_tool ls > $R/dlm_tool_ls.txt 2>&1
+  run glk-trace-capture glk trace --input $OUT/capture/lab_data/n1/trace_pipe.txt --summary
+  mkdir -p $OUT/alone; cp $OUT/capture/lab_data/n1/trace_pipe.txt $OUT/alone/
+  run glk-trace-alone glk trace --input $OUT/alone/trace_pipe.txt --summary
+  mkdir -p $OUT/nols; cp -r $OUT/capture $OUT/nols/n1; cp -r $S/out-$TAG-n2/capture $OUT/nols/n2
+  for f in $(find $OUT/nols -name cluster.txt); do sed -i '/^## dlm_tool ls/,$d' $f; done
+  grep -c dlm_tool $(find $OUT/nols -name cluster.txt) > $R/nols-check.txt
   run glk-both glk analyze $CAPS
   run glk-gfs glk analyze --json --limit 0 --fs gfs $CAPS
   run glk-data glk analyze --json --limit 0 --fs data $CAPS
+  run glk-data-nols glk analyze --json --limit 0 --fs data $OUT/nols/n1 $OUT/nols/n2
   run glk-doctor-gfs glk doctor --json --fs lab:gfs $CAPS
   run glk-doctor-data glk doctor --json --fs lab:data $CAPS
   run glk-lockcapture glk analyze --json --limit 0 --fs data $LOCKCAPS
