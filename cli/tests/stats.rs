@@ -219,7 +219,7 @@ fn each_trace_is_read_apart() {
     let samples = |v: &serde_json::Value, class: &str| {
         let mut m = std::collections::BTreeMap::<(String, String), u64>::new();
         for g in elements(&v["trace"]["glocks"]) {
-            let key = (g["dev"].to_string(), g["glock"].to_string());
+            let key = (g["fs"].to_string(), g["glock"].to_string());
             *m.entry(key).or_default() += g[class]["count"].as_u64().unwrap();
         }
         m
@@ -232,17 +232,18 @@ fn each_trace_is_read_apart() {
         assert_eq!(samples(&both, class), sum, "{class}");
     }
     assert!(both["trace"]["classified_by_stats"].as_u64().unwrap() > 0);
-    assert_eq!(both["trace"]["devs"], serde_json::json!(["254,0"]));
+    // No capture beside them names the device's filesystem.
+    assert_eq!(both["trace"]["filesystems"], serde_json::json!(["254,0"]));
 }
 
 /// Two alike GFS2 filesystems of the same nodes, whose hot files are one inode number, so
 /// the nodes' traces hold two filesystems' glock `2/1231`. `stats --trace` keeps each
-/// filesystem's apart by the device its events name: each (device, glock) has exactly its
-/// own `gfs2_glock_lock_time` lines, and each device's round trips are those `glk analyze
-/// --fs` finds for the filesystem mounted on it (from the captures' mountinfo, a route of
+/// filesystem's apart, by the lock table the trace's capture gives the device its events
+/// name: each (filesystem, glock) has exactly its own `gfs2_glock_lock_time` lines, and
+/// each filesystem's round trips are those `glk analyze --fs` finds for it (a route of
 /// its own).
 #[test]
-fn two_filesystems_are_kept_apart_by_device() {
+fn two_filesystems_are_kept_apart_by_lock_table() {
     let dir = "real/two-filesystems-6.12";
     let traces: Vec<String> = ["n1", "n2"]
         .iter()
@@ -250,11 +251,13 @@ fn two_filesystems_are_kept_apart_by_device() {
         .collect();
     let mut raw = std::collections::BTreeMap::<(String, String), u64>::new();
     for n in ["n1", "n2"] {
+        let table_of = common::two_fs_tables(n);
         let text = testdata::text(&format!("{dir}/{n}/lab_data/{n}/trace_pipe.txt.xz"));
         for l in text.lines() {
             if let Some(body) = l.split("gfs2_glock_lock_time: ").nth(1) {
-                let dev = body.split(' ').next().unwrap().to_string();
-                *raw.entry((dev, common::glock_of_gfs2(l))).or_default() += 1;
+                let dev = body.split(' ').next().unwrap();
+                let key = (table_of[dev].clone(), common::glock_of_gfs2(l));
+                *raw.entry(key).or_default() += 1;
             }
         }
     }
@@ -262,46 +265,40 @@ fn two_filesystems_are_kept_apart_by_device() {
     let tr = &v["trace"];
     let got: std::collections::BTreeMap<(String, String), u64> = elements(&tr["glocks"])
         .map(|g| {
-            let key = (common::str_of(g, "dev"), common::str_of(g, "glock"));
+            let key = (common::str_of(g, "fs"), common::str_of(g, "glock"));
             (key, g["all"]["count"].as_u64().unwrap())
         })
         .collect();
     assert_eq!(got, raw);
-    // The same glock on both devices.
+    // The same glock in both filesystems.
     let hot: Vec<&(String, String)> = raw.keys().filter(|(_, g)| g == "2/1231").collect();
     assert_eq!(hot.len(), 2, "{raw:?}");
-    // Each device's, as glk analyze reads its filesystem alone.
-    let mountinfo = testdata::text(&format!("{dir}/n1/lab_gfs/n1/mountinfo"));
-    let mut devs = Vec::new();
-    for l in mountinfo.lines().filter(|l| l.contains(" - gfs2 ")) {
-        let w: Vec<&str> = l.split(' ').collect();
-        let (dev, fs) = (w[2].replace(':', ","), w[4].trim_start_matches('/'));
-        let a = common::analyze_fs(fs, &[format!("{dir}/n1"), format!("{dir}/n2")]);
+    // Each filesystem's, as glk analyze reads it alone.
+    let tables = ["lab:data", "lab:gfs"];
+    assert_eq!(tr["filesystems"], serde_json::json!(tables));
+    for table in tables {
+        let a = common::analyze_fs(table, &[format!("{dir}/n1"), format!("{dir}/n2")]);
         let mine: Vec<&serde_json::Value> = elements(&tr["types"])
-            .filter(|t| common::str_of(t, "dev") == dev)
+            .filter(|t| common::str_of(t, "fs") == table)
             .collect();
         let theirs: Vec<&serde_json::Value> = elements(&a["slow_dlm_types"]).collect();
-        assert_eq!(mine.len(), theirs.len(), "{fs}");
+        assert_eq!(mine.len(), theirs.len(), "{table}");
         for (m, t) in mine.iter().zip(&theirs) {
-            assert_eq!(m["type"], t["type"], "{fs}");
+            assert_eq!(m["type"], t["type"], "{table}");
             for (k, class) in [("count", "all"), ("blocking_count", "blocking")] {
-                assert_eq!(m[class]["count"], t[k], "{fs} {k}");
+                assert_eq!(m[class]["count"], t[k], "{table} {k}");
             }
-            assert_eq!(m["nonblocking"]["count"], t["nonblocking_count"], "{fs}");
+            assert_eq!(m["nonblocking"]["count"], t["nonblocking_count"], "{table}");
             for k in ["p50_ns", "p99_ns", "max_ns"] {
-                assert_eq!(m["all"][k], t[k], "{fs} {k}");
+                assert_eq!(m["all"][k], t[k], "{table} {k}");
             }
         }
-        devs.push(dev);
     }
-    devs.sort();
-    assert_eq!(tr["devs"], serde_json::json!(devs));
-    assert_eq!(devs.len(), 2);
-    // The text names each row's device.
+    // The text names each row's filesystem.
     let text = common::glk_text(&["stats", "--trace", &traces[0], "--trace", &traces[1]]);
-    for dev in &devs {
-        let n = raw[&(dev.clone(), "2/1231".to_string())];
-        let row = format!("2/1231 {dev} all {n} ");
+    for table in tables {
+        let n = raw[&(table.to_string(), "2/1231".to_string())];
+        let row = format!("2/1231 {table} all {n} ");
         assert!(
             text.lines().any(|l| l
                 .split_whitespace()
@@ -311,4 +308,59 @@ fn two_filesystems_are_kept_apart_by_device() {
             "{row}: {text}"
         );
     }
+}
+
+/// Device numbers are a node's own: where n2 mounts the filesystems on other devices than
+/// n1 (its capture and trace rewritten so: 254,1 is 254,9 there, 254,2 is 254,1), its
+/// round trips still join n1's by lock table, as with the devices alike; read by device,
+/// n2's lab:data would have joined n1's lab:gfs.
+#[test]
+fn traces_of_nodes_with_other_device_numbers_join_by_lock_table() {
+    let dir = "real/two-filesystems-6.12";
+    let n1 = p(&format!("{dir}/n1/lab_data/n1/trace_pipe.txt.xz"));
+    let scratch = tempfile::tempdir().unwrap();
+    let renumber = |s: &str, sep: char| {
+        s.replace(&format!("254{sep}1"), &format!("254{sep}9"))
+            .replace(&format!("254{sep}2"), &format!("254{sep}1"))
+    };
+    for fs in ["lab_data", "lab_gfs"] {
+        let from = testdata::path(&format!("{dir}/n2/{fs}/n2"));
+        let to = scratch.path().join(fs).join("n2");
+        std::fs::create_dir_all(&to).unwrap();
+        for e in std::fs::read_dir(&from).unwrap() {
+            let f = e.unwrap().path();
+            let name = f.file_name().unwrap().to_str().unwrap().to_string();
+            match name.as_str() {
+                "mountinfo" => {
+                    let text = std::fs::read_to_string(&f).unwrap();
+                    std::fs::write(to.join(&name), renumber(&text, ':')).unwrap();
+                }
+                "trace_pipe.txt.xz" => {
+                    let text = testdata::text(&format!("{dir}/n2/{fs}/n2/{name}"));
+                    std::fs::write(to.join("trace_pipe.txt"), renumber(&text, ',')).unwrap();
+                }
+                _ => {
+                    std::fs::copy(&f, to.join(&name)).unwrap();
+                }
+            }
+        }
+    }
+    let moved = scratch.path().join("lab_data/n2/trace_pipe.txt");
+    let original = p(&format!("{dir}/n2/lab_data/n2/trace_pipe.txt.xz"));
+    let read = |n2: &str| {
+        let v = stats(&["--trace", &n1, "--trace", n2, "--limit", "0"]);
+        let mut t = v["trace"].clone();
+        t.as_object_mut().unwrap().remove("glocks");
+        (t, v["trace"]["glocks"].clone())
+    };
+    let (with_moved, moved_glocks) = read(moved.to_str().unwrap());
+    let (with_original, original_glocks) = read(&original);
+    assert_eq!(
+        with_moved["filesystems"],
+        serde_json::json!(["lab:data", "lab:gfs"])
+    );
+    assert_eq!(with_moved, with_original);
+    assert_eq!(moved_glocks, original_glocks);
+    assert!(testdata::text(&format!("{dir}/n2/lab_data/n2/trace_pipe.txt.xz")).contains(" 254,2 "));
+    assert!(!std::fs::read_to_string(&moved).unwrap().contains(" 254,2 "));
 }

@@ -255,37 +255,7 @@ fn summary_counts_a_glock_per_filesystem() {
 /// are one row.
 #[test]
 fn summary_names_the_filesystems_of_the_capture() {
-    let node = testdata::path("real/two-filesystems-6.12/n1");
-    // The capture's own word, read by hand: device by mount point (`mountinfo`), mount
-    // point by table (`gfs2_sysfs.0`), lockspace id by name (`dlm_tool ls`).
-    let mut table_of: BTreeMap<String, String> = BTreeMap::new();
-    for fs in ["lab_data", "lab_gfs"] {
-        let dir = node.join(fs).join("n1");
-        let read = |f: &str| std::fs::read_to_string(dir.join(f)).unwrap();
-        let table = read("table").trim().to_string();
-        let sysfs = read("gfs2_sysfs.0");
-        let mount = sysfs
-            .lines()
-            .find_map(|l| l.strip_prefix("mount "))
-            .unwrap();
-        let mountinfo = read("mountinfo");
-        let dev = mountinfo
-            .lines()
-            .map(|l| l.split(' ').collect::<Vec<_>>())
-            .find(|w| w[4] == mount)
-            .map(|w| w[2].replace(':', ","))
-            .unwrap();
-        let cluster = read("cluster.txt");
-        let name = table.split(':').nth(1).unwrap();
-        let mut lines = cluster
-            .lines()
-            .skip_while(|l| l.split_whitespace().nth(1) != Some(name));
-        let id = lines.nth(1).unwrap().split_whitespace().nth(1).unwrap();
-        let id = u32::from_str_radix(id.trim_start_matches("0x"), 16).unwrap();
-        table_of.insert(dev, table.clone());
-        table_of.insert(format!("ls_id={id}"), table);
-    }
-    assert_eq!(table_of.len(), 4, "{table_of:?}");
+    let table_of = common::two_fs_tables("n1");
     let mut want: BTreeMap<(String, String), [u64; 6]> = BTreeMap::new();
     for ((fs, g), counts) in two_filesystems_counts() {
         let w = want.entry((table_of[&fs].clone(), g)).or_default();

@@ -12,8 +12,8 @@
 //! (gdlm_put_lock clears the bit). What stays undecided counts only in `all`.
 //!
 //! Both rules follow one glock of one node's filesystem: a trace of several filesystems
-//! (their glock numbers overlap) or several nodes' traces are read as [`ByDevice`] does,
-//! one [`LockTimes`] per trace and device, folded together when each trace ends.
+//! (their glock numbers overlap) or several nodes' traces are read as [`ByFilesystem`] does,
+//! one [`LockTimes`] per trace and device, folded by filesystem when each trace ends.
 
 use std::collections::{btree_map, hash_map, BTreeMap, HashMap};
 
@@ -201,21 +201,43 @@ impl LockTimes {
     }
 }
 
+/// A filesystem as the round trips of several traces are folded by it: its lock table
+/// where the node that wrote the trace names its device (device numbers are a node's own:
+/// one shared disk may be `253,3` on one node and `253,5` on another), else its device as
+/// the events name it.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum FsKey {
+    /// A lock table, `CLUSTER:FS`.
+    Table(String),
+    /// A device no lock table was known for.
+    Dev(Dev),
+}
+
+impl std::fmt::Display for FsKey {
+    /// The lock table, or the device as gfs2 events print it (`254,1`).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FsKey::Table(t) => f.write_str(t),
+            FsKey::Dev(d) => write!(f, "{d}"),
+        }
+    }
+}
+
 /// The round trips of traces that may hold several filesystems, one [`LockTimes`] per
-/// device as the events name it. Each trace is fed apart and ended
-/// ([`ByDevice::end_trace`]): a reply is classified by its own glock's previous reply and
+/// filesystem. Each trace is fed apart, by device as its events name it, and ended
+/// ([`ByFilesystem::end_trace`]): a reply is classified by its own glock's previous reply and
 /// next state change, in its own trace and filesystem; then the trace's sets join those of
-/// the same device.
+/// the same filesystem ([`FsKey`]).
 #[derive(Default)]
-pub struct ByDevice {
-    /// The finished sets, by device: traces of several nodes fold into one where their
-    /// events name the filesystem's device alike.
-    pub devices: BTreeMap<Dev, LockTimes>,
-    /// The sets of the trace being read.
+pub struct ByFilesystem {
+    /// The finished sets, by filesystem: traces of several nodes fold into one where they
+    /// name it alike.
+    pub filesystems: BTreeMap<FsKey, LockTimes>,
+    /// The sets of the trace being read, by device.
     reading: BTreeMap<Dev, LockTimes>,
 }
 
-impl ByDevice {
+impl ByFilesystem {
     /// Feeds one event of the trace being read, of the filesystem on `dev` (events
     /// [`LockTimes::add`] ignores are ignored here too).
     pub fn add(&mut self, dev: Dev, ev: &Gfs2Event) {
@@ -227,31 +249,34 @@ impl ByDevice {
         }
     }
 
-    /// The `n` glocks with the slowest p99 of all their samples, of every device, slowest
-    /// first (ties by glock, then device).
-    pub fn slowest(&self, n: usize) -> Vec<(Dev, GlockId, &Hists)> {
-        let mut v: Vec<(Dev, GlockId, &Hists)> = self
-            .devices
+    /// The `n` glocks with the slowest p99 of all their samples, of every filesystem,
+    /// slowest first (ties by glock, then filesystem).
+    pub fn slowest(&self, n: usize) -> Vec<(&FsKey, GlockId, &Hists)> {
+        let mut v: Vec<(&FsKey, GlockId, &Hists)> = self
+            .filesystems
             .iter()
-            .flat_map(|(d, lt)| lt.per_glock.iter().map(move |(g, h)| (*d, *g, h)))
+            .flat_map(|(d, lt)| lt.per_glock.iter().map(move |(g, h)| (d, *g, h)))
             .collect();
         v.sort_by_cached_key(|(d, g, h)| (std::cmp::Reverse(h.all.distribution().p99_ns), *g, *d));
         v.truncate(n);
         v
     }
 
-    /// A count summed over the devices (`by_stats`, `unclassified`, ...).
+    /// A count summed over the filesystems (`by_stats`, `unclassified`, ...).
     pub fn total(&self, count: fn(&LockTimes) -> u64) -> u64 {
-        self.devices.values().map(count).sum()
+        self.filesystems.values().map(count).sum()
     }
 
     /// Ends the trace being read: its samples still waiting for a state change are
-    /// recorded ([`LockTimes::finish`]), and its sets join the finished ones.
-    pub fn end_trace(&mut self) {
+    /// recorded ([`LockTimes::finish`]), and its sets join the finished ones of their
+    /// filesystem: the lock table `table` gives a device (the trace's node's), else the
+    /// device.
+    pub fn end_trace(&mut self, table: impl Fn(Dev) -> Option<String>) {
         for (dev, mut lt) in std::mem::take(&mut self.reading) {
             lt.finish();
             if !lt.is_empty() {
-                self.devices.entry(dev).or_default().absorb(lt);
+                let key = table(dev).map_or(FsKey::Dev(dev), FsKey::Table);
+                self.filesystems.entry(key).or_default().absorb(lt);
             }
         }
     }
@@ -309,37 +334,37 @@ mod tests {
 
     #[test]
     fn one_glock_number_on_two_devices_is_two_glocks() {
-        let mut t = ByDevice::default();
+        let mut t = ByFilesystem::default();
         t.add(DEV_A, &reply(100));
         // Another filesystem's glock of the same number: its statistics are its own, so
         // the reply is not classified against the first device's.
         t.add(DEV_B, &reply(200));
         t.add(DEV_A, &reply(150));
-        t.end_trace();
-        let a = &t.devices[&DEV_A];
-        let b = &t.devices[&DEV_B];
+        t.end_trace(|_| None);
+        let a = &t.filesystems[&FsKey::Dev(DEV_A)];
+        let b = &t.filesystems[&FsKey::Dev(DEV_B)];
         assert_eq!((a.by_stats, a.unclassified), (1, 1));
         assert_eq!((b.by_stats, b.unclassified), (0, 1));
         assert_eq!(t.total(|l| l.by_stats + l.unclassified), 3);
         let slowest = t.slowest(10);
-        let glocks: Vec<(Dev, u64)> = slowest
+        let glocks: Vec<(&FsKey, u64)> = slowest
             .iter()
             .map(|(d, _, h)| (*d, h.all.distribution().count))
             .collect();
-        assert_eq!(glocks, [(DEV_A, 2), (DEV_B, 1)]);
+        assert_eq!(glocks, [(&FsKey::Dev(DEV_A), 2), (&FsKey::Dev(DEV_B), 1)]);
     }
 
     #[test]
     fn each_trace_is_classified_by_its_own_replies() {
-        let mut t = ByDevice::default();
+        let mut t = ByFilesystem::default();
         t.add(DEV_A, &reply(100));
-        t.end_trace();
+        t.end_trace(|_| None);
         // Another node's trace: its first reply of the glock has no previous reply to be
         // compared with (the first trace's is another node's), and waits for a state
         // change that does not come.
         t.add(DEV_A, &reply(150));
-        t.end_trace();
-        let a = &t.devices[&DEV_A];
+        t.end_trace(|_| None);
+        let a = &t.filesystems[&FsKey::Dev(DEV_A)];
         assert_eq!((a.by_stats, a.by_flags, a.unclassified), (0, 0, 2));
         assert_eq!(a.per_glock[&GlockId::new(2, 7)].all.distribution().count, 2);
         // Events other than replies and state changes make no set.
@@ -351,7 +376,35 @@ mod tests {
                 flags: Default::default(),
             },
         );
-        t.end_trace();
-        assert_eq!(t.devices.len(), 1);
+        t.end_trace(|_| None);
+        assert_eq!(t.filesystems.len(), 1);
+    }
+
+    /// Two nodes' traces of one filesystem on other devices fold into one set by its lock
+    /// table; one device number of two nodes' other filesystems stays two.
+    #[test]
+    fn traces_fold_by_lock_table_not_device() {
+        let mut t = ByFilesystem::default();
+        let node = |tables: &'static [(Dev, &'static str)]| {
+            move |d: Dev| {
+                tables
+                    .iter()
+                    .find(|(x, _)| *x == d)
+                    .map(|(_, t)| t.to_string())
+            }
+        };
+        t.add(DEV_A, &reply(100));
+        t.add(DEV_B, &reply(100));
+        t.end_trace(node(&[(DEV_A, "lab:gfs"), (DEV_B, "lab:data")]));
+        t.add(DEV_B, &reply(100));
+        t.add(DEV_A, &reply(100));
+        t.end_trace(node(&[(DEV_B, "lab:gfs"), (DEV_A, "lab:other")]));
+        let keys: Vec<String> = t.filesystems.keys().map(ToString::to_string).collect();
+        assert_eq!(keys, ["lab:data", "lab:gfs", "lab:other"]);
+        let count = |k: &str| t.filesystems[&FsKey::Table(k.into())].unclassified;
+        assert_eq!(
+            (count("lab:gfs"), count("lab:data"), count("lab:other")),
+            (2, 1, 1)
+        );
     }
 }

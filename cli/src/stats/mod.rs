@@ -7,7 +7,7 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use bundle::{FileKind, Sniffed};
-use gfs2stats::lock_time::ByDevice;
+use gfs2stats::lock_time::ByFilesystem;
 use gfs2stats::metrics::{self, Delta};
 use gfs2stats::{glstats, sbstats, GlStat, SbStats};
 use glockparse::Diagnostics;
@@ -49,8 +49,9 @@ pub struct StatsArgs {
     #[arg(long, num_args = 2, value_names = ["OLD", "NEW"])]
     pub delta: Option<Vec<PathBuf>>,
     /// tdiff distributions from gfs2_glock_lock_time events in saved trace text: every
-    /// filesystem's events, each apart by its device (--fs does not apply to them; glk
-    /// analyze --fs reads one filesystem's from captures).
+    /// filesystem's events, each apart (by its lock table where the trace's capture names
+    /// its device, else by device; --fs does not apply to them; glk analyze --fs reads
+    /// one filesystem's from captures).
     #[arg(long)]
     pub trace: Vec<PathBuf>,
     /// Show sbstats per CPU, not only combined.
@@ -79,8 +80,8 @@ pub struct Report {
     pub glstats: Vec<GlFile>,
     pub sbstats: Vec<SbFile>,
     pub delta: Option<(f64, Vec<Delta>)>,
-    /// The traces' round trips by device (None without `--trace`).
-    pub trace: Option<ByDevice>,
+    /// The traces' round trips by filesystem (None without `--trace`).
+    pub trace: Option<ByFilesystem>,
     pub diagnostics: Diagnostics,
 }
 
@@ -198,7 +199,7 @@ pub fn build(args: &StatsArgs) -> io::Result<Report> {
     let trace = if args.trace.is_empty() {
         None
     } else {
-        let mut lt = ByDevice::default();
+        let mut lt = ByFilesystem::default();
         for p in &args.trace {
             bundle::live::refuse_trace_pipe(p)?;
             // Bad lines, and an end the file could not be read to, are diagnostics.
@@ -208,7 +209,13 @@ pub fn build(args: &StatsArgs) -> io::Result<Report> {
                 }
                 true
             })?;
-            lt.end_trace();
+            let fss = bundle::filesystems::beside_trace(p);
+            lt.end_trace(|d| {
+                let dev = Some((d.major, d.minor));
+                fss.iter()
+                    .find(|f| f.ids.dev == dev)
+                    .map(|f| f.table.clone())
+            });
         }
         Some(lt)
     };

@@ -2,12 +2,11 @@
 
 use std::io::{self, Write};
 
-use gfs2stats::lock_time::{distribution, Distribution, Hists};
+use gfs2stats::lock_time::{distribution, Distribution, FsKey, Hists};
 use gfs2stats::metrics;
 use gfs2stats::{GlStat, Stat};
 use glockparse::GlockId;
 use serde_json::{json, Value};
-use traceparse::Dev;
 
 use super::{ranked, Report, StatsArgs};
 use crate::inputs::label;
@@ -25,21 +24,22 @@ fn pct(v: Option<f64>) -> String {
     v.map_or_else(|| "-".into(), |v| format!("{:.0}%", v * 100.0))
 }
 
-/// One row of a distribution table; `dev` is the DEV column's cell where the table has one.
+/// One row of a distribution table; `fs` is the FS column's cell, padded to its width,
+/// where the table has one.
 fn dist_row(
     out: &mut impl Write,
     name: &str,
-    dev: Option<&str>,
+    fs: Option<&str>,
     kind: &str,
     d: Distribution,
 ) -> io::Result<()> {
     if d.count == 0 {
         return Ok(());
     }
-    let dev = dev.map_or_else(String::new, |d| format!("{d:<9} "));
+    let fs = fs.map_or_else(String::new, |f| format!("{f} "));
     writeln!(
         out,
-        "{name:<18} {dev}{kind:<13} {:>7} {:>9} {:>9} {:>9} {:>9}",
+        "{name:<18} {fs}{kind:<13} {:>7} {:>9} {:>9} {:>9} {:>9}",
         d.count,
         nanos(d.p50_ns),
         nanos(d.p90_ns),
@@ -48,25 +48,33 @@ fn dist_row(
     )
 }
 
-/// The all, blocking and non-blocking rows of one glock or type; `dev` as [`dist_row`]'s.
-fn hists_rows(out: &mut impl Write, name: &str, dev: Option<&str>, h: &Hists) -> io::Result<()> {
-    let blank = dev.map(|_| "");
-    dist_row(out, name, dev, "all", distribution(&h.all))?;
-    dist_row(out, "", blank, "blocking", distribution(&h.blocking))?;
-    dist_row(out, "", blank, "non-blocking", distribution(&h.nonblocking))
+/// The all, blocking and non-blocking rows of one glock or type; `fs` as [`dist_row`]'s.
+fn hists_rows(out: &mut impl Write, name: &str, fs: Option<&str>, h: &Hists) -> io::Result<()> {
+    let blank = fs.map(|f| " ".repeat(f.len()));
+    dist_row(out, name, fs, "all", distribution(&h.all))?;
+    dist_row(
+        out,
+        "",
+        blank.as_deref(),
+        "blocking",
+        distribution(&h.blocking),
+    )?;
+    dist_row(
+        out,
+        "",
+        blank.as_deref(),
+        "non-blocking",
+        distribution(&h.nonblocking),
+    )
 }
 
-/// The header of a distribution table, with a DEV column where the traces hold several
-/// devices.
-fn dist_header(out: &mut impl Write, first: &str, several: bool) -> io::Result<()> {
-    let dev = if several {
-        format!("{:<9} ", "DEV")
-    } else {
-        String::new()
-    };
+/// The header of a distribution table, with an FS column `fs_width` wide where the traces
+/// hold several filesystems.
+fn dist_header(out: &mut impl Write, first: &str, fs_width: Option<usize>) -> io::Result<()> {
+    let fs = fs_width.map_or_else(String::new, |w| format!("{:<w$} ", "FS"));
     writeln!(
         out,
-        "{first:<18} {dev}{:<13} {:>7} {:>9} {:>9} {:>9} {:>9}",
+        "{first:<18} {fs}{:<13} {:>7} {:>9} {:>9} {:>9} {:>9}",
         "REQUESTS", "COUNT", "P50", "P90", "P99", "MAX"
     )
 }
@@ -243,34 +251,37 @@ fn delta_text(out: &mut impl Write, r: &Report, args: &StatsArgs) -> io::Result<
 }
 
 /// DLM round trips from the traces' `gfs2_glock_lock_time` events; where they hold several
-/// filesystems, each row names its device (DEV).
+/// filesystems, each row names its filesystem (FS: the lock table where the trace's
+/// capture names it, else the device).
 fn trace_text(out: &mut impl Write, r: &Report, args: &StatsArgs) -> io::Result<()> {
     let Some(t) = &r.trace else {
         return Ok(());
     };
-    let several = t.devices.len() > 1;
-    let cell = |d: Dev| several.then(|| d.to_string());
+    let names: Vec<String> = t.filesystems.keys().map(FsKey::to_string).collect();
+    let fs_width =
+        (names.len() > 1).then(|| names.iter().map(String::len).max().unwrap_or(0).max(9));
+    let cell = |f: &FsKey| fs_width.map(|w| format!("{:<w$}", f.to_string()));
     writeln!(out, "DLM ROUND TRIPS from gfs2_glock_lock_time (tdiff)")?;
-    if several {
-        let devs: Vec<String> = t.devices.keys().map(Dev::to_string).collect();
+    if fs_width.is_some() {
         writeln!(
             out,
-            "{} devices (filesystems) in the traces: {}; each row is of its DEV (glock \
-             numbers repeat between filesystems)",
-            devs.len(),
-            devs.join(", ")
+            "{} filesystems in the traces: {}; each row is of its FS (glock numbers repeat \
+             between filesystems; FS is the lock table where the trace's capture names the \
+             device, else the device)",
+            names.len(),
+            names.join(", ")
         )?;
     }
-    dist_header(out, "TYPE", several)?;
-    for (d, lt) in &t.devices {
+    dist_header(out, "TYPE", fs_width)?;
+    for (f, lt) in &t.filesystems {
         for (ty, h) in &lt.per_type {
-            hists_rows(out, &ty.name(), cell(*d).as_deref(), h)?;
+            hists_rows(out, &ty.name(), cell(f).as_deref(), h)?;
         }
     }
     writeln!(out)?;
-    dist_header(out, "GLOCK (by p99)", several)?;
-    for (d, g, h) in t.slowest(shown(args.limit)) {
-        hists_rows(out, &g.to_string(), cell(d).as_deref(), h)?;
+    dist_header(out, "GLOCK (by p99)", fs_width)?;
+    for (f, g, h) in t.slowest(shown(args.limit)) {
+        hists_rows(out, &g.to_string(), cell(f).as_deref(), h)?;
     }
     writeln!(
         out,
@@ -316,13 +327,13 @@ fn jglock(s: &GlStat, source: &std::path::Path) -> Value {
     })
 }
 
-fn jtrace_glock(dev: Dev, g: GlockId, h: &Hists) -> Value {
+fn jtrace_glock(fs: &FsKey, g: GlockId, h: &Hists) -> Value {
     let mut v = jhists(h);
     let a = distribution(&h.all);
     let o = v.as_object_mut().expect("object");
     o.insert("glock".into(), json!(g.to_string()));
     o.insert("type".into(), json!(g.glock_type().name()));
-    o.insert("dev".into(), json!(dev.to_string()));
+    o.insert("fs".into(), json!(fs.to_string()));
     // The headline figures at the top level too.
     o.insert("count".into(), json!(a.count));
     o.insert("p50_ns".into(), json!(a.p50_ns));
@@ -369,12 +380,12 @@ pub fn json(out: &mut impl Write, r: &Report, args: &StatsArgs) -> io::Result<()
     });
     let trace = r.trace.as_ref().map(|t| {
         json!({
-            "devs": t.devices.keys().map(Dev::to_string).collect::<Vec<_>>(),
-            "types": t.devices.iter().flat_map(|(d, lt)| lt.per_type.iter().map(move |(ty, h)| {
+            "filesystems": t.filesystems.keys().map(FsKey::to_string).collect::<Vec<_>>(),
+            "types": t.filesystems.iter().flat_map(|(f, lt)| lt.per_type.iter().map(move |(ty, h)| {
                 let mut v = jhists(h);
                 let o = v.as_object_mut().expect("object");
                 o.insert("type".into(), json!(ty.name()));
-                o.insert("dev".into(), json!(d.to_string()));
+                o.insert("fs".into(), json!(f.to_string()));
                 v
             })).collect::<Vec<_>>(),
             "glocks": t.slowest(shown(args.limit)).into_iter().map(|(d, g, h)| jtrace_glock(d, g, h)).collect::<Vec<_>>(),

@@ -28,6 +28,44 @@ pub fn inodes(path: &std::path::Path) -> std::collections::BTreeMap<String, u64>
         .collect()
 }
 
+/// The lock table of each filesystem of a node of the two-filesystems fixture, read by
+/// hand from its capture (`NODE/lab_data/NODE`, `NODE/lab_gfs/NODE`): keyed by device as
+/// gfs2 events print it (`254,1`: the mount point's in `mountinfo`, the mount point the
+/// table's `gfs2_sysfs.0` names) and by lockspace id as dlm events print it
+/// (`ls_id=N`: the id `dlm_tool ls` lists for the name after the table's colon).
+pub fn two_fs_tables(node: &str) -> std::collections::BTreeMap<String, String> {
+    let root = testdata::path(&format!("real/two-filesystems-6.12/{node}"));
+    let mut table_of = std::collections::BTreeMap::new();
+    for fs in ["lab_data", "lab_gfs"] {
+        let dir = root.join(fs).join(node);
+        let read = |f: &str| std::fs::read_to_string(dir.join(f)).unwrap();
+        let table = read("table").trim().to_string();
+        let sysfs = read("gfs2_sysfs.0");
+        let mount = sysfs
+            .lines()
+            .find_map(|l| l.strip_prefix("mount "))
+            .unwrap();
+        let mountinfo = read("mountinfo");
+        let dev = mountinfo
+            .lines()
+            .map(|l| l.split(' ').collect::<Vec<_>>())
+            .find(|w| w[4] == mount)
+            .map(|w| w[2].replace(':', ","))
+            .unwrap();
+        let cluster = read("cluster.txt");
+        let name = table.split(':').nth(1).unwrap();
+        let mut lines = cluster
+            .lines()
+            .skip_while(|l| l.split_whitespace().collect::<Vec<_>>() != ["name", name]);
+        let id = lines.nth(1).unwrap().split_whitespace().nth(1).unwrap();
+        let id = u32::from_str_radix(id.trim_start_matches("0x"), 16).unwrap();
+        table_of.insert(dev, table.clone());
+        table_of.insert(format!("ls_id={id}"), table);
+    }
+    assert_eq!(table_of.len(), 4, "{table_of:?}");
+    table_of
+}
+
 /// `glk ARGS`, which must succeed, and its standard output as one JSON document.
 pub fn glk_json<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> serde_json::Value {
     serde_json::from_str(&glk_text(args)).unwrap()

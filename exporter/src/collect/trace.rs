@@ -269,24 +269,13 @@ impl State {
 
 /// The lock table of each GFS2 device, from `SYSFS/fs/gfs2/TABLE/id` (`MAJOR:MINOR`).
 fn tables(sysfs: &Path) -> HashMap<Dev, String> {
-    let mut out = HashMap::new();
-    let Ok(rd) = std::fs::read_dir(sysfs.join("fs/gfs2")) else {
-        return out;
-    };
-    for e in rd.flatten() {
-        let Ok(id) = std::fs::read_to_string(e.path().join("id")) else {
-            continue;
-        };
-        if let Some((a, b)) = id.trim().split_once(':') {
-            if let (Ok(major), Ok(minor)) = (a.parse(), b.parse()) {
-                out.insert(
-                    Dev { major, minor },
-                    e.file_name().to_string_lossy().into_owned(),
-                );
-            }
-        }
-    }
-    out
+    bundle::live::named_filesystems(sysfs)
+        .into_iter()
+        .filter_map(|f| {
+            let (major, minor) = f.ids.dev?;
+            Some((Dev { major, minor }, f.table))
+        })
+        .collect()
 }
 
 /// Feeds every line of `block` to `state`.
