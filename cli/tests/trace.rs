@@ -232,22 +232,28 @@ fn summary_counts_a_glock_per_filesystem() {
     let scratch = tmp("two-fs-alone");
     let alone = scratch.path().join("trace_pipe.txt.xz");
     std::fs::copy(testdata::path(TWO_FS_TRACE), &alone).unwrap();
-    let want = two_filesystems_counts();
     let got = summary_rows(&alone);
-    // Every row shown is its filesystem's glock, counted as the lines count it (rows of
-    // glocks with other events only count none of these).
     assert!(got.len() >= 6, "{got:?}");
-    for (k, counts) in &got {
-        assert_eq!(want.get(k).copied().unwrap_or_default(), *counts, "{k:?}");
-    }
     // The hot glock: once per device and once per lockspace.
-    let hot: Vec<&String> = got
-        .keys()
-        .filter(|(_, g)| g == "2/1231")
-        .map(|k| &k.0)
-        .collect();
+    let hot = hot_filesystems(&got, &two_filesystems_counts());
     assert_eq!(hot.len(), 4, "{hot:?}");
     assert_eq!(hot.iter().filter(|fs| fs.starts_with("ls_id=")).count(), 2);
+}
+
+/// Checks that every row shown is its filesystem's glock, counted as the lines count it
+/// in `want` (rows of glocks with other events only count none of these), and gives the
+/// filesystems of the hot glock `2/1231`.
+fn hot_filesystems(
+    got: &BTreeMap<(String, String), [u64; 6]>,
+    want: &BTreeMap<(String, String), [u64; 6]>,
+) -> Vec<String> {
+    for (k, counts) in got {
+        assert_eq!(want.get(k).copied().unwrap_or_default(), *counts, "{k:?}");
+    }
+    got.keys()
+        .filter(|(_, g)| g == "2/1231")
+        .map(|k| k.0.clone())
+        .collect()
 }
 
 /// A trace in its capture (`DIR/FS/NODE/`) names each filesystem by its lock table, as
@@ -265,15 +271,7 @@ fn summary_names_the_filesystems_of_the_capture() {
     }
     let got = summary_rows(&testdata::path(TWO_FS_TRACE));
     assert!(got.len() >= 4, "{got:?}");
-    for (k, counts) in &got {
-        assert_eq!(want.get(k).copied().unwrap_or_default(), *counts, "{k:?}");
-    }
-    let hot: Vec<&str> = got
-        .keys()
-        .filter(|(_, g)| g == "2/1231")
-        .map(|k| k.0.as_str())
-        .collect();
-    assert_eq!(hot, ["lab:data", "lab:gfs"]);
+    assert_eq!(hot_filesystems(&got, &want), ["lab:data", "lab:gfs"]);
     assert_eq!(got[&("lab:gfs".to_string(), "2/1231".to_string())][5], 48);
 }
 

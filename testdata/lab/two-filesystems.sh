@@ -42,8 +42,13 @@
 #   data-nols   glk analyze --json --fs data on a copy of the captures whose cluster.txt
 #               has no dlm_tool ls (the lockspace id derived from its name): as data
 #   stats-trace, stats-trace-json    glk stats --trace of both nodes' traces (both
-#               filesystems' events, kept apart by device), text and --json --limit 0
+#               filesystems' events, kept apart by lock table), text and --json --limit 0;
+#               stats-trace-alone, of copies of both out of their captures (by device)
 #   old         glk-old analyze --json on both nodes' captures (when share/glk-old is there)
+# With share/n2-loop, n2 mounts lab:data through a loop device over /dev/vda2 (direct I/O,
+# so no page cache stands between it and n1's writes): the same filesystem is 254,2 on n1
+# and 7,N on n2, and glk must join the nodes' traces by lock table, not device number. The
+# lab's initrd has no loop module: put the kernel's, uncompressed, in share/loop.ko.
 # Expected: no --fs names both filesystems and reads neither; --fs gfs has the flock waiters
 # stuck and none of lab:data's glocks, --fs data has data/hot's inode glock contended, no
 # stuck waiter, and no lab:gfs glock in its traces; stats --trace has the hot glock once per
@@ -70,8 +75,12 @@ lab_wait mkfs
 [ $N = n2 ] && { blockdev --flushbufs /dev/vda; blockdev --rereadpt /dev/vda; }
 ls -l /dev/vda* > $OUT/devices.txt
 for m in "vda1 /gfs" "vda2 /data"; do
-  set -- $m; mkdir -p $2; i=0
-  until mount -t gfs2 /dev/$1 $2; do sleep 2; i=$((i+1)); [ $i -gt 60 ] && { echo MOUNT FAILED; poweroff -f; }; done
+  set -- $m; mkdir -p $2; i=0; dev=/dev/$1
+  if [ $N = n2 ] && [ $1 = vda2 ] && [ -f $S/n2-loop ]; then
+    insmod $S/loop.ko 2>/dev/null || modprobe loop 2>/dev/null; dev=$(losetup --direct-io=on -f --show /dev/vda2) || dev=/dev/vda2
+    echo "$dev" > $OUT/loop.txt; losetup -l >> $OUT/loop.txt 2>&1
+  fi
+  until mount -t gfs2 $dev $2; do sleep 2; i=$((i+1)); [ $i -gt 60 ] && { echo MOUNT FAILED; poweroff -f; }; done
 done
 cp $S/glk /usr/bin/glk; chmod +x /usr/bin/glk
 lab_ssh
@@ -134,6 +143,8 @@ if [ $N = n1 ]; then
   TRACES="$OUT/capture/lab_data/n1/trace_pipe.txt $S/out-$TAG-n2/capture/lab_data/n2/trace_pipe.txt"
   run glk-stats-trace glk stats --limit 0 $(for t in $TRACES; do echo --trace $t; done)
   run glk-stats-trace-json glk stats --json --limit 0 $(for t in $TRACES; do echo --trace $t; done)
+  mkdir -p $OUT/alone2; cp $S/out-$TAG-n2/capture/lab_data/n2/trace_pipe.txt $OUT/alone2/
+  run glk-stats-trace-alone glk stats --json --limit 0 --trace $OUT/alone/trace_pipe.txt --trace $OUT/alone2/trace_pipe.txt
   run glk-top-cluster-gfs glk top --cluster --once --json --limit 0 --fs gfs
   run glk-stats-cluster-data glk stats --cluster --json --limit 0 --fs data
   if [ -f $S/glk-old ]; then
