@@ -57,10 +57,22 @@ fn real_glocks_files_parse_without_errors() {
     // capture 2 x 3 and late 2 x 2; their plain copies are bare `glocks`), cluster-mode-5.10
     // and -6.12 (each the cluster capture 2 x 2, each node's own 2 x 2),
     // support-withdraw-6.12 (glk capture: 2 x 1), mount-holds-5.10 (glk capture: 2 x 2),
-    // two-filesystems-6.12 (glk capture of two filesystems: 2 x 2 x 3).
+    // two-filesystems-6.12 and two-filesystems-loop-6.12 (each glk capture of two
+    // filesystems: 2 x 2 x 3).
     assert_eq!(
         files.len(),
-        3 + 6 + 6 + 2 * (4 + 6) + 14 + 2 * 8 + 4 + 4 * 4 + 4 * (6 + 4) + 2 * (2 * 4) + 2 + 4 + 12
+        3 + 6
+            + 6
+            + 2 * (4 + 6)
+            + 14
+            + 2 * 8
+            + 4
+            + 4 * 4
+            + 4 * (6 + 4)
+            + 2 * (2 * 4)
+            + 2
+            + 4
+            + 2 * 12
     );
     for f in files {
         let g = check_clean(&f);
