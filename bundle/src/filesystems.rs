@@ -135,7 +135,8 @@ impl NodeCapture {
     /// which it is): the device of its GFS2 mount in the node's `mountinfo` copy (the one
     /// at the mount point its sysfs state names, else the only GFS2 mount), and its
     /// lockspace's id in the node's `dlm_tool ls` output, else as dlm_controld derives it
-    /// from the lockspace's name ([`lockspace_global_id`]).
+    /// from the lockspace's name ([`lockspace_global_id`]: every kernel with dlm events,
+    /// 5.16 on, has its lockspaces made by a dlm_controld that derives them so).
     pub fn fs_ids(&self) -> FsIds {
         let Some(table) = self.fs.as_deref() else {
             return FsIds::default();

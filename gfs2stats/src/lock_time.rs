@@ -255,9 +255,9 @@ impl ByFilesystem {
         let mut v: Vec<(&FsKey, GlockId, &Hists)> = self
             .filesystems
             .iter()
-            .flat_map(|(d, lt)| lt.per_glock.iter().map(move |(g, h)| (d, *g, h)))
+            .flat_map(|(f, lt)| lt.per_glock.iter().map(move |(g, h)| (f, *g, h)))
             .collect();
-        v.sort_by_cached_key(|(d, g, h)| (std::cmp::Reverse(h.all.distribution().p99_ns), *g, *d));
+        v.sort_by_cached_key(|(f, g, h)| (std::cmp::Reverse(h.all.distribution().p99_ns), *g, *f));
         v.truncate(n);
         v
     }
@@ -349,7 +349,7 @@ mod tests {
         let slowest = t.slowest(10);
         let glocks: Vec<(&FsKey, u64)> = slowest
             .iter()
-            .map(|(d, _, h)| (*d, h.all.distribution().count))
+            .map(|(f, _, h)| (*f, h.all.distribution().count))
             .collect();
         assert_eq!(glocks, [(&FsKey::Dev(DEV_A), 2), (&FsKey::Dev(DEV_B), 1)]);
     }

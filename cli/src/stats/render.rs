@@ -388,7 +388,7 @@ pub fn json(out: &mut impl Write, r: &Report, args: &StatsArgs) -> io::Result<()
                 o.insert("fs".into(), json!(f.to_string()));
                 v
             })).collect::<Vec<_>>(),
-            "glocks": t.slowest(shown(args.limit)).into_iter().map(|(d, g, h)| jtrace_glock(d, g, h)).collect::<Vec<_>>(),
+            "glocks": t.slowest(shown(args.limit)).into_iter().map(|(f, g, h)| jtrace_glock(f, g, h)).collect::<Vec<_>>(),
             "classified_by_stats": t.total(|l| l.by_stats),
             "classified_by_flags": t.total(|l| l.by_flags),
             "unclassified": t.total(|l| l.unclassified),
