@@ -179,15 +179,17 @@ impl Summary {
     /// Counts each glock of a filesystem in `fss` under the filesystem's lock table
     /// instead of the device and lockspace its events name: a glock's gfs2 and dlm events
     /// become one count. `fss` are the filesystems of the node that wrote the trace (device
-    /// numbers are a node's own).
+    /// numbers are a node's own). A filesystem whose device is not known is not named:
+    /// naming its dlm events alone would show one filesystem's glock as two.
     pub fn name(&mut self, fss: &[bundle::filesystems::NamedFs]) {
         self.settle();
         let mut to: HashMap<Space, Space> = HashMap::new();
         for f in fss {
+            let Some((major, minor)) = f.ids.dev else {
+                continue;
+            };
             let named = self.table_space(&f.table);
-            if let Some((major, minor)) = f.ids.dev {
-                to.insert(Space::dev(Dev { major, minor }), named);
-            }
+            to.insert(Space::dev(Dev { major, minor }), named);
             if let Some(id) = f.ids.ls_id {
                 to.insert(Space::lockspace(Some(id)), named);
             }
@@ -484,5 +486,36 @@ mod tests {
             .map(|(l, _)| l.as_str())
             .collect();
         assert_eq!(spaces, ["254,2", "lab:gfs", "ls_id=2858078307"]);
+    }
+
+    /// A filesystem whose device is not known (a capture without its mount table) is not
+    /// named: its one device and one lockspace stay one filesystem, as unnamed.
+    #[test]
+    fn a_filesystem_without_its_device_is_not_named() {
+        use bundle::filesystems::{FsIds, NamedFs};
+        let text = testdata::text("real/handoff-6.12/n1/trace_pipe.txt.xz");
+        let summarise = |fss: &[NamedFs]| {
+            let mut s = Summary::default();
+            for l in text.lines() {
+                if let Ok(d) = traceparse::decode_line(l.as_bytes()) {
+                    s.add(&d);
+                }
+            }
+            s.name(fss);
+            let (rows, several) = s.glocks();
+            let rows: Vec<(Option<Space>, GlockId, u64)> =
+                rows.into_iter().map(|(f, g, c)| (f, g, c.events)).collect();
+            (rows, several)
+        };
+        let without_dev = NamedFs {
+            table: "lab:gfs".into(),
+            ids: FsIds {
+                dev: None,
+                ls_id: Some(0x3df8_322a),
+            },
+        };
+        let unnamed = summarise(&[]);
+        assert!(!unnamed.1 && unnamed.0.len() > 10);
+        assert_eq!(summarise(&[without_dev]), unnamed);
     }
 }
