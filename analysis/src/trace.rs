@@ -189,7 +189,10 @@ fn saw_device(devices: &mut Vec<Dev>, d: Dev) {
 
 /// Calls `f` with every gfs2 and dlm event of the filesystem `fs` names and every clock
 /// marker of `path` (time, pid, event), and sets aside bad lines (with their line) and the
-/// command of each holder queued. Returns false when `f` does, and the lines read.
+/// command of each holder queued. Returns false when `f` does, and the lines read. Where
+/// `fs` names no device, decoding stops at the gfs2 event of a second device: such a trace
+/// is refused ([`several_filesystems`]), so its other lines would be decoded for nothing (they
+/// are still counted).
 fn decode(
     path: &std::path::Path,
     fs: FsIds,
@@ -206,6 +209,9 @@ fn decode(
                 line, event, dev, ..
             } => {
                 saw_device(devices, dev);
+                if devices.len() > 1 {
+                    return false;
+                }
                 if let Gfs2Event::GlockQueue { queue: true, .. } = event {
                     queuers.saw(line.pid, line.comm);
                 }
@@ -311,6 +317,7 @@ fn read_node(
         };
         let (ok, lines) = each_event(p, fs, &mut aside, pipelined, feed)?;
         t.lines += lines;
+        several_filesystems(node, traces, &aside.devices)?;
         if !ok {
             in_order = false;
             break;
@@ -343,26 +350,24 @@ fn read_node(
     Ok((t, aside.diag))
 }
 
-/// An error where a node's traces, read whole because nothing says which filesystem they
-/// are of, hold the gfs2 events of several devices: glock numbers repeat between
-/// filesystems (each has its own root inode), so their glocks cannot be told apart.
+/// An error where a node's traces, read for every filesystem because nothing says which
+/// they are of, hold the gfs2 events of several devices: glock numbers repeat between
+/// filesystems (each has its own root inode), so their glocks cannot be told apart. The
+/// devices are the first two the traces name: [`decode`] decodes no further.
 fn several_filesystems(node: &str, traces: &[PathBuf], devices: &[Dev]) -> io::Result<()> {
-    if devices.len() < 2 {
+    let [first, second, ..] = devices else {
         return Ok(());
-    }
-    let mut devs: Vec<String> = devices.iter().map(Dev::to_string).collect();
-    devs.sort();
+    };
     let files: Vec<String> = traces.iter().map(|p| p.display().to_string()).collect();
     Err(io::Error::new(
         io::ErrorKind::InvalidInput,
         format!(
-            "{node}: {} holds the gfs2 events of {} GFS2 filesystems (devices {}), and \
-             nothing says which to read: glock numbers repeat between filesystems, so their \
-             glocks would be counted as one. A capture by glk capture --trace keeps the \
-             node's mount table, which names each filesystem's device: analyze it with --fs",
+            "{node}: {} holds the gfs2 events of more than one GFS2 filesystem (devices \
+             {first} and {second}, the first two it names), and nothing says which to read: glock \
+             numbers repeat between filesystems, so their glocks would be counted as one. A \
+             capture by glk capture --trace keeps the node's mount table, which names each \
+             filesystem's device: analyze it with --fs",
             files.join(", "),
-            devs.len(),
-            devs.join(", ")
         ),
     ))
 }
@@ -458,4 +463,70 @@ pub fn read(
         .into_inner()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
     Ok((nodes, folded, diag))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A trace line of `gfs2_glock_queue` for glock 2/7 of device `dev` at `us` µs.
+    fn queue(dev: &str, us: u64) -> String {
+        format!(
+            "          job.sh-276     [000] .....    {}.{:06}: gfs2_glock_queue: {dev} glock 2:7 queue PR\n",
+            us / 1_000_000,
+            us % 1_000_000
+        )
+    }
+
+    /// Where nothing names the filesystem, decoding stops at the second device's first
+    /// event: the events before it are handed on, none after it, and the lines are still
+    /// all counted.
+    #[test]
+    fn a_second_device_stops_the_decoding() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("trace_pipe.txt");
+        let mut text = String::new();
+        for i in 0..3 {
+            text += &queue("254,1", i);
+        }
+        text += &queue("254,2", 3);
+        for i in 4..1000 {
+            text += &queue(if i % 2 == 0 { "254,1" } else { "254,2" }, i);
+        }
+        std::fs::write(&path, &text).unwrap();
+        let mut aside = Aside::default();
+        let mut events = 0;
+        let (ok, lines) = decode(&path, FsIds::default(), &mut aside, |_, _, _| {
+            events += 1;
+            true
+        })
+        .unwrap();
+        assert!(ok, "not a stop for order");
+        assert_eq!((events, lines), (3, 1000));
+        let dev = |minor| Dev { major: 254, minor };
+        assert_eq!(aside.devices, [dev(1), dev(2)]);
+        let err = read_node(
+            "n1",
+            std::slice::from_ref(&path),
+            FsIds::default(),
+            false,
+            &AtomicU64::new(0),
+        )
+        .err()
+        .unwrap();
+        assert!(err.to_string().contains("devices 254,1 and 254,2"), "{err}");
+        // One filesystem named: its events are read to the end.
+        let one = FsIds {
+            dev: Some((254, 1)),
+            ls_id: None,
+        };
+        let mut aside = Aside::default();
+        let mut events = 0;
+        decode(&path, one, &mut aside, |_, _, _| {
+            events += 1;
+            true
+        })
+        .unwrap();
+        assert_eq!(events, 3 + 498);
+    }
 }
