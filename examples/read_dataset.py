@@ -6,8 +6,8 @@ print what each sees, as one JSON document:
 
 DIR/table=KIND/cluster=CLUSTER/node=NODE/capture-ID.parquet: each table is one Hive-
 partitioned dataset over every cluster, node and capture; `cluster` and `node` come back as
-columns from the paths, `capture` and `time` (a UTC timestamp in microseconds) are in the
-files.
+columns from the paths, `capture`, `fs` (the filesystem's lock table) and `time` (a UTC
+timestamp in microseconds) are in the files.
 """
 
 import json
@@ -21,7 +21,8 @@ import pyarrow.dataset as ds
 def main(root: str) -> None:
     out = {}
     # DuckDB: rows per cluster and node, captures, and the most contended glocks over
-    # every capture (glocks with waiters, by how many snapshots of how many captures).
+    # every capture (glocks with waiters, by how many snapshots of how many captures; a
+    # glock is known by its cluster, filesystem and number).
     con = duckdb.connect()
     glocks = f"read_parquet('{root}/table=glocks/*/*/*.parquet', hive_partitioning = true)"
     out["duckdb_rows"] = {
@@ -43,12 +44,12 @@ def main(root: str) -> None:
         list(r)
         for r in con.execute(
             f"""
-            SELECT cluster, glock, count(DISTINCT capture) AS captures,
+            SELECT cluster, fs, glock, count(DISTINCT capture) AS captures,
                    count(*) AS snapshots_with_waiters, max(waiters) AS most_waiters
             FROM {glocks}
             WHERE waiters > 0
-            GROUP BY cluster, glock
-            ORDER BY captures DESC, snapshots_with_waiters DESC, cluster, glock
+            GROUP BY cluster, fs, glock
+            ORDER BY captures DESC, snapshots_with_waiters DESC, cluster, fs, glock
             LIMIT 5
             """
         ).fetchall()

@@ -33,15 +33,15 @@ def main(root: str) -> None:
         print(f"rows {r.cluster}/{r.node} {r.n} captures={r.captures} first={r.first}")
     for r in spark.sql(
         """
-        SELECT cluster, glock, count(DISTINCT capture) AS captures,
+        SELECT cluster, fs, glock, count(DISTINCT capture) AS captures,
                count(*) AS snapshots_with_waiters, max(waiters) AS most_waiters
         FROM glocks WHERE waiters > 0
-        GROUP BY cluster, glock
-        ORDER BY captures DESC, snapshots_with_waiters DESC, cluster, glock
+        GROUP BY cluster, fs, glock
+        ORDER BY captures DESC, snapshots_with_waiters DESC, cluster, fs, glock
         LIMIT 5
         """
     ).collect():
-        print(f"contended {r.cluster} {r.glock} captures={r.captures} "
+        print(f"contended {r.cluster} {r.fs} {r.glock} captures={r.captures} "
               f"snapshots={r.snapshots_with_waiters} most_waiters={r.most_waiters}")
     spark.stop()
 

@@ -86,9 +86,14 @@ fn du(dir: &Path) -> (u64, u64) {
     (bytes, files)
 }
 
-/// `bench/out/fleet-EVENTS`: the dataset, made once (`.complete` holds its event count).
+/// `bench/out/fleet-vVERSION-EVENTS`: the dataset, made once for each version of the
+/// dataset's layout (`.complete` holds its event count).
 fn dataset(s: &Setup) -> io::Result<(PathBuf, u64)> {
-    let dir = PathBuf::from(format!("bench/out/fleet-{}", s.events));
+    let dir = PathBuf::from(format!(
+        "bench/out/fleet-v{}-{}",
+        frames::export::DATASET_VERSION,
+        s.events
+    ));
     let done = dir.join(".complete");
     if let Ok(n) = std::fs::read_to_string(&done) {
         return Ok((dir, n.trim().parse().unwrap_or(0)));

@@ -168,11 +168,12 @@ pub struct ExportArgs {
     /// Add the captures, as one capture, to the fleet dataset at DIR:
     /// DIR/table=KIND/cluster=CLUSTER/node=NODE/capture-ID.parquet (appended; the same
     /// capture exported again replaces its own files).
-    #[arg(long, value_name = "DIR", requires = "cluster")]
+    #[arg(long, value_name = "DIR")]
     pub dataset: Option<PathBuf>,
-    /// The cluster the captures belong to (with --dataset): one name per filesystem, such
-    /// as its lock table CLUSTER:FS, since glock numbers repeat between filesystems and
-    /// glk fleet counts a cluster's glocks of one number as one.
+    /// The cluster the captures belong to (with --dataset; default: the cluster their
+    /// lock table CLUSTER:FS names). Its filesystems are told apart by the lock table the
+    /// capture names (the dataset's `fs` column); for captures that name none, give each
+    /// filesystem a name of its own, since glock numbers repeat between filesystems.
     #[arg(long, value_name = "NAME", requires = "dataset")]
     pub cluster: Option<String>,
 }
@@ -191,8 +192,8 @@ pub struct FleetArgs {
 #[derive(Debug, clap::Subcommand)]
 pub enum FleetQuery {
     /// The glocks hot across many captures: remote demote requests in the traces, and
-    /// snapshots in which the glock had waiters, per cluster and glock (or also per node
-    /// or kernel), the glocks hot in the most captures first.
+    /// snapshots in which the glock had waiters, per cluster, filesystem and glock (or
+    /// also per node or kernel), the glocks hot in the most captures first.
     Hot {
         /// The dataset, and what to print.
         #[command(flatten)]
@@ -214,7 +215,8 @@ pub enum FleetQuery {
     },
     /// Which captures share a demote-storm pattern: glocks that had a storm (at least
     /// --min-demotes remote demote requests within one second on a node) in several
-    /// captures, the glocks that stormed in the most captures first.
+    /// captures, per cluster, filesystem and glock, the glocks that stormed in the most
+    /// captures first.
     Storms {
         /// The dataset, and what to print.
         #[command(flatten)]

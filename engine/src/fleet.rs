@@ -4,9 +4,12 @@
 //! so memory grows with one cluster's files, not with the rows (`bench fleet` measures it
 //! at 10^8 events).
 //!
-//! - `hot`: glocks hot across captures, by cluster (and node or kernel);
+//! - `hot`: glocks hot across captures, by cluster and filesystem (and node or kernel);
 //! - `masters`: DLM round trips by the node that mastered the resource, per day or week;
 //! - `storms`: glocks that had a demote storm in several captures, and which captures.
+//!
+//! A glock is known by its cluster, filesystem (`fs`, the lock table the capture names; null
+//! where it does not) and number: glock numbers repeat between filesystems.
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -305,6 +308,7 @@ fn remote_demotes(d: &Dataset) -> io::Result<LazyFrame> {
         )
         .select([
             col("cluster"),
+            col("fs"),
             col("node"),
             col("capture"),
             col("glock"),
@@ -313,14 +317,15 @@ fn remote_demotes(d: &Dataset) -> io::Result<LazyFrame> {
         ]))
 }
 
-/// `hot`: per cluster and glock (and node or kernel), the captures in which other nodes
-/// asked for it (remote demote requests) or in which a snapshot saw it with waiters, the
-/// glocks hot in the most captures first.
+/// `hot`: per cluster, filesystem and glock (and node or kernel), the captures in which
+/// other nodes asked for it (remote demote requests) or in which a snapshot saw it with
+/// waiters, the glocks hot in the most captures first.
 fn hot(d: &Dataset, by: Option<FleetBy>) -> io::Result<LazyFrame> {
     // One row per remote demote and per snapshot with waiters, in one shape.
     let shape = |lf: LazyFrame, demote: bool| {
         lf.select([
             col("cluster"),
+            col("fs"),
             col("node"),
             col("capture"),
             col("glock"),
@@ -348,7 +353,7 @@ fn hot(d: &Dataset, by: Option<FleetBy>) -> io::Result<LazyFrame> {
         Some(FleetBy::Node) => Some("node"),
         Some(FleetBy::Kernel) => Some("kernel"),
     };
-    let group: Vec<&str> = ["cluster"]
+    let group: Vec<&str> = ["cluster", "fs"]
         .into_iter()
         .chain(extra)
         .chain(["glock"])
@@ -462,17 +467,19 @@ fn masters(d: &Dataset, period: FleetPeriod) -> io::Result<LazyFrame> {
         ]))
 }
 
-/// `storms`: per cluster and glock, the captures in which it had a demote storm (at least
-/// `min_demotes` remote demote requests within one second of one node's trace clock), the
-/// glocks that stormed in the most captures first.
+/// `storms`: per cluster, filesystem and glock, the captures in which it had a demote storm
+/// (at least `min_demotes` remote demote requests within one second of one node's trace
+/// clock), the glocks that stormed in the most captures first.
 fn storms(d: &Dataset, min_demotes: u32) -> io::Result<LazyFrame> {
-    let storm_keys = ["cluster", "capture", "node", "glock", "type", "second"];
+    let storm_keys = [
+        "cluster", "fs", "capture", "node", "glock", "type", "second",
+    ];
     Ok(remote_demotes(d)?
         .with_column(whole(col("ts_ns"), 1_000_000_000).alias("second"))
         .group_by(keys(&storm_keys))
         .agg([len().alias("demotes")])
         .filter(col("demotes").gt_eq(lit(min_demotes)))
-        .group_by(keys(&["cluster", "glock", "type"]))
+        .group_by(keys(&["cluster", "fs", "glock", "type"]))
         .agg([
             col("capture").n_unique().alias("captures"),
             col("node").n_unique().alias("nodes"),

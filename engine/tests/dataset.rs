@@ -94,7 +94,7 @@ fn captures_of_two_clusters_form_one_dataset() {
 fn other_columns_are_refused(dir: &Path, capture: &Path) {
     let manifest = dir.join("_glk_dataset.json");
     let good = std::fs::read_to_string(&manifest).unwrap();
-    std::fs::write(&manifest, good.replace("\"version\": 2", "\"version\": 0")).unwrap();
+    std::fs::write(&manifest, good.replace("\"version\": 3", "\"version\": 0")).unwrap();
     let o = Command::new(env!("CARGO_BIN_EXE_glk-engine"))
         .arg("export")
         .arg(capture)
@@ -156,14 +156,22 @@ fn python_reads_it(py: &str, dir: &Path, want: &BTreeMap<String, u64>, dlm2: &Pa
         .iter()
         .map(|c| c.as_str().unwrap())
         .collect();
-    for c in ["capture", "cluster", "node", "time", "time_unix", "glock"] {
+    for c in [
+        "capture",
+        "cluster",
+        "fs",
+        "node",
+        "time",
+        "time_unix",
+        "glock",
+    ] {
         assert!(cols.contains(&c), "{cols:?}");
     }
     // The most contended glocks over the captures: the family capture's flock glocks
     // waited on in both of its captures come first.
     let top = &v["duckdb_most_contended"][0];
     assert_eq!(top[0], "family");
-    assert_eq!(top[2], 2, "{top}");
+    assert_eq!(top[3], 2, "{top}");
 }
 
 /// Spark (pyspark, examples/spark_dataset.py) finds the partitions, reads `time` as a

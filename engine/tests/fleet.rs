@@ -398,3 +398,140 @@ fn a_directory_that_is_no_dataset_is_named() {
         "{err}"
     );
 }
+
+/// The lock table and device (`254,1`, as trace lines write it) of each filesystem of a
+/// node of a capture of several (`NODE/FS/NODE/`), read by hand: the filesystem's mount
+/// point from its `gfs2_sysfs.0`, the device mounted there from the node's `mountinfo`.
+fn devices_by_table(node: &Path) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    for fs_dir in std::fs::read_dir(node).unwrap().flatten() {
+        let dir = fs_dir.path().join(node.file_name().unwrap());
+        let Ok(table) = std::fs::read_to_string(dir.join("table")) else {
+            continue;
+        };
+        let sysfs = std::fs::read_to_string(dir.join("gfs2_sysfs.0")).unwrap();
+        let mount = after(&sysfs, "mount ").unwrap();
+        let mountinfo = std::fs::read_to_string(dir.join("mountinfo")).unwrap();
+        let line = mountinfo
+            .lines()
+            .find(|l| l.split_whitespace().nth(4) == Some(mount))
+            .unwrap();
+        let dev = line.split_whitespace().nth(2).unwrap().replace(':', ",");
+        out.insert(table.trim().to_string(), dev);
+    }
+    out
+}
+
+/// A capture of two filesystems, exported once per filesystem into one cluster: the same
+/// glock number of each is its own row (`fs`), each with the remote demotes of its own
+/// device in the raw traces. The copy whose filesystems' snapshots share their times (as
+/// a sos report's do) is still two captures: the second export replaces nothing. Without
+/// --cluster, the lock table names the cluster.
+#[test]
+fn the_filesystems_of_a_cluster_are_told_apart() {
+    let src = testdata::path("real/two-filesystems-6.12");
+    let (scratch, dir) = testdata::scratch_file("fleet-fs");
+    // Each filesystem's snapshot N at the time of lab:gfs's snapshot N.
+    let copy = scratch.path().join("same-times");
+    for node in ["n1", "n2"] {
+        for fs in ["lab_gfs", "lab_data"] {
+            let from = src.join(node).join(fs).join(node);
+            let to = copy.join(node).join(fs).join(node);
+            std::fs::create_dir_all(&to).unwrap();
+            for e in std::fs::read_dir(&from).unwrap().flatten() {
+                let name = e.file_name();
+                let time_of = src.join(node).join("lab_gfs").join(node).join(&name);
+                let target = if name.to_string_lossy().starts_with("time.") {
+                    time_of
+                } else {
+                    e.path()
+                };
+                std::os::unix::fs::symlink(target, to.join(&name)).unwrap();
+            }
+        }
+    }
+    let nodes = [copy.join("n1"), copy.join("n2")];
+    let nodes: Vec<&Path> = nodes.iter().map(PathBuf::as_path).collect();
+    // The second without --cluster: its lock table names the cluster.
+    for (fs, cluster) in [("gfs", &["--cluster", "lab"][..]), ("data", &[])] {
+        let o = Command::new(env!("CARGO_BIN_EXE_glk-engine"))
+            .arg("export")
+            .args(&nodes)
+            .args(["--fs", fs, "--dataset", dir.to_str().unwrap()])
+            .args(cluster)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(o.status.success(), "{err}");
+        assert!(
+            err.contains(&format!(" of cluster lab, lab:{fs}\n")),
+            "{err}"
+        );
+    }
+    // Two captures' files beside each other.
+    let n1_events = dir.join("table=events/cluster=lab/node=n1");
+    assert_eq!(std::fs::read_dir(&n1_events).unwrap().count(), 2);
+    // (fs, glock) -> remote demotes, from the raw lines of each node's device of it.
+    let mut want: BTreeMap<(String, String), u64> = BTreeMap::new();
+    for node in ["n1", "n2"] {
+        let traces: Vec<PathBuf> = ["lab_gfs", "lab_data"]
+            .iter()
+            .map(|fs| src.join(node).join(fs).join(node))
+            .filter(|d| d.join("trace_pipe.txt.xz").exists())
+            .collect();
+        assert_eq!(traces.len(), 1, "{node}: one trace");
+        for (table, dev) in devices_by_table(&src.join(node)) {
+            for l in trace(&traces[0]) {
+                let head = format!(" gfs2_demote_rq: {dev} glock ");
+                if l.contains(&head) && l.ends_with(" remote") {
+                    let g = glock(after(&l, " glock ").unwrap());
+                    *want.entry((table.clone(), g)).or_default() += 1;
+                }
+            }
+        }
+    }
+    let hot = ("lab:gfs".to_string(), "2/1231".to_string());
+    assert!(want.contains_key(&hot), "{want:?}");
+    assert!(
+        want.contains_key(&("lab:data".into(), "2/1231".into())),
+        "{want:?}"
+    );
+    let got: BTreeMap<(String, String), u64> = ask(&dir, &["hot"])
+        .iter()
+        .filter(|r| r["remote_demotes"].as_u64().unwrap() > 0)
+        .map(|r| {
+            assert_eq!(r["cluster"], "lab");
+            let key = (
+                r["fs"].as_str().unwrap().to_string(),
+                r["glock"].as_str().unwrap().to_string(),
+            );
+            (key, r["remote_demotes"].as_u64().unwrap())
+        })
+        .collect();
+    assert_eq!(got, want);
+    // The storms of each filesystem are its own too.
+    let storms: BTreeSet<String> = ask(&dir, &["storms", "--min-demotes", "2"])
+        .iter()
+        .filter(|r| r["glock"] == "2/1231")
+        .map(|r| r["fs"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(
+        storms,
+        BTreeSet::from(["lab:data".into(), "lab:gfs".into()])
+    );
+    // A capture that names no lock table needs --cluster, and adds nothing without it.
+    let o = Command::new(env!("CARGO_BIN_EXE_glk-engine"))
+        .arg("export")
+        .arg(testdata::path("real/dlm2-6.1"))
+        .args(["--dataset", dir.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("give it with --cluster NAME"), "{err}");
+    assert_eq!(std::fs::read_dir(&n1_events).unwrap().count(), 2);
+    assert_eq!(
+        std::fs::read_dir(dir.join("table=events")).unwrap().count(),
+        1
+    );
+}

@@ -156,30 +156,36 @@ pub fn export(frames: &Frames, dir: &Path) -> io::Result<Vec<Written>> {
 }
 
 /// The version of a dataset's layout and columns ([`dataset`]); a dataset written by
-/// another version is refused, never mixed.
-pub const DATASET_VERSION: u32 = 2;
+/// another version is refused, never mixed. Version 2 added the `nodes` table; version 3
+/// the `fs` column.
+pub const DATASET_VERSION: u32 = 3;
 
 /// The file that says what a dataset holds: its format, version, partitions and each
 /// table's columns with their types.
 pub const MANIFEST: &str = "_glk_dataset.json";
 
-/// One capture for [`dataset`]: the cluster it belongs to and its id, which names its files
-/// (the same capture exported again replaces them).
+/// One capture for [`dataset`]: the cluster it belongs to, its id, which names its files
+/// (the same capture exported again replaces them), and its filesystem.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DatasetCapture {
     /// The cluster's name.
     pub cluster: String,
     /// The capture's id (letters, digits, `-`).
     pub id: String,
+    /// The lock table `CLUSTER:FS` of the GFS2 filesystem the capture is of, when it says:
+    /// glock numbers repeat between filesystems, so a cluster's glocks are told apart by
+    /// it.
+    pub fs: Option<String>,
 }
 
 /// Adds every non-empty frame of one capture to the dataset at `dir`:
 /// `DIR/table=KIND/cluster=CLUSTER/node=NODE/capture-ID.parquet`, Hive-partitioned so that
 /// DuckDB, polars, pyarrow and Spark read every capture of the fleet as one table per kind.
 /// Files of other captures are never rewritten; this capture's are replaced. Each file adds
-/// to its frame's columns `capture` (the id) and, for snapshot frames, `time`: `time_unix`
-/// as a Parquet timestamp in microseconds, UTC (`time_unix` keeps the seconds as
-/// recorded; events keep only `ts_ns`, the node's trace clock, which is no wall time).
+/// to its frame's columns `capture` (the id), `fs` (the lock table, null where the capture
+/// does not say) and, for snapshot frames, `time`: `time_unix` as a Parquet timestamp in
+/// microseconds, UTC (`time_unix` keeps the seconds as recorded; events keep only `ts_ns`,
+/// the node's trace clock, which is no wall time).
 pub fn dataset(frames: &Frames, dir: &Path, capture: &DatasetCapture) -> io::Result<Vec<Written>> {
     let tables = KINDS
         .iter()
@@ -187,7 +193,7 @@ pub fn dataset(frames: &Frames, dir: &Path, capture: &DatasetCapture) -> io::Res
             let df = frames.get(kind).expect("known kind");
             Ok((
                 *kind,
-                with_dataset_columns(df, &capture.id).map_err(io::Error::other)?,
+                with_dataset_columns(df, capture).map_err(io::Error::other)?,
             ))
         })
         .collect::<io::Result<Vec<(&str, DataFrame)>>>()?;
@@ -216,9 +222,9 @@ pub fn dataset(frames: &Frames, dir: &Path, capture: &DatasetCapture) -> io::Res
     Ok(out)
 }
 
-/// `df` with the dataset's columns: `capture`, and `time` (µs since the epoch) where the
-/// frame has `time_unix`.
-fn with_dataset_columns(df: &DataFrame, id: &str) -> PolarsResult<DataFrame> {
+/// `df` with the dataset's columns: `capture`, `fs`, and `time` (µs since the epoch)
+/// where the frame has `time_unix`.
+fn with_dataset_columns(df: &DataFrame, capture: &DatasetCapture) -> PolarsResult<DataFrame> {
     let mut df = df.clone();
     let height = df.height();
     if let Ok(secs) = df.column("time_unix").and_then(|c| c.f64().cloned()) {
@@ -228,8 +234,10 @@ fn with_dataset_columns(df: &DataFrame, id: &str) -> PolarsResult<DataFrame> {
             .collect();
         df.with_column(micros.with_name("time".into()).into_column())?;
     }
-    let ids = StringChunked::full("capture".into(), id, height);
+    let ids = StringChunked::full("capture".into(), &capture.id, height);
     df.with_column(ids.into_column())?;
+    let fs: StringChunked = std::iter::repeat_n(capture.fs.as_deref(), height).collect();
+    df.with_column(fs.with_name("fs".into()).into_column())?;
     Ok(df)
 }
 
