@@ -20,7 +20,7 @@ use std::io::Read;
 use crate::diagnostics::Diagnostics;
 use crate::grammar::{self, whole};
 use crate::id::GlockId;
-use crate::lines::{parse_records, Parsed};
+use crate::lines::{parse_every_line, Parsed};
 use crate::mode::DlmMode;
 
 /// DLM_IFL_MSTCPY.
@@ -205,9 +205,12 @@ pub fn parse_line(line: &[u8]) -> Result<DlmLock, String> {
 pub fn read<R: Read>(rdr: R, source: &str) -> (Vec<DlmLock>, Diagnostics) {
     let mut layout: Option<lockdebug::Reader> = None;
     let mut table = false;
-    let (records, d) = parse_records(rdr, source, |n, line| {
+    // Every line, blank ones too: in lockdebug text a blank line can end a line that one of
+    // dlm_tool's complaints cut ([`lockdebug::Reader`]).
+    let (records, d) = parse_every_line(rdr, source, |n, line| {
+        let blank = line.iter().all(u8::is_ascii_whitespace);
         if !table && layout.is_none() {
-            if line.iter().all(u8::is_ascii_whitespace) {
+            if blank {
                 return Parsed::Ignored;
             }
             if lockdebug::starts(line) {
@@ -219,7 +222,7 @@ pub fn read<R: Read>(rdr: R, source: &str) -> (Vec<DlmLock>, Diagnostics) {
         if let Some(r) = layout.as_mut() {
             return r.line(n, line);
         }
-        if line.starts_with(b"id ") {
+        if blank || line.starts_with(b"id ") {
             return Parsed::Ignored;
         }
         match parse_line(line) {
@@ -249,8 +252,9 @@ pub fn read<R: Read>(rdr: R, source: &str) -> (Vec<DlmLock>, Diagnostics) {
 /// bound: how much older it is than the newest lock of the dump (0 for that one). LVB rows
 /// and the summary (`-s`) are skipped, and so are dlm_tool's complaints about the debugfs
 /// header lines (`print_rsb error rv 2 line "…` up to a line `"`, on stderr): captured with
-/// the output, as sos does, a complaint can land in the middle of a lock line, whose two
-/// parts are joined again.
+/// the output, as sos does, a complaint can land in the middle of a line, whose two parts
+/// are joined again, or at its end, before the newline that comes after the complaint as a
+/// blank line.
 pub mod lockdebug {
     use super::{DlmLock, LockStatus, MASTER_COPY};
     use crate::lines::Parsed;
@@ -585,6 +589,58 @@ mod tests {
         assert!(d.first_errors[0]
             .to_string()
             .contains("bad granted mode \"ZZ\""));
+    }
+
+    /// dlm_tool's complaints go to stderr, unbuffered, while its stdout is flushed in
+    /// blocks: captured together (as sos does), a complaint lands where a block ended, in
+    /// the middle of a line or at its end, before its newline. The blank line after the
+    /// complaint's closing `"` is that newline: what came before it is a line of its own
+    /// (sos 4.0's `dlm_locks_gfs` in the lab, exp116: `Grantedprint_rsb_toss error …`).
+    #[test]
+    fn a_complaint_cuts_a_line_where_stdout_was_flushed() {
+        let complaint = "print_rsb_toss error rv 2 line \"rsb ptr nodeid len str|hex name\n\"\n";
+        let lock = |id: u32| {
+            format!("{id:08x} PR      Remote:   2 00000005          time 0000026582774808 flags 00000000 00010000 bast -1 0 pid 232")
+        };
+        let resource = "Resource len 24  \"       4               0\"\n\
+                        Master           flags 000000c8 first_lkid 0 root 0 recover 0 locks 0\n";
+        // Each text, and the line each lock is cited by (where its line starts).
+        let cases = [
+            // After a queue's header, before its newline.
+            (
+                format!("{resource}Granted{complaint}\n{}\n{}\n", lock(1), lock(2)),
+                6,
+            ),
+            // In the middle of a lock line.
+            (
+                format!(
+                    "{resource}Granted\n{}{complaint}{}\n{}\n",
+                    &lock(1)[..20],
+                    &lock(1)[20..],
+                    lock(2)
+                ),
+                4,
+            ),
+            // After a whole lock line, before its newline.
+            (
+                format!("{resource}Granted\n{}{complaint}\n{}\n", lock(1), lock(2)),
+                4,
+            ),
+        ];
+        for (text, first_line) in &cases {
+            let (v, d) = read(text.as_bytes(), "x");
+            let got: Vec<(u64, LockStatus, u64)> =
+                v.iter().map(|l| (l.id, l.status, l.line)).collect();
+            assert_eq!(
+                got,
+                [
+                    (1, LockStatus::Granted, *first_line),
+                    (2, LockStatus::Granted, 7)
+                ],
+                "{text}"
+            );
+            assert_eq!(d.errors, 0, "{text}");
+        }
     }
 
     #[test]

@@ -206,6 +206,23 @@ pub fn parse_records<R: Read, T>(
     source: &str,
     mut parse: impl FnMut(u64, &[u8]) -> Parsed<T>,
 ) -> (Vec<T>, crate::Diagnostics) {
+    parse_every_line(rdr, source, |n, line| {
+        if line.iter().all(u8::is_ascii_whitespace) {
+            Parsed::Ignored
+        } else {
+            parse(n, line)
+        }
+    })
+}
+
+/// [`parse_records`], with the blank lines given to `parse` too: for a layout in which a
+/// blank line can carry meaning (dlm_tool's lockdebug text, where one can end a line that
+/// a complaint on stderr cut).
+pub fn parse_every_line<R: Read, T>(
+    rdr: R,
+    source: &str,
+    mut parse: impl FnMut(u64, &[u8]) -> Parsed<T>,
+) -> (Vec<T>, crate::Diagnostics) {
     let src: std::sync::Arc<str> = source.into();
     let mut lines = LineReader::new(rdr);
     let mut d = crate::Diagnostics::default();
@@ -221,10 +238,6 @@ pub fn parse_records<R: Read, T>(
             }
         };
         d.lines += 1;
-        if line.iter().all(u8::is_ascii_whitespace) {
-            d.ignored += 1;
-            continue;
-        }
         match parse(n, line) {
             Parsed::Record(r) => {
                 d.records += 1;
