@@ -1027,3 +1027,78 @@ fn a_node_s_filesystems_are_read_one_at_a_time() {
         assert!(head.contains(file), "{file}: {head}");
     }
 }
+
+/// The lock lines (8 hex digits, then a space) of lockspace `ls`'s `dlm_tool lockdebug
+/// -svw` in a sos report's tarball, counted by hand.
+fn lockdebug_lines(tarball: &Path, ls: &str) -> usize {
+    let o = Command::new("tar")
+        .arg("-xzOf")
+        .arg(tarball)
+        .arg("--wildcards")
+        .arg(format!("*/sos_commands/dlm/dlm_locks_{ls}"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .filter(|l| {
+            l.get(..9)
+                .is_some_and(|h| h.ends_with(' ') && h[..8].bytes().all(|b| b.is_ascii_hexdigit()))
+        })
+        .count()
+}
+
+/// The pid of the `FLOCK` line of a node's `/proc/locks` copy.
+fn flock_holder(proc_locks: &Path) -> i64 {
+    let text = std::fs::read_to_string(proc_locks).unwrap();
+    let line = text.lines().find(|l| l.contains(" FLOCK ")).unwrap();
+    line.split_whitespace().nth(4).unwrap().parse().unwrap()
+}
+
+/// Two nodes' sos reports, each of two filesystems (sos copies each one's sysfs directory
+/// and each lockspace's lockdebug): without --fs neither is read and both are named; with
+/// it, a filesystem's DLM locks are every lock line of its lockspace's dumps (one of
+/// dlm_tool's complaints cut n1's `lab:gfs` dump at the end of a `Granted` line), and the
+/// flock deadlock of `lab:gfs` is found from the dumps alone, with both holders, on
+/// `lab:gfs` only.
+#[test]
+fn two_filesystems_of_sos_reports_are_read_one_at_a_time() {
+    let fixture = testdata::path("real/two-filesystems-sos-6.12");
+    let tarballs = ["n1", "n2"].map(|n| file_ending(&fixture.join(n), ".tar.gz"));
+    let err = refusal(&["analyze", tarballs[0].to_str().unwrap()], &tarballs[1]);
+    assert!(
+        err.contains("2 GFS2 filesystems: lab:data (nodes n1, n2), lab:gfs (nodes n1, n2)"),
+        "{err}"
+    );
+    let with_fs = |ls: &str| -> Vec<std::path::PathBuf> {
+        ["--fs".into(), ls.into()]
+            .into_iter()
+            .chain(tarballs.iter().cloned())
+            .collect()
+    };
+    for ls in ["gfs", "data"] {
+        let (v, _) = analyze_all(&with_fs(ls));
+        let want: usize = tarballs.iter().map(|t| lockdebug_lines(t, ls)).sum();
+        assert_eq!(i64_of(&v["input"], "dlm_lock_rows"), want as i64, "{ls}");
+    }
+    let inode = common::inodes(&fixture.join("n1/inodes.txt"));
+    let flock = |f: &str| format!("6/{:x}", inode[f]);
+    let deadlocks = |ls: &str| -> Vec<Vec<String>> {
+        findings(&with_fs(ls))
+            .into_iter()
+            .filter(|(code, ..)| code == "GLK-DEADLOCK")
+            .map(|(.., glocks)| glocks)
+            .collect()
+    };
+    assert_eq!(deadlocks("gfs"), [vec![flock("A"), flock("B")]]);
+    assert!(deadlocks("data").is_empty());
+    let doctor = doctor_with_findings(&with_fs("gfs"));
+    let title = str_of(&doctor["findings"][0], "title");
+    for n in ["n1", "n2"] {
+        let holder = flock_holder(&fixture.join(n).join("proc-locks.txt"));
+        assert!(
+            title.contains(&format!("pid {holder} [flock]")),
+            "{n}: {title}"
+        );
+    }
+}

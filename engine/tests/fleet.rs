@@ -535,3 +535,74 @@ fn the_filesystems_of_a_cluster_are_told_apart() {
         1
     );
 }
+
+/// Each filesystem of the same sos reports (no snapshot time, so their captures' ids come
+/// from the inputs and the filesystem) is a capture of its own, its `dlm_locks` rows every
+/// lock line of its lockspace's `dlm_tool lockdebug` in each node's report; exported
+/// again, a filesystem replaces only its own files.
+#[test]
+fn each_filesystem_of_sos_reports_is_a_capture_of_its_own() {
+    let fixture = testdata::path("real/two-filesystems-sos-6.12");
+    let tarball = |n: &str| {
+        std::fs::read_dir(fixture.join(n))
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .find(|p| p.to_string_lossy().ends_with(".tar.gz"))
+            .unwrap()
+    };
+    let tarballs = [tarball("n1"), tarball("n2")];
+    let (_scratch, dir) = testdata::scratch_file("fleet-sos");
+    // (fs, node) -> rows written to the dlm_locks table.
+    let export = |ls: &str| -> BTreeMap<(String, String), u64> {
+        let o = Command::new(env!("CARGO_BIN_EXE_glk-engine"))
+            .arg("export")
+            .args(&tarballs)
+            .args(["--fs", ls, "--dataset", dir.to_str().unwrap()])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(o.status.success(), "{err}");
+        assert!(
+            err.contains(&format!(" of cluster lab, lab:{ls}\n")),
+            "{err}"
+        );
+        String::from_utf8_lossy(&o.stdout)
+            .lines()
+            .filter(|l| l.contains("table=dlm_locks/"))
+            .map(|l| {
+                let rows = l.split_whitespace().next().unwrap().parse().unwrap();
+                let node = after(l, "node=").unwrap().split('/').next().unwrap();
+                ((ls.to_string(), node.to_string()), rows)
+            })
+            .collect()
+    };
+    let mut got = export("gfs");
+    got.extend(export("data"));
+    let mut want = BTreeMap::new();
+    for (node, t) in ["n1", "n2"].iter().zip(&tarballs) {
+        for ls in ["gfs", "data"] {
+            let o = Command::new("tar")
+                .arg("-xzOf")
+                .arg(t)
+                .arg("--wildcards")
+                .arg(format!("*/sos_commands/dlm/dlm_locks_{ls}"))
+                .output()
+                .unwrap();
+            let locks = String::from_utf8_lossy(&o.stdout)
+                .lines()
+                .filter(|l| l.len() > 9 && l[..8].bytes().all(|b| b.is_ascii_hexdigit()))
+                .count() as u64;
+            want.insert((ls.to_string(), node.to_string()), locks);
+        }
+    }
+    assert_eq!(got, want);
+    let files = || {
+        std::fs::read_dir(dir.join("table=dlm_locks/cluster=lab/node=n1"))
+            .unwrap()
+            .count()
+    };
+    assert_eq!(files(), 2);
+    export("gfs");
+    assert_eq!(files(), 2);
+}

@@ -8,14 +8,18 @@
 # both nodes append to data/hot over and over: its inode glock goes back and forth, and
 # nothing waits for long. They append to gfs/hot as well, the first file of lab:gfs as
 # data/hot is of lab:data: the two filesystems are alike, so the two files have the same
-# inode number and glock (2/...), and a trace holds both devices' DLM round trips of it. Each node captures (glk capture --count 3 --interval 3 --trace
-# 8: DIR/lab_data/NODE and DIR/lab_gfs/NODE, the trace beside the first) and runs
-# gfs2_lockcapture once; inodes.txt has the files' inode numbers. Then on n1, saved in
+# inode number and glock (2/...), and a trace holds both devices' DLM round trips of it.
+# Each node captures (glk capture --count 3 --interval 3 --trace 8: DIR/lab_data/NODE and
+# DIR/lab_gfs/NODE, the trace beside the first), runs gfs2_lockcapture once and `sos report
+# -o gfs2,dlm,process` with the lock dump options (sos/); inodes.txt has the files' inode
+# numbers. Then on n1, saved in
 # $OUT/runs as G-WHAT.out, .err and .rc:
 #   both        glk analyze on both nodes' captures, no --fs
 #   gfs, data   glk analyze --json --fs gfs|data on both nodes' captures
 #   doctor-gfs, doctor-data    glk doctor --json --fs ... on the same
 #   lockcapture glk analyze --json --fs data on both nodes' gfs2_lockcapture outputs
+#   sos-both, sos-data, sos-gfs    glk analyze of both nodes' sos reports: no --fs
+#               (refused, naming both), --json --fs data, --json --fs gfs
 #   doctor-live glk doctor live, and doctor-live-cluster glk doctor live --cluster (no
 #               --fs: refused before they capture), and doctor-live-data glk doctor live
 #               --fs data --for 4 --json
@@ -96,8 +100,11 @@ if [ $N = n2 ]; then flock -x /gfs/shared/B sh -c 'sleep 4; flock -x /gfs/shared
 sleep 8
 glk capture --count 3 --interval 3 --trace 8 -o $OUT/capture > $OUT/capture.log 2>&1; echo $? > $OUT/capture.rc
 timeout 300 gfs2_lockcapture -y -q -r 1 -s 1 -o $OUT/lockcapture > $OUT/lockcapture.log 2>&1; echo $? > $OUT/lockcapture.rc
+mkdir -p $OUT/sos
+timeout 300 sos report --batch --quiet -o gfs2,dlm,process -k gfs2.lockdump=on -k dlm.lockdump=on \
+  --tmp-dir $OUT/sos --label $N > $OUT/sos.log 2>&1; echo $? > $OUT/sos.rc
 cat /proc/locks > $OUT/proc-locks.txt
-find $OUT/capture $OUT/lockcapture > $OUT/listing.txt 2>&1
+find $OUT/capture $OUT/lockcapture $OUT/sos > $OUT/listing.txt 2>&1
 lab_barrier captured
 # Both nodes append to both hot files again for 15 s, for n1's live trace below.
 ( end=$(($(date +%s) + 15))
@@ -127,6 +134,10 @@ if [ $N = n1 ]; then
   run glk-doctor-gfs glk doctor --json --fs lab:gfs $CAPS
   run glk-doctor-data glk doctor --json --fs lab:data $CAPS
   run glk-lockcapture glk analyze --json --limit 0 --fs data $LOCKCAPS
+  SOS="$(ls $OUT/sos/sosreport-*.tar.* $S/out-$TAG-n2/sos/sosreport-*.tar.* | grep -v sha256)"
+  run glk-sos-both glk analyze $SOS
+  run glk-sos-data glk analyze --json --limit 0 --fs data $SOS
+  run glk-sos-gfs glk analyze --json --limit 0 --fs gfs $SOS
   run glk-doctor-live glk doctor live
   run glk-doctor-live-cluster glk doctor live --cluster
   run glk-doctor-live-data glk doctor live --fs data --for 4 --json
