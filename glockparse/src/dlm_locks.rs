@@ -365,10 +365,11 @@ pub mod lockdebug {
                 return Parsed::Ignored;
             }
             let lock_like = first.len() == 8 && first.bytes().all(|b| b.is_ascii_hexdigit());
-            if !lock_like || self.status.is_none() {
+            if !lock_like {
                 // LVB rows, the -s summary, dlm_tool's complaints, blank lines.
                 return Parsed::Ignored;
             }
+            // A lock line before its resource or queue is named, never dropped in silence.
             self.lvb = false;
             match self.lock(t, n) {
                 Ok(l) => Parsed::Record(l),
@@ -595,7 +596,8 @@ mod tests {
     /// blocks: captured together (as sos does), a complaint lands where a block ended, in
     /// the middle of a line or at its end, before its newline. The blank line after the
     /// complaint's closing `"` is that newline: what came before it is a line of its own
-    /// (sos 4.0's `dlm_locks_gfs` in the lab, exp116: `Grantedprint_rsb_toss error …`).
+    /// (sos 4.0's `dlm_locks_gfs` in the lab, exp116: `Grantedprint_rsb_toss error …`). A
+    /// lock line that no queue's header comes before is an error, named by its line.
     #[test]
     fn a_complaint_cuts_a_line_where_stdout_was_flushed() {
         let complaint = "print_rsb_toss error rv 2 line \"rsb ptr nodeid len str|hex name\n\"\n";
@@ -641,6 +643,12 @@ mod tests {
             );
             assert_eq!(d.errors, 0, "{text}");
         }
+        // A lock line that no queue's header comes before is named, not dropped.
+        let (v, d) = read(format!("{resource}{}\n", lock(1)).as_bytes(), "x");
+        assert!(v.is_empty());
+        assert_eq!(d.errors, 1);
+        let e = d.first_errors[0].to_string();
+        assert!(e.starts_with("x:3: a lock line before its queue"), "{e}");
     }
 
     #[test]
