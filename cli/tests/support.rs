@@ -1028,26 +1028,6 @@ fn a_node_s_filesystems_are_read_one_at_a_time() {
     }
 }
 
-/// The lock lines (8 hex digits, then a space) of lockspace `ls`'s `dlm_tool lockdebug
-/// -svw` in a sos report's tarball, counted by hand.
-fn lockdebug_lines(tarball: &Path, ls: &str) -> usize {
-    let o = Command::new("tar")
-        .arg("-xzOf")
-        .arg(tarball)
-        .arg("--wildcards")
-        .arg(format!("*/sos_commands/dlm/dlm_locks_{ls}"))
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    String::from_utf8_lossy(&o.stdout)
-        .lines()
-        .filter(|l| {
-            l.get(..9)
-                .is_some_and(|h| h.ends_with(' ') && h[..8].bytes().all(|b| b.is_ascii_hexdigit()))
-        })
-        .count()
-}
-
 /// The pid of the `FLOCK` line of a node's `/proc/locks` copy.
 fn flock_holder(proc_locks: &Path) -> i64 {
     let text = std::fs::read_to_string(proc_locks).unwrap();
@@ -1078,7 +1058,10 @@ fn two_filesystems_of_sos_reports_are_read_one_at_a_time() {
     };
     for ls in ["gfs", "data"] {
         let (v, _) = analyze_all(&with_fs(ls));
-        let want: usize = tarballs.iter().map(|t| lockdebug_lines(t, ls)).sum();
+        let want: usize = tarballs
+            .iter()
+            .map(|t| testdata::sos_lockdebug_lines(t, ls))
+            .sum();
         assert_eq!(i64_of(&v["input"], "dlm_lock_rows"), want as i64, "{ls}");
     }
     let inode = common::inodes(&fixture.join("n1/inodes.txt"));

@@ -298,23 +298,21 @@ fn descending(by: &[&str]) -> SortMultipleOptions {
         .with_maintain_order(true)
 }
 
+/// The columns that place a row's glock: the cluster, filesystem, node and capture it was
+/// seen in, the glock and its type.
+const GLOCK_SEEN: [&str; 6] = ["cluster", "fs", "node", "capture", "glock", "type"];
+
 /// The remote demote requests of the traces (`demote_rq` with `remote`).
 fn remote_demotes(d: &Dataset) -> io::Result<LazyFrame> {
+    let mut columns = keys(&GLOCK_SEEN);
+    columns.push(col("ts_ns"));
     Ok(d.scan("events")?
         .filter(
             col("event")
                 .eq(lit("demote_rq"))
                 .and(col("remote").eq(lit(true))),
         )
-        .select([
-            col("cluster"),
-            col("fs"),
-            col("node"),
-            col("capture"),
-            col("glock"),
-            col("type"),
-            col("ts_ns"),
-        ]))
+        .select(columns))
 }
 
 /// `hot`: per cluster, filesystem and glock (and node or kernel), the captures in which
@@ -323,20 +321,16 @@ fn remote_demotes(d: &Dataset) -> io::Result<LazyFrame> {
 fn hot(d: &Dataset, by: Option<FleetBy>) -> io::Result<LazyFrame> {
     // One row per remote demote and per snapshot with waiters, in one shape.
     let shape = |lf: LazyFrame, demote: bool| {
-        lf.select([
-            col("cluster"),
-            col("fs"),
-            col("node"),
-            col("capture"),
-            col("glock"),
-            col("type"),
+        let mut columns = keys(&GLOCK_SEEN);
+        columns.extend([
             lit(u32::from(demote)).alias("demote"),
             if demote {
                 lit(NULL).cast(DataType::UInt32).alias("waiters")
             } else {
                 col("waiters").cast(DataType::UInt32)
             },
-        ])
+        ]);
+        lf.select(columns)
     };
     let mut parts = Vec::new();
     if d.has("events") {

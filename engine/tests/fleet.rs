@@ -3,6 +3,7 @@
 //! held to figures made here from the raw trace text and DLM dumps, without glk's parsers.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -399,6 +400,22 @@ fn a_directory_that_is_no_dataset_is_named() {
     );
 }
 
+/// `glk-engine export INPUTS --fs FS EXTRA --dataset DIR`, which must succeed and say
+/// that it added a capture of cluster `lab`'s `lab:FS`: its standard output.
+fn export_fs<P: AsRef<OsStr>>(dir: &Path, inputs: &[P], fs: &str, extra: &[&str]) -> String {
+    let mut args: Vec<&OsStr> = inputs.iter().map(AsRef::as_ref).collect();
+    args.extend(
+        ["--fs", fs]
+            .into_iter()
+            .chain(extra.iter().copied())
+            .map(OsStr::new),
+    );
+    let (out, err) = common::export_to(dir, &args);
+    let said = format!(" of cluster lab, lab:{fs}\n");
+    assert!(err.contains(&said), "{err}");
+    out
+}
+
 /// The lock table and device (`254,1`, as trace lines write it) of each filesystem of a
 /// node of a capture of several (`NODE/FS/NODE/`), read by hand: the filesystem's mount
 /// point from its `gfs2_sysfs.0`, the device mounted there from the node's `mountinfo`.
@@ -454,19 +471,7 @@ fn the_filesystems_of_a_cluster_are_told_apart() {
     let nodes: Vec<&Path> = nodes.iter().map(PathBuf::as_path).collect();
     // The second without --cluster: its lock table names the cluster.
     for (fs, cluster) in [("gfs", &["--cluster", "lab"][..]), ("data", &[])] {
-        let o = Command::new(env!("CARGO_BIN_EXE_glk-engine"))
-            .arg("export")
-            .args(&nodes)
-            .args(["--fs", fs, "--dataset", dir.to_str().unwrap()])
-            .args(cluster)
-            .output()
-            .unwrap();
-        let err = String::from_utf8_lossy(&o.stderr);
-        assert!(o.status.success(), "{err}");
-        assert!(
-            err.contains(&format!(" of cluster lab, lab:{fs}\n")),
-            "{err}"
-        );
+        export_fs(&dir, &nodes, fs, cluster);
     }
     // Two captures' files beside each other.
     let n1_events = dir.join("table=events/cluster=lab/node=n1");
@@ -542,32 +547,12 @@ fn the_filesystems_of_a_cluster_are_told_apart() {
 /// again, a filesystem replaces only its own files.
 #[test]
 fn each_filesystem_of_sos_reports_is_a_capture_of_its_own() {
-    let fixture = testdata::path("real/two-filesystems-sos-6.12");
-    let tarball = |n: &str| {
-        std::fs::read_dir(fixture.join(n))
-            .unwrap()
-            .flatten()
-            .map(|e| e.path())
-            .find(|p| p.to_string_lossy().ends_with(".tar.gz"))
-            .unwrap()
-    };
-    let tarballs = [tarball("n1"), tarball("n2")];
+    let tarballs = testdata::files("real/two-filesystems-sos-6.12", |f| f.ends_with(".tar.gz"));
+    assert_eq!(tarballs.len(), 2, "{tarballs:?}");
     let (_scratch, dir) = testdata::scratch_file("fleet-sos");
     // (fs, node) -> rows written to the dlm_locks table.
     let export = |ls: &str| -> BTreeMap<(String, String), u64> {
-        let o = Command::new(env!("CARGO_BIN_EXE_glk-engine"))
-            .arg("export")
-            .args(&tarballs)
-            .args(["--fs", ls, "--dataset", dir.to_str().unwrap()])
-            .output()
-            .unwrap();
-        let err = String::from_utf8_lossy(&o.stderr);
-        assert!(o.status.success(), "{err}");
-        assert!(
-            err.contains(&format!(" of cluster lab, lab:{ls}\n")),
-            "{err}"
-        );
-        String::from_utf8_lossy(&o.stdout)
+        export_fs(&dir, &tarballs, ls, &[])
             .lines()
             .filter(|l| l.contains("table=dlm_locks/"))
             .map(|l| {
@@ -582,17 +567,7 @@ fn each_filesystem_of_sos_reports_is_a_capture_of_its_own() {
     let mut want = BTreeMap::new();
     for (node, t) in ["n1", "n2"].iter().zip(&tarballs) {
         for ls in ["gfs", "data"] {
-            let o = Command::new("tar")
-                .arg("-xzOf")
-                .arg(t)
-                .arg("--wildcards")
-                .arg(format!("*/sos_commands/dlm/dlm_locks_{ls}"))
-                .output()
-                .unwrap();
-            let locks = String::from_utf8_lossy(&o.stdout)
-                .lines()
-                .filter(|l| l.len() > 9 && l[..8].bytes().all(|b| b.is_ascii_hexdigit()))
-                .count() as u64;
+            let locks = testdata::sos_lockdebug_lines(t, ls) as u64;
             want.insert((ls.to_string(), node.to_string()), locks);
         }
     }

@@ -119,6 +119,28 @@ pub fn files(dir: &str, keep: impl Fn(&str) -> bool) -> Vec<PathBuf> {
     out
 }
 
+/// The lock lines (8 hex digits and a space: `0000001f PR …`) of lockspace `lockspace`'s
+/// `dlm_tool lockdebug -svw` in a sos report's tarball (the dlm plugin's
+/// `sos_commands/dlm/dlm_locks_LOCKSPACE`), counted by hand with `tar` and the text: the
+/// figure the readers of sos reports are checked against.
+pub fn sos_lockdebug_lines(tarball: &Path, lockspace: &str) -> usize {
+    let o = std::process::Command::new("tar")
+        .arg("-xzOf")
+        .arg(tarball)
+        .arg("--wildcards")
+        .arg(format!("*/sos_commands/dlm/dlm_locks_{lockspace}"))
+        .output()
+        .unwrap_or_else(|e| panic!("tar: {e}"));
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .filter(|l| {
+            l.get(..9)
+                .is_some_and(|h| h.ends_with(' ') && h[..8].bytes().all(|b| b.is_ascii_hexdigit()))
+        })
+        .count()
+}
+
 /// The glock of a gfs2 trace line as printed, decimal `TYPE:NUMBER` (`2:266268` in
 /// `... gfs2_promote: 254,0 glock 2:266268 promote EX`): the reading tests check the
 /// decoders against. Panics when the line names no glock.

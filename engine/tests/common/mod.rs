@@ -2,20 +2,30 @@
 
 #![allow(dead_code)]
 
+use std::ffi::OsStr;
 use std::path::Path;
 use std::process::Command;
 
 /// `glk-engine export CAPTURE... --dataset DIR --cluster NAME`: its stderr.
 pub fn add(dir: &Path, cluster: &str, captures: &[&Path]) -> String {
+    let mut args: Vec<&OsStr> = captures.iter().map(|c| c.as_os_str()).collect();
+    args.extend([OsStr::new("--cluster"), OsStr::new(cluster)]);
+    export_to(dir, &args).1
+}
+
+/// `glk-engine export ARGS --dataset DIR`, which must succeed: its standard output and
+/// standard error.
+pub fn export_to(dir: &Path, args: &[&OsStr]) -> (String, String) {
     let o = Command::new(env!("CARGO_BIN_EXE_glk-engine"))
         .arg("export")
-        .args(captures)
-        .args(["--dataset", dir.to_str().unwrap(), "--cluster", cluster])
+        .args(args)
+        .arg("--dataset")
+        .arg(dir)
         .output()
         .unwrap();
     let err = String::from_utf8_lossy(&o.stderr).into_owned();
     assert!(o.status.success(), "{err}");
-    err
+    (String::from_utf8_lossy(&o.stdout).into_owned(), err)
 }
 
 /// Days since 1970-01-01 of a civil date (Howard Hinnant's algorithm).
