@@ -13,7 +13,8 @@ use crate::Decoded;
 /// A consumer of decoded trace lines.
 pub trait Sink {
     /// One line that decoded: `n` is its number in the input (1-based), `raw` its text.
-    /// `Ok(false)` stops the reading: the lines after it are only counted.
+    /// `Ok(false)` stops the reading: the lines after it in its block are only counted, and
+    /// [`read_file`] reads no further.
     fn line(&mut self, n: u64, raw: &[u8], decoded: Decoded<'_>) -> io::Result<bool>;
 
     /// One line that is not trace text, and why. By default it is skipped.
@@ -74,8 +75,9 @@ impl Decoder {
     }
 }
 
-/// Pushes every line of a saved trace file (compressed or not) into `sink`; returns the
-/// number of lines.
+/// Pushes every line of a saved trace file (compressed or not) into `sink`, until the sink
+/// stops the reading; returns the number of lines read (to the end of the block in which
+/// the sink stopped).
 pub fn read_file(path: &Path, sink: &mut impl Sink) -> io::Result<u64> {
     let named = |e: io::Error| io::Error::new(e.kind(), format!("{}: {e}", path.display()));
     let reader = crate::reader::open_file(path).map_err(named)?;
@@ -83,6 +85,9 @@ pub fn read_file(path: &Path, sink: &mut impl Sink) -> io::Result<u64> {
     while let Some(b) = reader.next_block() {
         d.block(&b, sink)?;
         reader.recycle(b);
+        if d.stopped() {
+            break;
+        }
     }
     reader.finish().map(drop).map_err(named)?;
     Ok(d.lines())
