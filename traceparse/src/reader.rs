@@ -376,10 +376,9 @@ pub fn for_each_line(path: &Path, mut f: impl FnMut(&[u8])) -> io::Result<()> {
 /// Decodes every line of a saved trace file (compressed or not): `f` gets each decoded line
 /// and says whether to go on; a line that is not trace text goes to `diag` with its number.
 /// After `f` says stop, the file is read no further ([`crate::sink::read_file`]). Returns
-/// the number of lines read. A file that
-/// cannot be read to its end (cut short, damaged) keeps the lines before: what stopped it
-/// is `diag`'s fatal error, as for the lock dumps; one of which nothing could be read is
-/// an error.
+/// the number of lines read. A file that cannot be read to its end (cut short, damaged)
+/// keeps the lines before: what stopped it is `diag`'s fatal error, as for the lock dumps;
+/// one of which nothing could be read is an error.
 pub fn for_each_decoded(
     path: &Path,
     diag: &mut glockparse::Diagnostics,
