@@ -303,6 +303,9 @@ const LOCKCAPTURE: &str = "real/support-6.12/n1/gfs2_lockcapture-2026-11-25-n1.t
 /// A sos report of a withdrawn lab node (its sysfs, kernel log and cluster state).
 const SOS_WITHDRAWN: &str =
     "real/support-withdraw-6.12/n2/sosreport-n2-n2-2026-11-27-vejpcxl.tar.gz";
+/// A sos report of a lab node with two GFS2 filesystems (a lockspace's lockdebug each).
+const SOS_TWO_FS: &str =
+    "real/two-filesystems-sos-6.12/n1/sosreport-n1-n1-2026-11-29-kamxxuv.tar.gz";
 
 /// Every target.
 pub const TARGETS: &[Target] = &[
@@ -331,6 +334,8 @@ pub const TARGETS: &[Target] = &[
                 // `dlm_tool lockdebug -svw`, read by the same reader.
                 Seed::Lines("real/support-6.12/n1/lockdebug-svw.txt"),
                 Seed::Lines("real/deadlock-family-6.12/truth-50s/n2/lockdebug.txt"),
+                // One of dlm_tool's complaints at the end of a `Granted` line.
+                Seed::Member(SOS_TWO_FS, "/sos_commands/dlm/dlm_locks_gfs"),
             ],
             run: dlm_locks,
         },
@@ -435,6 +440,7 @@ pub const TARGETS: &[Target] = &[
             seeds: &[
                 Seed::Whole(SOS),
                 Seed::Whole(SOS_WITHDRAWN),
+                Seed::Whole(SOS_TWO_FS),
                 Seed::Whole(LOCKCAPTURE),
             ],
             run: support::collection,
