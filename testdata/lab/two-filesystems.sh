@@ -134,7 +134,7 @@ if [ $N = n1 ]; then
   run glk-doctor-gfs glk doctor --json --fs lab:gfs $CAPS
   run glk-doctor-data glk doctor --json --fs lab:data $CAPS
   run glk-lockcapture glk analyze --json --limit 0 --fs data $LOCKCAPS
-  SOS="$(ls $OUT/sos/sosreport-*.tar.* $S/out-$TAG-n2/sos/sosreport-*.tar.* | grep -v sha256)"
+  SOS="$(ls $OUT/sos/sosreport-*.tar.* $S/out-$TAG-n2/sos/sosreport-*.tar.* | grep -v -e '\.md5$' -e '\.sha256$')"
   run glk-sos-both glk analyze $SOS
   run glk-sos-data glk analyze --json --limit 0 --fs data $SOS
   run glk-sos-gfs glk analyze --json --limit 0 --fs gfs $SOS
