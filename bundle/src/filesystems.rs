@@ -22,6 +22,11 @@ pub fn lockspace(table: &str) -> &str {
     table.rsplit(':').next().unwrap_or(table)
 }
 
+/// The cluster of lock table `CLUSTER:FS`: its part before the colon (None without one).
+pub fn cluster(table: &str) -> Option<&str> {
+    table.rsplit_once(':').map(|(c, _)| c)
+}
+
 /// Whether `name`, as a user gives it (the lock table, or its lockspace), names `table`.
 pub fn names(name: &str, table: &str) -> bool {
     name == table || name == lockspace(table)
@@ -275,6 +280,7 @@ mod tests {
         assert_eq!(lockspace_id(ls, "data"), None);
         assert!(names("gfs", "lab:gfs") && names("lab:gfs", "lab:gfs"));
         assert!(!names("lab", "lab:gfs"));
+        assert_eq!((cluster("lab:gfs"), cluster("gfs")), (Some("lab"), None));
     }
 
     /// Every lockspace that `dlm_tool ls` lists in the fixtures (ids that dlm_controld gave

@@ -81,7 +81,7 @@ fn dataset_capture(
     a: &ExportArgs,
 ) -> io::Result<frames::export::DatasetCapture> {
     let fs = filesystem(caps);
-    let from_table = || Some(fs.as_deref()?.split_once(':')?.0.to_string());
+    let from_table = || Some(bundle::filesystems::cluster(fs.as_deref()?)?.to_string());
     let cluster = a.cluster.clone().or_else(from_table).ok_or_else(|| {
         io::Error::new(
             io::ErrorKind::InvalidInput,
