@@ -338,13 +338,13 @@ fn read_node(
                 true
             })?;
             t.lines += lines;
+            several_filesystems(node, traces, &aside.devices)?;
         }
         all.sort_by_key(|(ts, _, _)| *ts);
         for (ts, pid, e) in &all {
             t.add(*ts, *pid, e);
         }
     }
-    several_filesystems(node, traces, &aside.devices)?;
     t.balance.queuers = aside.queuers;
     t.finish();
     Ok((t, aside.diag))
@@ -509,6 +509,20 @@ mod tests {
         let err = read_node(
             "n1",
             std::slice::from_ref(&path),
+            FsIds::default(),
+            false,
+            &AtomicU64::new(0),
+        )
+        .err()
+        .unwrap();
+        assert!(err.to_string().contains("devices 254,1 and 254,2"), "{err}");
+        // Out of time order from its second line, it is read again into memory: the
+        // second device is found, and refused, there.
+        let late = dir.path().join("late.txt");
+        std::fs::write(&late, queue("254,1", 70_000) + &text).unwrap();
+        let err = read_node(
+            "n1",
+            std::slice::from_ref(&late),
             FsIds::default(),
             false,
             &AtomicU64::new(0),
