@@ -506,30 +506,29 @@ mod tests {
         assert!((4..20_000).contains(&lines), "{lines} lines read");
         let dev = |minor| Dev { major: 254, minor };
         assert_eq!(aside.devices, [dev(1), dev(2)]);
-        let err = read_node(
-            "n1",
-            std::slice::from_ref(&path),
-            FsIds::default(),
-            false,
-            &AtomicU64::new(0),
-        )
-        .err()
-        .unwrap();
-        assert!(err.to_string().contains("devices 254,1 and 254,2"), "{err}");
-        // Out of time order from its second line, it is read again into memory: the
-        // second device is found, and refused, there.
+        // Refused, naming both devices: read in order, and out of time order from its
+        // second line, when it is read again into memory and the second device is found
+        // there.
+        let refusal = |p: &std::path::Path| {
+            let r = read_node(
+                "n1",
+                &[p.to_path_buf()],
+                FsIds::default(),
+                false,
+                &AtomicU64::new(0),
+            );
+            r.err().unwrap().to_string()
+        };
         let late = dir.path().join("late.txt");
         std::fs::write(&late, queue("254,1", 70_000) + &text).unwrap();
-        let err = read_node(
-            "n1",
-            std::slice::from_ref(&late),
-            FsIds::default(),
-            false,
-            &AtomicU64::new(0),
-        )
-        .err()
-        .unwrap();
-        assert!(err.to_string().contains("devices 254,1 and 254,2"), "{err}");
+        for p in [&path, &late] {
+            let err = refusal(p);
+            assert!(
+                err.contains("devices 254,1 and 254,2"),
+                "{}: {err}",
+                p.display()
+            );
+        }
         // One filesystem named: its events are read to the end.
         let one = FsIds {
             dev: Some((254, 1)),
